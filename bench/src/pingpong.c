@@ -1,0 +1,58 @@
+/* Ping-pong between ranks 0 and 1: round-trip time and one-way latency
+ * (half the round trip), 0 B to 4 MiB by default.
+ * Options: --sizes a,b,..  --reps R  --warmup W  --iters MAX  --budget BYTES
+ * One JSON line per size on rank 0's stdout. */
+#include "bench_common.h"
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, nranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (nranks < 2)
+        return bc_fail(rank, "pingpong", "needs at least 2 ranks");
+
+    long sizes[BC_MAX_SIZES];
+    int nsizes = bc_sizes(argc, argv, sizes, 1, 1, 4L << 20);
+    int reps = (int)bc_arg_long(argc, argv, "--reps", 20);
+    int warmup = (int)bc_arg_long(argc, argv, "--warmup", 2);
+    long max_iters = bc_arg_long(argc, argv, "--iters", 1000);
+    long budget = bc_arg_long(argc, argv, "--budget", 16L << 20);
+    char *buf = bc_alloc((size_t)bc_max_of(sizes, nsizes));
+    double *samples = calloc((size_t)reps, sizeof *samples);
+
+    for (int k = 0; k < nsizes; k++) {
+        int size = (int)sizes[k];
+        long iters = bc_clamp(budget / (size > 0 ? size : 1), 2, max_iters);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int rep = -warmup; rep < reps; rep++) {
+            double t0 = MPI_Wtime();
+            for (long i = 0; i < iters; i++) {
+                if (rank == 0) {
+                    MPI_Send(buf, size, MPI_BYTE, 1, k, MPI_COMM_WORLD);
+                    MPI_Recv(buf, size, MPI_BYTE, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else if (rank == 1) {
+                    MPI_Recv(buf, size, MPI_BYTE, 0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, size, MPI_BYTE, 0, k, MPI_COMM_WORLD);
+                }
+            }
+            if (rep >= 0)
+                samples[rep] = (MPI_Wtime() - t0) / (double)iters;
+        }
+        if (rank == 0) {
+            bc_stats s = bc_stats_of(samples, reps);
+            printf("{\"bench\":\"pingpong\",\"bytes\":%d,\"iters\":%ld,\"reps\":%d,", size, iters,
+                   reps);
+            bc_print_stats("rtt_us", s, 1e6);
+            putchar(',');
+            bc_print_stats("lat_us", s, 0.5e6);
+            printf("}\n");
+            fflush(stdout);
+        }
+    }
+    free(samples);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,542 @@
+/* assist: PMI-1 "simple" client for the command channel (see assist.h). */
+#include "assist/assist.h"
+#include "assist/pmi_wire.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+struct assist_kv {
+    char key[ASSIST_KEY_MAX + 1];
+    char *value;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    int initialized;
+    int singleton;
+    int fd;
+    int rank, size, appnum;
+    char kvsname[ASSIST_WIRE_KVSNAME_MAX + 1];
+    char jobid[ASSIST_JOBID_MAX + 1];
+    char inbuf[ASSIST_WIRE_LINE_MAX];
+    size_t inlen;
+    struct assist_kv *local;   /* singleton key/value table */
+    size_t nlocal, caplocal;
+} assist_st = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+/* ---- channel I/O ---------------------------------------------------------- */
+
+static int assist_chan_write(const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(assist_st.fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == ENOTSOCK)
+            n = write(assist_st.fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            fprintf(stderr, "dcfa assist: write to PMI fd %d failed: %s\n", assist_st.fd,
+                    strerror(err));
+            return -err;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Reads one '\n'-terminated line into line[max] (the '\n' replaced by NUL). */
+static int assist_chan_read_line(char *line, size_t max)
+{
+    for (;;) {
+        char *nl = memchr(assist_st.inbuf, '\n', assist_st.inlen);
+        if (nl != NULL) {
+            size_t len = (size_t)(nl - assist_st.inbuf);
+            if (len + 1 > max)
+                return -EMSGSIZE;
+            memcpy(line, assist_st.inbuf, len);
+            line[len] = '\0';
+            assist_st.inlen -= len + 1;
+            memmove(assist_st.inbuf, nl + 1, assist_st.inlen);
+            return 0;
+        }
+        if (assist_st.inlen == sizeof(assist_st.inbuf))
+            return -EMSGSIZE;
+        ssize_t n = read(assist_st.fd, assist_st.inbuf + assist_st.inlen,
+                         sizeof(assist_st.inbuf) - assist_st.inlen);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            fprintf(stderr, "dcfa assist: read from PMI fd %d failed: %s\n", assist_st.fd,
+                    strerror(err));
+            return -err;
+        }
+        if (n == 0) {
+            fprintf(stderr, "dcfa assist: the process manager closed the PMI connection\n");
+            return -ECONNRESET;
+        }
+        assist_st.inlen += (size_t)n;
+    }
+}
+
+/* Sends req (a full line) and reads the reply, which must be "cmd=<expect>". */
+static int assist_chan_call(const char *req, const char *expect, char *reply, size_t max)
+{
+    int rc = assist_chan_write(req, strlen(req));
+
+    if (rc != 0)
+        return rc;
+    rc = assist_chan_read_line(reply, max);
+    if (rc != 0)
+        return rc;
+    if (!assist_wire_is(reply, expect)) {
+        fprintf(stderr, "dcfa assist: expected cmd=%s from the process manager, got '%s'\n",
+                expect, reply);
+        return -EPROTO;
+    }
+    return 0;
+}
+
+/* The "rc=" of a reply; absent means success. */
+static long assist_reply_rc(const char *reply)
+{
+    long rc;
+
+    if (assist_wire_get_int(reply, "rc", &rc) != 0)
+        return 0;
+    return rc;
+}
+
+/* ---- connection set-up ---------------------------------------------------- */
+
+static int assist_env_int(const char *name, int *out)
+{
+    const char *s = getenv(name);
+    char *end;
+    long v;
+
+    if (s == NULL || *s == '\0')
+        return -ENOENT;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX) {
+        fprintf(stderr, "dcfa assist: bad value '%s' in %s\n", s, name);
+        return -EINVAL;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* PMI_PORT=host:port (Hydra -pmi-port): connect, then the initack handshake. */
+static int assist_connect_port(const char *port)
+{
+    char host[256], line[ASSIST_WIRE_LINE_MAX], req[64];
+    const char *colon = strrchr(port, ':');
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+    struct addrinfo *ai = NULL, *a;
+    int id, rc, got_rank = 0, got_size = 0;
+    long v;
+
+    if (colon == NULL || (size_t)(colon - port) >= sizeof(host)) {
+        fprintf(stderr, "dcfa assist: bad PMI_PORT '%s'\n", port);
+        return -EINVAL;
+    }
+    memcpy(host, port, (size_t)(colon - port));
+    host[colon - port] = '\0';
+    rc = assist_env_int("PMI_ID", &id);
+    if (rc != 0) {
+        fprintf(stderr, "dcfa assist: PMI_PORT is set but PMI_ID is not\n");
+        return -EINVAL;
+    }
+    rc = getaddrinfo(host, colon + 1, &hints, &ai);
+    if (rc != 0) {
+        fprintf(stderr, "dcfa assist: cannot resolve PMI_PORT '%s': %s\n", port, gai_strerror(rc));
+        return -EHOSTUNREACH;
+    }
+    rc = -ECONNREFUSED;
+    for (a = ai; a != NULL; a = a->ai_next) {
+        int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+            assist_st.fd = fd;
+            rc = 0;
+            break;
+        }
+        rc = -errno;
+        close(fd);
+    }
+    freeaddrinfo(ai);
+    if (rc != 0) {
+        fprintf(stderr, "dcfa assist: cannot connect to PMI_PORT '%s': %s\n", port, strerror(-rc));
+        return rc;
+    }
+    snprintf(req, sizeof(req), "cmd=initack pmiid=%d\n", id);
+    rc = assist_chan_call(req, "initack", line, sizeof(line));
+    if (rc != 0)
+        return rc;
+    /* Then "cmd=set size=N", "cmd=set rank=N", "cmd=set debug=N". */
+    for (;;) {
+        rc = assist_chan_read_line(line, sizeof(line));
+        if (rc != 0)
+            return rc;
+        if (!assist_wire_is(line, "set"))
+            return -EPROTO;
+        if (assist_wire_get_int(line, "size", &v) == 0) {
+            assist_st.size = (int)v;
+            got_size = 1;
+        }
+        if (assist_wire_get_int(line, "rank", &v) == 0) {
+            assist_st.rank = (int)v;
+            got_rank = 1;
+        }
+        if (assist_wire_get_int(line, "debug", &v) == 0)
+            break;
+    }
+    return got_rank && got_size ? 0 : -EPROTO;
+}
+
+/* Job id from the kvsname (not under our mpirun): "k" + 64-bit FNV-1a hex. */
+static void assist_jobid_from_kvsname(void)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (const char *p = assist_st.kvsname; *p != '\0'; p++) {
+        h ^= (unsigned char)*p;
+        h *= 0x100000001b3ull;
+    }
+    snprintf(assist_st.jobid, sizeof(assist_st.jobid), "k%016llx", (unsigned long long)h);
+}
+
+static int assist_jobid_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > ASSIST_JOBID_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+/* The PMI-1 handshake once the channel is open. */
+static int assist_handshake(void)
+{
+    char line[ASSIST_WIRE_LINE_MAX];
+    long v;
+    int rc;
+
+    rc = assist_chan_call("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", line,
+                          sizeof(line));
+    if (rc != 0)
+        return rc;
+    if (assist_reply_rc(line) != 0) {
+        fprintf(stderr, "dcfa assist: the process manager refused PMI-1: '%s'\n", line);
+        return -EPROTO;
+    }
+    rc = assist_chan_call("cmd=get_maxes\n", "maxes", line, sizeof(line));
+    if (rc != 0)
+        return rc;
+    if (assist_wire_get_int(line, "vallen_max", &v) == 0 && v < ASSIST_VALUE_MAX)
+        fprintf(stderr, "dcfa assist: warning: process manager values are limited to %ld bytes\n",
+                v);
+    rc = assist_chan_call("cmd=get_appnum\n", "appnum", line, sizeof(line));
+    if (rc != 0)
+        return rc;
+    if (assist_wire_get_int(line, "appnum", &v) == 0)
+        assist_st.appnum = (int)v;
+    rc = assist_chan_call("cmd=get_my_kvsname\n", "my_kvsname", line, sizeof(line));
+    if (rc != 0)
+        return rc;
+    rc = assist_wire_get(line, "kvsname", assist_st.kvsname, sizeof(assist_st.kvsname));
+    if (rc != 0)
+        return -EPROTO;
+    const char *env_jobid = getenv("DCFA_JOBID");
+    if (env_jobid != NULL && assist_jobid_ok(env_jobid))
+        snprintf(assist_st.jobid, sizeof(assist_st.jobid), "%s", env_jobid);
+    else
+        assist_jobid_from_kvsname();
+    return 0;
+}
+
+int assist_init(int *rank, int *size, int *appnum)
+{
+    const char *port;
+    int rc = 0;
+
+    pthread_mutex_lock(&assist_st.lock);
+    if (assist_st.initialized)
+        goto out_values;
+    assist_st.appnum = 0;
+    assist_st.inlen = 0;
+    if (getenv("PMI_FD") != NULL) {
+        rc = assist_env_int("PMI_FD", &assist_st.fd);
+        if (rc == 0)
+            rc = assist_env_int("PMI_RANK", &assist_st.rank);
+        if (rc == 0)
+            rc = assist_env_int("PMI_SIZE", &assist_st.size);
+        if (rc != 0) {
+            fprintf(stderr, "dcfa assist: PMI_FD needs PMI_RANK and PMI_SIZE\n");
+            rc = -EINVAL;
+            goto fail;
+        }
+        if (fcntl(assist_st.fd, F_SETFD, FD_CLOEXEC) != 0) {
+            rc = -errno;
+            fprintf(stderr, "dcfa assist: PMI_FD=%d is not open: %s\n", assist_st.fd,
+                    strerror(errno));
+            goto fail;
+        }
+    } else if ((port = getenv("PMI_PORT")) != NULL) {
+        rc = assist_connect_port(port);
+        if (rc != 0)
+            goto fail_close;
+    } else {
+        assist_st.singleton = 1;
+        assist_st.rank = 0;
+        assist_st.size = 1;
+        snprintf(assist_st.jobid, sizeof(assist_st.jobid), "s%ld", (long)getpid());
+        goto done;
+    }
+    if (assist_st.size < 1 || assist_st.rank >= assist_st.size) {
+        fprintf(stderr, "dcfa assist: bad rank %d / size %d from the process manager\n",
+                assist_st.rank, assist_st.size);
+        rc = -EINVAL;
+        goto fail_close;
+    }
+    rc = assist_handshake();
+    if (rc != 0)
+        goto fail_close;
+done:
+    assist_st.initialized = 1;
+out_values:
+    *rank = assist_st.rank;
+    *size = assist_st.size;
+    *appnum = assist_st.appnum;
+    pthread_mutex_unlock(&assist_st.lock);
+    return 0;
+
+fail_close:
+    if (assist_st.fd >= 0)
+        close(assist_st.fd);
+fail:
+    assist_st.fd = -1;
+    pthread_mutex_unlock(&assist_st.lock);
+    return rc;
+}
+
+int assist_is_singleton(void)
+{
+    return assist_st.initialized && assist_st.singleton;
+}
+
+const char *assist_job_id(void)
+{
+    return assist_st.jobid;
+}
+
+/* ---- key/value exchange --------------------------------------------------- */
+
+static int assist_local_put(const char *key, const char *value)
+{
+    char *copy = strdup(value);
+    size_t i;
+
+    if (copy == NULL)
+        return -ENOMEM;
+    for (i = 0; i < assist_st.nlocal; i++) {
+        if (strcmp(assist_st.local[i].key, key) == 0) {
+            free(assist_st.local[i].value);
+            assist_st.local[i].value = copy;
+            return 0;
+        }
+    }
+    if (assist_st.nlocal == assist_st.caplocal) {
+        size_t cap = assist_st.caplocal ? 2 * assist_st.caplocal : 16;
+        struct assist_kv *t = realloc(assist_st.local, cap * sizeof(*t));
+        if (t == NULL) {
+            free(copy);
+            return -ENOMEM;
+        }
+        assist_st.local = t;
+        assist_st.caplocal = cap;
+    }
+    snprintf(assist_st.local[i].key, sizeof(assist_st.local[i].key), "%s", key);
+    assist_st.local[i].value = copy;
+    assist_st.nlocal++;
+    return 0;
+}
+
+static const char *assist_local_get(const char *key)
+{
+    for (size_t i = 0; i < assist_st.nlocal; i++)
+        if (strcmp(assist_st.local[i].key, key) == 0)
+            return assist_st.local[i].value;
+    return NULL;
+}
+
+int assist_kvs_put(const char *key, const char *value)
+{
+    char req[ASSIST_WIRE_LINE_MAX], reply[ASSIST_WIRE_LINE_MAX];
+    int rc;
+
+    if (key == NULL || value == NULL || !assist_wire_key_ok(key, ASSIST_KEY_MAX) ||
+        !assist_wire_value_ok(value, ASSIST_VALUE_MAX))
+        return -EINVAL;
+    pthread_mutex_lock(&assist_st.lock);
+    if (!assist_st.initialized) {
+        rc = -EINVAL;
+    } else if (assist_st.singleton) {
+        rc = assist_local_put(key, value);
+    } else {
+        snprintf(req, sizeof(req), "cmd=put kvsname=%s key=%s value=%s\n", assist_st.kvsname, key,
+                 value);
+        rc = assist_chan_call(req, "put_result", reply, sizeof(reply));
+        if (rc == 0 && assist_reply_rc(reply) != 0) {
+            fprintf(stderr, "dcfa assist: put of key '%s' refused: '%s'\n", key, reply);
+            rc = -EIO;
+        }
+    }
+    pthread_mutex_unlock(&assist_st.lock);
+    return rc;
+}
+
+int assist_kvs_fence(void)
+{
+    char reply[ASSIST_WIRE_LINE_MAX];
+    int rc = 0;
+
+    pthread_mutex_lock(&assist_st.lock);
+    if (!assist_st.initialized)
+        rc = -EINVAL;
+    else if (!assist_st.singleton)
+        rc = assist_chan_call("cmd=barrier_in\n", "barrier_out", reply, sizeof(reply));
+    pthread_mutex_unlock(&assist_st.lock);
+    return rc;
+}
+
+int assist_kvs_get(const char *key, char *value, int maxlen)
+{
+    char req[ASSIST_WIRE_LINE_MAX], reply[ASSIST_WIRE_LINE_MAX];
+    int rc;
+
+    if (key == NULL || value == NULL || maxlen < 1 || !assist_wire_key_ok(key, ASSIST_KEY_MAX))
+        return -EINVAL;
+    pthread_mutex_lock(&assist_st.lock);
+    if (!assist_st.initialized) {
+        rc = -EINVAL;
+    } else if (assist_st.singleton) {
+        const char *v = assist_local_get(key);
+        if (v == NULL) {
+            rc = -ENOENT;
+        } else if (strlen(v) + 1 > (size_t)maxlen) {
+            rc = -ENOSPC;
+        } else {
+            memcpy(value, v, strlen(v) + 1);
+            rc = 0;
+        }
+    } else {
+        snprintf(req, sizeof(req), "cmd=get kvsname=%s key=%s\n", assist_st.kvsname, key);
+        rc = assist_chan_call(req, "get_result", reply, sizeof(reply));
+        if (rc == 0 && assist_reply_rc(reply) != 0)
+            rc = -ENOENT;
+        if (rc == 0) {
+            rc = assist_wire_get(reply, "value", value, (size_t)maxlen);
+            if (rc == -ENOENT) { /* "value=" with nothing after it is an empty value */
+                value[0] = '\0';
+                rc = 0;
+            }
+        }
+    }
+    pthread_mutex_unlock(&assist_st.lock);
+    return rc;
+}
+
+/* ---- end of job ----------------------------------------------------------- */
+
+int assist_abort(int exitcode, const char *msg)
+{
+    char req[ASSIST_WIRE_LINE_MAX];
+    size_t n;
+    int rc = 0;
+
+    /* No lock: abort may be called from a thread stuck inside another call. */
+    if (!assist_st.initialized || assist_st.singleton || assist_st.fd < 0)
+        return 0;
+    n = (size_t)snprintf(req, sizeof(req) - 1, "cmd=abort exitcode=%d", exitcode);
+    if (msg != NULL && *msg != '\0' && n < sizeof(req) - 16) {
+        n += (size_t)snprintf(req + n, sizeof(req) - 1 - n, " error_msg=%s", msg);
+        if (n > sizeof(req) - 2)
+            n = sizeof(req) - 2;
+        for (size_t i = 0; i < n; i++)
+            if (req[i] == '\n' || req[i] == '\r')
+                req[i] = ' ';
+    }
+    req[n++] = '\n';
+    req[n] = '\0';
+    rc = assist_chan_write(req, n);
+    return rc;
+}
+
+int assist_finalize(void)
+{
+    char reply[ASSIST_WIRE_LINE_MAX];
+    int rc = 0;
+
+    pthread_mutex_lock(&assist_st.lock);
+    if (!assist_st.initialized) {
+        rc = -EINVAL;
+        goto out;
+    }
+    if (!assist_st.singleton) {
+        rc = assist_chan_call("cmd=finalize\n", "finalize_ack", reply, sizeof(reply));
+        close(assist_st.fd);
+        assist_st.fd = -1;
+    }
+    for (size_t i = 0; i < assist_st.nlocal; i++)
+        free(assist_st.local[i].value);
+    free(assist_st.local);
+    assist_st.local = NULL;
+    assist_st.nlocal = assist_st.caplocal = 0;
+    assist_st.initialized = 0;
+    assist_st.singleton = 0;
+out:
+    pthread_mutex_unlock(&assist_st.lock);
+    return rc;
+}
+
+int assist_universe_size(void)
+{
+    char reply[ASSIST_WIRE_LINE_MAX];
+    long v;
+    int rc;
+
+    pthread_mutex_lock(&assist_st.lock);
+    if (!assist_st.initialized) {
+        rc = -EINVAL;
+    } else if (assist_st.singleton) {
+        rc = 1;
+    } else {
+        rc = assist_chan_call("cmd=get_universe_size\n", "universe_size", reply, sizeof(reply));
+        if (rc == 0) {
+            /* Hydra answers -1 for an unlimited universe: report the job size. */
+            if (assist_wire_get_int(reply, "size", &v) != 0 || v < 1 || v > INT32_MAX)
+                v = assist_st.size;
+            rc = (int)v;
+        }
+    }
+    pthread_mutex_unlock(&assist_st.lock);
+    return rc;
+}

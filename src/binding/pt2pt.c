@@ -1,0 +1,717 @@
+/* Point-to-point bindings: argument checks, handle conversion, error handler. */
+#include "mpi/mpii.h"
+#include "mpi/pt2pt/pt2pt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PT2PT_TAG_UB ((1 << 30) - 1)
+
+enum { CHK_SEND, CHK_RECV };
+
+/* checks shared by every call that names (buf, count, datatype, peer, tag, comm) */
+static int pt2pt_check(const char *fn, int kind, MPI_Aint count, MPI_Datatype dt, int peer,
+                       int tag, MPI_Comm comm, mpii_comm **out)
+{
+    mpii_comm *c = mpii_comm_get(comm);
+    if (!c)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn, "comm: invalid communicator");
+    if (count < 0)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COUNT, fn, "count=%ld is negative", (long)count);
+    mpii_dtype *t = mpii_dtype_get(dt);
+    if (!t)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TYPE, fn, "datatype: invalid datatype");
+    if (!t->committed)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TYPE, fn, "datatype: not committed (call MPI_Type_commit)");
+    int n = mpii_comm_peer_size(c);
+    const char *who = kind == CHK_SEND ? "dest" : "source";
+    if (peer != MPI_PROC_NULL && !(kind == CHK_RECV && peer == MPI_ANY_SOURCE) && (peer < 0 || peer >= n))
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_RANK, fn,
+                        "%s=%d is not a valid rank: the communicator has %d %sranks", who, peer, n,
+                        c->is_inter ? "remote " : "");
+    if (!(kind == CHK_RECV && tag == MPI_ANY_TAG) && (tag < 0 || tag > PT2PT_TAG_UB))
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TAG, fn, "tag=%d is outside 0..MPI_TAG_UB (%d)",
+                        tag, PT2PT_TAG_UB);
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+static int pt2pt_opfail(const char *fn, MPI_Comm comm, int err)
+{
+    if (err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    if (err == MPI_ERR_TRUNCATE)
+        return mpii_err(MPII_OBJ_COMM, comm, err, fn, "message truncated: the receive buffer is too small");
+    if (err == MPI_ERR_BUFFER)
+        return mpii_err(MPII_OBJ_COMM, comm, err, fn,
+                        "no room in the attached buffer (MPI_Buffer_attach) for this buffered send");
+    return mpii_err(MPII_OBJ_COMM, comm, err, fn, "operation failed");
+}
+
+static MPI_Request pt2pt_handle(core_req *r) { return MPII_HANDLE(MPII_KIND_REQUEST, r->id); }
+
+/* ---- blocking ----------------------------------------------------------------------- */
+
+static int pt2pt_send(const char *fn, int mode, const void *buf, int count, MPI_Datatype dt, int dest,
+                      int tag, MPI_Comm comm)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    core_req *r;
+    rc = mpii_start_send(buf, count, dt, dest, tag, c, 0, mode, &r);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail(fn, comm, rc);
+    mpii_req_wait_one(r);
+    rc = r->status.MPI_ERROR;
+    mpii_req_release(r);
+    return pt2pt_opfail(fn, comm, rc);
+}
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return pt2pt_send("MPI_Send", CORE_SEND_STD, buf, count, dt, dest, tag, comm);
+}
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return pt2pt_send("MPI_Ssend", CORE_SEND_SYNC, buf, count, dt, dest, tag, comm);
+}
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return pt2pt_send("MPI_Rsend", CORE_SEND_READY, buf, count, dt, dest, tag, comm);
+}
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return pt2pt_send("MPI_Bsend", CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm);
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check("MPI_Recv", CHK_RECV, count, dt, source, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    core_req *r;
+    rc = mpii_start_recv(buf, count, dt, source, tag, c, 0, &r);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail("MPI_Recv", comm, rc);
+    mpii_req_wait_one(r);
+    MPI_Request h = pt2pt_handle(r);
+    rc = mpii_req_finish(&h, status);
+    return pt2pt_opfail("MPI_Recv", comm, rc);
+}
+
+int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+                  int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check("MPI_Sendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = pt2pt_check("MPI_Sendrecv", CHK_RECV, rcount, rdt, source, rtag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    core_req *rr, *sr;
+    rc = mpii_start_recv(rbuf, rcount, rdt, source, rtag, c, 0, &rr);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+    rc = mpii_start_send(sbuf, scount, sdt, dest, stag, c, 0, CORE_SEND_STD, &sr);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+    mpii_req_wait_one(sr);
+    mpii_req_wait_one(rr);
+    mpii_req_release(sr);
+    MPI_Request h = pt2pt_handle(rr);
+    rc = mpii_req_finish(&h, status);
+    return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source,
+                          int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check("MPI_Sendrecv_replace", CHK_SEND, count, dt, dest, stag, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = pt2pt_check("MPI_Sendrecv_replace", CHK_RECV, count, dt, source, rtag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* send a packed copy so the receive can land in place */
+    mpii_dtype *t = mpii_dtype_get(dt);
+    size_t bytes = (size_t)count * t->dt.size;
+    void *tmp = util_malloc(bytes);
+    if (bytes)
+        core_dt_pack(buf, (size_t)count, &t->dt, 0, tmp, bytes);
+    core_req *rr, *sr;
+    rc = mpii_start_recv(buf, count, dt, source, rtag, c, 0, &rr);
+    if (rc == MPI_SUCCESS)
+        rc = mpii_start_send(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, c, 0, CORE_SEND_STD, &sr);
+    if (rc != MPI_SUCCESS) {
+        free(tmp);
+        return pt2pt_opfail("MPI_Sendrecv_replace", comm, rc);
+    }
+    mpii_req_wait_one(sr);
+    mpii_req_wait_one(rr);
+    mpii_req_release(sr);
+    free(tmp);
+    MPI_Request h = pt2pt_handle(rr);
+    rc = mpii_req_finish(&h, status);
+    return pt2pt_opfail("MPI_Sendrecv_replace", comm, rc);
+}
+
+/* ---- nonblocking ------------------------------------------------------------------------ */
+
+static int pt2pt_isend(const char *fn, int mode, const void *buf, int count, MPI_Datatype dt,
+                       int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!req)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_REQUEST, fn, "request: NULL pointer");
+    core_req *r;
+    rc = mpii_start_send(buf, count, dt, dest, tag, c, 0, mode, &r);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail(fn, comm, rc);
+    *req = pt2pt_handle(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_isend("MPI_Isend", CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
+}
+int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_isend("MPI_Issend", CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
+}
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_isend("MPI_Irsend", CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
+}
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_isend("MPI_Ibsend", CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check("MPI_Irecv", CHK_RECV, count, dt, source, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    core_req *r;
+    rc = mpii_start_recv(buf, count, dt, source, tag, c, 0, &r);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail("MPI_Irecv", comm, rc);
+    *req = pt2pt_handle(r);
+    return MPI_SUCCESS;
+}
+
+/* ---- persistent ------------------------------------------------------------------------------ */
+
+static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, int count,
+                      MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check(fn, is_send ? CHK_SEND : CHK_RECV, count, dt, peer, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    core_req *r = core_req_alloc(CORE_REQ_PERSIST);
+    r->comm = comm;
+    r->u.persist.is_send = is_send;
+    r->u.persist.mode = mode;
+    r->u.persist.buf = buf;
+    r->u.persist.count = (size_t)count;
+    r->u.persist.dt = dt;
+    r->u.persist.peer = peer;
+    r->u.persist.tag = tag;
+    r->u.persist.comm = comm;
+    mpii_dtype *t = mpii_dtype_get(dt);
+    if (!t->predefined) {
+        mpii_dtype_ref(t);
+        r->dtype = t;
+    }
+    *req = pt2pt_handle(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_init("MPI_Send_init", 1, CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
+}
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_init("MPI_Ssend_init", 1, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
+}
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_init("MPI_Rsend_init", 1, CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
+}
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_init("MPI_Bsend_init", 1, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
+}
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    return pt2pt_init("MPI_Recv_init", 0, 0, buf, count, dt, source, tag, comm, req);
+}
+
+int PMPI_Start(MPI_Request *req)
+{
+    core_req *r = req ? mpii_req_get(*req) : NULL;
+    if (!r || r->kind != CORE_REQ_PERSIST)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Start", "request: not a persistent request");
+    if (r->u.persist.active)
+        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, "MPI_Start", "request: already active");
+    mpii_comm *c = mpii_comm_get(r->u.persist.comm);
+    if (!c)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COMM, "MPI_Start", "the request's communicator was freed");
+    core_req *a;
+    int rc = r->u.persist.is_send
+                 ? mpii_start_send(r->u.persist.buf, (MPI_Aint)r->u.persist.count, r->u.persist.dt,
+                                   r->u.persist.peer, r->u.persist.tag, c, 0, r->u.persist.mode, &a)
+                 : mpii_start_recv((void *)r->u.persist.buf, (MPI_Aint)r->u.persist.count,
+                                   r->u.persist.dt, r->u.persist.peer, r->u.persist.tag, c, 0, &a);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail("MPI_Start", r->comm, rc);
+    r->u.persist.active = a;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Startall(int count, MPI_Request reqs[])
+{
+    for (int i = 0; i < count; i++) {
+        int rc = PMPI_Start(&reqs[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- completion --------------------------------------------------------------------------- */
+
+static int pt2pt_req_check(const char *fn, MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL || mpii_req_get(h))
+        return MPI_SUCCESS;
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, fn, "request: invalid request handle 0x%x", (unsigned)h);
+}
+
+static int pt2pt_empty(MPI_Status *st)
+{
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+        st->MPI_ERROR = MPI_SUCCESS;
+        st->dcfa_count = 0;
+        st->dcfa_cancelled = 0;
+    }
+    return MPI_SUCCESS;
+}
+
+static int pt2pt_finish(const char *fn, MPI_Request *h, MPI_Status *st)
+{
+    core_req *r = mpii_req_get(*h);
+    int comm = r->comm;
+    int rc = mpii_req_finish(h, st);
+    return pt2pt_opfail(fn, comm, rc);
+}
+
+int PMPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+    int rc = pt2pt_req_check("MPI_Wait", *req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (mpii_req_inactive(*req))
+        return pt2pt_empty(status);
+    mpii_req_wait_one(mpii_req_get(*req));
+    return pt2pt_finish("MPI_Wait", req, status);
+}
+
+int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    int rc = pt2pt_req_check("MPI_Test", *req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (mpii_req_inactive(*req)) {
+        *flag = 1;
+        return pt2pt_empty(status);
+    }
+    core_req *r = mpii_req_get(*req);
+    if (!mpii_req_is_done(r))
+        mpii_progress();
+    *flag = mpii_req_is_done(r);
+    if (!*flag)
+        return MPI_SUCCESS;
+    return pt2pt_finish("MPI_Test", req, status);
+}
+
+/* multiple completion: errors go to MPI_ERROR of each status and MPI_ERR_IN_STATUS */
+static int pt2pt_finish_many(const char *fn, MPI_Request *h, MPI_Status *st, int *any_err, int *comm)
+{
+    core_req *r = mpii_req_get(*h);
+    *comm = r->comm;
+    int rc = mpii_req_finish(h, st);
+    if (st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = rc;
+    if (rc != MPI_SUCCESS)
+        *any_err = 1;
+    return rc;
+}
+
+static MPI_Status *pt2pt_st(MPI_Status *sts, int i)
+{
+    return sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+}
+
+static int pt2pt_check_array(const char *fn, int count, MPI_Request reqs[])
+{
+    if (count < 0)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, fn, "count=%d is negative", count);
+    for (int i = 0; i < count; i++) {
+        int rc = pt2pt_req_check(fn, reqs[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int pt2pt_in_status(const char *fn, int any_err, int comm)
+{
+    if (!any_err)
+        return MPI_SUCCESS;
+    return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_IN_STATUS, fn, "at least one request failed: see the statuses");
+}
+
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    int rc = pt2pt_check_array("MPI_Waitall", count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int any_err = 0, comm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        if (mpii_req_inactive(reqs[i])) {
+            pt2pt_empty(pt2pt_st(statuses, i));
+            continue;
+        }
+        mpii_req_wait_one(mpii_req_get(reqs[i]));
+        pt2pt_finish_many("MPI_Waitall", &reqs[i], pt2pt_st(statuses, i), &any_err, &comm);
+    }
+    return pt2pt_in_status("MPI_Waitall", any_err, comm);
+}
+
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    int rc = pt2pt_check_array("MPI_Testall", count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_progress();
+    for (int i = 0; i < count; i++) {
+        if (!mpii_req_inactive(reqs[i]) && !mpii_req_is_done(mpii_req_get(reqs[i]))) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    int any_err = 0, comm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        if (mpii_req_inactive(reqs[i]))
+            pt2pt_empty(pt2pt_st(statuses, i));
+        else
+            pt2pt_finish_many("MPI_Testall", &reqs[i], pt2pt_st(statuses, i), &any_err, &comm);
+    }
+    return pt2pt_in_status("MPI_Testall", any_err, comm);
+}
+
+static int pt2pt_testany(const char *fn, int count, MPI_Request reqs[], int *index, int *flag,
+                         MPI_Status *status)
+{
+    int active = 0;
+    for (int i = 0; i < count; i++) {
+        if (mpii_req_inactive(reqs[i]))
+            continue;
+        active++;
+        if (mpii_req_is_done(mpii_req_get(reqs[i]))) {
+            *index = i;
+            *flag = 1;
+            return pt2pt_finish(fn, &reqs[i], status);
+        }
+    }
+    *index = MPI_UNDEFINED;
+    *flag = active == 0;
+    if (!active)
+        pt2pt_empty(status);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    int rc = pt2pt_check_array("MPI_Testany", count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_progress();
+    return pt2pt_testany("MPI_Testany", count, reqs, index, flag, status);
+}
+
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    int rc = pt2pt_check_array("MPI_Waitany", count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    util_backoff b;
+    util_backoff_reset(&b);
+    for (;;) {
+        int flag;
+        rc = pt2pt_testany("MPI_Waitany", count, reqs, index, &flag, status);
+        if (flag || rc != MPI_SUCCESS)
+            return rc;
+        if (core_progress() > 0)
+            util_backoff_reset(&b);
+        else
+            util_backoff_wait(&b);
+    }
+}
+
+static int pt2pt_testsome(const char *fn, int incount, MPI_Request reqs[], int *outcount,
+                          int indices[], MPI_Status statuses[])
+{
+    int active = 0, n = 0, any_err = 0, comm = MPI_COMM_WORLD;
+    for (int i = 0; i < incount; i++) {
+        if (mpii_req_inactive(reqs[i]))
+            continue;
+        active++;
+        if (mpii_req_is_done(mpii_req_get(reqs[i]))) {
+            pt2pt_finish_many(fn, &reqs[i], pt2pt_st(statuses, n), &any_err, &comm);
+            indices[n++] = i;
+        }
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return pt2pt_in_status(fn, any_err, comm);
+}
+
+int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    int rc = pt2pt_check_array("MPI_Testsome", incount, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_progress();
+    return pt2pt_testsome("MPI_Testsome", incount, reqs, outcount, indices, statuses);
+}
+
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    int rc = pt2pt_check_array("MPI_Waitsome", incount, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    util_backoff b;
+    util_backoff_reset(&b);
+    for (;;) {
+        rc = pt2pt_testsome("MPI_Waitsome", incount, reqs, outcount, indices, statuses);
+        if (rc != MPI_SUCCESS || *outcount != 0)
+            return rc;
+        if (core_progress() > 0)
+            util_backoff_reset(&b);
+        else
+            util_backoff_wait(&b);
+    }
+}
+
+int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+{
+    int rc = pt2pt_req_check("MPI_Request_get_status", req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (mpii_req_inactive(req)) {
+        *flag = 1;
+        return pt2pt_empty(status);
+    }
+    core_req *r = mpii_req_get(req);
+    if (!mpii_req_is_done(r))
+        mpii_progress();
+    *flag = mpii_req_is_done(r);
+    if (*flag && status != MPI_STATUS_IGNORE) {
+        core_req *a = r->kind == CORE_REQ_PERSIST ? r->u.persist.active : r;
+        *status = a->status;
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Request_free(MPI_Request *req)
+{
+    core_req *r = req ? mpii_req_get(*req) : NULL;
+    if (!r)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Request_free", "request: invalid request");
+    if (r->kind == CORE_REQ_PERSIST) {
+        if (r->u.persist.active)
+            mpii_req_detach(r->u.persist.active);
+        mpii_req_release(r);
+    } else if (r->complete) {
+        mpii_req_release(r);
+    } else {
+        mpii_req_detach(r);
+    }
+    *req = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Cancel(MPI_Request *req)
+{
+    core_req *r = req ? mpii_req_get(*req) : NULL;
+    if (!r)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Cancel", "request: invalid request");
+    if (r->kind == CORE_REQ_PERSIST)
+        r = r->u.persist.active;
+    if (r && r->kind == CORE_REQ_RECV)
+        core_cancel_recv(r);
+    /* sends are not cancelled (MPI 4.1 deprecates it): they complete normally */
+    return MPI_SUCCESS;
+}
+
+/* ---- probes ----------------------------------------------------------------------------------- */
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check("MPI_Iprobe", CHK_RECV, 0, MPI_BYTE, source, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE) {
+            status->MPI_SOURCE = MPI_PROC_NULL;
+            status->MPI_TAG = MPI_ANY_TAG;
+            status->dcfa_count = 0;
+        }
+        return MPI_SUCCESS;
+    }
+    MPI_Status tmp;
+    core_iprobe(source, tag, c->ctx, flag, &tmp, NULL);
+    if (*flag && status != MPI_STATUS_IGNORE) {
+        int err = status->MPI_ERROR;
+        *status = tmp;
+        status->MPI_ERROR = err;
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    util_backoff b;
+    util_backoff_reset(&b);
+    for (;;) {
+        int flag;
+        int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        util_backoff_wait(&b);
+    }
+}
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check("MPI_Improbe", CHK_RECV, 0, MPI_BYTE, source, tag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        if (status != MPI_STATUS_IGNORE) {
+            status->MPI_SOURCE = MPI_PROC_NULL;
+            status->MPI_TAG = MPI_ANY_TAG;
+            status->dcfa_count = 0;
+        }
+        return MPI_SUCCESS;
+    }
+    core_msg *m = NULL;
+    MPI_Status tmp;
+    core_iprobe(source, tag, c->ctx, flag, &tmp, &m);
+    if (*flag) {
+        *message = mpii_msg_put(m);
+        if (status != MPI_STATUS_IGNORE) {
+            int err = status->MPI_ERROR;
+            *status = tmp;
+            status->MPI_ERROR = err;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    util_backoff b;
+    util_backoff_reset(&b);
+    for (;;) {
+        int flag;
+        int rc = PMPI_Improbe(source, tag, comm, &flag, message, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        util_backoff_wait(&b);
+    }
+}
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req)
+{
+    if (!message)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Imrecv", "message: NULL pointer");
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        core_req *r = core_req_alloc(CORE_REQ_DONE);
+        r->status.MPI_SOURCE = MPI_PROC_NULL;
+        r->status.MPI_TAG = MPI_ANY_TAG;
+        r->complete = 1;
+        r->comm = MPI_COMM_WORLD;
+        *req = pt2pt_handle(r);
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    mpii_dtype *t = mpii_dtype_get(dt);
+    if (count < 0)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, "MPI_Imrecv", "count=%d is negative", count);
+    if (!t || !t->committed)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_TYPE, "MPI_Imrecv", "datatype: invalid or not committed");
+    core_msg *m = mpii_msg_take(*message);
+    if (!m)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Imrecv", "message: not a matched message handle");
+    core_req *r;
+    core_imrecv(buf, (size_t)count, &t->dt, m, &r);
+    r->comm = MPI_COMM_WORLD;
+    if (!t->predefined) {
+        mpii_dtype_ref(t);
+        r->dtype = t;
+    }
+    *req = pt2pt_handle(r);
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
+{
+    MPI_Request req;
+    int rc = PMPI_Imrecv(buf, count, dt, message, &req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return PMPI_Wait(&req, status);
+}
+
+/* ---- buffered mode ----------------------------------------------------------------------------- */
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    if (size < 0)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Buffer_attach", "size=%d is negative", size);
+    if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    void *b;
+    size_t s;
+    mpii_buffer_detach(&b, &s);
+    *(void **)buffer_addr = b;
+    *size = (int)s;
+    return MPI_SUCCESS;
+}

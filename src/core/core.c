@@ -1,0 +1,315 @@
+/* core: initialisation, requests, the protocol choice and progress. */
+#include "core/core_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+core_state core_s;
+core_stats core_st;
+
+int core_init(int self, int nprocs)
+{
+    memset(&core_s, 0, sizeof core_s);
+    core_s.self = self;
+    core_s.nprocs = nprocs;
+    core_s.block_size = util_cfg.block_size;
+    core_s.nblocks = (unsigned)util_cfg.max_credit;
+    /* an eager packet fits in one block: a larger eager limit grows the block,
+     * and the ring shrinks so one connection stays within 16 MiB */
+    if (util_cfg.eager_limit > core_s.block_size)
+        core_s.block_size = (util_cfg.eager_limit + 63) & ~(size_t)63;
+    while (core_s.nblocks > 4 && core_s.nblocks * core_s.block_size > ((size_t)16 << 20))
+        core_s.nblocks /= 2;
+    size_t lim = util_cfg.eager_limit > sizeof(wire_hdr) ? util_cfg.eager_limit : sizeof(wire_hdr);
+    core_s.eager_max = lim - sizeof(wire_hdr);
+    core_s.conns = util_calloc((size_t)nprocs, sizeof *core_s.conns);
+    core_s.active = util_calloc((size_t)nprocs, sizeof *core_s.active);
+    util_queue_init(&core_s.posted);
+    util_queue_init(&core_s.unexpected);
+    util_htab_init(&core_s.reqs, sizeof(core_req), 1);
+    if (nprocs > 1) {
+        fab_params p = {.job_id = NULL, .self = self, .nprocs = nprocs,
+                        .nblocks = core_s.nblocks, .block_size = core_s.block_size,
+                        .use_cma = util_cfg.cma};
+        extern const char *assist_job_id(void);
+        char addr[256];
+        p.job_id = assist_job_id();
+        int rc = fab_shm_ops.open(&p, addr, sizeof addr);
+        if (rc != UTIL_OK)
+            return rc;
+    }
+    return UTIL_OK;
+}
+
+int core_finalize(void)
+{
+    /* flush every backlog so no control packet a peer waits for is lost */
+    util_backoff b;
+    util_backoff_reset(&b);
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < core_s.nactive; i++)
+            busy |= !util_queue_empty(&core_s.active[i]->backlog);
+        if (!busy)
+            break;
+        if (core_progress() == 0)
+            util_backoff_wait(&b);
+    }
+    for (int i = 0; i < core_s.nactive; i++) {
+        core_conn *c = core_s.active[i];
+        c->fab->disconnect(c->fc);
+        free(c);
+    }
+    if (core_s.nprocs > 1)
+        fab_shm_ops.close();
+    util_qnode *n;
+    while ((n = util_queue_first(&core_s.unexpected))) {
+        core_msg *m = UTIL_CONTAINER(n, core_msg, qn);
+        util_queue_remove(n);
+        free(m->data);
+        free(m);
+    }
+    free(core_s.conns);
+    free(core_s.active);
+    util_htab_destroy(&core_s.reqs);
+    return UTIL_OK;
+}
+
+/* ---- requests ------------------------------------------------------------------ */
+
+core_req *core_req_alloc(int kind)
+{
+    int id;
+    core_req *r = util_htab_alloc(&core_s.reqs, &id);
+    r->kind = kind;
+    r->id = id;
+    r->qn.next = r->qn.prev = &r->qn;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    return r;
+}
+
+core_req *core_req_get(int id) { return util_htab_get(&core_s.reqs, id); }
+
+void core_req_free(core_req *r)
+{
+    if (r->kind == CORE_REQ_SEND && r->u.send.tmp)
+        free(r->u.send.tmp);
+    util_htab_free(&core_s.reqs, r->id);
+}
+
+void core_req_complete(core_req *r)
+{
+    r->complete = 1;
+    if (r->on_complete)
+        r->on_complete(r);
+}
+
+void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, int err)
+{
+    r->status.MPI_SOURCE = src;
+    r->status.MPI_TAG = tag;
+    r->status.dcfa_count = (long long)bytes;
+    r->status.MPI_ERROR = err;
+}
+
+/* ---- sends: the protocol choice, in one place ---------------------------------------- */
+
+int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,
+               int32_t tag, uint32_t ctx, int mode, core_req **out)
+{
+    core_req *r = core_req_alloc(CORE_REQ_SEND);
+    r->u.send.buf = buf;
+    r->u.send.count = count;
+    r->u.send.dt = dt;
+    r->u.send.bytes = count * dt->size;
+    r->u.send.lpid = lpid;
+    r->u.send.src = src_rank;
+    r->u.send.tag = tag;
+    r->u.send.ctx = ctx;
+    r->u.send.mode = mode;
+    *out = r;
+    if (lpid == core_s.self) {
+        core_send_local(r);
+        return UTIL_OK;
+    }
+    core_conn *c = core_conn_get(lpid);
+    if (!c) {
+        core_req_free(r);
+        *out = NULL;
+        return UTIL_ECONN;
+    }
+    r->u.send.seq = ++c->tx_msg_seq;
+    if (core_send_is_eager(r))
+        return core_eager_send(c, r);
+    if (core_rtr_try_write(c, r))
+        return UTIL_OK;
+    return core_rts_send(c, r);
+}
+
+/* ---- receives ------------------------------------------------------------------------ */
+
+int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank, int32_t tag,
+               uint32_t ctx, core_req **out)
+{
+    core_req *r = core_req_alloc(CORE_REQ_RECV);
+    r->u.recv.buf = buf;
+    r->u.recv.count = count;
+    r->u.recv.dt = dt;
+    r->u.recv.capacity = count * dt->size;
+    r->u.recv.lpid = lpid;
+    r->u.recv.src = src_rank;
+    r->u.recv.tag = tag;
+    r->u.recv.ctx = ctx;
+    *out = r;
+    core_msg *m = core_match_unexpected(ctx, src_rank, tag, 1);
+    if (m) {
+        core_recv_from_msg(r, m);
+        return UTIL_OK;
+    }
+    r->u.recv.state = CORE_R_POSTED;
+    util_queue_push(&core_s.posted, &r->qn);
+    core_rtr_maybe_send(r);
+    return UTIL_OK;
+}
+
+int core_iprobe(int32_t src_rank, int32_t tag, uint32_t ctx, int *flag, MPI_Status *status,
+                core_msg **msg)
+{
+    core_msg *m = core_match_unexpected(ctx, src_rank, tag, msg != NULL);
+    if (!m) {
+        core_progress();
+        m = core_match_unexpected(ctx, src_rank, tag, msg != NULL);
+    }
+    *flag = m != NULL;
+    if (m && status) {
+        status->MPI_SOURCE = m->src;
+        status->MPI_TAG = m->tag;
+        status->MPI_ERROR = MPI_SUCCESS;
+        status->dcfa_count = (long long)m->size;
+        status->dcfa_cancelled = 0;
+    }
+    if (msg)
+        *msg = m;
+    return UTIL_OK;
+}
+
+int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *m, core_req **out)
+{
+    core_req *r = core_req_alloc(CORE_REQ_RECV);
+    r->u.recv.buf = buf;
+    r->u.recv.count = count;
+    r->u.recv.dt = dt;
+    r->u.recv.capacity = count * dt->size;
+    r->u.recv.lpid = m->lpid;
+    r->u.recv.src = m->src;
+    r->u.recv.tag = m->tag;
+    r->u.recv.ctx = m->ctx;
+    *out = r;
+    core_recv_from_msg(r, m);
+    return UTIL_OK;
+}
+
+int core_cancel_recv(core_req *r)
+{
+    if (r->complete || r->kind != CORE_REQ_RECV || r->u.recv.state != CORE_R_POSTED)
+        return 0;
+    util_queue_remove(&r->qn);
+    r->status.dcfa_cancelled = 1;
+    r->status.dcfa_count = 0;
+    r->u.recv.state = CORE_R_DONE;
+    core_req_complete(r);
+    return 1;
+}
+
+/* ---- progress -------------------------------------------------------------------------- */
+
+int core_progress_conn(core_conn *c);   /* conn.c */
+
+int core_progress(void)
+{
+    int events = 0;
+    if (core_s.in_progress)
+        return 0;
+    core_s.in_progress = 1;
+    if (core_s.nprocs > 1) {
+        int peer;
+        while (fab_shm_ops.accept(&peer) == 1) {
+            if (peer >= 0 && peer < core_s.nprocs && peer != core_s.self)
+                (void)core_conn_accept(peer);
+            events++;
+        }
+    }
+    for (int i = 0; i < core_s.nactive; i++)
+        events += core_progress_conn(core_s.active[i]);
+    core_s.in_progress = 0;
+    return events;
+}
+
+int core_wait(core_req *r)
+{
+    util_backoff b;
+    util_backoff_reset(&b);
+    while (!r->complete) {
+        if (core_progress() > 0)
+            util_backoff_reset(&b);
+        else
+            util_backoff_wait(&b);
+    }
+    return UTIL_OK;
+}
+
+size_t core_footprint(int *nconns)
+{
+    size_t total = 0;
+    for (int i = 0; i < core_s.nactive; i++)
+        total += core_s.active[i]->fab->footprint(core_s.active[i]->fc) + sizeof(core_conn);
+    if (nconns)
+        *nconns = core_s.nactive;
+    return total;
+}
+
+static const char *core_tag_str(int32_t tag, char *buf, size_t len)
+{
+    if (tag == MPI_ANY_TAG)
+        return "MPI_ANY_TAG";
+    snprintf(buf, len, "%d", tag);
+    return buf;
+}
+
+void core_dump_pending(void)
+{
+    char t[32];
+    int n = 0;
+    util_log("pending operations (hang report):");
+    for (int id = 1; id < core_s.reqs.next_unused; id++) {
+        core_req *r = core_req_get(id);
+        if (!r || r->complete)
+            continue;
+        if (r->kind == CORE_REQ_SEND)
+            util_log("  send to process %d: ctx %u tag %s, %zu bytes, seq %u, state %s", r->u.send.lpid,
+                     r->u.send.ctx, core_tag_str(r->u.send.tag, t, sizeof t), r->u.send.bytes,
+                     r->u.send.seq,
+                     (const char *[]){"queued for credit", "eager ssend waiting for ACK",
+                                      "RTS sent, waiting for the receiver", "streaming DATA",
+                                      "done"}[r->u.send.state]);
+        else if (r->kind == CORE_REQ_RECV)
+            util_log("  receive from %s%d: ctx %u tag %s, buffer %zu bytes, state %s",
+                     r->u.recv.src == MPI_ANY_SOURCE ? "MPI_ANY_SOURCE " : "rank ",
+                     r->u.recv.src == MPI_ANY_SOURCE ? -1 : r->u.recv.src, r->u.recv.ctx,
+                     core_tag_str(r->u.recv.tag, t, sizeof t), r->u.recv.capacity,
+                     (const char *[]){"posted, no matching message yet", "posted, RTR sent",
+                                      "reading", "receiving DATA fragments", "done"}[r->u.recv.state]);
+        else
+            util_log("  request %d of kind %d not complete", id, r->kind);
+        n++;
+    }
+    for (int i = 0; i < core_s.nactive; i++) {
+        core_conn *c = core_s.active[i];
+        util_log("  connection to process %d: credit %d of %u, %s backlog, sent seq %u, received seq %u",
+                 c->lpid, (int)(c->tx_limit - c->tx_count), core_s.nblocks,
+                 util_queue_empty(&c->backlog) ? "empty" : "non-empty", c->tx_msg_seq, c->rx_msg_seq);
+    }
+    if (!n)
+        util_log("  no pending point-to-point operation");
+}

@@ -1,0 +1,128 @@
+/* core: requests, matching, progress and the point-to-point protocols.
+ * This is what the MPI layer calls to move a message; it knows processes by
+ * their process id (lpid) and messages by (context, source rank, tag). */
+#ifndef DCFA_CORE_H
+#define DCFA_CORE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "util/util.h"
+#include "core/dtype.h"
+
+enum core_req_kind {
+    CORE_REQ_SEND = 1,
+    CORE_REQ_RECV,
+    CORE_REQ_PERSIST,   /* persistent pt2pt: holds the active request */
+    CORE_REQ_GREQ,      /* generalized request */
+    CORE_REQ_COLL,      /* nonblocking collective / schedule (mpi layer) */
+    CORE_REQ_DONE,      /* born complete (e.g. MPI_PROC_NULL operations) */
+};
+
+enum core_send_mode { CORE_SEND_STD = 0, CORE_SEND_SYNC, CORE_SEND_READY, CORE_SEND_BUFFERED };
+
+struct core_conn;
+struct core_uq;
+
+typedef struct core_req core_req;
+typedef void (*core_req_cb)(core_req *r);
+
+/* One flat request: a common header and a union by kind, one level deep. */
+struct core_req {
+    int kind;
+    int id;                 /* index in the request table: the wire id and the handle index */
+    volatile int complete;
+    int persistent_inactive;/* persistent request not started / completed-and-reported */
+    MPI_Status status;      /* MPI_SOURCE, MPI_TAG, MPI_ERROR, dcfa_cancelled, dcfa_count (bytes) */
+    core_req_cb on_complete;/* called once when complete becomes 1 (may be NULL) */
+    int comm;               /* MPI layer: communicator handle, for the error handler */
+    void *dtype;            /* MPI layer: datatype reference released with the request */
+    void *owner;            /* the layer above's data (persistent parent, schedule, greq state) */
+    util_qnode qn;          /* posted queue / backlog link */
+    union {
+        struct {
+            const void *buf;
+            size_t count;
+            const core_dt *dt;
+            size_t bytes;
+            int lpid;
+            int32_t src;        /* my rank in the communicator */
+            int32_t tag;
+            uint32_t ctx;
+            uint32_t seq;
+            int mode;           /* enum core_send_mode */
+            int state;          /* protocol state (core private) */
+            void *tmp;          /* packed copy of a non-contiguous rendezvous message */
+            size_t sent;        /* bytes sent through the ring (copy fallback) */
+        } send;
+        struct {
+            void *buf;
+            size_t count;
+            const core_dt *dt;
+            size_t capacity;    /* bytes the buffer holds */
+            int lpid;           /* -1 for MPI_ANY_SOURCE */
+            int32_t src;        /* rank or MPI_ANY_SOURCE */
+            int32_t tag;        /* tag or MPI_ANY_TAG */
+            uint32_t ctx;
+            int state;          /* protocol state (core private) */
+            uint32_t rtr_seq;   /* receiver-first: the message sequence our RTR is bound to */
+            size_t received;    /* bytes received through the ring (copy fallback) */
+            size_t expected;    /* message size (copy fallback) */
+        } recv;
+        struct {
+            core_req *active;   /* the request of the current start, NULL when inactive */
+            int is_send;
+            int mode;
+            const void *buf;
+            size_t count;
+            int dt;             /* MPI_Datatype handle */
+            int peer;           /* rank */
+            int tag;
+            int comm;           /* MPI_Comm handle */
+        } persist;
+        struct {
+            void *state;        /* owned by the layer that made it */
+        } other;
+    } u;
+};
+
+/* matched-but-not-received message (MPI_Mprobe) */
+typedef struct core_msg core_msg;
+
+int core_init(int self, int nprocs);
+int core_finalize(void);
+
+core_req *core_req_alloc(int kind);
+core_req *core_req_get(int id);     /* NULL if id is not a live request */
+void core_req_free(core_req *r);
+void core_req_complete(core_req *r);/* marks complete and runs on_complete */
+
+int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,
+               int32_t tag, uint32_t ctx, int mode, core_req **out);
+/* lpid: the source's process id, or -1 with src_rank == MPI_ANY_SOURCE */
+int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank, int32_t tag,
+               uint32_t ctx, core_req **out);
+/* *flag set when a matching message is there; with msg != NULL it is taken out of the queue */
+int core_iprobe(int32_t src_rank, int32_t tag, uint32_t ctx, int *flag, MPI_Status *status,
+                core_msg **msg);
+int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *msg, core_req **out);
+/* 1 if the receive was cancelled, 0 if it is too late */
+int core_cancel_recv(core_req *r);
+
+int core_progress(void);            /* one pass; returns the number of events handled */
+int core_wait(core_req *r);         /* progress until r completes (yields when idle) */
+
+/* counters for DCFA_STATS and the bench */
+typedef struct core_stats {
+    uint64_t sent[9];               /* by wire_type */
+    uint64_t received[9];
+    uint64_t unexpected;
+    uint64_t backlog;
+    uint64_t cma_bytes;
+    uint64_t copy_bytes;
+} core_stats;
+extern core_stats core_st;
+size_t core_footprint(int *nconns);
+void core_dump_pending(void);       /* the hang report: pending operations to stderr */
+
+#endif

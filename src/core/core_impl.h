@@ -1,0 +1,131 @@
+/* core private state: connections, the unexpected queue, protocol entry
+ * points. Only src/core includes this. */
+#ifndef DCFA_CORE_IMPL_H
+#define DCFA_CORE_IMPL_H
+
+#include "core/core.h"
+#include "core/wire.h"
+#include "fabric/fabric.h"
+
+/* send / receive protocol states */
+enum {
+    CORE_S_QUEUED = 0,  /* in the backlog */
+    CORE_S_ACK_WAIT,    /* eager ssend: waiting for ACK */
+    CORE_S_RNDV_WAIT,   /* RTS sent: waiting for DONE or CTS */
+    CORE_S_STREAM,      /* CTS received: sending DATA fragments */
+    CORE_S_DONE,
+};
+enum {
+    CORE_R_POSTED = 0,  /* in the posted queue */
+    CORE_R_RTR,         /* in the posted queue, RTR bound to rtr_seq outstanding */
+    CORE_R_READING,     /* matched an RTS, bulk read in progress */
+    CORE_R_FRAGS,       /* matched an RTS, CTS sent, DATA fragments arriving */
+    CORE_R_DONE,
+};
+
+/* a packet waiting for credit */
+typedef struct core_pend {
+    util_qnode qn;
+    core_req *req;      /* EAGER/RTS/stream from a send request, or NULL for control */
+    wire_hdr hdr;
+    uint8_t payload[24];
+    uint32_t peer_req;  /* stream: receive request id at the peer */
+} core_pend;
+
+typedef struct core_conn {
+    int lpid;
+    const fab_ops *fab;
+    fab_conn *fc;
+    fab_rings rings;
+    int has_rdma;
+    uint32_t tx_count;      /* packets written into the peer's ring */
+    uint32_t tx_limit;      /* may write while tx_count < tx_limit */
+    uint32_t rx_count;      /* packets consumed from my ring */
+    uint32_t rx_advertised; /* rx_count as last told to the peer */
+    uint32_t tx_msg_seq;    /* last message sequence number sent */
+    uint32_t rx_msg_seq;    /* last message sequence number received */
+    util_queue backlog;     /* core_pend, FIFO */
+    struct {                /* receiver-first: an RTR the peer sent us */
+        int valid;
+        uint32_t seq, ctx;
+        int32_t src, tag;
+        uint64_t addr, cap;
+        uint32_t req;
+    } rtr_in;
+    core_req *rtr_out;      /* my receive with an RTR outstanding to this peer */
+    int sync_wanted;        /* the peer runs low on credit: send a SYNC */
+} core_conn;
+
+/* a message that arrived before its receive (also what MPI_Mprobe hands out) */
+struct core_msg {
+    util_qnode qn;
+    int type;               /* WIRE_EAGER or WIRE_RTS */
+    uint16_t flags;
+    uint32_t ctx;
+    int32_t src, tag;
+    int lpid;
+    uint32_t seq;
+    size_t size;
+    void *data;             /* eager: a copy of the payload */
+    wire_rndv rndv;         /* rts */
+    core_req *local_send;   /* message from myself: the send request (ssend waits on it) */
+};
+
+typedef struct core_state {
+    int self, nprocs;
+    unsigned nblocks;
+    size_t block_size;
+    size_t eager_max;       /* largest eager payload */
+    core_conn **conns;      /* by lpid, NULL until first use */
+    core_conn **active;     /* connected ones, polled by progress */
+    int nactive;
+    util_queue posted;      /* receive requests */
+    util_queue unexpected;  /* core_msg */
+    util_htab reqs;
+    int in_progress;
+} core_state;
+extern core_state core_s;
+
+/* conn.c */
+core_conn *core_conn_get(int lpid);     /* connects on first use; NULL on failure (logged) */
+wire_hdr *core_conn_tx_begin(core_conn *c, int control);   /* NULL when out of credit */
+void core_conn_tx_end(core_conn *c, wire_hdr *h);
+int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *env,
+                       const void *payload, size_t len);
+void core_conn_backlog(core_conn *c, core_pend *p);
+static inline size_t core_payload_max(void) { return core_s.block_size - sizeof(wire_hdr); }
+/* the protocol choice: eager when the packet fits (ssend carries an 8-byte request id) */
+static inline int core_send_is_eager(const core_req *r)
+{
+    return r->u.send.bytes + (r->u.send.mode == CORE_SEND_SYNC ? 8 : 0) <= core_s.eager_max;
+}
+
+/* match.c */
+core_req *core_match_posted(uint32_t ctx, int32_t src, int32_t tag);   /* removes it */
+core_msg *core_match_unexpected(uint32_t ctx, int32_t src, int32_t tag, int remove);
+int core_posted_blocks_rtr(const core_req *r);  /* an earlier receive could take the message */
+
+/* protocols */
+int core_eager_send(core_conn *c, core_req *r);           /* eager.c */
+void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h);
+void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h);
+int core_conn_accept(int lpid);
+void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload);
+void core_recv_from_msg(core_req *r, core_msg *m);         /* eager.c: complete a receive from an unexpected message */
+int core_rts_send(core_conn *c, core_req *r);              /* rndv_read.c */
+void core_rts_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
+void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rndv *rv);
+void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
+void core_rtr_maybe_send(core_req *r);                     /* rndv_write.c */
+void core_rtr_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
+int core_rtr_try_write(core_conn *c, core_req *r);         /* 1 if the message went into the RTR buffer */
+void core_rtr_seq_seen(core_conn *c, uint32_t seq);
+void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* rndv_copy.c */
+void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, const void *bytes);
+int core_stream_push(core_conn *c, core_pend *p);          /* 1 when the whole message went */
+void core_send_local(core_req *r);                         /* self.c-like path in eager.c */
+
+void core_recv_finish(core_req *r, int32_t src, int32_t tag, size_t got, int truncated);
+void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, int err);
+
+#endif

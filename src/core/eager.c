@@ -1,0 +1,182 @@
+/* Eager protocol: header + data in one ring block; the receiver copies into
+ * the user buffer, or into the unexpected queue when no receive is posted.
+ * Also the self path (a message to my own process) and receive completion. */
+#include "core/core_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* synchronous-mode eager messages carry the send request id before the data */
+#define CORE_SSEND_PREFIX 8
+
+static void core_pack(const core_req *r, void *out, size_t off, size_t len)
+{
+    const core_dt *dt = r->u.send.dt;
+    if (dt->contig)
+        memcpy(out, (const char *)r->u.send.buf + dt->true_lb + off, len);
+    else
+        core_dt_pack(r->u.send.buf, r->u.send.count, dt, off, out, len);
+}
+
+void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h)
+{
+    size_t bytes = r->u.send.bytes;
+    uint8_t *p = (uint8_t *)(h + 1);
+    h->type = WIRE_EAGER;
+    h->flags = 0;
+    h->ctx = r->u.send.ctx;
+    h->src = r->u.send.src;
+    h->tag = r->u.send.tag;
+    h->seq = r->u.send.seq;
+    if (r->u.send.mode == CORE_SEND_SYNC) {
+        h->flags = WIRE_F_SSEND;
+        uint32_t id = (uint32_t)r->id;
+        memcpy(p, &id, 4);
+        memset(p + 4, 0, 4);
+        p += CORE_SSEND_PREFIX;
+        h->len = (uint32_t)(bytes + CORE_SSEND_PREFIX);
+    } else {
+        h->len = (uint32_t)bytes;
+    }
+    core_pack(r, p, 0, bytes);
+    core_conn_tx_end(c, h);
+    if (r->u.send.mode == CORE_SEND_SYNC) {
+        r->u.send.state = CORE_S_ACK_WAIT;
+    } else {
+        r->u.send.state = CORE_S_DONE;
+        core_req_complete(r);
+    }
+}
+
+int core_eager_send(core_conn *c, core_req *r)
+{
+    wire_hdr *h = util_queue_empty(&c->backlog) ? core_conn_tx_begin(c, 0) : NULL;
+    if (h) {
+        core_eager_emit(c, r, h);
+        return UTIL_OK;
+    }
+    core_pend *p = util_calloc(1, sizeof *p);
+    p->req = r;
+    r->u.send.state = CORE_S_QUEUED;
+    core_conn_backlog(c, p);
+    return UTIL_OK;
+}
+
+/* copy (part of) a message into a receive buffer; true if it was truncated */
+static int core_unpack_to(core_req *r, const void *data, size_t size, size_t *got)
+{
+    size_t n = size < r->u.recv.capacity ? size : r->u.recv.capacity;
+    const core_dt *dt = r->u.recv.dt;
+    if (n) {
+        if (dt->contig)
+            memcpy((char *)r->u.recv.buf + dt->true_lb, data, n);
+        else
+            core_dt_unpack(r->u.recv.buf, r->u.recv.count, dt, 0, data, n);
+    }
+    *got = n;
+    return size > r->u.recv.capacity;
+}
+
+void core_recv_finish(core_req *r, int32_t src, int32_t tag, size_t got, int truncated)
+{
+    core_req_set_status(r, src, tag, got, truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    r->u.recv.state = CORE_R_DONE;
+    core_req_complete(r);
+}
+
+static void core_send_ack(int lpid, uint32_t sreq)
+{
+    core_conn *c = core_conn_get(lpid);
+    wire_done d = {.req = sreq};
+    if (c)
+        core_conn_send_ctl(c, WIRE_ACK, 0, NULL, &d, sizeof d);
+}
+
+void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload)
+{
+    const uint8_t *data = payload;
+    size_t size = h->len;
+    uint32_t sreq = 0;
+    if (h->flags & WIRE_F_SSEND) {
+        if (size < CORE_SSEND_PREFIX)
+            util_die("malformed packet from process %d: short synchronous eager message", c->lpid);
+        memcpy(&sreq, data, 4);
+        data += CORE_SSEND_PREFIX;
+        size -= CORE_SSEND_PREFIX;
+    }
+    core_req *r = core_match_posted(h->ctx, h->src, h->tag);
+    if (r) {
+        size_t got;
+        int trunc = core_unpack_to(r, data, size, &got);
+        r->u.recv.lpid = c->lpid;
+        if (h->flags & WIRE_F_SSEND)
+            core_send_ack(c->lpid, sreq);
+        core_recv_finish(r, h->src, h->tag, got, trunc);
+        return;
+    }
+    core_msg *m = util_calloc(1, sizeof *m);
+    m->type = WIRE_EAGER;
+    m->flags = h->flags;
+    m->ctx = h->ctx;
+    m->src = h->src;
+    m->tag = h->tag;
+    m->lpid = c->lpid;
+    m->seq = h->seq;
+    m->size = size;
+    m->rndv.req = sreq;
+    m->data = util_malloc(size);
+    memcpy(m->data, data, size);
+    core_st.unexpected++;
+    util_queue_push(&core_s.unexpected, &m->qn);
+}
+
+void core_recv_from_msg(core_req *r, core_msg *m)
+{
+    r->u.recv.lpid = m->lpid;
+    if (m->type == WIRE_RTS) {
+        wire_hdr env = {.ctx = m->ctx, .src = m->src, .tag = m->tag, .seq = m->seq};
+        core_rts_matched(r, m->lpid, &env, &m->rndv);
+        free(m);
+        return;
+    }
+    size_t got;
+    int trunc = core_unpack_to(r, m->data, m->size, &got);
+    if (m->local_send) {
+        m->local_send->u.send.state = CORE_S_DONE;
+        core_req_complete(m->local_send);
+    } else if (m->flags & WIRE_F_SSEND) {
+        core_send_ack(m->lpid, m->rndv.req);
+    }
+    core_recv_finish(r, m->src, m->tag, got, trunc);
+    free(m->data);
+    free(m);
+}
+
+/* a message to myself: always copied, so a send never waits for its receive
+ * (except in synchronous mode, which completes when matched) */
+void core_send_local(core_req *r)
+{
+    core_msg *m = util_calloc(1, sizeof *m);
+    m->type = WIRE_EAGER;
+    m->ctx = r->u.send.ctx;
+    m->src = r->u.send.src;
+    m->tag = r->u.send.tag;
+    m->lpid = core_s.self;
+    m->size = r->u.send.bytes;
+    m->data = util_malloc(m->size);
+    core_pack(r, m->data, 0, m->size);
+    if (r->u.send.mode == CORE_SEND_SYNC) {
+        m->local_send = r;
+        r->u.send.state = CORE_S_ACK_WAIT;
+    } else {
+        r->u.send.state = CORE_S_DONE;
+        core_req_complete(r);
+    }
+    core_req *rr = core_match_posted(m->ctx, m->src, m->tag);
+    if (rr) {
+        core_recv_from_msg(rr, m);
+        return;
+    }
+    core_st.unexpected++;
+    util_queue_push(&core_s.unexpected, &m->qn);
+}

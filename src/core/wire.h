@@ -1,0 +1,71 @@
+/* Wire format of the packets that travel through a connection's receive
+ * ring. Fixed-width fields, documented one by one; fields are only ever
+ * appended; sizes pinned by _Static_assert. Every field a peer sends is
+ * checked on arrival (core/conn.c: core_wire_check). */
+#ifndef DCFA_CORE_WIRE_H
+#define DCFA_CORE_WIRE_H
+
+#include <stdint.h>
+
+#define WIRE_VERSION 1
+
+enum wire_type {
+    WIRE_EAGER = 1,     /* header + whole message */
+    WIRE_RTS = 2,       /* sender-first rendezvous: sender's buffer (wire_rndv) */
+    WIRE_RTR = 3,       /* receiver-first rendezvous: receiver's buffer (wire_rndv), bound to `seq` */
+    WIRE_DONE = 4,      /* bulk transfer finished (wire_done) */
+    WIRE_SYNC = 5,      /* credit update only */
+    WIRE_CTS = 6,       /* clear to send through the ring (no single-copy): wire_done names both requests */
+    WIRE_DATA = 7,      /* one fragment of a message copied through the ring (wire_frag + bytes) */
+    WIRE_ACK = 8,       /* a synchronous-mode eager message was matched (wire_done) */
+    WIRE_TYPE_MAX = 8
+};
+
+enum wire_flags {
+    WIRE_F_SSEND = 1,       /* EAGER: sender waits for ACK (MPI_Ssend) */
+    WIRE_F_RTR_DATA = 2,    /* DONE: data of message `seq` was written into the RTR buffer */
+};
+
+/* One packet header, at the start of a ring block. 32 bytes. */
+typedef struct wire_hdr {
+    uint32_t mark;      /* ring position + 1 of this block: stored last with release order; the
+                           receiver sees the whole packet once it reads the expected mark (the
+                           tail marker of the DCFA protocol, kept in the header's cache line) */
+    uint8_t type;       /* enum wire_type */
+    uint8_t version;    /* WIRE_VERSION */
+    uint16_t flags;     /* enum wire_flags */
+    uint32_t credit;    /* piggy-backed credit: packets the sender has consumed from the reverse ring */
+    uint32_t ctx;       /* context id of the communicator */
+    int32_t src;        /* sender's rank in that communicator */
+    int32_t tag;
+    uint32_t seq;       /* per-pair message sequence number (0 for SYNC and control packets) */
+    uint32_t len;       /* payload bytes following this header */
+} wire_hdr;
+_Static_assert(sizeof(wire_hdr) == 32, "wire header is 32 bytes");
+
+/* RTS and RTR payload */
+typedef struct wire_rndv {
+    uint64_t addr;      /* buffer address in the sender's (RTS) / receiver's (RTR) memory */
+    uint64_t size;      /* message size (RTS) / buffer capacity (RTR) */
+    uint32_t req;       /* the request id of the packet's sender */
+    uint32_t pad;
+} wire_rndv;
+_Static_assert(sizeof(wire_rndv) == 24, "rndv payload is 24 bytes");
+
+/* DONE, CTS, ACK payload */
+typedef struct wire_done {
+    uint32_t req;       /* request id at the packet's receiver */
+    uint32_t peer_req;  /* request id at the packet's sender (CTS) */
+    uint64_t size;      /* bytes transferred (DONE with RTR data: the message size) */
+} wire_done;
+_Static_assert(sizeof(wire_done) == 16, "done payload is 16 bytes");
+
+/* DATA payload header, followed by the fragment bytes */
+typedef struct wire_frag {
+    uint32_t req;       /* receive request id at the packet's receiver */
+    uint32_t pad;
+    uint64_t offset;    /* offset of this fragment in the packed message */
+} wire_frag;
+_Static_assert(sizeof(wire_frag) == 16, "frag header is 16 bytes");
+
+#endif

@@ -1,0 +1,162 @@
+/* Start-up and shut-down of the library, and the process-wide queries. */
+#include "mpi/mpii.h"
+#include "core/core.h"
+#include "assist/assist.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+mpii_state mpii_st;
+
+void mpii_pt2pt_finalize(void);     /* pt2pt.c */
+int mpii_pt2pt_init(void);
+
+static void mpii_hang_report(int sig)
+{
+    (void)sig;
+    core_dump_pending();
+}
+
+static int mpii_init(int required, int *provided)
+{
+    if (mpii_st.initialized)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init", "MPI is already initialized");
+    if (mpii_st.finalized)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init", "MPI cannot be initialized again after MPI_Finalize");
+    util_tunables_load();
+    int rank = 0, size = 1, appnum = 0;
+    int rc = assist_init(&rank, &size, &appnum);
+    if (rc < 0)
+        util_die("MPI_Init: cannot reach the assist daemon (%s)", strerror(-rc));
+    util_log_rank = rank;
+    mpii_st.world_rank = rank;
+    mpii_st.world_size = size;
+    mpii_st.appnum = appnum;
+    int usize = assist_universe_size();
+    mpii_st.universe_size = usize > 0 ? usize : size;
+    gethostname(mpii_st.hostname, sizeof mpii_st.hostname - 1);
+    /* one thread drives the library at a time; MULTIPLE is granted with a
+     * global lock in a later version: until then the honest answer is SERIALIZED */
+    mpii_st.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    if (mpii_st.thread_level < MPI_THREAD_SINGLE)
+        mpii_st.thread_level = MPI_THREAD_SINGLE;
+    if (provided)
+        *provided = mpii_st.thread_level;
+    rc = core_init(rank, size);
+    if (rc != UTIL_OK)
+        util_die("MPI_Init: cannot set up the shared-memory fabric");
+    mpii_errh_init();
+    mpii_info_init();
+    mpii_dtype_init();
+    mpii_op_init();
+    mpii_pt2pt_init();
+    mpii_comm_init_world();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = mpii_hang_report;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, NULL);
+    mpii_st.initialized = 1;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    return mpii_init(MPI_THREAD_SINGLE, NULL);
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Init_thread",
+                        "required=%d is not a thread level", required);
+    return mpii_init(required, provided);
+}
+
+int PMPI_Initialized(int *flag)
+{
+    *flag = mpii_st.initialized;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Finalized(int *flag)
+{
+    *flag = mpii_st.finalized;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Query_thread(int *provided)
+{
+    *provided = mpii_st.thread_level;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Is_thread_main(int *flag)
+{
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Finalize(void)
+{
+    if (!mpii_st.initialized || mpii_st.finalized)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Finalize",
+                        "MPI is not initialized or already finalized");
+    mpii_comm *self = mpii_comm_get(MPI_COMM_SELF);
+    if (self)
+        mpii_attr_delete_all(MPII_OBJ_COMM, MPI_COMM_SELF, &self->attrs);
+    mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
+    mpii_pt2pt_finalize();
+    if (util_cfg.stats) {
+        int nconn = 0;
+        size_t fp = core_footprint(&nconn);
+        fprintf(stderr,
+                "dcfa-stats rank=%d sync_sent=%llu eager_sent=%llu rts_sent=%llu rtr_sent=%llu "
+                "done_sent=%llu data_sent=%llu unexpected=%llu backlog=%llu connections=%d "
+                "conn_bytes=%zu\n",
+                mpii_st.world_rank, (unsigned long long)core_st.sent[5], (unsigned long long)core_st.sent[1],
+                (unsigned long long)core_st.sent[2], (unsigned long long)core_st.sent[3],
+                (unsigned long long)core_st.sent[4], (unsigned long long)core_st.sent[7],
+                (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp);
+    }
+    core_finalize();
+    mpii_comm_finalize();
+    mpii_dtype_finalize();
+    assist_finalize();
+    mpii_st.finalized = 1;
+    signal(SIGUSR1, SIG_DFL);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "MPI_Abort(errorcode=%d) called by rank %d", errorcode, mpii_st.world_rank);
+    fflush(stdout);
+    fflush(stderr);
+    assist_abort(errorcode, msg);
+    _exit(errorcode ? errorcode : 1);
+}
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    char host[MPI_MAX_PROCESSOR_NAME];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = 0;
+    strcpy(name, host);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "DCFA-MPI %s (MPI %d.%d; direct data path: shm rings, CMA rendezvous)",
+                     DCFA_VERSION, MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}

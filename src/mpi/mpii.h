@@ -1,0 +1,136 @@
+/* The MPI semantics layer: objects behind the handles and the calls each
+ * chapter offers the others. Bindings (src/binding) check arguments and call
+ * these; core (src/core) moves the bytes. */
+#ifndef DCFA_MPII_H
+#define DCFA_MPII_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include "util/util.h"
+#include "core/dtype.h"
+#include "mpi/mpii_err.h"
+
+#define MPII_HANDLE_KIND(h) (((unsigned)(h) >> 24) & 0x3f)
+#define MPII_HANDLE_INDEX(h) ((int)((unsigned)(h) & 0xffffff))
+#define MPII_HANDLE(kind, index) ((int)(((unsigned)(kind) << 24) | (unsigned)(index)))
+enum mpii_kind {
+    MPII_KIND_COMM = 1, MPII_KIND_GROUP, MPII_KIND_DTYPE, MPII_KIND_OP, MPII_KIND_REQUEST,
+    MPII_KIND_ERRH, MPII_KIND_INFO, MPII_KIND_WIN, MPII_KIND_FILE, MPII_KIND_MESSAGE,
+    MPII_KIND_SESSION,
+};
+
+/* ---- process state (src/mpi/init) ---------------------------------------- */
+typedef struct mpii_state {
+    int initialized, finalized;
+    int thread_level;
+    int world_rank, world_size;
+    int appnum, universe_size;
+    char hostname[MPI_MAX_PROCESSOR_NAME];
+} mpii_state;
+extern mpii_state mpii_st;
+
+/* ---- attributes (src/mpi/attr) --------------------------------------------- */
+typedef struct mpii_attr mpii_attr;     /* list node, private to attr.c */
+/* copy list on dup (runs copy callbacks), delete all (runs delete callbacks) */
+int mpii_attr_copy_comm(MPI_Comm oldh, MPI_Comm newh, mpii_attr *src, mpii_attr **dst);
+int mpii_attr_delete_all(int objkind, int handle, mpii_attr **list);
+
+/* ---- groups (src/mpi/group) --------------------------------------------- */
+typedef struct mpii_group {
+    int handle;
+    int refcount;
+    int size;
+    int rank;           /* my rank in the group or MPI_UNDEFINED */
+    int *lpids;         /* process ids (index in the job's process table) of each rank */
+} mpii_group;
+mpii_group *mpii_group_get(MPI_Group h);            /* NULL if not a valid group handle */
+mpii_group *mpii_group_create(int size, const int *lpids);   /* refcount 1, handle assigned */
+void mpii_group_ref(mpii_group *g);
+void mpii_group_release(mpii_group *g);             /* frees at refcount 0 */
+
+/* ---- communicators (src/mpi/comm) --------------------------------------- */
+typedef struct mpii_comm {
+    int handle;
+    int refcount;
+    uint32_t ctx;           /* point-to-point context id; ctx + 1 is for collectives */
+    int rank, size;         /* in the local group */
+    int is_inter;
+    mpii_group *group;      /* local group */
+    mpii_group *remote;     /* inter-communicator: remote group; NULL for intra */
+    struct mpii_comm *local_comm;  /* inter-communicator: an intra-communicator over the local group */
+    MPI_Errhandler errhandler;
+    MPI_Info info;
+    mpii_attr *attrs;
+    uint32_t coll_tag;      /* sequence for internal collective tags */
+    char name[MPI_MAX_OBJECT_NAME];
+    void *topo;             /* topology (src/mpi/topo), NULL if none */
+} mpii_comm;
+mpii_comm *mpii_comm_get(MPI_Comm h);       /* NULL if not a valid communicator handle */
+/* the process id behind a destination/source rank: the remote group's for inter-communicators */
+static inline int mpii_comm_peer_lpid(const mpii_comm *c, int rank)
+{
+    return (c->is_inter ? c->remote : c->group)->lpids[rank];
+}
+static inline int mpii_comm_peer_size(const mpii_comm *c)
+{
+    return c->is_inter ? c->remote->size : c->size;
+}
+int mpii_comm_init_world(void);             /* MPI_COMM_WORLD, MPI_COMM_SELF from mpii_st */
+void mpii_comm_finalize(void);
+
+/* ---- datatypes (src/mpi/datatype) ---------------------------------------------- */
+typedef struct mpii_dtype {
+    core_dt dt;             /* first member: the engine's compiled description */
+    int handle;
+    int refcount;
+    int committed;
+    int predefined;
+    mpii_attr *attrs;
+    char name[MPI_MAX_OBJECT_NAME];
+    void *contents;         /* envelope/contents, private to datatype code */
+} mpii_dtype;
+mpii_dtype *mpii_dtype_get(MPI_Datatype h); /* NULL if not a valid datatype handle */
+int mpii_dtype_init(void);
+void mpii_dtype_finalize(void);
+void mpii_dtype_ref(mpii_dtype *t);
+void mpii_dtype_release(mpii_dtype *t);
+
+/* ---- reduction operations (src/mpi/op) ----------------------------------------- */
+/* inout[i] = in[i] op inout[i] for count elements of datatype; MPI_SUCCESS or an error class */
+int mpii_op_apply(MPI_Op op, const void *in, void *inout, MPI_Aint count, MPI_Datatype dt);
+int mpii_op_is_commutative(MPI_Op op);
+int mpii_op_init(void);
+
+/* ---- error handlers (src/mpi/errhan) ------------------------------------------- */
+int mpii_errh_init(void);
+/* ---- info (src/mpi/info) --------------------------------------------------- */
+int mpii_info_init(void);
+
+/* ---- collectives used inside the library (src/mpi/coll) -------------------------- */
+int mpii_barrier(mpii_comm *c);
+int mpii_bcast(void *buf, MPI_Aint count, MPI_Datatype dt, int root, mpii_comm *c);
+int mpii_allreduce(const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt, MPI_Op op,
+                   mpii_comm *c);
+int mpii_allgather(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, void *rbuf,
+                   MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c);
+
+/* ---- point-to-point inside the library (src/mpi/pt2pt) --------------------------
+ * Blocking helpers used by collectives and communicator construction; `coll`
+ * selects the collective context (ctx + 1) so user traffic never matches. */
+int mpii_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
+              mpii_comm *c, int coll);
+int mpii_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
+              int coll, MPI_Status *status);
+int mpii_sendrecv(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest, int stag,
+                  void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int src, int rtag,
+                  mpii_comm *c, int coll, MPI_Status *status);
+int mpii_isend(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
+               mpii_comm *c, int coll, MPI_Request *req);
+int mpii_irecv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
+               int coll, MPI_Request *req);
+int mpii_waitall(int n, MPI_Request *reqs, MPI_Status *statuses);
+
+/* error class of an internal status (util.h codes) */
+int mpii_errclass(int status);
+
+#endif

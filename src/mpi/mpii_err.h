@@ -1,0 +1,16 @@
+/* Error reporting at the MPI boundary: one call raises an MPI error class
+ * through the error handler of the object concerned. */
+#ifndef DCFA_MPII_ERR_H
+#define DCFA_MPII_ERR_H
+
+enum mpii_obj { MPII_OBJ_NONE, MPII_OBJ_COMM, MPII_OBJ_WIN, MPII_OBJ_FILE, MPII_OBJ_SESSION };
+
+/* Formats "<func>: <message> (rank R)", stores it for MPI_Error_string on the
+ * returned code, invokes the error handler attached to (objkind, handle) --
+ * MPI_COMM_WORLD's / the default handler when the object is null or invalid --
+ * and returns the error code to give back to the caller. Under
+ * MPI_ERRORS_ARE_FATAL it prints the message and ends the job. */
+int mpii_err(int objkind, int handle, int errclass, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#endif

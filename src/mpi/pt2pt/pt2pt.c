@@ -1,0 +1,443 @@
+/* Point-to-point at the MPI level: requests behind MPI_Request handles, the
+ * completion functions, buffered mode, matched messages (MPI_Message), and
+ * the blocking helpers the other chapters use. Arguments are already checked
+ * by the bindings; core does the protocols. */
+#include "mpi/mpii.h"
+#include "mpi/pt2pt/pt2pt.h"
+#include "core/core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* requests nobody waits for (MPI_Request_free, buffered sends): freed once complete */
+static util_queue mpii_detached;
+/* buffered mode: the attached buffer, carved first-fit */
+static struct {
+    char *buf;
+    size_t size;
+    struct bseg { size_t off, len; } *used;
+    int nused, capused;
+} mpii_bsend;
+static util_htab mpii_msgs;     /* MPI_Message -> core_msg * */
+
+typedef struct mpii_detached_node {
+    util_qnode qn;
+    core_req *r;
+    int bseg;   /* index+1 of the attached-buffer segment it holds, 0 if none */
+    size_t boff;
+} mpii_detached_node;
+
+int mpii_pt2pt_init(void)
+{
+    util_queue_init(&mpii_detached);
+    util_htab_init(&mpii_msgs, sizeof(void *), 2);
+    return MPI_SUCCESS;
+}
+
+static void mpii_bsend_release(size_t off)
+{
+    for (int i = 0; i < mpii_bsend.nused; i++) {
+        if (mpii_bsend.used[i].off == off) {
+            mpii_bsend.used[i] = mpii_bsend.used[--mpii_bsend.nused];
+            return;
+        }
+    }
+}
+
+/* free what finished among the detached requests; with wait, wait for all */
+static void mpii_detached_sweep(int wait)
+{
+    util_qnode *n = mpii_detached.head.next;
+    while (n != &mpii_detached.head) {
+        util_qnode *next = n->next;
+        mpii_detached_node *d = UTIL_CONTAINER(n, mpii_detached_node, qn);
+        if (wait)
+            core_wait(d->r);
+        if (d->r->complete) {
+            if (d->bseg)
+                mpii_bsend_release(d->boff);
+            mpii_req_release(d->r);
+            util_queue_remove(n);
+            free(d);
+        }
+        n = next;
+    }
+}
+
+void mpii_pt2pt_finalize(void)
+{
+    mpii_detached_sweep(1);
+    free(mpii_bsend.used);
+    memset(&mpii_bsend, 0, sizeof mpii_bsend);
+    util_htab_destroy(&mpii_msgs);
+}
+
+void mpii_req_release(core_req *r)
+{
+    if (r->dtype)
+        mpii_dtype_release(r->dtype);
+    core_req_free(r);
+}
+
+void mpii_req_detach(core_req *r)
+{
+    mpii_detached_node *d = util_calloc(1, sizeof *d);
+    d->r = r;
+    util_queue_push(&mpii_detached, &d->qn);
+}
+
+/* ---- starting operations ----------------------------------------------------------- */
+
+static core_req *mpii_req_null_op(mpii_comm *c)
+{
+    core_req *r = core_req_alloc(CORE_REQ_DONE);
+    r->status.MPI_SOURCE = MPI_PROC_NULL;
+    r->status.MPI_TAG = MPI_ANY_TAG;
+    r->status.dcfa_count = 0;
+    r->comm = c->handle;
+    r->complete = 1;
+    return r;
+}
+
+static int mpii_hold_dtype(core_req *r, MPI_Datatype dt)
+{
+    mpii_dtype *t = mpii_dtype_get(dt);
+    if (t && !t->predefined) {
+        mpii_dtype_ref(t);
+        r->dtype = t;
+    }
+    return MPI_SUCCESS;
+}
+
+int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
+                    mpii_comm *c, int coll, int mode, core_req **out)
+{
+    if (dest == MPI_PROC_NULL) {
+        *out = mpii_req_null_op(c);
+        return MPI_SUCCESS;
+    }
+    if (mode == CORE_SEND_BUFFERED)
+        return mpii_bsend_start(buf, count, dt, dest, tag, c, out);
+    mpii_dtype *t = mpii_dtype_get(dt);
+    int rc = core_isend(buf, (size_t)count, &t->dt, mpii_comm_peer_lpid(c, dest), c->rank, tag,
+                        c->ctx + (coll ? 1u : 0u), mode, out);
+    if (rc != UTIL_OK)
+        return mpii_errclass(rc);
+    (*out)->comm = c->handle;
+    return mpii_hold_dtype(*out, dt);
+}
+
+int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
+                    int coll, core_req **out)
+{
+    if (src == MPI_PROC_NULL) {
+        *out = mpii_req_null_op(c);
+        return MPI_SUCCESS;
+    }
+    mpii_dtype *t = mpii_dtype_get(dt);
+    int lpid = src == MPI_ANY_SOURCE ? -1 : mpii_comm_peer_lpid(c, src);
+    int rc = core_irecv(buf, (size_t)count, &t->dt, lpid, src, tag, c->ctx + (coll ? 1u : 0u), out);
+    if (rc != UTIL_OK)
+        return mpii_errclass(rc);
+    (*out)->comm = c->handle;
+    return mpii_hold_dtype(*out, dt);
+}
+
+/* ---- buffered mode ----------------------------------------------------------------- */
+
+int mpii_buffer_attach(void *buf, size_t size)
+{
+    if (mpii_bsend.buf)
+        return MPI_ERR_BUFFER;
+    mpii_bsend.buf = buf;
+    mpii_bsend.size = size;
+    mpii_bsend.nused = 0;
+    return MPI_SUCCESS;
+}
+
+int mpii_buffer_detach(void **buf, size_t *size)
+{
+    mpii_detached_sweep(1);
+    *buf = mpii_bsend.buf;
+    *size = mpii_bsend.size;
+    mpii_bsend.buf = NULL;
+    mpii_bsend.size = 0;
+    return MPI_SUCCESS;
+}
+
+static int mpii_bseg_cmp(const void *a, const void *b)
+{
+    const struct bseg *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* first fit in the attached buffer; each message costs MPI_BSEND_OVERHEAD extra */
+static int mpii_bsend_alloc(size_t len, size_t *off)
+{
+    size_t need = len + MPI_BSEND_OVERHEAD;
+    qsort(mpii_bsend.used, (size_t)mpii_bsend.nused, sizeof *mpii_bsend.used, mpii_bseg_cmp);
+    size_t at = 0;
+    for (int i = 0; i <= mpii_bsend.nused; i++) {
+        size_t end = i < mpii_bsend.nused ? mpii_bsend.used[i].off : mpii_bsend.size;
+        if (end >= at && end - at >= need) {
+            if (mpii_bsend.nused == mpii_bsend.capused) {
+                mpii_bsend.capused = mpii_bsend.capused ? 2 * mpii_bsend.capused : 16;
+                mpii_bsend.used = util_realloc(mpii_bsend.used, (size_t)mpii_bsend.capused * sizeof *mpii_bsend.used);
+            }
+            mpii_bsend.used[mpii_bsend.nused].off = at;
+            mpii_bsend.used[mpii_bsend.nused].len = need;
+            mpii_bsend.nused++;
+            *off = at;
+            return 1;
+        }
+        if (i < mpii_bsend.nused)
+            at = mpii_bsend.used[i].off + mpii_bsend.used[i].len;
+    }
+    return 0;
+}
+
+int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
+                     mpii_comm *c, core_req **out)
+{
+    mpii_dtype *t = mpii_dtype_get(dt);
+    size_t bytes = (size_t)count * t->dt.size;
+    size_t off;
+    mpii_detached_sweep(0);
+    if (!mpii_bsend.buf || !mpii_bsend_alloc(bytes, &off))
+        return MPI_ERR_BUFFER;
+    char *copy = mpii_bsend.buf + off;
+    if (bytes)
+        core_dt_pack(buf, (size_t)count, &t->dt, 0, copy, bytes);
+    mpii_dtype *byte = mpii_dtype_get(MPI_BYTE);
+    core_req *r;
+    int rc = core_isend(copy, bytes, &byte->dt, mpii_comm_peer_lpid(c, dest), c->rank, tag, c->ctx,
+                        CORE_SEND_STD, &r);
+    if (rc != UTIL_OK) {
+        mpii_bsend_release(off);
+        return mpii_errclass(rc);
+    }
+    r->comm = c->handle;
+    mpii_detached_node *d = util_calloc(1, sizeof *d);
+    d->r = r;
+    d->bseg = 1;
+    d->boff = off;
+    util_queue_push(&mpii_detached, &d->qn);
+    /* the user's request is complete: the data is in the attached buffer */
+    *out = mpii_req_null_op(c);
+    (*out)->status.MPI_SOURCE = MPI_UNDEFINED;
+    (*out)->status.MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* ---- completion ---------------------------------------------------------------------- */
+
+static void mpii_status_out(const core_req *r, MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    int err = st->MPI_ERROR;
+    *st = r->status;
+    st->MPI_ERROR = err;    /* only the multiple-completion calls set MPI_ERROR */
+}
+
+static void mpii_status_empty(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->dcfa_count = 0;
+    st->dcfa_cancelled = 0;
+}
+
+core_req *mpii_req_get(MPI_Request h)
+{
+    if (MPII_HANDLE_KIND(h) != MPII_KIND_REQUEST)
+        return NULL;
+    return core_req_get(MPII_HANDLE_INDEX(h));
+}
+
+/* the request a handle waits on: for persistent requests their active operation */
+static core_req *mpii_req_active(core_req *r)
+{
+    if (r->kind == CORE_REQ_PERSIST)
+        return r->u.persist.active;
+    return r;
+}
+
+int mpii_req_is_done(core_req *r)
+{
+    core_req *a = mpii_req_active(r);
+    if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL)
+        return r->complete;
+    return !a || a->complete;
+}
+
+/* finish a completed request: status out, free (or deactivate), handle updated; returns the
+ * operation's error class */
+int mpii_req_finish(MPI_Request *h, MPI_Status *st)
+{
+    core_req *r = mpii_req_get(*h);
+    int err;
+    if (r->kind == CORE_REQ_PERSIST) {
+        core_req *a = r->u.persist.active;
+        if (!a) {
+            mpii_status_empty(st);
+            return MPI_SUCCESS;
+        }
+        mpii_status_out(a, st);
+        err = a->status.MPI_ERROR;
+        mpii_req_release(a);
+        r->u.persist.active = NULL;
+        return err;
+    }
+    if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL) {
+        int rc = mpii_req_finish_other(r, st);
+        *h = MPI_REQUEST_NULL;
+        return rc;
+    }
+    mpii_status_out(r, st);
+    err = r->status.MPI_ERROR;
+    mpii_req_release(r);
+    *h = MPI_REQUEST_NULL;
+    return err;
+}
+
+__attribute__((weak)) int mpii_req_finish_other(core_req *r, MPI_Status *st)
+{
+    mpii_status_out(r, st);
+    int err = r->status.MPI_ERROR;
+    core_req_free(r);
+    return err;
+}
+
+int mpii_req_inactive(MPI_Request h)
+{
+    core_req *r = mpii_req_get(h);
+    return !r || (r->kind == CORE_REQ_PERSIST && !r->u.persist.active);
+}
+
+/* progress until r is done, yielding when idle */
+void mpii_req_wait_one(core_req *r)
+{
+    util_backoff b;
+    util_backoff_reset(&b);
+    while (!mpii_req_is_done(r)) {
+        if (core_progress() > 0)
+            util_backoff_reset(&b);
+        else
+            util_backoff_wait(&b);
+    }
+}
+
+void mpii_progress(void)
+{
+    core_progress();
+}
+
+/* ---- matched probes ------------------------------------------------------------------ */
+
+MPI_Message mpii_msg_put(core_msg *m)
+{
+    int idx;
+    core_msg **slot = util_htab_alloc(&mpii_msgs, &idx);
+    *slot = m;
+    return MPII_HANDLE(MPII_KIND_MESSAGE, idx);
+}
+
+core_msg *mpii_msg_take(MPI_Message h)
+{
+    if (MPII_HANDLE_KIND(h) != MPII_KIND_MESSAGE)
+        return NULL;
+    core_msg **slot = util_htab_get(&mpii_msgs, MPII_HANDLE_INDEX(h));
+    if (!slot)
+        return NULL;
+    core_msg *m = *slot;
+    util_htab_free(&mpii_msgs, MPII_HANDLE_INDEX(h));
+    return m;
+}
+
+/* ---- blocking helpers for the other chapters --------------------------------------------- */
+
+static int mpii_wait_release(core_req *r, MPI_Status *st)
+{
+    mpii_req_wait_one(r);
+    if (st && st != MPI_STATUS_IGNORE)
+        *st = r->status;
+    int err = r->status.MPI_ERROR;
+    mpii_req_release(r);
+    return err;
+}
+
+int mpii_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag, mpii_comm *c,
+              int coll)
+{
+    core_req *r;
+    int rc = mpii_start_send(buf, count, dt, dest, tag, c, coll, CORE_SEND_STD, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return mpii_wait_release(r, NULL);
+}
+
+int mpii_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c, int coll,
+              MPI_Status *status)
+{
+    core_req *r;
+    int rc = mpii_start_recv(buf, count, dt, src, tag, c, coll, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return mpii_wait_release(r, status);
+}
+
+int mpii_sendrecv(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest, int stag,
+                  void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int src, int rtag, mpii_comm *c,
+                  int coll, MPI_Status *status)
+{
+    core_req *rr, *sr;
+    int rc = mpii_start_recv(rbuf, rcount, rdt, src, rtag, c, coll, &rr);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = mpii_start_send(sbuf, scount, sdt, dest, stag, c, coll, CORE_SEND_STD, &sr);
+    if (rc != MPI_SUCCESS) {
+        mpii_wait_release(rr, NULL);
+        return rc;
+    }
+    int e1 = mpii_wait_release(sr, NULL);
+    int e2 = mpii_wait_release(rr, status);
+    return e2 != MPI_SUCCESS ? e2 : e1;
+}
+
+int mpii_isend(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag, mpii_comm *c,
+               int coll, MPI_Request *req)
+{
+    core_req *r;
+    int rc = mpii_start_send(buf, count, dt, dest, tag, c, coll, CORE_SEND_STD, &r);
+    if (rc == MPI_SUCCESS)
+        *req = MPII_HANDLE(MPII_KIND_REQUEST, r->id);
+    return rc;
+}
+
+int mpii_irecv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c, int coll,
+               MPI_Request *req)
+{
+    core_req *r;
+    int rc = mpii_start_recv(buf, count, dt, src, tag, c, coll, &r);
+    if (rc == MPI_SUCCESS)
+        *req = MPII_HANDLE(MPII_KIND_REQUEST, r->id);
+    return rc;
+}
+
+int mpii_waitall(int n, MPI_Request *reqs, MPI_Status *statuses)
+{
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        core_req *r = mpii_req_get(reqs[i]);
+        mpii_req_wait_one(r);
+        int e = mpii_req_finish(&reqs[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+        if (e != MPI_SUCCESS)
+            err = e;
+    }
+    return err;
+}

@@ -1,0 +1,32 @@
+/* MPI-level point-to-point internals shared by the pt2pt bindings and the
+ * chapters that make requests of their own (collectives, generalized requests). */
+#ifndef DCFA_MPI_PT2PT_H
+#define DCFA_MPI_PT2PT_H
+
+#include "mpi/mpii.h"
+#include "core/core.h"
+
+int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
+                    mpii_comm *c, int coll, int mode, core_req **out);
+int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
+                    int coll, core_req **out);
+int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
+                     mpii_comm *c, core_req **out);
+int mpii_buffer_attach(void *buf, size_t size);
+int mpii_buffer_detach(void **buf, size_t *size);
+
+core_req *mpii_req_get(MPI_Request h);      /* NULL if not a live request */
+int mpii_req_is_done(core_req *r);
+int mpii_req_finish(MPI_Request *h, MPI_Status *st);
+int mpii_req_inactive(MPI_Request h);        /* null or inactive persistent */
+void mpii_req_wait_one(core_req *r);
+void mpii_req_release(core_req *r);          /* drops the datatype reference and frees */
+void mpii_req_detach(core_req *r);           /* freed by the library once complete */
+/* completion of CORE_REQ_GREQ / CORE_REQ_COLL requests, provided by their owners */
+int mpii_req_finish_other(core_req *r, MPI_Status *st);
+void mpii_progress(void);
+
+MPI_Message mpii_msg_put(core_msg *m);
+core_msg *mpii_msg_take(MPI_Message h);
+
+#endif

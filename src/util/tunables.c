@@ -1,0 +1,151 @@
+/* Every tunable, declared once: environment name, type, default, help.
+ * Read at MPI_Init, listed by `mpiinfo`, used by tests to force protocols. */
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+util_config util_cfg;
+
+const util_tunable util_tunables[] = {
+    {"DCFA_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.eager_limit, "8192", NULL,
+     "largest message (header included) sent eagerly through the receive ring; larger ones use rendezvous"},
+    {"DCFA_MAX_CREDIT", UTIL_T_INT, &util_cfg.max_credit, "64", NULL,
+     "blocks in each connection's receive ring (MaxCredit)"},
+    {"DCFA_BLOCK_SIZE", UTIL_T_SIZE, &util_cfg.block_size, "8192", NULL,
+     "bytes in one ring block; an eager packet must fit in one block"},
+    {"DCFA_CREDIT_SYNC_LIMIT", UTIL_T_INT, &util_cfg.credit_sync_limit, "2", NULL,
+     "a receiver sends an explicit SYNC when the sender's credit falls below this (CreditSyncLimit)"},
+    {"DCFA_INLINE_LIMIT", UTIL_T_SIZE, &util_cfg.inline_limit, "16", NULL,
+     "payload bytes carried inside the packet header's cache line (libfabric: inject)"},
+    {"DCFA_STAGED_THRESHOLD", UTIL_T_SIZE, &util_cfg.staged_threshold, "8192", NULL,
+     "above it, rendezvous data that cannot move single-copy is staged through bounce buffers"},
+    {"DCFA_RNDV_MODE", UTIL_T_ENUM, &util_cfg.rndv_mode, "auto", "auto,read,write",
+     "rendezvous: auto (receiver-first when allowed), read (always sender-first: RTS, receiver reads), write (receiver-first whenever allowed)"},
+    {"DCFA_CMA", UTIL_T_BOOL, &util_cfg.cma, "1", NULL,
+     "single-copy rendezvous through process_vm_readv/writev; 0 forces the bounce-buffer pipeline"},
+    {"DCFA_BOUNCE_CHUNK", UTIL_T_SIZE, &util_cfg.bounce_chunk, "262144", NULL,
+     "chunk size of the bounce-buffer pipeline"},
+    {"DCFA_SPIN", UTIL_T_INT, &util_cfg.spin_count, "2000", NULL,
+     "polls of an idle wait before yielding the core"},
+    {"DCFA_YIELD", UTIL_T_INT, &util_cfg.yield_count, "200", NULL,
+     "sched_yield calls of an idle wait before sleeping in short naps"},
+    {"DCFA_ASYNC_PROGRESS", UTIL_T_BOOL, &util_cfg.async_progress, "0", NULL,
+     "start an assist thread that progresses communication while the application computes"},
+    {"DCFA_STATS", UTIL_T_BOOL, &util_cfg.stats, "0", NULL,
+     "print per-rank protocol counters (packets by type, SYNCs) to stderr at MPI_Finalize"},
+    {"DCFA_DEBUG", UTIL_T_INT, &util_cfg.debug, "0", NULL,
+     "debug verbosity (0 silent)"},
+};
+const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
+
+static int util_tunable_parse(const util_tunable *t, const char *s)
+{
+    char *end = NULL;
+    switch (t->type) {
+    case UTIL_T_SIZE: {
+        unsigned long long v = strtoull(s, &end, 0);
+        if (end == s)
+            return UTIL_EINVAL;
+        if (*end == 'k' || *end == 'K')
+            v <<= 10, end++;
+        else if (*end == 'm' || *end == 'M')
+            v <<= 20, end++;
+        else if (*end == 'g' || *end == 'G')
+            v <<= 30, end++;
+        if (*end)
+            return UTIL_EINVAL;
+        *(size_t *)t->ptr = (size_t)v;
+        return UTIL_OK;
+    }
+    case UTIL_T_INT: {
+        long v = strtol(s, &end, 0);
+        if (end == s || *end)
+            return UTIL_EINVAL;
+        *(int *)t->ptr = (int)v;
+        return UTIL_OK;
+    }
+    case UTIL_T_BOOL:
+        if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "true") || !strcasecmp(s, "on"))
+            *(int *)t->ptr = 1;
+        else if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off"))
+            *(int *)t->ptr = 0;
+        else
+            return UTIL_EINVAL;
+        return UTIL_OK;
+    case UTIL_T_ENUM: {
+        int idx = 0;
+        const char *p = t->choices;
+        size_t n = strlen(s);
+        while (p && *p) {
+            const char *comma = strchr(p, ',');
+            size_t len = comma ? (size_t)(comma - p) : strlen(p);
+            if (len == n && !strncasecmp(p, s, n)) {
+                *(int *)t->ptr = idx;
+                return UTIL_OK;
+            }
+            idx++;
+            p = comma ? comma + 1 : NULL;
+        }
+        return UTIL_EINVAL;
+    }
+    }
+    return UTIL_EINVAL;
+}
+
+int util_tunables_load(void)
+{
+    int rc = UTIL_OK;
+    for (int i = 0; i < util_ntunables; i++) {
+        const util_tunable *t = &util_tunables[i];
+        (void)util_tunable_parse(t, t->defval);
+        const char *env = getenv(t->name);
+        if (env && *env && util_tunable_parse(t, env) != UTIL_OK) {
+            util_log("invalid value '%s' for %s (%s%s%s); using the default %s", env, t->name,
+                     t->type == UTIL_T_ENUM ? "one of " : "a number",
+                     t->type == UTIL_T_ENUM ? t->choices : "", "", t->defval);
+            rc = UTIL_EINVAL;
+        }
+    }
+    /* keep the protocol parameters consistent */
+    if (util_cfg.max_credit < 4)
+        util_cfg.max_credit = 4;
+    if (util_cfg.block_size < 256)
+        util_cfg.block_size = 256;
+    util_cfg.block_size = (util_cfg.block_size + 63) & ~(size_t)63;
+    if (util_cfg.credit_sync_limit < 1)
+        util_cfg.credit_sync_limit = 1;
+    if (util_cfg.credit_sync_limit > util_cfg.max_credit - 2)
+        util_cfg.credit_sync_limit = util_cfg.max_credit - 2;
+    if (util_cfg.bounce_chunk < 4096)
+        util_cfg.bounce_chunk = 4096;
+    return rc;
+}
+
+int util_tunable_format(const util_tunable *t, char *buf, size_t len)
+{
+    switch (t->type) {
+    case UTIL_T_SIZE:
+        return snprintf(buf, len, "%zu", *(size_t *)t->ptr);
+    case UTIL_T_INT:
+    case UTIL_T_BOOL:
+        return snprintf(buf, len, "%d", *(int *)t->ptr);
+    case UTIL_T_ENUM: {
+        int idx = *(int *)t->ptr;
+        const char *p = t->choices;
+        for (int k = 0; k < idx && p; k++) {
+            p = strchr(p, ',');
+            if (p)
+                p++;
+        }
+        if (!p)
+            return snprintf(buf, len, "%d", idx);
+        const char *comma = strchr(p, ',');
+        int n = comma ? (int)(comma - p) : (int)strlen(p);
+        return snprintf(buf, len, "%.*s", n, p);
+    }
+    }
+    return 0;
+}

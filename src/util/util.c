@@ -1,0 +1,207 @@
+/* util: logging, memory, handle tables, time, backoff. */
+#include "util/util.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int util_log_rank = -1;
+
+static void util_vlog(const char *fmt, va_list ap)
+{
+    char buf[1024];
+    int n;
+    if (util_log_rank >= 0)
+        n = snprintf(buf, sizeof buf, "[dcfa-mpi] rank %d: ", util_log_rank);
+    else
+        n = snprintf(buf, sizeof buf, "[dcfa-mpi] pid %d: ", (int)getpid());
+    if (n < 0 || (size_t)n >= sizeof buf)
+        n = 0;
+    vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    size_t len = strlen(buf);
+    if (len + 1 < sizeof buf && (len == 0 || buf[len - 1] != '\n')) {
+        buf[len++] = '\n';
+        buf[len] = 0;
+    }
+    /* one write so lines of different ranks do not interleave */
+    ssize_t w = write(STDERR_FILENO, buf, len);
+    (void)w;
+}
+
+void util_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    util_vlog(fmt, ap);
+    va_end(ap);
+}
+
+_Noreturn void util_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    util_vlog(fmt, ap);
+    va_end(ap);
+    _exit(1);
+}
+
+void *util_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        util_die("out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *util_calloc(size_t n, size_t m)
+{
+    void *p = calloc(n ? n : 1, m ? m : 1);
+    if (!p)
+        util_die("out of memory allocating %zu x %zu bytes", n, m);
+    return p;
+}
+
+void *util_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        util_die("out of memory reallocating %zu bytes", n);
+    return q;
+}
+
+char *util_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = util_malloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+/* ---- handle tables ---------------------------------------------------------- */
+
+static void util_htab_grow_state(util_htab *t, int upto)
+{
+    if (upto < t->free_cap)
+        return;
+    int cap = t->free_cap ? t->free_cap * 2 : 256;
+    while (cap <= upto)
+        cap *= 2;
+    t->free_next = util_realloc(t->free_next, (size_t)cap * sizeof(int));
+    for (int k = t->free_cap; k < cap; k++)
+        t->free_next[k] = -1;
+    t->free_cap = cap;
+}
+
+/* free_next[i] is -2 while index i is in use, else the next free index (-1 ends the chain) */
+void util_htab_init(util_htab *t, size_t objsize, int reserved)
+{
+    memset(t, 0, sizeof *t);
+    t->objsize = objsize;
+    t->free_head = -1;
+    t->next_unused = reserved > 1 ? reserved : 1;
+    int need = t->next_unused / UTIL_HTAB_CHUNK + 1;
+    t->chunks = util_calloc((size_t)need, sizeof *t->chunks);
+    t->nchunks = need;
+    for (int c = 0; c < need; c++)
+        t->chunks[c] = util_calloc(UTIL_HTAB_CHUNK, sizeof(void *));
+    util_htab_grow_state(t, t->next_unused);
+    for (int i = 1; i < t->next_unused; i++) {
+        t->chunks[i / UTIL_HTAB_CHUNK][i % UTIL_HTAB_CHUNK] = util_calloc(1, objsize);
+        t->free_next[i] = -2;
+    }
+}
+
+void *util_htab_alloc(util_htab *t, int *index)
+{
+    int i;
+    if (t->free_head >= 0) {
+        i = t->free_head;
+        t->free_head = t->free_next[i];
+    } else {
+        i = t->next_unused++;
+        if (i >= (1 << 24) - 1)
+            util_die("handle table exhausted");
+        int c = i / UTIL_HTAB_CHUNK;
+        if (c >= t->nchunks) {
+            t->chunks = util_realloc(t->chunks, (size_t)(c + 1) * sizeof *t->chunks);
+            t->chunks[c] = util_calloc(UTIL_HTAB_CHUNK, sizeof(void *));
+            t->nchunks = c + 1;
+        }
+        util_htab_grow_state(t, i);
+    }
+    void **slot = &t->chunks[i / UTIL_HTAB_CHUNK][i % UTIL_HTAB_CHUNK];
+    if (!*slot)
+        *slot = util_calloc(1, t->objsize);
+    else
+        memset(*slot, 0, t->objsize);
+    t->free_next[i] = -2;
+    *index = i;
+    return *slot;
+}
+
+void *util_htab_get(const util_htab *t, int index)
+{
+    if (index <= 0 || index >= t->next_unused || t->free_next[index] != -2)
+        return NULL;
+    return t->chunks[index / UTIL_HTAB_CHUNK][index % UTIL_HTAB_CHUNK];
+}
+
+void util_htab_free(util_htab *t, int index)
+{
+    if (index <= 0 || index >= t->next_unused || t->free_next[index] != -2)
+        return;
+    t->free_next[index] = t->free_head;
+    t->free_head = index;
+}
+
+void util_htab_destroy(util_htab *t)
+{
+    for (int c = 0; c < t->nchunks; c++) {
+        for (int k = 0; k < UTIL_HTAB_CHUNK; k++)
+            free(t->chunks[c][k]);
+        free(t->chunks[c]);
+    }
+    free(t->chunks);
+    free(t->free_next);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- time -------------------------------------------------------------------- */
+
+uint64_t util_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double util_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- backoff: spin briefly, then yield, then sleep in short naps ---------------- */
+
+void util_backoff_wait(util_backoff *b)
+{
+    b->polls++;
+    if (b->polls < util_cfg.spin_count) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        return;
+    }
+    if (b->polls < util_cfg.spin_count + util_cfg.yield_count) {
+        sched_yield();
+        return;
+    }
+    /* asleep: 20 us naps keep an oversubscribed node responsive without burning a core */
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+}

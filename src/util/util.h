@@ -1,0 +1,129 @@
+/* util: status codes, logging, handle tables, lists, tunables, timers.
+ * The bottom layer: depends on nothing else in the library. */
+#ifndef DCFA_UTIL_H
+#define DCFA_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <errno.h>
+
+/* ---- one status type inside the library ----------------------------------
+ * 0 is success, negative is an error; UTIL_EAGAIN means "not now, try again"
+ * (the caller queues work, it never spins on it). Converted to MPI error
+ * classes only at the binding layer. */
+enum {
+    UTIL_OK = 0,
+    UTIL_EAGAIN = -EAGAIN,
+    UTIL_ENOMEM = -ENOMEM,
+    UTIL_EINVAL = -EINVAL,
+    UTIL_EPROTO = -EPROTO,      /* malformed packet from a peer */
+    UTIL_ETRUNC = -EMSGSIZE,    /* message larger than the receive buffer */
+    UTIL_EIO = -EIO,
+    UTIL_ENOENT = -ENOENT,
+    UTIL_ECONN = -ECONNRESET,   /* peer gone */
+};
+
+/* ---- logging ------------------------------------------------------------ */
+extern int util_log_rank;   /* set once the rank is known, -1 before */
+void util_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void util_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- memory ------------------------------------------------------------- */
+void *util_malloc(size_t n);            /* dies with a message on failure */
+void *util_calloc(size_t n, size_t m);
+void *util_realloc(void *p, size_t n);
+char *util_strdup(const char *s);
+
+/* ---- intrusive doubly linked queue ----------------------------------------- */
+typedef struct util_qnode {
+    struct util_qnode *next, *prev;
+} util_qnode;
+typedef struct util_queue {
+    util_qnode head;    /* sentinel */
+} util_queue;
+
+static inline void util_queue_init(util_queue *q) { q->head.next = q->head.prev = &q->head; }
+static inline bool util_queue_empty(const util_queue *q) { return q->head.next == &q->head; }
+static inline void util_queue_push(util_queue *q, util_qnode *n)
+{
+    n->prev = q->head.prev;
+    n->next = &q->head;
+    q->head.prev->next = n;
+    q->head.prev = n;
+}
+static inline void util_queue_remove(util_qnode *n)
+{
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    n->next = n->prev = n;
+}
+static inline util_qnode *util_queue_first(util_queue *q)
+{
+    return util_queue_empty(q) ? NULL : q->head.next;
+}
+#define UTIL_CONTAINER(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* ---- handle table: stable pointers, small integer indices ------------------
+ * Objects live in chunks that never move; index 0 is reserved (null handle). */
+typedef struct util_htab {
+    void ***chunks;     /* chunks[i] is an array of UTIL_HTAB_CHUNK slots */
+    int nchunks;
+    int next_unused;    /* first never-used index */
+    int free_head;      /* -1 when empty: freed indices chained through a side array */
+    int *free_next;
+    int free_cap;
+    size_t objsize;
+} util_htab;
+#define UTIL_HTAB_CHUNK 256
+void util_htab_init(util_htab *t, size_t objsize, int reserved);   /* indices < reserved are pre-made */
+void *util_htab_alloc(util_htab *t, int *index);   /* zeroed object */
+void *util_htab_get(const util_htab *t, int index); /* NULL if index out of range or never used */
+void util_htab_free(util_htab *t, int index);
+void util_htab_destroy(util_htab *t);
+
+/* ---- tunables (one table, see util/tunables.c) ------------------------------ */
+typedef struct util_config {
+    size_t eager_limit;         /* DCFA_EAGER_LIMIT: largest eager message, header included */
+    int max_credit;             /* DCFA_MAX_CREDIT: blocks in a connection's receive ring */
+    size_t block_size;          /* DCFA_BLOCK_SIZE: one ring block */
+    int credit_sync_limit;      /* DCFA_CREDIT_SYNC_LIMIT */
+    size_t inline_limit;        /* DCFA_INLINE_LIMIT */
+    size_t staged_threshold;    /* DCFA_STAGED_THRESHOLD */
+    int rndv_mode;              /* DCFA_RNDV_MODE: 0 auto, 1 read (sender-first only), 2 write (receiver-first when allowed) */
+    int cma;                    /* DCFA_CMA: use process_vm_readv/writev */
+    size_t bounce_chunk;        /* DCFA_BOUNCE_CHUNK: pipeline chunk when CMA is off */
+    int spin_count;             /* DCFA_SPIN: polls before yielding */
+    int yield_count;            /* DCFA_YIELD: yields before sleeping */
+    int async_progress;         /* DCFA_ASYNC_PROGRESS */
+    int stats;                  /* DCFA_STATS: print counters at finalize */
+    int debug;                  /* DCFA_DEBUG */
+} util_config;
+extern util_config util_cfg;
+
+enum util_tunable_type { UTIL_T_SIZE, UTIL_T_INT, UTIL_T_BOOL, UTIL_T_ENUM };
+typedef struct util_tunable {
+    const char *name;           /* environment variable */
+    enum util_tunable_type type;
+    void *ptr;
+    const char *defval;
+    const char *choices;        /* UTIL_T_ENUM: "auto,read,write" */
+    const char *help;
+} util_tunable;
+extern const util_tunable util_tunables[];
+extern const int util_ntunables;
+int util_tunables_load(void);   /* reads the environment; <0 with a logged message on bad values */
+int util_tunable_format(const util_tunable *t, char *buf, size_t len);  /* current value as text */
+
+/* ---- time ------------------------------------------------------------------ */
+double util_wtime(void);        /* seconds, monotonic */
+uint64_t util_now_ns(void);
+
+/* ---- waiting without burning a core --------------------------------------- */
+typedef struct util_backoff {
+    int polls;
+} util_backoff;
+static inline void util_backoff_reset(util_backoff *b) { b->polls = 0; }
+void util_backoff_wait(util_backoff *b);   /* spin, then sched_yield, then short sleeps */
+
+#endif

@@ -1,0 +1,337 @@
+#!/usr/bin/env bash
+# Run (part of) the MPICH test suite against an installed MPI as an external
+# conformance judge.  See docs/testing.md, "The MPICH test suite".
+#
+#   test/external/mpich/run.sh --with-mpi PREFIX [options] [folder ...]
+#
+# The suite comes from Debian's source package of MPICH 4.0.2 (bookworm),
+# fetched once with a private apt configuration and cached.  It is configured
+# standalone (--enable-strictmpi) against PREFIX/bin/mpicc, only the requested
+# folders are built, and every test-list entry with at most --max-np ranks is
+# run with PREFIX/bin/mpirun (or mpiexec) under a timeout.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+MPICH_VERSION=${DCFA_MPICH_VERSION:-4.0.2}
+CACHE=${DCFA_MPICH_CACHE:-${HOME:-/root}/.cache/dcfa-mpi/mpich-testsuite}
+PREFIX=""
+MPIRUN=""
+MAX_NP=4
+JOBS=1
+REPORT_ONLY=0
+FRESH=0
+LISTS="testlist,testlist.dtp"
+XFAIL_FILE="$HERE/xfail.txt"
+LOG=""
+DEFAULT_TIMEOUT=60
+FOLDERS=()
+
+usage() {
+    cat <<EOF
+usage: $0 --with-mpi PREFIX [options] [folder ...]
+  --with-mpi PREFIX   MPI installation to test (PREFIX/bin/mpicc is used)
+  --mpirun CMD        launcher (default PREFIX/bin/mpirun, else PREFIX/bin/mpiexec)
+  --max-np N          run only entries with at most N ranks (default $MAX_NP)
+  --jobs N            run N tests at a time (default $JOBS)
+  --lists L           comma-separated test-list files per folder (default $LISTS)
+  --xfail FILE        expected-failure list (default $XFAIL_FILE)
+  --log FILE          log with the output of failures (default BUILD/results.log)
+  --cache DIR         where the suite is cached (default $CACHE)
+  --fresh             reconfigure and rebuild the suite from scratch
+  --report-only       always exit 0 (after configure/build succeeded)
+folders default to: init pt2pt group comm attr errhan info
+EOF
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --with-mpi) PREFIX=$2; shift 2 ;;
+        --with-mpi=*) PREFIX=${1#*=}; shift ;;
+        --mpirun) MPIRUN=$2; shift 2 ;;
+        --max-np) MAX_NP=$2; shift 2 ;;
+        --jobs|-j) JOBS=$2; shift 2 ;;
+        --lists) LISTS=$2; shift 2 ;;
+        --xfail) XFAIL_FILE=$2; shift 2 ;;
+        --log) LOG=$2; shift 2 ;;
+        --cache) CACHE=$2; shift 2 ;;
+        --fresh) FRESH=1; shift ;;
+        --report-only) REPORT_ONLY=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        -*) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
+        *) FOLDERS+=("$1"); shift ;;
+    esac
+done
+[ -n "$PREFIX" ] || { usage >&2; exit 2; }
+PREFIX=$(cd "$PREFIX" && pwd)
+[ -x "$PREFIX/bin/mpicc" ] || { echo "error: $PREFIX/bin/mpicc not found" >&2; exit 2; }
+if [ -z "$MPIRUN" ]; then
+    if [ -x "$PREFIX/bin/mpirun" ]; then MPIRUN=$PREFIX/bin/mpirun
+    elif [ -x "$PREFIX/bin/mpiexec" ]; then MPIRUN=$PREFIX/bin/mpiexec
+    else echo "error: no mpirun/mpiexec in $PREFIX/bin" >&2; exit 2
+    fi
+fi
+[ ${#FOLDERS[@]} -gt 0 ] || FOLDERS=(init pt2pt group comm attr errhan info)
+
+# ---- 1. fetch the suite (private apt configuration, system apt untouched) ----
+SRC=$CACHE/src/mpich-$MPICH_VERSION
+fetch_suite() {
+    local apt=$CACHE/apt
+    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$CACHE/src"
+    # One deb-src line per stanza of the machine's deb822 source file.
+    local src=/etc/apt/sources.list.d/debian.sources
+    : > "$apt/sources.list"
+    if [ -r "$src" ]; then
+        awk '
+            function flush() {
+                if (uris != "" && suites != "" && types ~ /deb/) {
+                    n = split(uris, u, " "); m = split(suites, s, " ")
+                    for (i = 1; i <= n; i++) for (j = 1; j <= m; j++)
+                        printf "deb-src %s%s %s %s\n", opt, u[i], s[j], comps
+                }
+                types = uris = suites = comps = opt = ""
+            }
+            /^[ \t]*#/ { next }
+            /^[ \t]*$/ { flush(); next }
+            /^Types:/      { sub(/^Types:[ \t]*/, "");      types = $0 }
+            /^URIs:/       { sub(/^URIs:[ \t]*/, "");       uris = $0 }
+            /^Suites:/     { sub(/^Suites:[ \t]*/, "");     suites = $0 }
+            /^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
+            /^Signed-By:/  { sub(/^Signed-By:[ \t]*/, "");  opt = "[signed-by=" $0 "] " }
+            END { flush() }
+        ' "$src" > "$apt/sources.list"
+    fi
+    if [ ! -s "$apt/sources.list" ]; then
+        echo "deb-src http://deb.debian.org/debian bookworm main" > "$apt/sources.list"
+    fi
+    local aptopts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o "Dir::Etc::sourceparts=-"
+                   -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+                   -o "APT::Sandbox::User=root" -o "Debug::NoLocking=1")
+    command -v dpkg-source > /dev/null || {
+        echo "error: apt-get source needs dpkg-dev (apt-get install -y dpkg-dev)" >&2; exit 2; }
+    echo "fetching MPICH $MPICH_VERSION sources into $CACHE/src (private apt config in $apt)"
+    apt-get -q "${aptopts[@]}" update > "$CACHE/fetch.log" 2>&1 ||
+        { cat "$CACHE/fetch.log" >&2; exit 2; }
+    (cd "$CACHE/src" && apt-get -q "${aptopts[@]}" source "mpich=$MPICH_VERSION-*" ||
+        apt-get -q "${aptopts[@]}" source mpich) >> "$CACHE/fetch.log" 2>&1 ||
+        { cat "$CACHE/fetch.log" >&2; exit 2; }
+    [ -x "$SRC/test/mpi/configure" ] ||
+        { echo "error: $SRC/test/mpi/configure missing after apt-get source" >&2; exit 2; }
+    rm -f "$CACHE"/src/mpich_*.tar.* "$CACHE"/src/mpich_*.dsc
+}
+mkdir -p "$CACHE"
+if [ ! -x "$SRC/test/mpi/configure" ]; then fetch_suite; fi
+
+# ---- 2. configure (once per MPI prefix) and build the requested folders -------
+KEY=$( (echo "$PREFIX"; "$PREFIX/bin/mpicc" -show 2>/dev/null || true) | cksum | cut -d' ' -f1)
+BUILD=$CACHE/build-$KEY
+[ "$FRESH" = 0 ] || rm -rf "$BUILD"
+mkdir -p "$BUILD"
+[ -n "$LOG" ] || LOG=$BUILD/results.log
+if [ ! -f "$BUILD/config.status" ]; then
+    echo "configuring the suite against $PREFIX in $BUILD"
+    if ! (cd "$BUILD" && "$SRC/test/mpi/configure" --with-mpi="$PREFIX" --enable-strictmpi \
+            --disable-fortran --disable-cxx MPICC="$PREFIX/bin/mpicc" CC="$PREFIX/bin/mpicc") \
+            > "$BUILD/configure.log" 2>&1; then
+        tail -30 "$BUILD/configure.log" >&2
+        rm -f "$BUILD/config.status"
+        echo "error: configure failed, see $BUILD/configure.log" >&2
+        exit 2
+    fi
+fi
+BUILD_JOBS=$(nproc 2> /dev/null || echo 2)
+: > "$BUILD/build.log"
+for f in "${FOLDERS[@]}"; do
+    [ -d "$BUILD/$f" ] || { echo "error: no folder $f in the suite" >&2; exit 2; }
+    echo "building $f"
+    # -k: a test that fails to compile is just a failed test.
+    make -C "$BUILD/$f" -k -j"$BUILD_JOBS" >> "$BUILD/build.log" 2>&1 || true
+done
+
+# ---- 3. collect the entries --------------------------------------------------
+# MPICH test-list lines: "program [np [key=value ...]]", '#' comments; a program
+# that is a directory is recursed into.  One entry per line written to $ENTRIES,
+# fields separated by \x1e: id dir prog np timeout result envs args launcher-args
+# (the last three are lists separated by \x1f).
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dcfa-mpich.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+ENTRIES=$WORK/entries
+SKIPPED=$WORK/skipped
+: > "$ENTRIES"; : > "$SKIPPED"
+MEM_GB=$(awk '/^MemTotal:/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo)
+MPI_VER=$(awk '/#define[ \t]+MPI_VERSION[ \t]/ { v = $3 } /#define[ \t]+MPI_SUBVERSION[ \t]/ { s = $3 }
+               END { printf "%d.%d", v, s }' "$PREFIX/include/mpi.h" 2>/dev/null || echo 0.0)
+US=$'\x1f'
+RS=$'\x1e'
+
+skip() { printf '%s %s  # %s\n' "$1" "$2" "$3" >> "$SKIPPED"; }
+
+version_ge() { # $1 >= $2 (dotted versions)
+    [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]
+}
+
+scan_dir() { # $1 = folder relative to $BUILD
+    local dir=$1 list file line prog np key val i
+    local -a f
+    IFS=',' read -r -a list <<< "$LISTS"
+    for file in "${list[@]}"; do
+        if [ -f "$BUILD/$dir/$file" ]; then file=$BUILD/$dir/$file
+        elif [ -f "$SRC/test/mpi/$dir/$file" ]; then file=$SRC/test/mpi/$dir/$file
+        else continue
+        fi
+        while IFS= read -r line || [ -n "$line" ]; do
+            line=${line%%#*}
+            read -r -a f <<< "$line" || true
+            [ ${#f[@]} -gt 0 ] || continue
+            prog=${f[0]}
+            case "$prog" in !*) continue ;; esac      # "!dir:target" build hints
+            if [ -d "$BUILD/$dir/$prog" ] && [ ! -f "$BUILD/$dir/$prog.c" ]; then
+                scan_dir "$dir/$prog"
+                continue
+            fi
+            np=${f[1]:-1}
+            case "$np" in ''|*[!0-9]*) echo "warning: bad np '$np' in $file" >&2; continue ;; esac
+            local tmo=$DEFAULT_TIMEOUT result="" envs="" args="" largs="" why=""
+            for ((i = 2; i < ${#f[@]}; i++)); do
+                key=${f[i]%%=*}; val=${f[i]#*=}
+                [ "$key" != "${f[i]}" ] || continue   # not key=value: ignored, as runtests does
+                case "$key" in
+                    timeLimit) tmo=$val ;;
+                    env) envs+="$val$US" ;;
+                    arg) args+="$val$US" ;;
+                    mpiexecarg) largs+="$val$US" ;;
+                    resultTest) result=$val ;;
+                    strict) [ "${val,,}" != false ] || why="non-strict test (strict=false)" ;;
+                    mpix) [ "${val,,}" != true ] || why="needs MPIX extensions" ;;
+                    mpiversion) version_ge "$MPI_VER" "$val" || why="needs MPI $val (have $MPI_VER)" ;;
+                    mem) awk -v a="$val" -v b="$MEM_GB" 'BEGIN { exit !(a > b) }' &&
+                            why="needs ${val} GB of memory" ;;
+                    xfail|lock|init) ;;   # MPICH's own xfail marks MPICH bugs: ignored in strict mode
+                    *) echo "warning: unknown key $key in $file" >&2 ;;
+                esac
+            done
+            if [ -z "$why" ] && [ "$np" -gt "$MAX_NP" ]; then why="needs $np ranks (--max-np $MAX_NP)"; fi
+            if [ -n "$why" ]; then skip "$dir/$prog" "$np" "$why"; continue; fi
+            printf "%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s\n" "$dir/$prog" "$(dirname "$dir/$prog")" \
+                "$(basename "$prog")" "$np" "$tmo" "$result" "$envs" "$args" "$largs" >> "$ENTRIES"
+        done < "$file"
+    done
+}
+for f in "${FOLDERS[@]}"; do scan_dir "$f"; done
+
+# ---- 4. run ------------------------------------------------------------------
+declare -A XFAIL=()
+if [ -f "$XFAIL_FILE" ]; then
+    while IFS= read -r line || [ -n "$line" ]; do
+        line=${line%%#*}
+        read -r -a f <<< "$line" || true
+        [ ${#f[@]} -ge 2 ] || continue
+        XFAIL["${f[0]} ${f[1]}"]=1
+    done < "$XFAIL_FILE"
+fi
+
+# Pass criteria (as MPICH's runtests): by default exit status 0 and the only
+# non-blank output line is " No Errors"; resultTest=TestStatus / TestErrFatal
+# need a non-zero exit status (not our timeout); TestStatusNoErrors needs both.
+judge() { # $1 = result kind, $2 = exit status, $3 = output file
+    local kind=$1 rc=$2 out=$3 noerr=0
+    [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || { echo "timeout"; return 1; }
+    if [ "$(grep -cv '^[[:space:]]*$' "$out")" = 1 ] && grep -qE '^[[:space:]]*No [Ee]rrors[[:space:]]*$' "$out"; then
+        noerr=1
+    fi
+    case "$kind" in
+        TestStatus|TestErrFatal) [ "$rc" -ne 0 ] || { echo "exit status 0, expected non-zero"; return 1; } ;;
+        TestStatusNoErrors)
+            [ "$rc" -ne 0 ] || { echo "exit status 0, expected non-zero"; return 1; }
+            [ "$noerr" = 1 ] || { echo "output is not ' No Errors'"; return 1; } ;;
+        *)
+            [ "$rc" -eq 0 ] || { echo "exit status $rc"; return 1; }
+            [ "$noerr" = 1 ] || { echo "output is not ' No Errors'"; return 1; } ;;
+    esac
+    return 0
+}
+
+run_entry() { # $1 = index, rest = entry fields
+    local idx=$1 id=$2 dir=$3 prog=$4 np=$5 tmo=$6 kind=$7 envs=$8 args=$9 largs=${10}
+    local out=$WORK/out.$idx rc=0 verdict why="" t0 t1 expect=""
+    local -a a=() l=() e=()
+    IFS=$US read -r -a a <<< "$args" || true
+    IFS=$US read -r -a l <<< "$largs" || true
+    IFS=$US read -r -a e <<< "$envs" || true
+    [ -z "${XFAIL["$id $np"]:-}" ] || expect=x
+    t0=$(date +%s%N)
+    if [ -x "$BUILD/$dir/$prog" ]; then
+        # MPIEXEC_TIMEOUT asks the launcher to end the job itself; `timeout`
+        # (which signals its whole process group) is the last resort.
+        (cd "$BUILD/$dir" && env ${e[@]+"${e[@]}"} MPIEXEC_TIMEOUT="$tmo" \
+            timeout -k 10 $((tmo + 15)) "$MPIRUN" ${l[@]+"${l[@]}"} -n "$np" "./$prog" ${a[@]+"${a[@]}"}) \
+            > "$out" 2>&1 < /dev/null || rc=$?
+        why=$(judge "$kind" "$rc" "$out") && verdict=PASS || verdict=FAIL
+    else
+        echo "program $prog was not built (see $BUILD/build.log)" > "$out"
+        why="not built"; verdict=FAIL
+    fi
+    t1=$(date +%s%N)
+    if [ -n "$expect" ]; then
+        if [ $verdict = PASS ]; then verdict=XPASS; else verdict=XFAIL; fi
+    fi
+    local shown="$id $np"
+    [ -z "$envs$args" ] || shown+=" ${envs//$US/ }${args//$US/ }"
+    t1=$(( (t1 - t0) / 100000000 ))
+    printf '%-5s %s (%d.%ds)%s\n' "$verdict" "$shown" $((t1 / 10)) $((t1 % 10)) "${why:+: $why}"
+    {
+        printf '%s\t%s\n' "$verdict" "$shown"
+        if [ $verdict = FAIL ] || [ $verdict = XFAIL ]; then
+            echo "==== $verdict $shown: $why (exit status $rc)"
+            echo "     cd $BUILD/$dir && ${envs//$US/ }$MPIRUN ${largs//$US/ }-n $np ./$prog ${args//$US/ }"
+            head -c 20000 "$out"
+            echo
+        fi
+    } > "$WORK/res.$idx"
+    rm -f "$out"
+}
+
+echo "running $(wc -l < "$ENTRIES") entries of: ${FOLDERS[*]} (max $MAX_NP ranks, $JOBS at a time) with $MPIRUN"
+idx=0
+running=0
+while IFS=$RS read -r id dir prog np tmo kind envs args largs; do
+    idx=$((idx + 1))
+    if [ "$JOBS" -le 1 ]; then
+        run_entry "$idx" "$id" "$dir" "$prog" "$np" "$tmo" "$kind" "$envs" "$args" "$largs"
+        continue
+    fi
+    if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
+    run_entry "$idx" "$id" "$dir" "$prog" "$np" "$tmo" "$kind" "$envs" "$args" "$largs" &
+    running=$((running + 1))
+done < "$ENTRIES"
+wait
+
+# ---- 5. report -----------------------------------------------------------------
+pass=0; fail=0; xfail=0; xpass=0
+{
+    echo "MPICH $MPICH_VERSION test suite against $PREFIX ($(date -u +%FT%TZ))"
+    echo "folders: ${FOLDERS[*]}; launcher: $MPIRUN; max np: $MAX_NP"
+} > "$LOG"
+for ((i = 1; i <= idx; i++)); do
+    [ -f "$WORK/res.$i" ] || { fail=$((fail + 1)); continue; }
+    case "$(head -1 "$WORK/res.$i" | cut -f1)" in
+        PASS) pass=$((pass + 1)) ;;
+        XPASS) xpass=$((xpass + 1)) ;;
+        XFAIL) xfail=$((xfail + 1)) ;;
+        *) fail=$((fail + 1)) ;;
+    esac
+    tail -n +2 "$WORK/res.$i" >> "$LOG"
+done
+nskip=$(wc -l < "$SKIPPED")
+{ echo "==== skipped entries"; cat "$SKIPPED"; } >> "$LOG"
+total=$((pass + xpass + fail + xfail + nskip))
+if [ "$xpass" -gt 0 ]; then
+    echo "unexpectedly passed (remove from $(basename "$XFAIL_FILE")):"
+    cat "$WORK"/res.* | grep '^XPASS' | cut -f2 | sed 's/^/  /'
+fi
+echo "log: $LOG"
+echo "$((pass + xpass)) passed, $fail failed"
+awk -v p=$((pass + xpass)) -v t=$total -v xf=$xfail -v xp=$xpass -v s=$nskip 'BEGIN {
+    printf "%d xfail, %d unexpectedly passed, %d skipped; %.1f%% of %d entries passed\n",
+           xf, xp, s, t ? 100 * p / t : 0, t }'
+if [ "$fail" -gt 0 ] && [ "$REPORT_ONLY" = 0 ]; then exit 1; fi
+exit 0

@@ -1,0 +1,233 @@
+#!/bin/bash
+# Launcher tests: launcher_test.sh CASE MPIRUN LT_PROG PMI_BASIC PMI_ABORT
+# Exit 0 = pass, 77 = skipped, anything else = fail.
+set -u
+CASE=$1 MPIRUN=$2 LT=$3 PMI_BASIC=$4 PMI_ABORT=$5
+TMP=$(mktemp -d /tmp/dcfa-launcher-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+fail() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
+
+# run EXPECTED_STATUS mpirun-args... : runs mpirun, stdout/stderr to $TMP/out, $TMP/err
+run() {
+    local want=$1; shift
+    "$MPIRUN" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+    local got=$?
+    if [ "$got" != "$want" ]; then
+        echo "--- stdout"; head -c 2000 "$TMP/out"; echo "--- stderr"; head -c 2000 "$TMP/err"
+        fail "mpirun $* exited $got, expected $want"
+    fi
+}
+
+# The stderr of mpirun must be exactly one line matching the pattern.
+err_is() {
+    [ "$(wc -l <"$TMP/err")" = 1 ] || { cat "$TMP/err"; fail "expected one line on stderr"; }
+    grep -Eq "$1" "$TMP/err" || fail "stderr '$(cat "$TMP/err")' does not match '$1'"
+}
+
+no_leftovers() { # MARKER
+    sleep 0.3
+    if pgrep -f "$1" >/dev/null; then
+        pgrep -af "$1"; pkill -KILL -f "$1"; fail "processes left behind"
+    fi
+}
+
+case $CASE in
+singleton)
+    "$PMI_BASIC" >"$TMP/out" 2>&1 || fail "singleton run failed: $(cat "$TMP/out")"
+    grep -q "No Errors" "$TMP/out" || fail "no 'No Errors'"
+    ;;
+pmi)
+    for n in 1 4 16; do
+        run 0 -n $n "$PMI_BASIC"
+        grep -q "No Errors" "$TMP/out" || fail "no 'No Errors' at -n $n"
+        [ -s "$TMP/err" ] && fail "unexpected stderr: $(cat "$TMP/err")"
+    done
+    ;;
+hydra)
+    command -v mpiexec.mpich >/dev/null || exit 77
+    for mode in "" "-pmi-port"; do
+        timeout 60 mpiexec.mpich $mode -n 3 "$PMI_BASIC" >"$TMP/out" 2>&1 </dev/null ||
+            fail "mpiexec.mpich $mode failed: $(cat "$TMP/out")"
+        grep -q "No Errors" "$TMP/out" || fail "no 'No Errors' under Hydra $mode"
+    done
+    ;;
+mpich_client)
+    # An MPICH-built MPI program under our mpirun: checks our PMI server
+    # against MPICH's own PMI-1 client.
+    command -v mpicc.mpich >/dev/null || exit 77
+    printf '%s\n' '#include <mpi.h>' '#include <stdio.h>' \
+        'int main(int c, char **v) { int r, s, x, t; MPI_Init(&c, &v);' \
+        'MPI_Comm_rank(MPI_COMM_WORLD, &r); MPI_Comm_size(MPI_COMM_WORLD, &s); x = r;' \
+        'MPI_Allreduce(&x, &t, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);' \
+        'if (r == 0) printf("sum %d\n", t); MPI_Finalize(); return 0; }' >"$TMP/h.c"
+    mpicc.mpich "$TMP/h.c" -o "$TMP/h" 2>/dev/null || exit 77
+    run 0 -n 4 "$TMP/h"
+    grep -qx "sum 6" "$TMP/out" || fail "MPICH program output: $(cat "$TMP/out")"
+    ;;
+exit_code)
+    run 0 -n 3 "$LT" mpi
+    [ -s "$TMP/out" ] || [ -s "$TMP/err" ] && fail "output on success: $(cat "$TMP/err")"
+    run 3 -n 4 "$LT" exit 3 2
+    err_is '^mpirun: rank 2 \(pid [0-9]+\) exited with status 3$'
+    run 42 -n 1 "$LT" exit 42 0
+    err_is '^mpirun: rank 0 \(pid [0-9]+\) exited with status 42$'
+    ;;
+signal)
+    run 139 -n 3 "$LT" signal 11 1
+    err_is '^mpirun: rank 1 \(pid [0-9]+\) killed by signal 11 \(Segmentation fault\)$'
+    run 134 -n 2 "$LT" signal 6 0
+    err_is '^mpirun: rank 0 \(pid [0-9]+\) killed by signal 6 \(Aborted\)$'
+    ;;
+abort)
+    start=$(date +%s)
+    run 7 -n 3 "$PMI_ABORT"
+    err_is '^mpirun: rank 1 \(pid [0-9]+\) aborted the job with exit code 7: test abort: giving up$'
+    [ $(( $(date +%s) - start )) -lt 10 ] || fail "abort took too long"
+    ;;
+nofinalize)
+    run 1 -n 3 "$LT" nofinalize 2
+    err_is '^mpirun: rank 2 \(pid [0-9]+\) exited with status 0 without calling MPI_Finalize$'
+    run 0 -n 3 "$LT" mpi
+    ;;
+timeout)
+    start=$(date +%s)
+    run 124 --timeout 2 -n 2 "$LT" hang
+    elapsed=$(( $(date +%s) - start ))
+    [ $elapsed -lt 8 ] || fail "timeout took ${elapsed}s"
+    grep -q '^rank 0: waiting in hang$' "$TMP/err" || fail "rank 0 did not dump on SIGUSR1"
+    grep -q '^rank 1: waiting in hang$' "$TMP/err" || fail "rank 1 did not dump on SIGUSR1"
+    [ "$(tail -n 1 "$TMP/err")" = "mpirun: job timed out after 2 s" ] || fail "bad timeout message"
+    MPIEXEC_TIMEOUT=1 "$MPIRUN" -n 1 sleep 20 >/dev/null 2>&1 </dev/null
+    [ $? = 124 ] || fail "MPIEXEC_TIMEOUT ignored"
+    ;;
+exec_fail)
+    run 127 -n 2 ./no-such-program-xyz
+    err_is "^mpirun: cannot execute './no-such-program-xyz': No such file or directory$"
+    run 127 -n 2 no-such-program-xyz
+    err_is "^mpirun: cannot execute 'no-such-program-xyz': No such file or directory$"
+    run 126 -n 1 /etc/hostname
+    err_is "^mpirun: cannot execute '/etc/hostname': Permission denied$"
+    ;;
+output_1mb)
+    "$LT" bytes 1048576 5 >"$TMP/want" 2>/dev/null   # singleton = rank 0
+    run 0 -n 1 "$LT" bytes 1048576 5
+    cmp "$TMP/out" "$TMP/want" || fail "1 MB stdout differs"
+    [ -s "$TMP/err" ] && fail "unexpected stderr"
+    run 0 -n 2 "$LT" fill 1048576
+    [ "$(tr -d A <"$TMP/out" | tr -d B | wc -c)" = 0 ] || fail "foreign bytes on stdout"
+    [ "$(tr -cd A <"$TMP/out" | wc -c)" = 1048576 ] || fail "rank 0 stdout count"
+    [ "$(tr -cd B <"$TMP/out" | wc -c)" = 1048576 ] || fail "rank 1 stdout count"
+    [ "$(tr -cd a <"$TMP/err" | wc -c)" = 1048576 ] || fail "rank 0 stderr count"
+    [ "$(tr -cd b <"$TMP/err" | wc -c)" = 1048576 ] || fail "rank 1 stderr count"
+    [ "$(wc -c <"$TMP/err")" = 2097152 ] || fail "stderr size"
+    ;;
+output_many)
+    for n in 8 16; do
+        run 0 -n $n "$LT" fill 100000
+        [ "$(wc -c <"$TMP/out")" = $((n * 100000)) ] || fail "stdout size at -n $n"
+        [ "$(wc -c <"$TMP/err")" = $((n * 100000)) ] || fail "stderr size at -n $n"
+        for r in $(seq 0 $((n - 1))); do
+            up=$(printf "\\$(printf %o $((65 + r)))") lo=$(printf "\\$(printf %o $((97 + r)))")
+            [ "$(tr -cd "$up" <"$TMP/out" | wc -c)" = 100000 ] || fail "rank $r stdout at -n $n"
+            [ "$(tr -cd "$lo" <"$TMP/err" | wc -c)" = 100000 ] || fail "rank $r stderr at -n $n"
+        done
+        # -l keeps lines whole and tags them
+        run 0 -l -n $n "$LT" lines 2000
+        for r in $(seq 0 $((n - 1))); do
+            grep "^\[$r\] " "$TMP/out" | sed "s/^\[$r\] //" >"$TMP/got"
+            seq 0 1999 | sed "s/^/rank $r line /" >"$TMP/want"
+            cmp -s "$TMP/got" "$TMP/want" || fail "-l lines of rank $r at -n $n"
+        done
+        [ "$(wc -l <"$TMP/out")" = $((n * 2000)) ] || fail "-l line count at -n $n"
+    done
+    ;;
+prefix)
+    run 0 -l -n 2 sh -c 'printf "a\nb"; echo c >&2'
+    grep -qx '\[0\] a' "$TMP/out" && grep -qx '\[0\] b' "$TMP/out" &&
+        grep -qx '\[1\] a' "$TMP/out" && grep -qx '\[1\] c' "$TMP/err" || fail "prefix: $(cat "$TMP/out" "$TMP/err")"
+    run 0 -n 1 sh -c 'printf "no newline"'
+    [ "$(cat "$TMP/out")" = "no newline" ] || fail "partial line not forwarded"
+    ;;
+stdin)
+    head -c 300000 /dev/urandom >"$TMP/in"
+    "$MPIRUN" -n 3 "$LT" cat <"$TMP/in" >"$TMP/out" 2>"$TMP/err" || fail "stdin run failed"
+    cmp "$TMP/in" "$TMP/out" || fail "stdin not delivered byte-exact to rank 0 only"
+    echo hello | "$MPIRUN" -n 2 "$LT" cat >"$TMP/out" 2>&1 || fail "pipe stdin run failed"
+    [ "$(cat "$TMP/out")" = hello ] || fail "pipe stdin: $(cat "$TMP/out")"
+    # rank 0 not reading stdin must not hang the job
+    head -c 1000000 /dev/zero | "$MPIRUN" -n 2 true || fail "unread stdin"
+    ;;
+env)
+    export LT_FROM_ENV=inherited
+    run 0 -n 2 -x LT_X1=one -x LT_FROM_ENV -genv LT_G 'two words' -env LT_E e1 "$LT" env \
+        LT_X1 LT_FROM_ENV LT_G LT_E LT_NOPE PMI_SIZE
+    [ "$(grep -c '^LT_X1=one$' "$TMP/out")" = 2 ] || fail "-x NAME=VALUE"
+    [ "$(grep -c '^LT_FROM_ENV=inherited$' "$TMP/out")" = 2 ] || fail "-x NAME"
+    [ "$(grep -c '^LT_G=two words$' "$TMP/out")" = 2 ] || fail "-genv"
+    [ "$(grep -c '^LT_E=e1$' "$TMP/out")" = 2 ] || fail "-env"
+    [ "$(grep -c '^LT_NOPE unset$' "$TMP/out")" = 2 ] || fail "unset variable"
+    [ "$(grep -c '^PMI_SIZE=2$' "$TMP/out")" = 2 ] || fail "PMI_SIZE"
+    run 0 -n 1 "$LT" env DCFA_JOBID
+    grep -Eq '^DCFA_JOBID=[A-Za-z0-9_]+$' "$TMP/out" || fail "DCFA_JOBID: $(cat "$TMP/out")"
+    ;;
+mpmd)
+    run 0 -n 2 -env LT_APP first "$LT" env LT_APP : -n 1 -env LT_APP second "$LT" env LT_APP PMI_RANK
+    [ "$(grep -c '^LT_APP=first$' "$TMP/out")" = 2 ] || fail "first context"
+    grep -qx 'LT_APP=second' "$TMP/out" && grep -qx 'PMI_RANK=2' "$TMP/out" || fail "second context"
+    run 0 -n 2 "$PMI_BASIC" : -n 2 "$PMI_BASIC"
+    ;;
+cleanup)
+    # no_shm JOBID: no /dev/shm/dcfa-JOBID-* file is left
+    no_shm() {
+        [ -n "$1" ] || fail "no job id captured"
+        ls /dev/shm | grep -q "^dcfa-$1-" && fail "leftover /dev/shm files: $(ls /dev/shm | grep "^dcfa-$1-")"
+    }
+    marker="lt-marker-$$-$RANDOM"
+    run 139 -n 3 "$LT" shmcrash "$marker"
+    err_is '^mpirun: rank 1 \(pid [0-9]+\) killed by signal 11'
+    no_leftovers "$marker"
+    no_shm "$(sed -n 's/^jobid //p' "$TMP/out")"
+    # the same after a successful job and after a timeout
+    "$MPIRUN" -n 2 sh -c "touch /dev/shm/dcfa-\$DCFA_JOBID-ok; (setsid $LT linger $marker &); echo \$DCFA_JOBID" \
+        >"$TMP/out" </dev/null || fail "success run"
+    no_leftovers "$marker"
+    no_shm "$(head -n 1 "$TMP/out")"
+    "$MPIRUN" --timeout 1 -n 2 sh -c "touch /dev/shm/dcfa-\$DCFA_JOBID-to; echo \$DCFA_JOBID; $LT linger $marker" \
+        >"$TMP/out" 2>/dev/null </dev/null
+    no_leftovers "$marker"
+    no_shm "$(head -n 1 "$TMP/out")"
+    ;;
+sigterm)
+    # mpirun killed by SIGTERM/SIGINT forwards termination and cleans up
+    for sig in TERM INT; do
+        marker="lt-sig-$$-$RANDOM"
+        "$MPIRUN" -n 3 sh -c "touch /dev/shm/dcfa-\$DCFA_JOBID-s; echo \$DCFA_JOBID; trap '' TERM INT; exec $LT linger $marker" \
+            >"$TMP/out" 2>"$TMP/err" </dev/null &
+        pid=$!
+        sleep 0.5
+        kill -$sig $pid
+        wait $pid
+        st=$?
+        [ $st -gt 128 ] || fail "mpirun exit status $st after SIG$sig"
+        grep -q "^mpirun: received signal" "$TMP/err" || fail "no message: $(cat "$TMP/err")"
+        no_leftovers "$marker"
+        jobid=$(head -n 1 "$TMP/out")
+        [ -n "$jobid" ] && ! ls /dev/shm | grep -q "^dcfa-$jobid-" || fail "leftover /dev/shm files"
+    done
+    ;;
+usage)
+    "$MPIRUN" --help | grep -q -- '--timeout' || fail "--help"
+    "$MPIRUN" --version | grep -q 'DCFA-MPI' || fail "--version"
+    "$MPIRUN" --bogus-option true >/dev/null 2>"$TMP/err"; [ $? = 2 ] || fail "bad option status"
+    grep -q "unknown option '--bogus-option'" "$TMP/err" || fail "bad option message"
+    "$MPIRUN" -n 0 true 2>/dev/null; [ $? = 2 ] || fail "-n 0 accepted"
+    "$MPIRUN" -n 2 2>/dev/null; [ $? = 2 ] || fail "missing program accepted"
+    run 0 --oversubscribe --allow-run-as-root -np 2 true
+    [ -s "$TMP/out" ] || [ -s "$TMP/err" ] && fail "output from a quiet job"
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+exit 0

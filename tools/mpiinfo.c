@@ -1,0 +1,90 @@
+/* mpiinfo: what this DCFA-MPI installation is and can do: version, fabrics,
+ * every tunable with its current value and help, protocol sizes, and which
+ * MPI functions are implemented. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "binding/api_table.h"
+#include "util/util.h"
+
+static void usage(void)
+{
+    printf("usage: mpiinfo [--all | --tunables | --functions [--missing]]\n"
+           "  (no option)   version, fabrics, tunables and the count of implemented functions\n"
+           "  --tunables    every DCFA_* environment variable with its value and meaning\n"
+           "  --functions   every MPI function, marked implemented or missing\n"
+           "  --missing     with --functions: only the missing ones\n");
+}
+
+static void show_tunables(void)
+{
+    util_tunables_load();
+    printf("Tunables (environment variables; current value from this environment):\n");
+    for (int i = 0; i < util_ntunables; i++) {
+        char val[64];
+        util_tunable_format(&util_tunables[i], val, sizeof val);
+        printf("  %-24s = %-10s %s\n", util_tunables[i].name, val, util_tunables[i].help);
+        if (util_tunables[i].choices)
+            printf("  %-24s   %-10s (one of: %s)\n", "", "", util_tunables[i].choices);
+    }
+    size_t per_conn = 2 * (size_t)util_cfg.max_credit * util_cfg.block_size;
+    printf("Memory per connected peer (shm rings, both directions): %zu bytes\n", per_conn);
+}
+
+static void count_functions(int *impl, int *total)
+{
+    *impl = 0;
+    *total = dcfa_api_count;
+    for (int i = 0; i < dcfa_api_count; i++)
+        *impl += dcfa_api_implemented(i);
+}
+
+static void show_functions(int only_missing)
+{
+    for (int i = 0; i < dcfa_api_count; i++) {
+        int ok = dcfa_api_implemented(i);
+        if (only_missing && ok)
+            continue;
+        printf("%-12s %s\n", ok ? "implemented" : "missing", dcfa_api_table[i].name);
+    }
+    int impl, total;
+    count_functions(&impl, &total);
+    printf("%d of %d MPI functions implemented, %d missing\n", impl, total, total - impl);
+}
+
+int main(int argc, char **argv)
+{
+    int functions = 0, missing = 0, tunables = 0, all = argc == 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--functions"))
+            functions = 1;
+        else if (!strcmp(argv[i], "--missing"))
+            functions = missing = 1;
+        else if (!strcmp(argv[i], "--tunables"))
+            tunables = 1;
+        else if (!strcmp(argv[i], "--all"))
+            all = functions = 1;
+        else {
+            usage();
+            return strcmp(argv[i], "-h") && strcmp(argv[i], "--help") ? 2 : 0;
+        }
+    }
+    if (all) {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(v, &len);
+        printf("%s\n", v);
+        printf("MPI standard: %d.%d\n", MPI_VERSION, MPI_SUBVERSION);
+        printf("Fabrics: shm (rings in shared memory, process_vm_readv/writev single copy)\n");
+        int impl, total;
+        count_functions(&impl, &total);
+        printf("MPI functions: %d of %d implemented (mpiinfo --functions lists them)\n", impl, total);
+        tunables = 1;
+    }
+    if (tunables)
+        show_tunables();
+    if (functions)
+        show_functions(missing);
+    return 0;
+}

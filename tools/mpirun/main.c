@@ -1,0 +1,242 @@
+/* mpirun / mpiexec: command line parsing; the work is done by the assist
+ * daemon (ad_run), which on this node runs inside this process. */
+#include "ad.h"
+#include "mpirun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef DCFA_VERSION
+#define DCFA_VERSION "0.1.0"
+#endif
+
+#define MPIRUN_MAX_PROCS 4096
+#define MPIRUN_USAGE_ERROR 2
+
+static void mpirun_usage(FILE *f)
+{
+    fputs("Usage: mpirun [options] program [args...] [: [options] program [args...]]...\n"
+          "\n"
+          "Options (before each program; ':' starts another program of the same job):\n"
+          "  -n, -np N               number of ranks for this program (default 1)\n"
+          "  -env NAME VALUE         set NAME=VALUE for this program's ranks\n"
+          "  -genv NAME VALUE        set NAME=VALUE for all ranks\n"
+          "  -x NAME[=VALUE]         export NAME (from mpirun's environment, or VALUE) to all ranks\n"
+          "  --timeout SECONDS       end the job after SECONDS (exit status 124); also\n"
+          "                          MPIEXEC_TIMEOUT. Ranks get SIGUSR1 first to report what\n"
+          "                          they are waiting for\n"
+          "  -l, --prefix-output     prefix every output line with \"[rank] \"\n"
+          "  --oversubscribe, --allow-run-as-root   accepted and ignored\n"
+          "  -h, --help              this help\n"
+          "  --version               print the version\n"
+          "\n"
+          "Exit status: 0 if every rank exited 0; else the first failing rank's status\n"
+          "(128+N for signal N, the code given to MPI_Abort), 124 on timeout,\n"
+          "126/127 if the program cannot be executed. See docs/launcher.md.\n",
+          f);
+}
+
+static int mpirun_bad(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mpirun: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nmpirun: see 'mpirun --help'\n");
+    return -EINVAL;
+}
+
+static int mpirun_parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    if (s == NULL || *s == '\0')
+        return -EINVAL;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+/* Appends "NAME=VALUE" (a new string) to a list. */
+static int mpirun_env_add(char ***list, int *n, const char *name, const char *value)
+{
+    size_t len = strlen(name) + strlen(value) + 2;
+    char *s = malloc(len);
+    char **l;
+
+    if (s == NULL)
+        return -ENOMEM;
+    snprintf(s, len, "%s=%s", name, value);
+    l = realloc(*list, (size_t)(*n + 1) * sizeof(*l));
+    if (l == NULL) {
+        free(s);
+        return -ENOMEM;
+    }
+    l[(*n)++] = s;
+    *list = l;
+    return 0;
+}
+
+static int mpirun_name_ok(const char *name)
+{
+    return *name != '\0' && strchr(name, '=') == NULL;
+}
+
+static void mpirun_opts_free(struct mpirun_opts *o)
+{
+    for (int a = 0; a < o->napps; a++) {
+        for (int i = 0; i < o->apps[a].nenv; i++)
+            free(o->apps[a].env[i]);
+        free(o->apps[a].env);
+        free(o->apps[a].argv);
+    }
+    free(o->apps);
+    for (int i = 0; i < o->ngenv; i++)
+        free(o->genv[i]);
+    free(o->genv);
+}
+
+/* "--name=value" -> value of a long option, else NULL. */
+static const char *mpirun_inline_value(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (strncmp(arg, name, n) == 0 && arg[n] == '=')
+        return arg + n + 1;
+    return NULL;
+}
+
+/* Parses argv[1..]. Returns 0, 1 when done already (help/version), or < 0. */
+static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
+{
+    const char *tmo = getenv("MPIEXEC_TIMEOUT");
+    int i = 1;
+    long v;
+
+    if (tmo != NULL && *tmo != '\0') {
+        if (mpirun_parse_int(tmo, 0, 1000000000L, &v) != 0)
+            return mpirun_bad("bad MPIEXEC_TIMEOUT '%s'", tmo);
+        o->timeout = (int)v;
+    }
+    while (i < argc) {
+        struct mpirun_app *app, *apps = realloc(o->apps, (size_t)(o->napps + 1) * sizeof(*apps));
+        if (apps == NULL)
+            return -ENOMEM;
+        o->apps = apps;
+        app = &o->apps[o->napps++];
+        *app = (struct mpirun_app){ .nprocs = 1 };
+
+        /* options of this context */
+        for (; i < argc && argv[i][0] == '-'; i++) {
+            const char *a = argv[i], *val;
+            if (strcmp(a, "--") == 0) {
+                i++;
+                break;
+            } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 ||
+                       strcmp(a, "-help") == 0) {
+                mpirun_usage(stdout);
+                return 1;
+            } else if (strcmp(a, "--version") == 0 || strcmp(a, "-version") == 0 ||
+                       strcmp(a, "-V") == 0) {
+                printf("mpirun (DCFA-MPI) %s\n", DCFA_VERSION);
+                return 1;
+            } else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--n") == 0 ||
+                       strcmp(a, "--np") == 0 || strcmp(a, "-c") == 0) {
+                if (mpirun_parse_int(i + 1 < argc ? argv[i + 1] : NULL, 1, MPIRUN_MAX_PROCS,
+                                     &v) != 0)
+                    return mpirun_bad("%s needs a number of ranks between 1 and 4096", a);
+                app->nprocs = (int)v;
+                i++;
+            } else if ((val = mpirun_inline_value(a, "--timeout")) != NULL ||
+                       strcmp(a, "--timeout") == 0 || strcmp(a, "-timeout") == 0) {
+                if (val == NULL)
+                    val = i + 1 < argc ? argv[++i] : NULL;
+                if (mpirun_parse_int(val, 0, 1000000000L, &v) != 0)
+                    return mpirun_bad("%s needs a number of seconds", "--timeout");
+                o->timeout = (int)v;
+            } else if (strcmp(a, "-env") == 0 || strcmp(a, "-genv") == 0 ||
+                       strcmp(a, "--env") == 0 || strcmp(a, "--genv") == 0) {
+                int global = strstr(a, "genv") != NULL;
+                if (i + 2 >= argc || !mpirun_name_ok(argv[i + 1]))
+                    return mpirun_bad("%s needs NAME VALUE", a);
+                if (global ? mpirun_env_add(&o->genv, &o->ngenv, argv[i + 1], argv[i + 2])
+                           : mpirun_env_add(&app->env, &app->nenv, argv[i + 1], argv[i + 2]))
+                    return -ENOMEM;
+                i += 2;
+            } else if (strcmp(a, "-x") == 0) {
+                char *eq;
+                if (i + 1 >= argc || argv[i + 1][0] == '\0' || argv[i + 1][0] == '=')
+                    return mpirun_bad("%s needs NAME or NAME=VALUE", a);
+                eq = strchr(argv[++i], '=');
+                if (eq != NULL) {
+                    *eq = '\0';
+                    int rc = mpirun_env_add(&o->genv, &o->ngenv, argv[i], eq + 1);
+                    *eq = '=';
+                    if (rc != 0)
+                        return rc;
+                } else if (getenv(argv[i]) != NULL) {
+                    if (mpirun_env_add(&o->genv, &o->ngenv, argv[i], getenv(argv[i])) != 0)
+                        return -ENOMEM;
+                }
+            } else if (strcmp(a, "-l") == 0 || strcmp(a, "--prefix-output") == 0 ||
+                       strcmp(a, "-prefix-output") == 0 || strcmp(a, "--tag-output") == 0) {
+                o->prefix_output = 1;
+            } else if (strcmp(a, "--oversubscribe") == 0 || strcmp(a, "-oversubscribe") == 0 ||
+                       strcmp(a, "--allow-run-as-root") == 0 ||
+                       strcmp(a, "-allow-run-as-root") == 0) {
+                /* compatibility: nothing to do */
+            } else {
+                return mpirun_bad("unknown option '%s'", a);
+            }
+        }
+        if (i >= argc || strcmp(argv[i], ":") == 0)
+            return mpirun_bad("%s", "no program given");
+        /* program and its arguments, up to ':' */
+        int start = i;
+        while (i < argc && strcmp(argv[i], ":") != 0)
+            i++;
+        app->argv = calloc((size_t)(i - start + 1), sizeof(char *));
+        if (app->argv == NULL)
+            return -ENOMEM;
+        memcpy(app->argv, &argv[start], (size_t)(i - start) * sizeof(char *));
+        if (i < argc) /* skip ':' */
+            i++;
+    }
+    if (o->napps == 0)
+        return mpirun_bad("%s", "no program given");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct mpirun_opts opts = { 0 };
+    int rc;
+
+    /* Make sure 0, 1 and 2 are open so no pipe or socket lands on them. */
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+            open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+
+    rc = mpirun_parse(argc, argv, &opts);
+    if (rc == 1) {
+        rc = 0;
+        goto out;
+    }
+    if (rc < 0) {
+        if (rc == -ENOMEM)
+            fprintf(stderr, "mpirun: out of memory\n");
+        rc = MPIRUN_USAGE_ERROR;
+        goto out;
+    }
+    fflush(stdout);
+    rc = ad_run(&opts);
+out:
+    mpirun_opts_free(&opts);
+    return rc;
+}
