@@ -217,8 +217,10 @@ def gen_stubs_c(funcs):
     out.append('#include "binding/api_table.h"')
     out.append("")
     out.append('#pragma GCC diagnostic ignored "-Wunused-parameter"')
-    out.append('#pragma GCC diagnostic ignored "-Wattribute-alias"')
     out.append('#pragma GCC diagnostic ignored "-Wmissing-prototypes"')
+    out.append("#if defined(__GNUC__) && !defined(__clang__)")
+    out.append('#pragma GCC diagnostic ignored "-Wattribute-alias"')
+    out.append("#endif")
     out.append("")
     for fn in funcs:
         out.append(gen_stub(fn))

@@ -63,7 +63,8 @@ void core_conn_tx_end(core_conn *c, wire_hdr *h)
     h->version = WIRE_VERSION;
     h->credit = c->rx_count;
     c->rx_advertised = c->rx_count;
-    core_st.sent[h->type]++;
+    if (h->type <= WIRE_TYPE_MAX)
+        core_st.sent[h->type]++;
     c->tx_count++;
     atomic_store_explicit((_Atomic uint32_t *)&h->mark, c->tx_count, memory_order_release);
 }

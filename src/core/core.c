@@ -8,7 +8,7 @@
 core_state core_s;
 core_stats core_st;
 
-int core_init(int self, int nprocs)
+int core_init(int self, int nprocs, const char *job_id)
 {
     memset(&core_s, 0, sizeof core_s);
     core_s.self = self;
@@ -29,12 +29,10 @@ int core_init(int self, int nprocs)
     util_queue_init(&core_s.unexpected);
     util_htab_init(&core_s.reqs, sizeof(core_req), 1);
     if (nprocs > 1) {
-        fab_params p = {.job_id = NULL, .self = self, .nprocs = nprocs,
+        fab_params p = {.job_id = job_id, .self = self, .nprocs = nprocs,
                         .nblocks = core_s.nblocks, .block_size = core_s.block_size,
                         .use_cma = util_cfg.cma};
-        extern const char *assist_job_id(void);
         char addr[256];
-        p.job_id = assist_job_id();
         int rc = fab_shm_ops.open(&p, addr, sizeof addr);
         if (rc != UTIL_OK)
             return rc;

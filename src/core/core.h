@@ -89,7 +89,7 @@ struct core_req {
 /* matched-but-not-received message (MPI_Mprobe) */
 typedef struct core_msg core_msg;
 
-int core_init(int self, int nprocs);
+int core_init(int self, int nprocs, const char *job_id);  /* job_id names shared resources */
 int core_finalize(void);
 
 core_req *core_req_alloc(int kind);

@@ -106,8 +106,9 @@ exec_fail)
     err_is "^mpirun: cannot execute './no-such-program-xyz': No such file or directory$"
     run 127 -n 2 no-such-program-xyz
     err_is "^mpirun: cannot execute 'no-such-program-xyz': No such file or directory$"
-    run 126 -n 1 /etc/hostname
-    err_is "^mpirun: cannot execute '/etc/hostname': Permission denied$"
+    echo data >"$TMP/notexec"; chmod 644 "$TMP/notexec"
+    run 126 -n 1 "$TMP/notexec"
+    err_is "^mpirun: cannot execute '$TMP/notexec': Permission denied$"
     ;;
 output_1mb)
     "$LT" bytes 1048576 5 >"$TMP/want" 2>/dev/null   # singleton = rank 0
@@ -144,6 +145,7 @@ output_many)
     ;;
 prefix)
     run 0 -l -n 2 sh -c 'printf "a\nb"; echo c >&2'
+    [ "$(wc -l <"$TMP/out")" = 4 ] || fail "prefix line count: $(cat "$TMP/out")"
     grep -qx '\[0\] a' "$TMP/out" && grep -qx '\[0\] b' "$TMP/out" &&
         grep -qx '\[1\] a' "$TMP/out" && grep -qx '\[1\] c' "$TMP/err" || fail "prefix: $(cat "$TMP/out" "$TMP/err")"
     run 0 -n 1 sh -c 'printf "no newline"'

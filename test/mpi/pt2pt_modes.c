@@ -69,21 +69,14 @@ int main(int argc, char **argv)
                 self_round(m, sbuf, rbuf, len, rank, tag);
                 continue;
             }
-            /* Both directions: the lower rank sends first. A ready send needs
-             * the receive posted: the receiver posts, then sends a zero-byte
-             * "go" message. */
+            /* Both directions at once. A ready send needs the receive
+             * posted: both post, then exchange a zero-byte "posted" note;
+             * blocking synchronous sends from both sides then also complete. */
             MPI_Irecv(rbuf, len, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rreq);
-            if (rank < peer) {
-                MPI_Recv(NULL, 0, MPI_BYTE, peer, 999, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                do_send(m, sbuf, len, peer, tag);
-                MPI_Wait(&rreq, &st);
-                MPI_Send(NULL, 0, MPI_BYTE, peer, 999, MPI_COMM_WORLD);
-            } else {
-                MPI_Send(NULL, 0, MPI_BYTE, peer, 999, MPI_COMM_WORLD);
-                MPI_Wait(&rreq, &st);
-                MPI_Recv(NULL, 0, MPI_BYTE, peer, 999, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                do_send(m, sbuf, len, peer, tag);
-            }
+            MPI_Sendrecv(NULL, 0, MPI_BYTE, peer, 999, NULL, 0, MPI_BYTE, peer, 999,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            do_send(m, sbuf, len, peer, tag);
+            MPI_Wait(&rreq, &st);
             MPI_Get_count(&st, MPI_BYTE, &count);
             mtest_check_int("count", count, len);
             mtest_check_int("source", st.MPI_SOURCE, peer);

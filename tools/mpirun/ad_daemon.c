@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -23,6 +24,8 @@
 
 #define AD_GRACE 1.0  /* seconds between SIGUSR1 -> SIGTERM -> SIGKILL */
 #define AD_DRAIN 2.0  /* seconds to wait for output after the last rank */
+
+static struct rlimit ad_nofile_orig; /* restored in the ranks */
 
 static double ad_now(void)
 {
@@ -242,6 +245,7 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    setrlimit(RLIMIT_NOFILE, &ad_nofile_orig);
     if (in_fd < 0)
         in_fd = open("/dev/null", O_RDONLY);
     if (in_fd < 0 || dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
@@ -652,6 +656,12 @@ int ad_run(const struct mpirun_opts *opts)
     }
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* Three descriptors per rank: raise the soft limit for large jobs. */
+    if (getrlimit(RLIMIT_NOFILE, &ad_nofile_orig) == 0) {
+        struct rlimit raised = ad_nofile_orig;
+        raised.rlim_cur = raised.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &raised);
+    }
     d.prefix_output = opts->prefix_output;
     d.timeout = opts->timeout;
     d.stdin_buf = malloc(AD_IO_BUF);

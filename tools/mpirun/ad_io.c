@@ -113,6 +113,8 @@ void ad_stream_close(struct ad_stream *s)
         return;
     if (s->plen > 0)
         ad_stream_emit_prefixed(s, s->pend, s->plen, 1);
+    if (s->prefix && !s->at_line_start) /* -l output stays line-oriented */
+        ad_io_write(s->out, "\n", 1);
     free(s->pend);
     s->pend = NULL;
     s->plen = 0;

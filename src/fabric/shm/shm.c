@@ -149,9 +149,15 @@ static int shm_connect(int peer, const char *peer_addr, int passive, fab_conn **
     /* ring the peer's door */
     shm_name(name, sizeof name, peer, -1);
     size_t door_len = sizeof(shm_door) + (size_t)shm.p.nprocs;
-    shm_door *door = shm_map(name, door_len, 0);
+    /* a peer still starting up may not have made its door yet: wait for it a while */
+    shm_door *door = NULL;
+    for (int tries = 0; !door && tries < 60000; tries++) {
+        door = shm_map(name, door_len, 0);
+        if (!door)
+            usleep(1000);
+    }
     if (!door) {
-        util_log("shm: process %d has no door segment %s (has it exited?)", peer, name);
+        util_log("shm: process %d has no door segment %s after 60 s (has it exited?)", peer, name);
         return UTIL_ECONN;
     }
     atomic_store(&door->flag[shm.p.self], 1);

@@ -45,7 +45,7 @@ static int mpii_init(int required, int *provided)
         mpii_st.thread_level = MPI_THREAD_SINGLE;
     if (provided)
         *provided = mpii_st.thread_level;
-    rc = core_init(rank, size);
+    rc = core_init(rank, size, assist_job_id());
     if (rc != UTIL_OK)
         util_die("MPI_Init: cannot set up the shared-memory fabric");
     mpii_errh_init();

@@ -24,6 +24,7 @@ LISTS="testlist,testlist.dtp"
 XFAIL_FILE="$HERE/xfail.txt"
 LOG=""
 DEFAULT_TIMEOUT=60
+TIME_BUDGET=0
 FOLDERS=()
 
 usage() {
@@ -36,6 +37,8 @@ usage: $0 --with-mpi PREFIX [options] [folder ...]
   --lists L           comma-separated test-list files per folder (default $LISTS)
   --xfail FILE        expected-failure list (default $XFAIL_FILE)
   --log FILE          log with the output of failures (default BUILD/results.log)
+  --timeout SEC       timeout of entries without timeLimit= (default $DEFAULT_TIMEOUT)
+  --time-budget SEC   stop starting tests after SEC seconds; the rest count as failed
   --cache DIR         where the suite is cached (default $CACHE)
   --fresh             reconfigure and rebuild the suite from scratch
   --report-only       always exit 0 (after configure/build succeeded)
@@ -53,6 +56,8 @@ while [ $# -gt 0 ]; do
         --lists) LISTS=$2; shift 2 ;;
         --xfail) XFAIL_FILE=$2; shift 2 ;;
         --log) LOG=$2; shift 2 ;;
+        --timeout) DEFAULT_TIMEOUT=$2; shift 2 ;;
+        --time-budget) TIME_BUDGET=$2; shift 2 ;;
         --cache) CACHE=$2; shift 2 ;;
         --fresh) FRESH=1; shift ;;
         --report-only) REPORT_ONLY=1; shift ;;
@@ -259,7 +264,10 @@ run_entry() { # $1 = index, rest = entry fields
     IFS=$US read -r -a e <<< "$envs" || true
     [ -z "${XFAIL["$id $np"]:-}" ] || expect=x
     t0=$(date +%s%N)
-    if [ -x "$BUILD/$dir/$prog" ]; then
+    if [ "$TIME_BUDGET" -gt 0 ] && [ $(( $(date +%s) - START )) -ge "$TIME_BUDGET" ]; then
+        echo "not run: time budget of $TIME_BUDGET s used up" > "$out"
+        why="not run (--time-budget)"; verdict=FAIL
+    elif [ -x "$BUILD/$dir/$prog" ]; then
         # MPIEXEC_TIMEOUT asks the launcher to end the job itself; `timeout`
         # (which signals its whole process group) is the last resort.
         (cd "$BUILD/$dir" && env ${e[@]+"${e[@]}"} MPIEXEC_TIMEOUT="$tmo" \
@@ -281,7 +289,7 @@ run_entry() { # $1 = index, rest = entry fields
     {
         printf '%s\t%s\n' "$verdict" "$shown"
         if [ $verdict = FAIL ] || [ $verdict = XFAIL ]; then
-            echo "==== $verdict $shown: $why (exit status $rc)"
+            echo "==== $verdict $shown: $why"
             echo "     cd $BUILD/$dir && ${envs//$US/ }$MPIRUN ${largs//$US/ }-n $np ./$prog ${args//$US/ }"
             head -c 20000 "$out"
             echo
@@ -291,6 +299,7 @@ run_entry() { # $1 = index, rest = entry fields
 }
 
 echo "running $(wc -l < "$ENTRIES") entries of: ${FOLDERS[*]} (max $MAX_NP ranks, $JOBS at a time) with $MPIRUN"
+START=$(date +%s)
 idx=0
 running=0
 while IFS=$RS read -r id dir prog np tmo kind envs args largs; do

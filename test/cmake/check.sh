@@ -1,0 +1,66 @@
+#!/bin/sh
+# Install a DCFA-MPI build into a temporary prefix and use it as a user would:
+# find_package(MPI) with MPI_C_COMPILER=PREFIX/bin/mpicc, mpicc directly, and
+# pkg-config.  Each program is run with PREFIX/bin/mpirun.
+#   check.sh CMAKE BUILD_DIR THIS_DIR WORK_DIR
+set -eu
+CMAKE=$1 BUILD=$2 HERE=$3 WORK=$4
+P=$WORK/prefix
+STEP=
+trap 'rc=$?; [ $rc -eq 0 ] || echo "check.sh: FAILED at: $STEP" >&2' EXIT
+
+step() { STEP=$*; echo "-- $*"; }
+run2() { # run2 EXE: run EXE on 2 ranks; it must print " No Errors"
+    out=$(timeout -k 5 60 "$P/bin/mpirun" -n 2 "$@" 2 2>&1) || { echo "$out"; return 1; }
+    echo "$out"
+    printf '%s\n' "$out" | grep -qx ' No Errors'
+}
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+step "cmake --install $BUILD --prefix $P"
+"$CMAKE" --install "$BUILD" --prefix "$P" > "$WORK/install.log"
+for f in bin/mpicc bin/mpicxx bin/mpirun bin/mpiexec include/mpi.h; do
+    [ -e "$P/$f" ] || { echo "missing $P/$f"; exit 1; }
+done
+ls "$P"/lib*/libmpi.so "$P"/lib*/pkgconfig/mpi.pc > /dev/null
+
+step "mpicc -show names the prefix"
+show=$("$P/bin/mpicc" -show)
+echo "$show"
+case "$show" in *"$P/"*) ;; *) echo "mpicc -show does not mention $P"; exit 1 ;; esac
+
+step "find_package(MPI) project"
+"$CMAKE" -S "$HERE" -B "$WORK/proj" -DMPI_C_COMPILER="$P/bin/mpicc" > "$WORK/proj.log" 2>&1 ||
+    { cat "$WORK/proj.log"; exit 1; }
+grep 'MPI_C_' "$WORK/proj.log"
+"$CMAKE" --build "$WORK/proj" > "$WORK/proj-build.log" 2>&1 || { cat "$WORK/proj-build.log"; exit 1; }
+step "mpirun -n 2 (find_package build)"
+run2 "$WORK/proj/hello"
+
+step "mpicc build"
+"$P/bin/mpicc" -O2 "$HERE/hello.c" -o "$WORK/hello-mpicc"
+step "mpirun -n 2 (mpicc build)"
+run2 "$WORK/hello-mpicc"
+
+step "pkg-config build"
+PKG_CONFIG_PATH=$(dirname "$(ls "$P"/lib*/pkgconfig/mpi.pc | head -1)")
+export PKG_CONFIG_PATH
+cflags=$(pkg-config --cflags mpi)
+libs=$(pkg-config --libs mpi)
+echo "cflags: $cflags"
+echo "libs:   $libs"
+inc=$(pkg-config --variable=includedir mpi)
+[ -f "$inc/mpi.h" ] || { echo "pkg-config includedir $inc has no mpi.h"; exit 1; }
+# A sanitizer build of libmpi needs the sanitizer runtimes in the program too
+# (mpicc adds them; a .pc file cannot say "only when linking an executable").
+san=$("$P/bin/mpicc" -showme:link | grep -o -- '-fsanitize=[^ ]*' || true)
+# shellcheck disable=SC2086
+${CC:-cc} $cflags "$HERE/hello.c" -o "$WORK/hello-pc" $san $libs
+step "mpirun -n 2 (pkg-config build)"
+run2 "$WORK/hello-pc"
+
+STEP=
+rm -rf "$WORK"
+echo "install check passed"

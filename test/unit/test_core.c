@@ -1,0 +1,290 @@
+/* Unit test of the protocol engine below MPI: two forked processes talk
+ * through core_* directly over the shm fabric. Covers the receive ring and
+ * credits (an asymmetric flood must send SYNCs and deliver every message in
+ * order), matching with wildcards and non-overtaking, each rendezvous
+ * protocol (read, receiver-first write, copy path), truncation, and a
+ * malformed packet, which must be reported and end the receiver, not corrupt it. */
+#include "core/core_impl.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static core_dt bytes_dt = {.size = 1, .lb = 0, .extent = 1, .true_lb = 0, .true_extent = 1,
+                           .contig = 1, .nruns = 1, .runs = &(core_dt_run){0, 1}};
+static int errors;
+
+#define CHECK(cond, ...)                                                                      \
+    do {                                                                                      \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "rank %d line %d: ", core_s.self, __LINE__);                      \
+            fprintf(stderr, __VA_ARGS__);                                                     \
+            fputc('\n', stderr);                                                              \
+            errors++;                                                                         \
+        }                                                                                     \
+    } while (0)
+
+static void send_wait(const void *buf, size_t n, int to, int tag, int mode)
+{
+    core_req *r;
+    core_isend(buf, n, &bytes_dt, to, core_s.self, tag, 7, mode, &r);
+    core_wait(r);
+    core_req_free(r);
+}
+
+static size_t recv_wait(void *buf, size_t n, int from, int tag, int *err, int *src_out, int *tag_out)
+{
+    core_req *r;
+    core_irecv(buf, n, &bytes_dt, from, from < 0 ? MPI_ANY_SOURCE : from, tag, 7, &r);
+    core_wait(r);
+    size_t got = (size_t)r->status.dcfa_count;
+    if (err)
+        *err = r->status.MPI_ERROR;
+    if (src_out)
+        *src_out = r->status.MPI_SOURCE;
+    if (tag_out)
+        *tag_out = r->status.MPI_TAG;
+    core_req_free(r);
+    return got;
+}
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(seed * 131u + i * 7u + (i >> 9));
+}
+
+static int verify(const unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != (unsigned char)(seed * 131u + i * 7u + (i >> 9)))
+            return 0;
+    return 1;
+}
+
+static void barrier(void)
+{
+    char x = 0;
+    int peer = 1 - core_s.self;
+    if (core_s.self == 0) {
+        send_wait(&x, 1, peer, 999, CORE_SEND_STD);
+        recv_wait(&x, 1, peer, 999, NULL, NULL, NULL);
+    } else {
+        recv_wait(&x, 1, peer, 999, NULL, NULL, NULL);
+        send_wait(&x, 1, peer, 999, CORE_SEND_STD);
+    }
+}
+
+static void flood(void)
+{
+    enum { N = 3000 };
+    unsigned char buf[200];
+    if (core_s.self == 0) {
+        for (int i = 0; i < N; i++) {
+            fill(buf, sizeof buf, (unsigned)i);
+            send_wait(buf, 50 + (size_t)(i % 150), 1, 5, CORE_SEND_STD);
+        }
+    } else {
+        for (int i = 0; i < N; i++) {
+            size_t got = recv_wait(buf, sizeof buf, 0, 5, NULL, NULL, NULL);
+            CHECK(got == 50 + (size_t)(i % 150), "flood message %d: %zu bytes", i, got);
+            CHECK(verify(buf, got, (unsigned)i), "flood message %d: wrong data (order?)", i);
+        }
+        CHECK(core_s.eager_max < 200 || core_st.sent[WIRE_SYNC] > 0, "an asymmetric flood of %d eager messages sent no SYNC", N);
+    }
+    barrier();
+}
+
+static void wildcards(void)
+{
+    /* non-overtaking with mixed protocols, and tag-selective matching */
+    size_t sizes[] = {10, 100000, 20, 300000, 0, 9000};
+    enum { M = sizeof sizes / sizeof sizes[0] };
+    unsigned char *buf = malloc(300000);
+    if (core_s.self == 0) {
+        core_req *r[M + 1];
+        unsigned char *bufs[M];
+        for (int i = 0; i < M; i++) {
+            bufs[i] = malloc(sizes[i] + 1);
+            fill(bufs[i], sizes[i], 100u + (unsigned)i);
+            core_isend(bufs[i], sizes[i], &bytes_dt, 1, 0, 11, 7, CORE_SEND_STD, &r[i]);
+        }
+        unsigned char one = 42;
+        core_isend(&one, 1, &bytes_dt, 1, 0, 12, 7, CORE_SEND_STD, &r[M]);
+        for (int i = 0; i <= M; i++) {
+            core_wait(r[i]);
+            core_req_free(r[i]);
+        }
+        for (int i = 0; i < M; i++)
+            free(bufs[i]);
+    } else {
+        unsigned char one = 0;
+        int src, tag;
+        recv_wait(&one, 1, 0, 12, NULL, &src, &tag);    /* overtakes tag 11 by tag, legally */
+        CHECK(one == 42 && src == 0 && tag == 12, "tag-selective receive got %u from %d tag %d", one, src, tag);
+        for (int i = 0; i < M; i++) {
+            size_t got = recv_wait(buf, 300000, -1, MPI_ANY_TAG, NULL, &src, &tag);
+            CHECK(got == sizes[i] && verify(buf, got, 100u + (unsigned)i) && src == 0 && tag == 11,
+                  "wildcard receive %d: %zu bytes (want %zu) from %d tag %d", i, got, sizes[i], src, tag);
+        }
+    }
+    free(buf);
+    barrier();
+}
+
+static void rendezvous(const char *what, int post_first)
+{
+    size_t n = 3u << 20;
+    unsigned char *buf = malloc(n);
+    if (core_s.self == 0) {
+        fill(buf, n, 77);
+        if (post_first)
+            barrier();  /* the receive is posted: receiver-first can happen */
+        send_wait(buf, n, 1, 3, CORE_SEND_STD);
+    } else {
+        core_req *r;
+        memset(buf, 0, n);
+        core_irecv(buf, n, &bytes_dt, 0, 0, 3, 7, &r);
+        if (post_first)
+            barrier();
+        core_wait(r);
+        CHECK(r->status.dcfa_count == (long long)n && verify(buf, n, 77), "%s: 3 MiB message wrong", what);
+        core_req_free(r);
+    }
+    free(buf);
+    barrier();
+}
+
+static void truncation(void)
+{
+    unsigned char big[20000], small[100];
+    if (core_s.self == 0) {
+        fill(big, sizeof big, 9);
+        send_wait(big, 500, 1, 4, CORE_SEND_STD);
+        send_wait(big, sizeof big, 1, 4, CORE_SEND_STD);
+    } else {
+        int err;
+        size_t got = recv_wait(small, sizeof small, 0, 4, &err, NULL, NULL);
+        CHECK(err == MPI_ERR_TRUNCATE && got == sizeof small && verify(small, got, 9), "eager truncation");
+        got = recv_wait(small, sizeof small, 0, 4, &err, NULL, NULL);
+        CHECK(err == MPI_ERR_TRUNCATE && got == sizeof small && verify(small, got, 9), "rendezvous truncation");
+    }
+    barrier();
+}
+
+static void ssend(void)
+{
+    unsigned char b[64];
+    if (core_s.self == 0) {
+        fill(b, sizeof b, 3);
+        send_wait(b, sizeof b, 1, 8, CORE_SEND_SYNC);
+        CHECK(core_s.eager_max < sizeof b + 8 || core_st.received[WIRE_ACK] >= 1, "synchronous eager send completed without an ACK");
+    } else {
+        recv_wait(b, sizeof b, 0, 8, NULL, NULL, NULL);
+        CHECK(verify(b, sizeof b, 3), "ssend data");
+    }
+    barrier();
+}
+
+static void malformed(void)
+{
+    if (core_s.self == 0) {
+        core_conn *c = core_conn_get(1);
+        wire_hdr *h = core_conn_tx_begin(c, 0);
+        memset(h, 0, sizeof *h);
+        h->type = 99;   /* no such packet */
+        core_conn_tx_end(c, h);
+        sleep(5);       /* the peer must die of it; the parent ends us */
+    } else {
+        for (;;)
+            core_progress();
+    }
+}
+
+static int run_rank(int rank, const char *job, const char *scenario)
+{
+    util_tunables_load();
+    util_log_rank = rank;
+    if (core_init(rank, 2, job) != UTIL_OK)
+        return 3;
+    if (!strcmp(scenario, "malformed")) {
+        malformed();
+        return 0;
+    }
+    flood();
+    wildcards();
+    truncation();
+    ssend();
+    rendezvous("rendezvous, receive posted late", 0);
+    rendezvous("rendezvous, receive posted first", 1);
+    if (core_s.self == 1 && util_cfg.cma && util_cfg.rndv_mode != 1)
+        CHECK(core_st.sent[WIRE_RTR] > 0, "no RTR was sent for a pre-posted large receive");
+    if (core_s.self == 0 && !util_cfg.cma)
+        CHECK(core_st.sent[WIRE_DATA] > 0, "copy path sent no DATA fragments");
+    core_finalize();
+    return errors ? 1 : 0;
+}
+
+static int run_pair(const char *scenario, const char *env, int expect_peer1_status)
+{
+    char job[64];
+    snprintf(job, sizeof job, "ut%d", (int)getpid());
+    pid_t pids[2];
+    for (int r = 0; r < 2; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            if (env)
+                putenv((char *)env);
+            _exit(run_rank(r, job, scenario));
+        }
+    }
+    int st[2];
+    int fails = 0;
+    if (expect_peer1_status) {
+        waitpid(pids[1], &st[1], 0);
+        kill(pids[0], SIGKILL);
+        waitpid(pids[0], &st[0], 0);
+        if (!WIFEXITED(st[1]) || WEXITSTATUS(st[1]) != expect_peer1_status) {
+            fprintf(stderr, "FAIL %s: the receiver of a malformed packet did not stop with status %d\n",
+                    scenario, expect_peer1_status);
+            fails++;
+        }
+    } else {
+        for (int r = 0; r < 2; r++) {
+            waitpid(pids[r], &st[r], 0);
+            if (!WIFEXITED(st[r]) || WEXITSTATUS(st[r]) != 0) {
+                fprintf(stderr, "FAIL %s %s: rank %d status 0x%x\n", scenario, env ? env : "", r, st[r]);
+                fails++;
+            }
+        }
+    }
+    /* nothing of the pair may stay in /dev/shm */
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "ls /dev/shm 2>/dev/null | grep -q '^dcfa-%s-'", job);
+    if (system(cmd) == 0) {
+        if (!expect_peer1_status) {
+            fprintf(stderr, "FAIL %s: segments of job %s left in /dev/shm\n", scenario, job);
+            fails++;
+        }
+        snprintf(cmd, sizeof cmd, "rm -f /dev/shm/dcfa-%s-*", job);
+        if (system(cmd) != 0)
+            fails++;
+    }
+    return fails;
+}
+
+int main(void)
+{
+    int fails = 0;
+    fails += run_pair("protocols", NULL, 0);
+    fails += run_pair("protocols", "DCFA_RNDV_MODE=read", 0);
+    fails += run_pair("protocols", "DCFA_CMA=0", 0);
+    fails += run_pair("protocols", "DCFA_MAX_CREDIT=4", 0);
+    fails += run_pair("protocols", "DCFA_EAGER_LIMIT=64", 0);
+    fails += run_pair("malformed", NULL, 1);
+    printf("%d passed, %d failed\n", 6 - fails, fails);
+    return fails ? 1 : 0;
+}
