@@ -11,9 +11,9 @@
 #ifndef DCFA_ASSIST_H
 #define DCFA_ASSIST_H
 
-#define ASSIST_KEY_MAX 64       /* longest key, without the NUL */
-#define ASSIST_VALUE_MAX 1024   /* longest value, without the NUL */
-#define ASSIST_JOBID_MAX 32     /* longest job id, without the NUL */
+#define ASSIST_KEY_MAX   64   /* longest key, without the NUL */
+#define ASSIST_VALUE_MAX 1024 /* longest value, without the NUL */
+#define ASSIST_JOBID_MAX 32   /* longest job id, without the NUL */
 
 /* Connect to the daemon: PMI_FD/PMI_RANK/PMI_SIZE, or PMI_PORT+PMI_ID
  * (Hydra -pmi-port). With none of them set: singleton, rank 0 of 1, appnum 0,

@@ -27,9 +27,9 @@ static struct {
     char jobid[ASSIST_JOBID_MAX + 1];
     char inbuf[ASSIST_WIRE_LINE_MAX];
     size_t inlen;
-    struct assist_kv *local;   /* singleton key/value table */
+    struct assist_kv *local; /* singleton key/value table */
     size_t nlocal, caplocal;
-} assist_st = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+} assist_st = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 /* ---- channel I/O ---------------------------------------------------------- */
 
@@ -99,8 +99,8 @@ static int assist_chan_call(const char *req, const char *expect, char *reply, si
     if (rc != 0)
         return rc;
     if (!assist_wire_is(reply, expect)) {
-        fprintf(stderr, "dcfa assist: expected cmd=%s from the process manager, got '%s'\n",
-                expect, reply);
+        fprintf(stderr, "dcfa assist: expected cmd=%s from the process manager, got '%s'\n", expect,
+                reply);
         return -EPROTO;
     }
     return 0;
@@ -141,7 +141,7 @@ static int assist_connect_port(const char *port)
 {
     char host[256], line[ASSIST_WIRE_LINE_MAX], req[64];
     const char *colon = strrchr(port, ':');
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     struct addrinfo *ai = NULL, *a;
     int id, rc, got_rank = 0, got_size = 0;
     long v;
@@ -337,15 +337,9 @@ fail:
     return rc;
 }
 
-int assist_is_singleton(void)
-{
-    return assist_st.initialized && assist_st.singleton;
-}
+int assist_is_singleton(void) { return assist_st.initialized && assist_st.singleton; }
 
-const char *assist_job_id(void)
-{
-    return assist_st.jobid;
-}
+const char *assist_job_id(void) { return assist_st.jobid; }
 
 /* ---- key/value exchange --------------------------------------------------- */
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ASSIST_WIRE_LINE_MAX 2048   /* longest line, '\n' included */
+#define ASSIST_WIRE_LINE_MAX    2048 /* longest line, '\n' included */
 #define ASSIST_WIRE_KVSNAME_MAX 256
 
 /* Finds token "key=" in line (at the start or after a space). Returns a

@@ -57,10 +57,7 @@ static void lt_sleep_forever(void)
 
 static volatile sig_atomic_t lt_dump;
 
-static void lt_on_usr1(int sig)
-{
-    lt_dump = 1;
-}
+static void lt_on_usr1(int sig) { lt_dump = 1; }
 
 static int lt_init(int *rank, int *size)
 {

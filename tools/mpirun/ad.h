@@ -34,12 +34,12 @@ const char *ad_kvs_get(const struct ad_kvs *kvs, const char *key);
 #define AD_IO_BUF (64 * 1024)
 
 struct ad_stream {
-    int fd;            /* read end of the rank's pipe, -1 once closed */
-    int out;           /* where it goes: 1 or 2 */
+    int fd;  /* read end of the rank's pipe, -1 once closed */
+    int out; /* where it goes: 1 or 2 */
     int rank;
-    int prefix;        /* -l */
+    int prefix; /* -l */
     int at_line_start;
-    char *pend;        /* -l: incomplete last line */
+    char *pend; /* -l: incomplete last line */
     size_t plen;
 };
 
@@ -56,9 +56,9 @@ void ad_io_write(int out, const char *buf, size_t len);
 struct ad_proc {
     int rank;
     int appnum;
-    pid_t pid;          /* also its process group id; 0 = not started */
-    int running;        /* started and not yet reaped */
-    int pmi_fd;         /* daemon end of the PMI socketpair, -1 when closed */
+    pid_t pid;   /* also its process group id; 0 = not started */
+    int running; /* started and not yet reaped */
+    int pmi_fd;  /* daemon end of the PMI socketpair, -1 when closed */
     char pmi_in[ASSIST_WIRE_LINE_MAX];
     size_t pmi_inlen;
     int pmi_inited;
@@ -78,10 +78,10 @@ struct ad_job {
 };
 
 enum ad_phase {
-    AD_RUN,        /* normal operation */
-    AD_DUMP,       /* timed out: SIGUSR1 sent, waiting for the dumps */
-    AD_TERM,       /* SIGTERM sent */
-    AD_KILL,       /* SIGKILL sent */
+    AD_RUN,  /* normal operation */
+    AD_DUMP, /* timed out: SIGUSR1 sent, waiting for the dumps */
+    AD_TERM, /* SIGTERM sent */
+    AD_KILL, /* SIGKILL sent */
 };
 
 struct ad_daemon {
@@ -91,15 +91,15 @@ struct ad_daemon {
     int prefix_output;
     int timeout;
     enum ad_phase phase;
-    double phase_deadline;    /* monotonic seconds, 0 = none */
+    double phase_deadline; /* monotonic seconds, 0 = none */
     double timeout_deadline;
     double drain_deadline;
-    int ended;                /* end cause recorded (first failure wins) */
+    int ended; /* end cause recorded (first failure wins) */
     int exit_code;
     char end_msg[1200];
     /* stdin of mpirun -> rank 0 of job 0 */
-    int stdin_open;           /* still reading fd 0 */
-    int stdin_pipe;           /* write end to rank 0, -1 when closed */
+    int stdin_open; /* still reading fd 0 */
+    int stdin_pipe; /* write end to rank 0, -1 when closed */
     char *stdin_buf;
     size_t stdin_len;
 };

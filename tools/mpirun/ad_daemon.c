@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AD_GRACE 1.0  /* seconds between SIGUSR1 -> SIGTERM -> SIGKILL */
-#define AD_DRAIN 2.0  /* seconds to wait for output after the last rank */
+#define AD_GRACE 1.0 /* seconds between SIGUSR1 -> SIGTERM -> SIGKILL */
+#define AD_DRAIN 2.0 /* seconds to wait for output after the last rank */
 
 static struct rlimit ad_nofile_orig; /* restored in the ranks */
 
@@ -235,8 +235,8 @@ static void ad_putenv_int(const char *name, long v)
 
 /* In the child after fork: never returns. */
 static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_app *app,
-                          const struct ad_job *job, const struct ad_proc *p, int in_fd,
-                          int out_fd, int err_fd, int pmi_fd, int exec_fd)
+                          const struct ad_job *job, const struct ad_proc *p, int in_fd, int out_fd,
+                          int err_fd, int pmi_fd, int exec_fd)
 {
     sigset_t none;
     int err;
@@ -245,7 +245,6 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
-    setrlimit(RLIMIT_NOFILE, &ad_nofile_orig);
     if (in_fd < 0)
         in_fd = open("/dev/null", O_RDONLY);
     if (in_fd < 0 || dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
@@ -263,6 +262,7 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
     ad_putenv_int("MPI_LOCALRANKID", p->rank);
     ad_putenv_int("MPI_LOCALNRANKS", job->size);
     setenv("DCFA_JOBID", job->jobid, 1);
+    setrlimit(RLIMIT_NOFILE, &ad_nofile_orig); /* the other fds close at exec */
     execvp(app->argv[0], app->argv);
 fail:
     err = errno;
@@ -276,8 +276,8 @@ fail:
 static int ad_proc_launch(struct ad_daemon *d, const struct mpirun_opts *opts,
                           const struct mpirun_app *app, struct ad_job *job, struct ad_proc *p)
 {
-    int sv[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
-    int execp[2] = { -1, -1 }, inp[2] = { -1, -1 };
+    int sv[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
+    int execp[2] = {-1, -1}, inp[2] = {-1, -1};
     int want_stdin = d->njobs == 1 && p->rank == 0 && d->stdin_open;
     char msg[600];
     int err = 0, rc = -1;
@@ -330,7 +330,7 @@ static int ad_proc_launch(struct ad_daemon *d, const struct mpirun_opts *opts,
     rc = 0;
 out:
     for (int i = 0; i < 2; i++) {
-        int *fds[] = { sv, outp, errp, execp, inp };
+        int *fds[] = {sv, outp, errp, execp, inp};
         for (size_t k = 0; k < sizeof(fds) / sizeof(fds[0]); k++)
             if (fds[k][i] >= 0)
                 close(fds[k][i]);
@@ -410,8 +410,8 @@ static void ad_on_signal(struct ad_daemon *d)
         } else if (sig == SIGUSR1) {
             ad_signal_all(d, SIGUSR1, 0);
         } else if (d->phase == AD_RUN) {
-            snprintf(msg, sizeof(msg), "mpirun: received signal %d (%s), terminating the job",
-                     sig, strsignal(sig));
+            snprintf(msg, sizeof(msg), "mpirun: received signal %d (%s), terminating the job", sig,
+                     strsignal(sig));
             ad_daemon_end(d, 128 + sig, msg);
         } else {
             ad_record(d, 128 + sig, "mpirun: terminated by a signal");
@@ -502,8 +502,8 @@ static int ad_running(const struct ad_daemon *d)
 static int ad_poll_timeout(const struct ad_daemon *d, double now)
 {
     double next = 0;
-    double cand[3] = { d->phase_deadline, d->phase == AD_RUN ? d->timeout_deadline : 0,
-                       d->drain_deadline };
+    double cand[3] = {d->phase_deadline, d->phase == AD_RUN ? d->timeout_deadline : 0,
+                      d->drain_deadline};
 
     for (int i = 0; i < 3; i++)
         if (cand[i] > 0 && (next == 0 || cand[i] < next))
@@ -565,31 +565,31 @@ static int ad_loop(struct ad_daemon *d)
             if (!ad_streams_open(d))
                 break;
         }
-        pfds[n] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
-        refs[n++] = (struct ad_fd_ref){ .kind = AD_FD_SIG };
+        pfds[n] = (struct pollfd){.fd = d->sigfd, .events = POLLIN};
+        refs[n++] = (struct ad_fd_ref){.kind = AD_FD_SIG};
         if (d->stdin_open && d->stdin_pipe >= 0 && d->stdin_len == 0) {
-            pfds[n] = (struct pollfd){ .fd = 0, .events = POLLIN };
-            refs[n++] = (struct ad_fd_ref){ .kind = AD_FD_STDIN };
+            pfds[n] = (struct pollfd){.fd = 0, .events = POLLIN};
+            refs[n++] = (struct ad_fd_ref){.kind = AD_FD_STDIN};
         }
         if (d->stdin_pipe >= 0 && d->stdin_len > 0) {
-            pfds[n] = (struct pollfd){ .fd = d->stdin_pipe, .events = POLLOUT };
-            refs[n++] = (struct ad_fd_ref){ .kind = AD_FD_STDIN_PIPE };
+            pfds[n] = (struct pollfd){.fd = d->stdin_pipe, .events = POLLOUT};
+            refs[n++] = (struct ad_fd_ref){.kind = AD_FD_STDIN_PIPE};
         }
         for (int j = 0; j < d->njobs; j++) {
             struct ad_job *job = d->jobs[j];
             for (int r = 0; r < job->size; r++) {
                 struct ad_proc *p = &job->procs[r];
                 if (p->pmi_fd >= 0) {
-                    pfds[n] = (struct pollfd){ .fd = p->pmi_fd, .events = POLLIN };
-                    refs[n++] = (struct ad_fd_ref){ AD_FD_PMI, job, p };
+                    pfds[n] = (struct pollfd){.fd = p->pmi_fd, .events = POLLIN};
+                    refs[n++] = (struct ad_fd_ref){AD_FD_PMI, job, p};
                 }
                 if (p->out.fd >= 0) {
-                    pfds[n] = (struct pollfd){ .fd = p->out.fd, .events = POLLIN };
-                    refs[n++] = (struct ad_fd_ref){ AD_FD_OUT, job, p };
+                    pfds[n] = (struct pollfd){.fd = p->out.fd, .events = POLLIN};
+                    refs[n++] = (struct ad_fd_ref){AD_FD_OUT, job, p};
                 }
                 if (p->err.fd >= 0) {
-                    pfds[n] = (struct pollfd){ .fd = p->err.fd, .events = POLLIN };
-                    refs[n++] = (struct ad_fd_ref){ AD_FD_ERR, job, p };
+                    pfds[n] = (struct pollfd){.fd = p->err.fd, .events = POLLIN};
+                    refs[n++] = (struct ad_fd_ref){AD_FD_ERR, job, p};
                 }
             }
         }
@@ -636,7 +636,7 @@ static int ad_loop(struct ad_daemon *d)
 
 int ad_run(const struct mpirun_opts *opts)
 {
-    struct ad_daemon d = { .sigfd = -1, .stdin_pipe = -1 };
+    struct ad_daemon d = {.sigfd = -1, .stdin_pipe = -1};
     struct ad_job *job = NULL;
     sigset_t mask, oldmask;
     int rc = 1, r = 0;

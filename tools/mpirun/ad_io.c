@@ -20,7 +20,7 @@ void ad_io_write(int out, const char *buf, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN) {
-            struct pollfd pfd = { .fd = out, .events = POLLOUT };
+            struct pollfd pfd = {.fd = out, .events = POLLOUT};
             poll(&pfd, 1, 1000);
             continue;
         }

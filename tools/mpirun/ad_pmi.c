@@ -100,12 +100,12 @@ static void ad_pmi_line(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
         snprintf(reply, sizeof(reply), "cmd=universe_size rc=0 size=%d\n", job->size);
         ad_pmi_send(d, p, reply);
     } else if (assist_wire_is(line, "put")) {
-        if (assist_wire_get(line, "key", key, sizeof(key)) != 0 ||
-            assist_wire_get(line, "value", value, sizeof(value)) == -ENOSPC) {
+        int vrc = assist_wire_get(line, "value", value, sizeof(value));
+        if (assist_wire_get(line, "key", key, sizeof(key)) != 0 || vrc == -ENOSPC) {
             ad_pmi_send(d, p, "cmd=put_result rc=-1 msg=bad_key_or_value\n");
             return;
         }
-        if (assist_wire_get(line, "value", value, sizeof(value)) != 0)
+        if (vrc != 0) /* "value=" absent: empty value */
             value[0] = '\0';
         if (ad_kvs_put(&job->kvs, key, value) != 0)
             ad_pmi_send(d, p, "cmd=put_result rc=-1 msg=no_memory\n");

@@ -14,30 +14,31 @@
 #define DCFA_VERSION "0.1.0"
 #endif
 
-#define MPIRUN_MAX_PROCS 4096
+#define MPIRUN_MAX_PROCS   4096
 #define MPIRUN_USAGE_ERROR 2
 
 static void mpirun_usage(FILE *f)
 {
-    fputs("Usage: mpirun [options] program [args...] [: [options] program [args...]]...\n"
-          "\n"
-          "Options (before each program; ':' starts another program of the same job):\n"
-          "  -n, -np N               number of ranks for this program (default 1)\n"
-          "  -env NAME VALUE         set NAME=VALUE for this program's ranks\n"
-          "  -genv NAME VALUE        set NAME=VALUE for all ranks\n"
-          "  -x NAME[=VALUE]         export NAME (from mpirun's environment, or VALUE) to all ranks\n"
-          "  --timeout SECONDS       end the job after SECONDS (exit status 124); also\n"
-          "                          MPIEXEC_TIMEOUT. Ranks get SIGUSR1 first to report what\n"
-          "                          they are waiting for\n"
-          "  -l, --prefix-output     prefix every output line with \"[rank] \"\n"
-          "  --oversubscribe, --allow-run-as-root   accepted and ignored\n"
-          "  -h, --help              this help\n"
-          "  --version               print the version\n"
-          "\n"
-          "Exit status: 0 if every rank exited 0; else the first failing rank's status\n"
-          "(128+N for signal N, the code given to MPI_Abort), 124 on timeout,\n"
-          "126/127 if the program cannot be executed. See docs/launcher.md.\n",
-          f);
+    fputs(
+        "Usage: mpirun [options] program [args...] [: [options] program [args...]]...\n"
+        "\n"
+        "Options (before each program; ':' starts another program of the same job):\n"
+        "  -n, -np N               number of ranks for this program (default 1)\n"
+        "  -env NAME VALUE         set NAME=VALUE for this program's ranks\n"
+        "  -genv NAME VALUE        set NAME=VALUE for all ranks\n"
+        "  -x NAME[=VALUE]         export NAME (from mpirun's environment, or VALUE) to all ranks\n"
+        "  --timeout SECONDS       end the job after SECONDS (exit status 124); also\n"
+        "                          MPIEXEC_TIMEOUT. Ranks get SIGUSR1 first to report what\n"
+        "                          they are waiting for\n"
+        "  -l, --prefix-output     prefix every output line with \"[rank] \"\n"
+        "  --oversubscribe, --allow-run-as-root   accepted and ignored\n"
+        "  -h, --help              this help\n"
+        "  --version               print the version\n"
+        "\n"
+        "Exit status: 0 if every rank exited 0; else the first failing rank's status\n"
+        "(128+N for signal N, the code given to MPI_Abort), 124 on timeout,\n"
+        "126/127 if the program cannot be executed. See docs/launcher.md.\n",
+        f);
 }
 
 static int mpirun_bad(const char *fmt, const char *arg)
@@ -83,10 +84,7 @@ static int mpirun_env_add(char ***list, int *n, const char *name, const char *va
     return 0;
 }
 
-static int mpirun_name_ok(const char *name)
-{
-    return *name != '\0' && strchr(name, '=') == NULL;
-}
+static int mpirun_name_ok(const char *name) { return *name != '\0' && strchr(name, '=') == NULL; }
 
 static void mpirun_opts_free(struct mpirun_opts *o)
 {
@@ -130,7 +128,7 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
             return -ENOMEM;
         o->apps = apps;
         app = &o->apps[o->napps++];
-        *app = (struct mpirun_app){ .nprocs = 1 };
+        *app = (struct mpirun_app){.nprocs = 1};
 
         /* options of this context */
         for (; i < argc && argv[i][0] == '-'; i++) {
@@ -148,8 +146,8 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
                 return 1;
             } else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--n") == 0 ||
                        strcmp(a, "--np") == 0 || strcmp(a, "-c") == 0) {
-                if (mpirun_parse_int(i + 1 < argc ? argv[i + 1] : NULL, 1, MPIRUN_MAX_PROCS,
-                                     &v) != 0)
+                if (mpirun_parse_int(i + 1 < argc ? argv[i + 1] : NULL, 1, MPIRUN_MAX_PROCS, &v) !=
+                    0)
                     return mpirun_bad("%s needs a number of ranks between 1 and 4096", a);
                 app->nprocs = (int)v;
                 i++;
@@ -215,7 +213,7 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
 
 int main(int argc, char **argv)
 {
-    struct mpirun_opts opts = { 0 };
+    struct mpirun_opts opts = {0};
     int rc;
 
     /* Make sure 0, 1 and 2 are open so no pipe or socket lands on them. */

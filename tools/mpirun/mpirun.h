@@ -6,15 +6,15 @@
  * contexts are separated by ':' on the command line. */
 struct mpirun_app {
     int nprocs;
-    char **argv;       /* NULL-terminated, points into main's argv */
-    char **env;        /* "NAME=VALUE" set for this context only (-env) */
+    char **argv; /* NULL-terminated, points into main's argv */
+    char **env;  /* "NAME=VALUE" set for this context only (-env) */
     int nenv;
 };
 
 struct mpirun_opts {
     struct mpirun_app *apps;
     int napps;
-    char **genv;       /* "NAME=VALUE" set for every rank (-genv, -x) */
+    char **genv; /* "NAME=VALUE" set for every rank (-genv, -x) */
     int ngenv;
     int timeout;       /* seconds, 0 = none */
     int prefix_output; /* -l: "[rank] " before every output line */
