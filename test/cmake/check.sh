@@ -31,8 +31,14 @@ show=$("$P/bin/mpicc" -show)
 echo "$show"
 case "$show" in *"$P/"*) ;; *) echo "mpicc -show does not mention $P"; exit 1 ;; esac
 
+# A sanitizer build of libmpi needs the sanitizer runtimes in the program too.
+# mpicc adds them; FindMPI drops them and a .pc file cannot say "only when
+# linking an executable", so those two builds add them here, as a user would.
+san=$("$P/bin/mpicc" -showme:link | grep -o -- '-fsanitize=[^ ]*' || true)
+
 step "find_package(MPI) project"
-"$CMAKE" -S "$HERE" -B "$WORK/proj" -DMPI_C_COMPILER="$P/bin/mpicc" > "$WORK/proj.log" 2>&1 ||
+"$CMAKE" -S "$HERE" -B "$WORK/proj" -DMPI_C_COMPILER="$P/bin/mpicc" \
+    -DCMAKE_EXE_LINKER_FLAGS="$san" > "$WORK/proj.log" 2>&1 ||
     { cat "$WORK/proj.log"; exit 1; }
 grep 'MPI_C_' "$WORK/proj.log"
 "$CMAKE" --build "$WORK/proj" > "$WORK/proj-build.log" 2>&1 || { cat "$WORK/proj-build.log"; exit 1; }
@@ -53,9 +59,6 @@ echo "cflags: $cflags"
 echo "libs:   $libs"
 inc=$(pkg-config --variable=includedir mpi)
 [ -f "$inc/mpi.h" ] || { echo "pkg-config includedir $inc has no mpi.h"; exit 1; }
-# A sanitizer build of libmpi needs the sanitizer runtimes in the program too
-# (mpicc adds them; a .pc file cannot say "only when linking an executable").
-san=$("$P/bin/mpicc" -showme:link | grep -o -- '-fsanitize=[^ ]*' || true)
 # shellcheck disable=SC2086
 ${CC:-cc} $cflags "$HERE/hello.c" -o "$WORK/hello-pc" $san $libs
 step "mpirun -n 2 (pkg-config build)"

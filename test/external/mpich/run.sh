@@ -18,6 +18,7 @@ PREFIX=""
 MPIRUN=""
 MAX_NP=4
 JOBS=1
+SLOTS=$(nproc 2> /dev/null || echo 2)
 REPORT_ONLY=0
 FRESH=0
 LISTS="testlist,testlist.dtp"
@@ -33,7 +34,8 @@ usage: $0 --with-mpi PREFIX [options] [folder ...]
   --with-mpi PREFIX   MPI installation to test (PREFIX/bin/mpicc is used)
   --mpirun CMD        launcher (default PREFIX/bin/mpirun, else PREFIX/bin/mpiexec)
   --max-np N          run only entries with at most N ranks (default $MAX_NP)
-  --jobs N            run N tests at a time (default $JOBS)
+  --jobs N            run up to N tests at a time (default $JOBS) ...
+  --slots N           ... as long as their ranks fit in N cores (default: nproc = $SLOTS)
   --lists L           comma-separated test-list files per folder (default $LISTS)
   --xfail FILE        expected-failure list (default $XFAIL_FILE)
   --log FILE          log with the output of failures (default BUILD/results.log)
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
         --mpirun) MPIRUN=$2; shift 2 ;;
         --max-np) MAX_NP=$2; shift 2 ;;
         --jobs|-j) JOBS=$2; shift 2 ;;
+        --slots) SLOTS=$2; shift 2 ;;
         --lists) LISTS=$2; shift 2 ;;
         --xfail) XFAIL_FILE=$2; shift 2 ;;
         --log) LOG=$2; shift 2 ;;
@@ -163,8 +166,11 @@ ENTRIES=$WORK/entries
 SKIPPED=$WORK/skipped
 : > "$ENTRIES"; : > "$SKIPPED"
 MEM_GB=$(awk '/^MemTotal:/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo)
-MPI_VER=$(awk '/#define[ \t]+MPI_VERSION[ \t]/ { v = $3 } /#define[ \t]+MPI_SUBVERSION[ \t]/ { s = $3 }
-               END { printf "%d.%d", v, s }' "$PREFIX/include/mpi.h" 2>/dev/null || echo 0.0)
+MPI_VER=""    # MPI_VERSION.MPI_SUBVERSION of PREFIX/include/mpi.h; unknown: nothing skipped
+if [ -f "$PREFIX/include/mpi.h" ]; then
+    MPI_VER=$(awk '/#define[ \t]+MPI_VERSION[ \t]/ { v = $3 } /#define[ \t]+MPI_SUBVERSION[ \t]/ { s = $3 }
+                   END { if (v != "") printf "%d.%d", v, s }' "$PREFIX/include/mpi.h")
+fi
 US=$'\x1f'
 RS=$'\x1e'
 
@@ -200,14 +206,15 @@ scan_dir() { # $1 = folder relative to $BUILD
                 key=${f[i]%%=*}; val=${f[i]#*=}
                 [ "$key" != "${f[i]}" ] || continue   # not key=value: ignored, as runtests does
                 case "$key" in
-                    timeLimit) tmo=$val ;;
+                    timeLimit) case "$val" in ''|*[!0-9]*) ;; *) tmo=$val ;; esac ;;
                     env) envs+="$val$US" ;;
                     arg) args+="$val$US" ;;
                     mpiexecarg) largs+="$val$US" ;;
                     resultTest) result=$val ;;
                     strict) [ "${val,,}" != false ] || why="non-strict test (strict=false)" ;;
                     mpix) [ "${val,,}" != true ] || why="needs MPIX extensions" ;;
-                    mpiversion) version_ge "$MPI_VER" "$val" || why="needs MPI $val (have $MPI_VER)" ;;
+                    mpiversion) [ -z "$MPI_VER" ] || version_ge "$MPI_VER" "$val" ||
+                            why="needs MPI $val (have $MPI_VER)" ;;
                     mem) awk -v a="$val" -v b="$MEM_GB" 'BEGIN { exit !(a > b) }' &&
                             why="needs ${val} GB of memory" ;;
                     xfail|lock|init) ;;   # MPICH's own xfail marks MPICH bugs: ignored in strict mode
@@ -274,6 +281,9 @@ run_entry() { # $1 = index, rest = entry fields
             timeout -k 10 $((tmo + 15)) "$MPIRUN" ${l[@]+"${l[@]}"} -n "$np" "./$prog" ${a[@]+"${a[@]}"}) \
             > "$out" 2>&1 < /dev/null || rc=$?
         why=$(judge "$kind" "$rc" "$out") && verdict=PASS || verdict=FAIL
+        if [ $verdict = FAIL ] && [ $(( ($(date +%s%N) - t0) / 1000000000 )) -ge "$tmo" ]; then
+            why="timed out after $tmo s ($why)"
+        fi
     else
         echo "program $prog was not built (see $BUILD/build.log)" > "$out"
         why="not built"; verdict=FAIL
@@ -301,15 +311,30 @@ run_entry() { # $1 = index, rest = entry fields
 echo "running $(wc -l < "$ENTRIES") entries of: ${FOLDERS[*]} (max $MAX_NP ranks, $JOBS at a time) with $MPIRUN"
 START=$(date +%s)
 idx=0
+# Parallel runs: at most $JOBS entries at once, and only while their ranks fit
+# in $SLOTS cores (an entry needs min(np, SLOTS) of them), so ranks that poll
+# are not oversubscribed by the runner itself.
 running=0
+free=$SLOTS
+declare -A SLOTS_OF=()
 while IFS=$RS read -r id dir prog np tmo kind envs args largs; do
     idx=$((idx + 1))
     if [ "$JOBS" -le 1 ]; then
         run_entry "$idx" "$id" "$dir" "$prog" "$np" "$tmo" "$kind" "$envs" "$args" "$largs"
         continue
     fi
-    if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
-    run_entry "$idx" "$id" "$dir" "$prog" "$np" "$tmo" "$kind" "$envs" "$args" "$largs" &
+    need=$(( np < SLOTS ? np : SLOTS ))
+    [ "$need" -ge 1 ] || need=1
+    while [ "$running" -gt 0 ] && { [ "$running" -ge "$JOBS" ] || [ "$free" -lt "$need" ]; }; do
+        done_pid=""
+        wait -n -p done_pid || true
+        [ -n "$done_pid" ] || continue
+        free=$((free + SLOTS_OF[$done_pid])); unset "SLOTS_OF[$done_pid]"
+        running=$((running - 1))
+    done
+    run_entry "$idx" "$id" "$dir" "$prog" "$np" "$tmo" "$kind" "$envs" "$args" "$largs" < /dev/null &
+    SLOTS_OF[$!]=$need
+    free=$((free - need))
     running=$((running + 1))
 done < "$ENTRIES"
 wait
