@@ -121,7 +121,7 @@ static inline void bc_print_stats(const char *name, bc_stats s, double k)
            name, s.q3 * k);
 }
 
-/* Page-aligned, zero-filled (so touched) buffer; aborts the job on failure. */
+/* Page-aligned buffer, filled so its pages are touched; aborts the job on failure. */
 static inline void *bc_alloc(size_t n)
 {
     void *p = NULL;
@@ -142,6 +142,17 @@ static inline double bc_mono(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Whether another measured repetition runs, as rank 0 decides (broadcast,
+ * outside the timed region): until `reps` are done, but once `min_reps` are
+ * done, stop when `max_s` seconds (0: no limit) have passed since `t_begin`.
+ * This bounds a sweep on a loaded machine. */
+static inline int bc_more(int done, int reps, double t_begin, double max_s)
+{
+    int more = done < reps && (done < 3 || max_s <= 0 || MPI_Wtime() - t_begin < max_s);
+    MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return more;
 }
 
 /* Rank 0 reports a fatal setup problem as a JSON line, then the job ends. */

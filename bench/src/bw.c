@@ -2,7 +2,7 @@
  * uni: rank 0 posts a window of Isend, rank 1 a window of Irecv, then a
  *      zero-byte acknowledgement; bi: both ranks post both windows.
  * The window shrinks for large messages so a window fits in --cap bytes.
- * Options: --mode uni|bi|both  --sizes  --window W  --reps  --warmup
+ * Options: --mode uni|bi|both  --sizes  --window W  --reps  --warmup  --max-ms T
  *          --iters MAX  --budget BYTES  --cap BYTES
  * One JSON line per (mode, size); bandwidth in MB/s (10^6 bytes/s). */
 #include "bench_common.h"
@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     long max_iters = bc_arg_long(argc, argv, "--iters", 100);
     long budget = bc_arg_long(argc, argv, "--budget", 64L << 20);
     long cap = bc_arg_long(argc, argv, "--cap", 32L << 20);
+    double max_s = (double)bc_arg_long(argc, argv, "--max-ms", 0) / 1e3;
     long maxsize = bc_max_of(sizes, nsizes);
     size_t bufsize = (size_t)(maxsize * max_window < cap ? maxsize * max_window : cap);
     if (bufsize < (size_t)maxsize)
@@ -64,7 +65,9 @@ int main(int argc, char **argv)
             int size = (int)sizes[k];
             int window = (int)bc_clamp(cap / (size > 0 ? size : 1), 1, max_window);
             long iters = bc_clamp(budget / ((long)window * (size > 0 ? size : 1)), 1, max_iters);
-            for (int rep = -warmup; rep < reps; rep++) {
+            double tb = MPI_Wtime();
+            int rep;
+            for (rep = -warmup; rep < 0 || bc_more(rep, reps, tb, max_s); rep++) {
                 MPI_Barrier(MPI_COMM_WORLD);
                 double t = 0;
                 if (rank < 2)
@@ -73,9 +76,9 @@ int main(int argc, char **argv)
                     samples[rep] = (double)size * window * iters * (bi ? 2 : 1) / t / 1e6;
             }
             if (rank == 0) {
-                bc_stats s = bc_stats_of(samples, reps);
+                bc_stats s = bc_stats_of(samples, rep);
                 printf("{\"bench\":\"%s\",\"bytes\":%d,\"window\":%d,\"iters\":%ld,\"reps\":%d,",
-                       bi ? "bibw" : "bw", size, window, iters, reps);
+                       bi ? "bibw" : "bw", size, window, iters, rep);
                 bc_print_stats("mbps", s, 1.0);
                 printf("}\n");
                 fflush(stdout);

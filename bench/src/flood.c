@@ -3,7 +3,7 @@
  * then one zero-byte acknowledgement.  The receiver must return credits
  * with explicit SYNC packets; the library's own statistics (DCFA_STATS=1)
  * count them.  Reported: time per message.
- * Options: --size BYTES  --count N  --reps R  --warmup W */
+ * Options: --size BYTES  --count N  --reps R  --warmup W  --max-ms T */
 #include "bench_common.h"
 
 int main(int argc, char **argv)
@@ -18,10 +18,13 @@ int main(int argc, char **argv)
     long count = bc_arg_long(argc, argv, "--count", 400);
     int reps = (int)bc_arg_long(argc, argv, "--reps", 10);
     int warmup = (int)bc_arg_long(argc, argv, "--warmup", 1);
+    double max_s = (double)bc_arg_long(argc, argv, "--max-ms", 0) / 1e3;
     char *buf = bc_alloc((size_t)size);
     double *samples = calloc((size_t)reps, sizeof *samples);
 
-    for (int rep = -warmup; rep < reps; rep++) {
+    double tb = MPI_Wtime();
+    int rep;
+    for (rep = -warmup; rep < 0 || bc_more(rep, reps, tb, max_s); rep++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (long i = 0; i < count; i++) {
@@ -38,9 +41,9 @@ int main(int argc, char **argv)
             samples[rep] = (MPI_Wtime() - t0) / (double)count;
     }
     if (rank == 0) {
-        bc_stats s = bc_stats_of(samples, reps);
+        bc_stats s = bc_stats_of(samples, rep);
         printf("{\"bench\":\"flood\",\"bytes\":%d,\"count\":%ld,\"reps\":%d,\"messages\":%ld,",
-               size, count, reps, count * (reps + warmup));
+               size, count, rep, count * (rep + warmup));
         bc_print_stats("msg_us", s, 1e6);
         printf("}\n");
         fflush(stdout);

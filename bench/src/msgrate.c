@@ -1,7 +1,7 @@
 /* Multi-pair message rate: rank r < N/2 streams windows of small messages to
  * rank r + N/2; each window ends with a zero-byte acknowledgement.  The rate
  * is all pairs' messages over the slowest rank's time.
- * Options: --sizes (default 8)  --window W  --iters windows  --reps --warmup */
+ * Options: --sizes (default 8)  --window W  --iters windows  --reps --warmup  --max-ms T */
 #include "bench_common.h"
 
 int main(int argc, char **argv)
@@ -19,6 +19,7 @@ int main(int argc, char **argv)
     long iters = bc_arg_long(argc, argv, "--iters", 100);
     int reps = (int)bc_arg_long(argc, argv, "--reps", 10);
     int warmup = (int)bc_arg_long(argc, argv, "--warmup", 2);
+    double max_s = (double)bc_arg_long(argc, argv, "--max-ms", 0) / 1e3;
     int pairs = nranks / 2;
     int sender = rank < pairs;
     int peer = sender ? rank + pairs : rank - pairs;
@@ -29,7 +30,9 @@ int main(int argc, char **argv)
 
     for (int k = 0; k < nsizes; k++) {
         int size = (int)sizes[k];
-        for (int rep = -warmup; rep < reps; rep++) {
+        double tb = MPI_Wtime();
+        int rep;
+        for (rep = -warmup; rep < 0 || bc_more(rep, reps, tb, max_s); rep++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (long it = 0; it < iters; it++) {
@@ -52,9 +55,9 @@ int main(int argc, char **argv)
                 samples[rep] = (double)pairs * window * iters / tmax;
         }
         if (rank == 0) {
-            bc_stats s = bc_stats_of(samples, reps);
+            bc_stats s = bc_stats_of(samples, rep);
             printf("{\"bench\":\"msgrate\",\"bytes\":%d,\"pairs\":%d,\"window\":%d,\"reps\":%d,",
-                   size, pairs, window, reps);
+                   size, pairs, window, rep);
             bc_print_stats("mmsgs", s, 1e-6);
             printf("}\n");
             fflush(stdout);

@@ -1,6 +1,7 @@
 /* Ping-pong between ranks 0 and 1: round-trip time and one-way latency
  * (half the round trip), 0 B to 4 MiB by default.
  * Options: --sizes a,b,..  --reps R  --warmup W  --iters MAX  --budget BYTES
+ *          --max-ms T (stop repeating a size after T ms, at least 3 repetitions)
  * One JSON line per size on rank 0's stdout. */
 #include "bench_common.h"
 
@@ -19,6 +20,7 @@ int main(int argc, char **argv)
     int warmup = (int)bc_arg_long(argc, argv, "--warmup", 2);
     long max_iters = bc_arg_long(argc, argv, "--iters", 1000);
     long budget = bc_arg_long(argc, argv, "--budget", 16L << 20);
+    double max_s = (double)bc_arg_long(argc, argv, "--max-ms", 0) / 1e3;
     char *buf = bc_alloc((size_t)bc_max_of(sizes, nsizes));
     double *samples = calloc((size_t)reps, sizeof *samples);
 
@@ -26,7 +28,9 @@ int main(int argc, char **argv)
         int size = (int)sizes[k];
         long iters = bc_clamp(budget / (size > 0 ? size : 1), 2, max_iters);
         MPI_Barrier(MPI_COMM_WORLD);
-        for (int rep = -warmup; rep < reps; rep++) {
+        double tb = MPI_Wtime();
+        int rep;
+        for (rep = -warmup; rep < 0 || bc_more(rep, reps, tb, max_s); rep++) {
             double t0 = MPI_Wtime();
             for (long i = 0; i < iters; i++) {
                 if (rank == 0) {
@@ -41,9 +45,9 @@ int main(int argc, char **argv)
                 samples[rep] = (MPI_Wtime() - t0) / (double)iters;
         }
         if (rank == 0) {
-            bc_stats s = bc_stats_of(samples, reps);
+            bc_stats s = bc_stats_of(samples, rep);
             printf("{\"bench\":\"pingpong\",\"bytes\":%d,\"iters\":%ld,\"reps\":%d,", size, iters,
-                   reps);
+                   rep);
             bc_print_stats("rtt_us", s, 1e6);
             putchar(',');
             bc_print_stats("lat_us", s, 0.5e6);

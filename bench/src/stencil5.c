@@ -45,7 +45,8 @@ int main(int argc, char **argv)
     if (interior < nranks)
         return bc_fail(rank, "stencil5", "grid too small for this many ranks");
     int rows = interior / nranks + (rank < interior % nranks ? 1 : 0);
-    int first = 1 + rank * (interior / nranks) + (rank < interior % nranks ? rank : interior % nranks);
+    int first =
+        1 + rank * (interior / nranks) + (rank < interior % nranks ? rank : interior % nranks);
     int up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     int down = rank < nranks - 1 ? rank + 1 : MPI_PROC_NULL;
     size_t cells = (size_t)(rows + 2) * n;

@@ -2,7 +2,7 @@
  * rank sends to its right neighbour and receives from its left one with
  * Isend/Irecv/Waitall, the computing part left out.  Reported: time of one
  * loop iteration (slowest rank), per message size.
- * Options: --sizes (bytes, multiples of 8)  --iters MAX  --budget  --reps  --warmup */
+ * Options: --sizes (bytes, multiples of 8)  --iters MAX  --budget  --reps  --warmup  --max-ms T */
 #include "bench_common.h"
 
 int main(int argc, char **argv)
@@ -18,6 +18,7 @@ int main(int argc, char **argv)
     long budget = bc_arg_long(argc, argv, "--budget", 16L << 20);
     int reps = (int)bc_arg_long(argc, argv, "--reps", 10);
     int warmup = (int)bc_arg_long(argc, argv, "--warmup", 2);
+    double max_s = (double)bc_arg_long(argc, argv, "--max-ms", 0) / 1e3;
     size_t maxsize = (size_t)bc_max_of(sizes, nsizes);
     double *sendbuf = bc_alloc(maxsize), *recvbuf = bc_alloc(maxsize);
     double *samples = calloc((size_t)reps, sizeof *samples);
@@ -26,7 +27,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < nsizes; k++) {
         int count = (int)(sizes[k] / 8);
         long iters = bc_clamp(budget / (sizes[k] > 0 ? sizes[k] : 1), 10, max_iters);
-        for (int rep = -warmup; rep < reps; rep++) {
+        double tb = MPI_Wtime();
+        int rep;
+        for (rep = -warmup; rep < 0 || bc_more(rep, reps, tb, max_s); rep++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (long it = 0; it < iters; it++) {
@@ -42,10 +45,10 @@ int main(int argc, char **argv)
                 samples[rep] = tmax;
         }
         if (rank == 0) {
-            bc_stats s = bc_stats_of(samples, reps);
+            bc_stats s = bc_stats_of(samples, rep);
             printf("{\"bench\":\"stencil_comm\",\"bytes\":%d,\"ranks\":%d,\"iters\":%ld,"
                    "\"reps\":%d,",
-                   count * 8, nranks, iters, reps);
+                   count * 8, nranks, iters, rep);
             bc_print_stats("iter_us", s, 1e6);
             printf("}\n");
             fflush(stdout);

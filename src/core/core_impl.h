@@ -86,6 +86,12 @@ typedef struct core_state {
 } core_state;
 extern core_state core_s;
 
+/* buffer + byte offset, computed on integers: buf may be MPI_BOTTOM (NULL) with absolute displacements */
+static inline void *core_at(const void *buf, ptrdiff_t off)
+{
+    return (void *)((uintptr_t)buf + (uintptr_t)off);
+}
+
 /* conn.c */
 core_conn *core_conn_get(int lpid);     /* connects on first use; NULL on failure (logged) */
 wire_hdr *core_conn_tx_begin(core_conn *c, int control);   /* NULL when out of credit */

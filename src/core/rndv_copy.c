@@ -50,7 +50,7 @@ int core_stream_push(core_conn *c, core_pend *p)
         uint8_t *dst = (uint8_t *)(h + 1) + sizeof f;
         const core_dt *dt = s->u.send.dt;
         if (dt->contig)
-            memcpy(dst, (const char *)s->u.send.buf + dt->true_lb + s->u.send.sent, n);
+            memcpy(dst, core_at(s->u.send.buf, dt->true_lb + (ptrdiff_t)s->u.send.sent), n);
         else
             core_dt_pack(s->u.send.buf, s->u.send.count, dt, s->u.send.sent, dst, n);
         core_conn_tx_end(c, h);
@@ -74,7 +74,7 @@ void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, cons
         size_t take = n < cap - f->offset ? n : cap - f->offset;
         const core_dt *dt = r->u.recv.dt;
         if (dt->contig)
-            memcpy((char *)r->u.recv.buf + dt->true_lb + f->offset, bytes, take);
+            memcpy(core_at(r->u.recv.buf, dt->true_lb + (ptrdiff_t)f->offset), bytes, take);
         else
             core_dt_unpack(r->u.recv.buf, r->u.recv.count, dt, f->offset, bytes, take);
     }

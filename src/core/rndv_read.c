@@ -12,7 +12,7 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
     const core_dt *dt = r->u.send.dt;
     wire_rndv rv = {
         /* a non-contiguous buffer cannot be read in one range: address 0 asks for the copy path */
-        .addr = dt->contig ? (uint64_t)(uintptr_t)((const char *)r->u.send.buf + dt->true_lb) : 0,
+        .addr = dt->contig ? (uint64_t)(uintptr_t)core_at(r->u.send.buf, dt->true_lb) : 0,
         .size = r->u.send.bytes,
         .req = (uint32_t)r->id,
     };
@@ -67,7 +67,7 @@ static int core_read_into(core_conn *c, core_req *r, uint64_t raddr, size_t take
 {
     const core_dt *dt = r->u.recv.dt;
     if (dt->contig) {
-        struct iovec iov = {(char *)r->u.recv.buf + dt->true_lb, take};
+        struct iovec iov = {core_at(r->u.recv.buf, dt->true_lb), take};
         return c->fab->read(c->fc, &iov, 1, raddr, take);
     }
     struct iovec iov[64];

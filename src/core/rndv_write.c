@@ -22,7 +22,7 @@ void core_rtr_maybe_send(core_req *r)
     wire_hdr env = {.ctx = r->u.recv.ctx, .src = r->u.recv.src, .tag = r->u.recv.tag,
                     .seq = c->rx_msg_seq + 1};
     wire_rndv rv = {
-        .addr = (uint64_t)(uintptr_t)((char *)r->u.recv.buf + r->u.recv.dt->true_lb),
+        .addr = (uint64_t)(uintptr_t)core_at(r->u.recv.buf, r->u.recv.dt->true_lb),
         .size = r->u.recv.capacity,
         .req = (uint32_t)r->id,
     };
@@ -56,7 +56,7 @@ int core_rtr_try_write(core_conn *c, core_req *r)
         c->rtr_in.src != r->u.send.src || c->rtr_in.tag != r->u.send.tag ||
         r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !c->has_rdma)
         return 0;
-    struct iovec iov = {(void *)((const char *)r->u.send.buf + r->u.send.dt->true_lb), r->u.send.bytes};
+    struct iovec iov = {core_at(r->u.send.buf, r->u.send.dt->true_lb), r->u.send.bytes};
     if (c->fab->write(c->fc, &iov, 1, c->rtr_in.addr, r->u.send.bytes) != UTIL_OK)
         return 0;
     wire_hdr env = {.ctx = r->u.send.ctx, .src = r->u.send.src, .tag = r->u.send.tag,

@@ -30,7 +30,7 @@ const util_tunable util_tunables[] = {
      "chunk size of the bounce-buffer pipeline"},
     {"DCFA_SPIN", UTIL_T_INT, &util_cfg.spin_count, "2000", NULL,
      "polls of an idle wait before yielding the core"},
-    {"DCFA_YIELD", UTIL_T_INT, &util_cfg.yield_count, "200", NULL,
+    {"DCFA_YIELD", UTIL_T_INT, &util_cfg.yield_count, "2000", NULL,
      "sched_yield calls of an idle wait before sleeping in short naps"},
     {"DCFA_ASYNC_PROGRESS", UTIL_T_BOOL, &util_cfg.async_progress, "0", NULL,
      "start an assist thread that progresses communication while the application computes"},

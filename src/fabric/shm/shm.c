@@ -73,6 +73,13 @@ static void *shm_map(const char *name, size_t len, int create)
         close(fd);
         return NULL;
     }
+    struct stat st;
+    if (!create && (fstat(fd, &st) != 0 || (size_t)st.st_size < len)) {
+        /* its owner made it but has not sized it yet: not there for us yet */
+        close(fd);
+        errno = ENOENT;
+        return NULL;
+    }
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {

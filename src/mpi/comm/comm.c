@@ -1,0 +1,568 @@
+/* Communicators: the handle table (WORLD and SELF at fixed indices), the
+ * constructors and their context-id agreement (see comm.h), free, compare,
+ * info. An inter-communicator also owns an intra-communicator over its
+ * local group (local_comm) for the library's collectives; it gets a context
+ * pair of its own in the same agreement. */
+#include "mpi/comm/comm.h"
+#include "mpi/group/group.h"
+#include "mpi/attr/attr.h"
+#include "mpi/errhan/errhan.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COMM_WORLD_INDEX 1
+#define COMM_SELF_INDEX 2
+
+/* Tags of the construction traffic on a parent's collective context: far
+ * below anything a collective uses, never MPI_ANY_TAG. MPI_Comm_create_group
+ * uses COMM_TAG_GROUP + the user's tag (0..MPII_TAG_UB). */
+#define COMM_TAG_GROUP INT_MIN
+#define COMM_TAG_INTER (INT_MIN + MPII_TAG_UB + 1)
+enum { COMM_TAG_CTX = COMM_TAG_INTER, COMM_TAG_SPLIT, COMM_TAG_SIZE, COMM_TAG_LPIDS, COMM_TAG_MERGE };
+
+static util_htab comm_tab;
+static int comm_inited;
+
+mpii_comm *mpii_comm_get(MPI_Comm h)
+{
+    if (!comm_inited || MPII_HANDLE_KIND(h) != MPII_KIND_COMM)
+        return NULL;
+    mpii_comm *c = util_htab_get(&comm_tab, MPII_HANDLE_INDEX(h));
+    if (!c || c->handle != h || c->refcount <= 0)
+        return NULL;
+    return c;
+}
+
+/* ---- objects ------------------------------------------------------------------------ */
+
+static void comm_fill(mpii_comm *c, const mpii_comm *parent, mpii_group *g, uint32_t ctx)
+{
+    c->refcount = 1;
+    c->ctx = ctx;
+    c->group = g;
+    c->rank = g->rank;
+    c->size = g->size;
+    c->errhandler = parent ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
+    mpii_errh_ref(c->errhandler);
+    c->info = MPI_INFO_NULL;
+}
+
+/* A new communicator owning the references g and remote (NULL: intra) on
+ * pair; an inter-communicator's local_comm gets local_pair. The members
+ * take their pairs here. */
+static mpii_comm *comm_build(const mpii_comm *parent, mpii_group *g, mpii_group *remote, int pair,
+                             int local_pair)
+{
+    int idx;
+    mpii_comm *c = util_htab_alloc(&comm_tab, &idx);
+    c->handle = MPII_HANDLE(MPII_KIND_COMM, idx);
+    mpii_ctx_take(&mpii_ctx_st, pair);
+    comm_fill(c, parent, g, mpii_ctx_of_pair(pair));
+    if (remote) {
+        c->is_inter = 1;
+        c->remote = remote;
+        mpii_group_ref(g);
+        c->local_comm = comm_build(parent, g, NULL, local_pair, -1);
+    }
+    return c;
+}
+
+static void comm_destroy(mpii_comm *c)
+{
+    mpii_ctx_release(&mpii_ctx_st, c->ctx);
+    if (c->local_comm)
+        comm_destroy(c->local_comm);
+    mpii_group_release(c->group);
+    mpii_group_release(c->remote);
+    mpii_errh_release(c->errhandler);
+    if (c->info != MPI_INFO_NULL)
+        PMPI_Info_free(&c->info);
+    c->refcount = 0;
+    util_htab_free(&comm_tab, MPII_HANDLE_INDEX(c->handle));
+}
+
+void mpii_comm_ref(mpii_comm *c) { c->refcount++; }
+
+int mpii_comm_free(mpii_comm *c)
+{
+    int rc = mpii_attr_delete_all(MPII_OBJ_COMM, c->handle, &c->attrs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (--c->refcount == 0)
+        comm_destroy(c);
+    return MPI_SUCCESS;
+}
+
+static void comm_predefined(int index, int size, const int *lpids, uint32_t ctx, const char *name)
+{
+    mpii_comm *c = util_htab_get(&comm_tab, index);
+    c->handle = MPII_HANDLE(MPII_KIND_COMM, index);
+    comm_fill(c, NULL, mpii_group_create(size, lpids), ctx);
+    strcpy(c->name, name);
+}
+
+int mpii_comm_init_world(void)
+{
+    util_htab_init(&comm_tab, sizeof(mpii_comm), COMM_SELF_INDEX + 1);
+    comm_inited = 1;
+    mpii_ctx_space_init(&mpii_ctx_st);
+    int n = mpii_st.world_size;
+    int *l = util_malloc((size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++)
+        l[i] = i;
+    comm_predefined(COMM_WORLD_INDEX, n, l, mpii_ctx_of_pair(0), "MPI_COMM_WORLD");
+    int me = mpii_group_self_lpid();
+    comm_predefined(COMM_SELF_INDEX, 1, &me, mpii_ctx_of_pair(1), "MPI_COMM_SELF");
+    free(l);
+    return MPI_SUCCESS;
+}
+
+/* Attributes still on MPI_COMM_WORLD (and on communicators the program did
+ * not free) see their delete callbacks; then every object goes. Info and
+ * error-handler references are not dropped: their chapters may be gone. */
+void mpii_comm_finalize(void)
+{
+    if (!comm_inited)
+        return;
+    for (int i = 1; i < comm_tab.next_unused; i++) {
+        mpii_comm *c = util_htab_get(&comm_tab, i);
+        if (c && c->refcount > 0) {
+            mpii_attr_delete_all(MPII_OBJ_COMM, c->handle, &c->attrs);
+            mpii_attr_drop_all(&c->attrs);
+        }
+    }
+    util_htab_destroy(&comm_tab);
+    comm_inited = 0;
+    mpii_group_finalize();
+}
+
+/* ---- context agreement -------------------------------------------------------------- */
+
+/* AND of the free-pair bitmaps of every process of intra-communicator c */
+static int ctx_and_intra(mpii_comm *c, unsigned *mask)
+{
+    unsigned mine[MPII_CTX_WORDS];
+    memcpy(mine, mpii_ctx_st.free, sizeof mine);
+    return mpii_allreduce(mine, mask, MPII_CTX_WORDS, MPI_UNSIGNED, MPI_BAND, c);
+}
+
+static int ctx_pick(const unsigned *mask, int n, int *pairs)
+{
+    if (mpii_ctx_pick(mask, n, pairs) == UTIL_OK)
+        return MPI_SUCCESS;
+    util_log("communicator construction: no context id free on every process (%d in use)",
+             MPII_CTX_PAIRS);
+    return MPI_ERR_OTHER;
+}
+
+static int ctx_agree_intra(mpii_comm *c, int n, int *pairs)
+{
+    unsigned mask[MPII_CTX_WORDS];
+    int rc = ctx_and_intra(c, mask);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return ctx_pick(mask, n, pairs);
+}
+
+/* leader-to-leader exchange over an inter-communicator (remote rank 0) */
+static int inter_swap(mpii_comm *inter, const void *sbuf, int scount, void *rbuf, int rcount,
+                      MPI_Datatype dt, int tag)
+{
+    return mpii_sendrecv(sbuf, scount, dt, 0, tag, rbuf, rcount, dt, 0, tag, inter, 1,
+                         MPI_STATUS_IGNORE);
+}
+
+/* both sides of inter agree on n pairs: local AND, leaders swap, result broadcast */
+static int ctx_agree_inter(mpii_comm *inter, int n, int *pairs)
+{
+    unsigned mask[MPII_CTX_WORDS], remote[MPII_CTX_WORDS];
+    int res[3] = {MPI_SUCCESS, 0, 0};
+    int rc = ctx_and_intra(inter->local_comm, mask);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (inter->local_comm->rank == 0) {
+        res[0] = inter_swap(inter, mask, MPII_CTX_WORDS, remote, MPII_CTX_WORDS, MPI_UNSIGNED,
+                            COMM_TAG_CTX);
+        for (int w = 0; w < MPII_CTX_WORDS; w++)
+            mask[w] &= remote[w];
+        if (res[0] == MPI_SUCCESS)
+            res[0] = ctx_pick(mask, n, res + 1);
+    }
+    rc = mpii_bcast(res, 3, MPI_INT, 0, inter->local_comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    memcpy(pairs, res + 1, (size_t)n * sizeof(int));
+    return res[0];
+}
+
+/* leaders swap an int array whose length the other side does not know
+ * yet; everybody of the local group gets the remote array (malloc'ed) */
+static int inter_swap_bcast(mpii_comm *inter, const int *sbuf, int scount, int **rbuf, int *rcount)
+{
+    int hdr[2] = {MPI_SUCCESS, 0};
+    int *r = NULL;
+    mpii_comm *lc = inter->local_comm;
+    if (lc->rank == 0) {
+        hdr[0] = inter_swap(inter, &scount, 1, &hdr[1], 1, MPI_INT, COMM_TAG_SIZE);
+        if (hdr[0] == MPI_SUCCESS) {
+            r = util_malloc((size_t)(hdr[1] + 1) * sizeof(int));
+            hdr[0] = inter_swap(inter, sbuf, scount, r, hdr[1], MPI_INT, COMM_TAG_LPIDS);
+        }
+    }
+    int rc = mpii_bcast(hdr, 2, MPI_INT, 0, lc);
+    if (rc == MPI_SUCCESS)
+        rc = hdr[0];
+    if (rc == MPI_SUCCESS && lc->rank != 0)
+        r = util_malloc((size_t)(hdr[1] + 1) * sizeof(int));
+    if (rc == MPI_SUCCESS)
+        rc = mpii_bcast(r, hdr[1], MPI_INT, 0, lc);
+    if (rc != MPI_SUCCESS) {
+        free(r);
+        return rc;
+    }
+    *rbuf = r;
+    *rcount = hdr[1];
+    return MPI_SUCCESS;
+}
+
+/* ---- dup ---------------------------------------------------------------------------- */
+
+int mpii_comm_dup(mpii_comm *c, MPI_Info info, int use_info, mpii_comm **out)
+{
+    int pairs[2] = {0, 0};
+    int rc = c->is_inter ? ctx_agree_inter(c, 2, pairs) : ctx_agree_intra(c, 1, pairs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_group_ref(c->group);
+    if (c->remote)
+        mpii_group_ref(c->remote);
+    mpii_comm *n = comm_build(c, c->group, c->remote, pairs[0], pairs[1]);
+    rc = mpii_attr_copy_comm(c->handle, n->handle, c->attrs, &n->attrs);
+    if (rc != MPI_SUCCESS)
+        goto fail_attrs;
+    MPI_Info src = use_info ? info : c->info;
+    if (src != MPI_INFO_NULL) {
+        rc = PMPI_Info_dup(src, &n->info);
+        if (rc != MPI_SUCCESS)
+            goto fail_attrs;
+    }
+    *out = n;
+    return MPI_SUCCESS;
+
+fail_attrs:
+    mpii_attr_delete_all(MPII_OBJ_COMM, n->handle, &n->attrs);
+    comm_destroy(n);
+    return rc;
+}
+
+/* ---- split -------------------------------------------------------------------------- */
+
+typedef struct comm_member {
+    int key, rank;
+} comm_member;
+
+static int comm_member_cmp(const void *a, const void *b)
+{
+    const comm_member *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* the group of the processes with this color; ck holds (color, key) per rank of base */
+static mpii_group *split_group(const int *ck, const mpii_group *base, int color)
+{
+    comm_member *m = util_malloc((size_t)(base->size + 1) * sizeof *m);
+    int n = 0;
+    for (int r = 0; r < base->size; r++)
+        if (ck[2 * r] == color)
+            m[n++] = (comm_member){ck[2 * r + 1], r};
+    qsort(m, (size_t)n, sizeof *m, comm_member_cmp);
+    int *l = util_malloc((size_t)(n + 1) * sizeof(int));
+    for (int i = 0; i < n; i++)
+        l[i] = base->lpids[m[i].rank];
+    mpii_group *g = mpii_group_create(n, l);
+    free(l);
+    free(m);
+    return g;
+}
+
+static int split_inter(mpii_comm *c, const int *ck, int color, mpii_comm **out)
+{
+    int *all = util_malloc((size_t)c->size * 2 * sizeof(int));
+    int *rall = NULL, rn = 0;
+    int rc = mpii_allgather(ck, 2, MPI_INT, all, 2, MPI_INT, c->local_comm);
+    if (rc == MPI_SUCCESS)
+        rc = inter_swap_bcast(c, all, 2 * c->size, &rall, &rn);
+    int pairs[2];
+    if (rc == MPI_SUCCESS)
+        rc = ctx_agree_inter(c, 2, pairs);
+    if (rc != MPI_SUCCESS || color == MPI_UNDEFINED)
+        goto done;
+    mpii_group *rg = split_group(rall, c->remote, color);
+    if (rg->size == 0) {
+        mpii_group_release(rg);
+        goto done;
+    }
+    *out = comm_build(c, split_group(all, c->group, color), rg, pairs[0], pairs[1]);
+done:
+    free(rall);
+    free(all);
+    return rc;
+}
+
+int mpii_comm_split(mpii_comm *c, int color, int key, mpii_comm **out)
+{
+    int ck[2] = {color, key};
+    *out = NULL;
+    if (c->is_inter)
+        return split_inter(c, ck, color, out);
+    int *all = util_malloc((size_t)c->size * 2 * sizeof(int));
+    int pairs[1];
+    int rc = mpii_allgather(ck, 2, MPI_INT, all, 2, MPI_INT, c);
+    if (rc == MPI_SUCCESS)
+        rc = ctx_agree_intra(c, 1, pairs);
+    if (rc == MPI_SUCCESS && color != MPI_UNDEFINED)
+        *out = comm_build(c, split_group(all, c->group, color), NULL, pairs[0], -1);
+    free(all);
+    return rc;
+}
+
+/* the value of an info key, "" when absent or info is null */
+static void comm_info_value(MPI_Info info, const char *key, char *val, int len)
+{
+    val[0] = 0;
+    if (info == MPI_INFO_NULL)
+        return;
+    int flag = 0, buflen = len;
+    if (PMPI_Info_get_string(info, key, &buflen, val, &flag) != MPI_SUCCESS || !flag)
+        val[0] = 0;
+}
+
+int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_comm **out)
+{
+    enum { HL = MPI_MAX_PROCESSOR_NAME };
+    char *hosts = util_malloc((size_t)c->size * HL);
+    char me[HL];
+    memset(me, 0, sizeof me);
+    memcpy(me, mpii_st.hostname, strnlen(mpii_st.hostname, HL - 1));
+    int rc = mpii_allgather(me, HL, MPI_CHAR, hosts, HL, MPI_CHAR, c);
+    if (rc != MPI_SUCCESS) {
+        free(hosts);
+        return rc;
+    }
+    /* the processes of my node: color is the lowest rank among them */
+    int node_color = -1, node_size = 0;
+    for (int r = 0; r < c->size; r++) {
+        if (strncmp(hosts + (size_t)r * HL, me, HL) == 0) {
+            if (node_color < 0)
+                node_color = r;
+            node_size++;
+        }
+    }
+    free(hosts);
+    char want[64];
+    int color = MPI_UNDEFINED;
+    switch (type) {
+    case MPI_COMM_TYPE_SHARED:
+        color = node_color;
+        break;
+    case MPI_COMM_TYPE_HW_GUIDED:
+        comm_info_value(info, "mpi_hw_resource_type", want, sizeof want);
+        if (strcmp(want, "mpi_shared_memory") == 0)
+            color = node_color;
+        break;
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+        /* the one level we know of below the parent: the node, if it is smaller */
+        if (node_size < c->size)
+            color = node_color;
+        break;
+    default:    /* MPI_UNDEFINED, MPI_COMM_TYPE_RESOURCE_GUIDED (no process sets known) */
+        break;
+    }
+    return mpii_comm_split(c, color, key, out);
+}
+
+/* ---- create ------------------------------------------------------------------------- */
+
+int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out)
+{
+    int pairs[2];
+    *out = NULL;
+    if (!c->is_inter) {
+        int rc = ctx_agree_intra(c, 1, pairs);
+        if (rc != MPI_SUCCESS || g->rank == MPI_UNDEFINED)
+            return rc;
+        mpii_group_ref(g);
+        *out = comm_build(c, g, NULL, pairs[0], -1);
+        return MPI_SUCCESS;
+    }
+    /* inter: each side names a subgroup of its local group */
+    int *rl = NULL, rn = 0;
+    int rc = inter_swap_bcast(c, g->lpids, g->size, &rl, &rn);
+    if (rc == MPI_SUCCESS)
+        rc = ctx_agree_inter(c, 2, pairs);
+    if (rc == MPI_SUCCESS && g->rank != MPI_UNDEFINED && rn > 0) {
+        mpii_group_ref(g);
+        *out = comm_build(c, g, mpii_group_create(rn, rl), pairs[0], pairs[1]);
+    }
+    free(rl);
+    return rc;
+}
+
+/* Only the members of g take part: the AND of their bitmaps is gathered by
+ * the first member through the parent's point-to-point (collective context,
+ * a tag of its own per user tag) and the chosen pair sent back. */
+int mpii_comm_create_group(mpii_comm *c, mpii_group *g, int tag, mpii_comm **out)
+{
+    *out = NULL;
+    if (g->rank == MPI_UNDEFINED)
+        return MPI_SUCCESS;
+    int n = g->size, t = COMM_TAG_GROUP + tag;
+    int *prank = util_malloc((size_t)n * sizeof(int));
+    int *all = util_malloc((size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++)
+        all[i] = i;
+    mpii_group_translate(g, n, all, c->group, prank);
+    free(all);
+    unsigned mask[MPII_CTX_WORDS], other[MPII_CTX_WORDS];
+    memcpy(mask, mpii_ctx_st.free, sizeof mask);
+    int res[2] = {MPI_SUCCESS, 0};
+    int rc = MPI_SUCCESS;
+    if (g->rank == 0) {
+        for (int i = 1; i < n && res[0] == MPI_SUCCESS; i++) {
+            res[0] = mpii_recv(other, MPII_CTX_WORDS, MPI_UNSIGNED, prank[i], t, c, 1,
+                               MPI_STATUS_IGNORE);
+            for (int w = 0; w < MPII_CTX_WORDS; w++)
+                mask[w] &= other[w];
+        }
+        if (res[0] == MPI_SUCCESS)
+            res[0] = ctx_pick(mask, 1, &res[1]);
+        for (int i = 1; i < n && rc == MPI_SUCCESS; i++)
+            rc = mpii_send(res, 2, MPI_INT, prank[i], t, c, 1);
+    } else {
+        rc = mpii_send(mask, MPII_CTX_WORDS, MPI_UNSIGNED, prank[0], t, c, 1);
+        if (rc == MPI_SUCCESS)
+            rc = mpii_recv(res, 2, MPI_INT, prank[0], t, c, 1, MPI_STATUS_IGNORE);
+    }
+    free(prank);
+    if (rc == MPI_SUCCESS)
+        rc = res[0];
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_group_ref(g);
+    *out = comm_build(c, g, NULL, res[1], -1);
+    return MPI_SUCCESS;
+}
+
+/* ---- inter-communicators ------------------------------------------------------------ */
+
+/* The two leaders swap their group's size, context bitmap and process ids
+ * over peer (the user's tag, point-to-point context), pick the pairs, and
+ * broadcast the outcome over local. */
+int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
+                          int tag, mpii_comm **out)
+{
+    unsigned mask[MPII_CTX_WORDS + 1], remote[MPII_CTX_WORDS + 1];
+    int res[4] = {MPI_SUCCESS, 0, 0, 0};     /* status, remote size, pair, local pair */
+    int *rl = NULL;
+    *out = NULL;
+    int rc = ctx_and_intra(local, mask + 1);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (local->rank == local_leader) {
+        mask[0] = (unsigned)local->size;
+        res[0] = mpii_sendrecv(mask, MPII_CTX_WORDS + 1, MPI_UNSIGNED, remote_leader, tag, remote,
+                               MPII_CTX_WORDS + 1, MPI_UNSIGNED, remote_leader, tag, peer, 0,
+                               MPI_STATUS_IGNORE);
+        res[1] = (int)remote[0];
+        if (res[0] == MPI_SUCCESS) {
+            rl = util_malloc((size_t)(res[1] + 1) * sizeof(int));
+            res[0] = mpii_sendrecv(local->group->lpids, local->size, MPI_INT, remote_leader, tag,
+                                   rl, res[1], MPI_INT, remote_leader, tag, peer, 0,
+                                   MPI_STATUS_IGNORE);
+        }
+        for (int w = 1; w <= MPII_CTX_WORDS; w++)
+            mask[w] &= remote[w];
+        if (res[0] == MPI_SUCCESS)
+            res[0] = ctx_pick(mask + 1, 2, res + 2);
+    }
+    rc = mpii_bcast(res, 4, MPI_INT, local_leader, local);
+    if (rc == MPI_SUCCESS)
+        rc = res[0];
+    if (rc == MPI_SUCCESS && local->rank != local_leader)
+        rl = util_malloc((size_t)(res[1] + 1) * sizeof(int));
+    if (rc == MPI_SUCCESS)
+        rc = mpii_bcast(rl, res[1], MPI_INT, local_leader, local);
+    if (rc == MPI_SUCCESS) {
+        mpii_group_ref(local->group);
+        *out = comm_build(local, local->group, mpii_group_create(res[1], rl), res[2], res[3]);
+    }
+    free(rl);
+    return rc;
+}
+
+/* The side that passed high = false comes first; on a tie, the side whose
+ * first process has the lower process id. */
+int mpii_intercomm_merge(mpii_comm *inter, int high, mpii_comm **out)
+{
+    int hi = high ? 1 : 0, rhi[2] = {MPI_SUCCESS, 0}, pair;
+    mpii_comm *lc = inter->local_comm;
+    *out = NULL;
+    if (lc->rank == 0)
+        rhi[0] = inter_swap(inter, &hi, 1, &rhi[1], 1, MPI_INT, COMM_TAG_MERGE);
+    int rc = mpii_bcast(rhi, 2, MPI_INT, 0, lc);
+    if (rc == MPI_SUCCESS)
+        rc = rhi[0];
+    if (rc == MPI_SUCCESS)
+        rc = ctx_agree_inter(inter, 1, &pair);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const mpii_group *a = inter->group, *b = inter->remote;
+    int local_first = hi != rhi[1] ? !hi : a->lpids[0] < b->lpids[0];
+    if (!local_first) {
+        a = inter->remote;
+        b = inter->group;
+    }
+    int *l = util_malloc((size_t)(a->size + b->size) * sizeof(int));
+    memcpy(l, a->lpids, (size_t)a->size * sizeof(int));
+    memcpy(l + a->size, b->lpids, (size_t)b->size * sizeof(int));
+    *out = comm_build(inter, mpii_group_create(a->size + b->size, l), NULL, pair, -1);
+    free(l);
+    return MPI_SUCCESS;
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+int mpii_comm_compare(mpii_comm *a, mpii_comm *b)
+{
+    if (a == b)
+        return MPI_IDENT;
+    if (a->is_inter != b->is_inter)
+        return MPI_UNEQUAL;
+    int r = mpii_group_compare(a->group, b->group);
+    if (a->is_inter) {
+        int r2 = mpii_group_compare(a->remote, b->remote);
+        if (r2 > r)
+            r = r2;
+    }
+    if (r == MPI_IDENT)
+        return MPI_CONGRUENT;
+    return r;
+}
+
+int mpii_comm_set_info(mpii_comm *c, MPI_Info info)
+{
+    MPI_Info n = MPI_INFO_NULL;
+    if (info != MPI_INFO_NULL) {
+        int rc = PMPI_Info_dup(info, &n);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (c->info != MPI_INFO_NULL)
+        PMPI_Info_free(&c->info);
+    c->info = n;
+    return MPI_SUCCESS;
+}

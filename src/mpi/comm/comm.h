@@ -1,0 +1,64 @@
+/* Communicators (src/mpi/comm): construction and destruction behind the
+ * MPI_Comm_* bindings, and context-id allocation.
+ *
+ * Context ids come in pairs: a communicator owns ctx (point-to-point) and
+ * ctx + 1 (the library's collective traffic). Pair p is ctx 2p. Each process
+ * keeps a bitmap of the pairs it has free (MPII_CTX_PAIRS of them; pair 0 is
+ * MPI_COMM_WORLD, pair 1 MPI_COMM_SELF). A new communicator's pair is agreed
+ * by the processes that will be in it plus, at most, the other processes of
+ * the parent: they AND their bitmaps (allreduce, or a leader exchange for
+ * inter-communicators) and everybody takes the lowest pair free everywhere.
+ * Only members of the new communicator mark the pair used.
+ *
+ * Why this is safe when communicators are built concurrently in disjoint
+ * subsets (MPI_Comm_create_group, MPI_Comm_split): a pair is only ever taken
+ * after every member of the new communicator reported it free, so no process
+ * holds two live communicators with the same pair; two communicators that
+ * share a pair have disjoint members, so a message (which only travels
+ * between members of one communicator) can never match the other one. Each
+ * agreement runs on its parent's collective context (or, for
+ * MPI_Comm_create_group, on the parent's collective context with a tag
+ * derived from the user's tag and reserved for construction), so concurrent
+ * agreements between disjoint process sets never see each other's messages. */
+#ifndef DCFA_MPI_COMM_H
+#define DCFA_MPI_COMM_H
+
+#include "mpi/mpii.h"
+
+#define MPII_TAG_UB ((1 << 30) - 1)     /* MPI_TAG_UB: core accepts tags 0..2^30-1 */
+
+/* ---- context-id bitmaps (ctx.c, pure logic) ---------------------------------------- */
+#define MPII_CTX_PAIRS 2048
+#define MPII_CTX_WORDS (MPII_CTX_PAIRS / 32)
+typedef struct mpii_ctx_space {
+    unsigned free[MPII_CTX_WORDS];      /* bit set: pair free */
+} mpii_ctx_space;
+extern mpii_ctx_space mpii_ctx_st;      /* this process */
+
+void mpii_ctx_space_init(mpii_ctx_space *s);        /* all free except pairs 0 and 1 */
+/* the n lowest pairs free in mask (an AND of bitmaps) into pairs[]; UTIL_ENOENT if fewer */
+int mpii_ctx_pick(const unsigned *mask, int n, int *pairs);
+int mpii_ctx_take(mpii_ctx_space *s, int pair);     /* UTIL_EINVAL if already taken */
+void mpii_ctx_release(mpii_ctx_space *s, uint32_t ctx);
+static inline uint32_t mpii_ctx_of_pair(int pair) { return (uint32_t)pair * 2u; }
+
+/* ---- communicator objects ------------------------------------------------------------ */
+void mpii_comm_ref(mpii_comm *c);
+/* runs the attribute delete callbacks then drops the user's reference; an
+ * error from a callback is returned and the communicator stays */
+int mpii_comm_free(mpii_comm *c);
+
+/* Constructors: MPI_SUCCESS or an error class; *out is NULL where the
+ * standard gives MPI_COMM_NULL. Collective as the MPI call is. */
+int mpii_comm_dup(mpii_comm *c, MPI_Info info, int use_info, mpii_comm **out);
+int mpii_comm_split(mpii_comm *c, int color, int key, mpii_comm **out);
+int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_comm **out);
+int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out);
+int mpii_comm_create_group(mpii_comm *c, mpii_group *g, int tag, mpii_comm **out);
+int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
+                          int tag, mpii_comm **out);
+int mpii_intercomm_merge(mpii_comm *inter, int high, mpii_comm **out);
+int mpii_comm_compare(mpii_comm *a, mpii_comm *b);
+int mpii_comm_set_info(mpii_comm *c, MPI_Info info);
+
+#endif

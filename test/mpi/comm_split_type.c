@@ -1,0 +1,51 @@
+/* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the node communicator holds
+ * exactly the world ranks with the same processor name; MPI_UNDEFINED gives
+ * MPI_COMM_NULL; the key orders ranks. */
+#include "mtest.h"
+
+int main(int argc, char **argv)
+{
+    int rank, size, nsize, nrank, len, i, same = 0, below = 0;
+    char name[MPI_MAX_PROCESSOR_NAME];
+    char *all;
+    MPI_Comm node, rev, none;
+
+    mtest_init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    memset(name, 0, sizeof(name));
+    MPI_Get_processor_name(name, &len);
+    all = mtest_malloc((size_t)size * MPI_MAX_PROCESSOR_NAME);
+    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                  MPI_COMM_WORLD);
+    for (i = 0; i < size; i++) {
+        if (strcmp(all + (size_t)i * MPI_MAX_PROCESSOR_NAME, name) == 0) {
+            same++;
+            if (i < rank)
+                below++;
+        }
+    }
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (mtest_check(node != MPI_COMM_NULL, "split_type(SHARED) gave MPI_COMM_NULL")) {
+        MPI_Comm_size(node, &nsize);
+        MPI_Comm_rank(node, &nrank);
+        mtest_check_int("node comm size = ranks with my processor name", nsize, same);
+        mtest_check_int("node comm rank (key 0 keeps world order)", nrank, below);
+        MPI_Comm_free(&node);
+    }
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, size - rank, MPI_INFO_NULL, &rev);
+    MPI_Comm_rank(rev, &nrank);
+    mtest_check_int("node comm rank with reversing key", nrank, same - 1 - below);
+    MPI_Comm_free(&rev);
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, rank % 2 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED, 0,
+                        MPI_INFO_NULL, &none);
+    if (rank % 2)
+        mtest_check(none == MPI_COMM_NULL, "split_type(MPI_UNDEFINED) is not MPI_COMM_NULL");
+    else if (none != MPI_COMM_NULL)
+        MPI_Comm_free(&none);
+    free(all);
+    return mtest_finalize();
+}
