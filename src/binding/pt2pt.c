@@ -561,11 +561,14 @@ int PMPI_Cancel(MPI_Request *req)
     core_req *r = req ? mpii_req_get(*req) : NULL;
     if (!r)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Cancel", "request: invalid request");
+    if (r->kind == CORE_REQ_GREQ)
+        return mpii_greq_cancel(r);
     if (r->kind == CORE_REQ_PERSIST)
         r = r->u.persist.active;
     if (r && r->kind == CORE_REQ_RECV)
         core_cancel_recv(r);
-    /* sends are not cancelled (MPI 4.1 deprecates it): they complete normally */
+    else if (r && r->kind == CORE_REQ_SEND)
+        core_cancel_send(r);
     return MPI_SUCCESS;
 }
 
@@ -713,5 +716,68 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     mpii_buffer_detach(&b, &s);
     *(void **)buffer_addr = b;
     *size = (int)s;
+    return MPI_SUCCESS;
+}
+
+/* ---- compound and generalized requests --------------------------------------------------------- */
+
+int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+                   int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Request *req)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check("MPI_Isendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = pt2pt_check("MPI_Isendrecv", CHK_RECV, rcount, rdt, source, rtag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    core_req *r;
+    rc = mpii_isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, c, NULL, &r);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail("MPI_Isendrecv", comm, rc);
+    *req = pt2pt_handle(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source,
+                           int rtag, MPI_Comm comm, MPI_Request *req)
+{
+    mpii_comm *c;
+    int rc = pt2pt_check("MPI_Isendrecv_replace", CHK_SEND, count, dt, dest, stag, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = pt2pt_check("MPI_Isendrecv_replace", CHK_RECV, count, dt, source, rtag, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_dtype *t = mpii_dtype_get(dt);
+    size_t bytes = (size_t)count * t->dt.size;
+    void *tmp = util_malloc(bytes);
+    if (bytes)
+        core_dt_pack(buf, (size_t)count, &t->dt, 0, tmp, bytes);
+    core_req *r;
+    rc = mpii_isendrecv(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, buf, count, dt, source, rtag, c,
+                        tmp, &r);
+    if (rc != MPI_SUCCESS)
+        return pt2pt_opfail("MPI_Isendrecv_replace", comm, rc);
+    *req = pt2pt_handle(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *req)
+{
+    if (!req)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Grequest_start", "request: NULL pointer");
+    core_req *r;
+    mpii_greq_start(query_fn, free_fn, cancel_fn, extra_state, &r);
+    *req = pt2pt_handle(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Grequest_complete(MPI_Request req)
+{
+    core_req *r = mpii_req_get(req);
+    if (!r || r->kind != CORE_REQ_GREQ)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Grequest_complete",
+                        "request: not a generalized request");
+    core_req_complete(r);
     return MPI_SUCCESS;
 }

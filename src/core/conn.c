@@ -166,7 +166,8 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
         why = "payload longer than a ring block";
     else if ((h->type == WIRE_RTS || h->type == WIRE_RTR) && h->len != sizeof(wire_rndv))
         why = "bad rendezvous payload size";
-    else if ((h->type == WIRE_DONE || h->type == WIRE_CTS || h->type == WIRE_ACK) &&
+    else if ((h->type == WIRE_DONE || h->type == WIRE_CTS || h->type == WIRE_ACK ||
+              h->type == WIRE_CANCEL || h->type == WIRE_CANCEL_ACK) &&
              h->len != sizeof(wire_done))
         why = "bad control payload size";
     else if (h->type == WIRE_DATA && h->len < sizeof(wire_frag))
@@ -214,6 +215,10 @@ static void core_dispatch(core_conn *c, const wire_hdr *h)
         break;
     case WIRE_DATA:
         core_data_arrived(c, h, payload, (const uint8_t *)payload + sizeof(wire_frag));
+        break;
+    case WIRE_CANCEL:
+    case WIRE_CANCEL_ACK:
+        core_cancel_arrived(c, h, payload);
         break;
     case WIRE_SYNC:
         break;

@@ -98,6 +98,10 @@ void core_req_free(core_req *r)
 
 void core_req_complete(core_req *r)
 {
+    if (r->kind == CORE_REQ_SEND && r->u.send.cancel == 1) {
+        r->u.send.proto_done = 1;   /* completes when the CANCEL is answered */
+        return;
+    }
     r->complete = 1;
     if (r->on_complete)
         r->on_complete(r);

@@ -54,6 +54,8 @@ struct core_req {
             int state;          /* protocol state (core private) */
             void *tmp;          /* packed copy of a non-contiguous rendezvous message */
             size_t sent;        /* bytes sent through the ring (copy fallback) */
+            int cancel;         /* 0 none, 1 CANCEL sent and unanswered, 2 answered */
+            int proto_done;     /* the protocol finished while a cancel was unanswered */
         } send;
         struct {
             void *buf;
@@ -108,14 +110,16 @@ int core_iprobe(int32_t src_rank, int32_t tag, uint32_t ctx, int *flag, MPI_Stat
 int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *msg, core_req **out);
 /* 1 if the receive was cancelled, 0 if it is too late */
 int core_cancel_recv(core_req *r);
+/* ask to withdraw a send; it completes (with status.dcfa_cancelled set or not) once decided */
+int core_cancel_send(core_req *r);
 
 int core_progress(void);            /* one pass; returns the number of events handled */
 int core_wait(core_req *r);         /* progress until r completes (yields when idle) */
 
 /* counters for DCFA_STATS and the bench */
 typedef struct core_stats {
-    uint64_t sent[9];               /* by wire_type */
-    uint64_t received[9];
+    uint64_t sent[11];              /* by wire_type */
+    uint64_t received[11];
     uint64_t unexpected;
     uint64_t backlog;
     uint64_t cma_bytes;

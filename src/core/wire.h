@@ -18,7 +18,9 @@ enum wire_type {
     WIRE_CTS = 6,       /* clear to send through the ring (no single-copy): wire_done names both requests */
     WIRE_DATA = 7,      /* one fragment of a message copied through the ring (wire_frag + bytes) */
     WIRE_ACK = 8,       /* a synchronous-mode eager message was matched (wire_done) */
-    WIRE_TYPE_MAX = 8
+    WIRE_CANCEL = 9,    /* sender asks to withdraw message `size` (a seq) if unmatched (wire_done) */
+    WIRE_CANCEL_ACK = 10, /* answer: size = 1 withdrawn, 0 too late (wire_done) */
+    WIRE_TYPE_MAX = 10
 };
 
 enum wire_flags {

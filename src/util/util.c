@@ -188,16 +188,40 @@ double util_wtime(void)
 
 /* ---- backoff: spin briefly, then yield, then sleep in short naps ---------------- */
 
+void util_backoff_configure(int local_ranks)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int over = cores > 0 && local_ranks > cores;
+    if (util_cfg.spin_us < 0)
+        util_cfg.spin_us = over ? 20 : 2000;
+    if (util_cfg.yield_us < 0)
+        util_cfg.yield_us = over ? 2000 : 20000;
+}
+
+static inline void util_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 void util_backoff_wait(util_backoff *b)
 {
+    if (b->polls == 0)
+        b->start_ns = util_now_ns();
     b->polls++;
-    if (b->polls < util_cfg.spin_count) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+    /* while spinning, read the clock only every 64 polls */
+    if (!b->yielding && (b->polls & 63) != 0) {
+        util_cpu_relax();
         return;
     }
-    if (b->polls < util_cfg.spin_count + util_cfg.yield_count) {
+    uint64_t waited_us = (util_now_ns() - b->start_ns) / 1000;
+    if (waited_us < (uint64_t)util_cfg.spin_us) {
+        util_cpu_relax();
+        return;
+    }
+    b->yielding = 1;
+    if (waited_us < (uint64_t)util_cfg.spin_us + (uint64_t)util_cfg.yield_us) {
         sched_yield();
         return;
     }

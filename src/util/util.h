@@ -93,8 +93,8 @@ typedef struct util_config {
     int rndv_mode;              /* DCFA_RNDV_MODE: 0 auto, 1 read (sender-first only), 2 write (receiver-first when allowed) */
     int cma;                    /* DCFA_CMA: use process_vm_readv/writev */
     size_t bounce_chunk;        /* DCFA_BOUNCE_CHUNK: pipeline chunk when CMA is off */
-    int spin_count;             /* DCFA_SPIN: polls before yielding */
-    int yield_count;            /* DCFA_YIELD: yields before sleeping */
+    int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
+    int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */
     int stats;                  /* DCFA_STATS: print counters at finalize */
     int debug;                  /* DCFA_DEBUG */
@@ -122,8 +122,16 @@ uint64_t util_now_ns(void);
 /* ---- waiting without burning a core --------------------------------------- */
 typedef struct util_backoff {
     int polls;
+    int yielding;
+    uint64_t start_ns;
 } util_backoff;
-static inline void util_backoff_reset(util_backoff *b) { b->polls = 0; }
+static inline void util_backoff_reset(util_backoff *b)
+{
+    b->polls = 0;
+    b->yielding = 0;
+}
 void util_backoff_wait(util_backoff *b);   /* spin, then sched_yield, then short sleeps */
+/* resolve the "auto" waiting policy: spin long when every local rank has a core */
+void util_backoff_configure(int local_ranks);
 
 #endif

@@ -207,6 +207,7 @@ static void malformed(void)
 static int run_rank(int rank, const char *job, const char *scenario)
 {
     util_tunables_load();
+    util_backoff_configure(2);
     util_log_rank = rank;
     if (core_init(rank, 2, job) != UTIL_OK)
         return 3;

@@ -35,6 +35,8 @@ static int mpii_init(int required, int *provided)
     if (rc < 0)
         util_die("MPI_Init: cannot reach the assist daemon (%s)", strerror(-rc));
     util_log_rank = rank;
+    const char *local = getenv("MPI_LOCALNRANKS");
+    util_backoff_configure(local ? atoi(local) : size);
     mpii_st.world_rank = rank;
     mpii_st.world_size = size;
     mpii_st.appnum = appnum;

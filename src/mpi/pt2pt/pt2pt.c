@@ -303,13 +303,6 @@ int mpii_req_finish(MPI_Request *h, MPI_Status *st)
     return err;
 }
 
-__attribute__((weak)) int mpii_req_finish_other(core_req *r, MPI_Status *st)
-{
-    mpii_status_out(r, st);
-    int err = r->status.MPI_ERROR;
-    core_req_free(r);
-    return err;
-}
 
 int mpii_req_inactive(MPI_Request h)
 {

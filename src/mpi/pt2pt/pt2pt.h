@@ -26,6 +26,14 @@ void mpii_req_detach(core_req *r);           /* freed by the library once comple
 int mpii_req_finish_other(core_req *r, MPI_Status *st);
 void mpii_progress(void);
 
+/* compound.c */
+int mpii_isendrecv(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest, int stag,
+                   void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int src, int rtag, mpii_comm *c,
+                   void *tmp, core_req **out);
+int mpii_greq_start(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
+                    MPI_Grequest_cancel_function *cancel, void *extra, core_req **out);
+int mpii_greq_cancel(core_req *r);
+
 MPI_Message mpii_msg_put(core_msg *m);
 core_msg *mpii_msg_take(MPI_Message h);
 
