@@ -352,3 +352,53 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
         return comm_fail(fn, comm, rc, "could not copy info");
     return MPI_SUCCESS;
 }
+
+/* ---- nonblocking duplication ---------------------------------------------------------
+ * Done as a blocking duplication returning an already completed generalized
+ * request: correct as long as every process starts its nonblocking
+ * collectives on the parent in the same order, which the standard requires. */
+
+static int comm_idup_query(void *extra_state, MPI_Status *status)
+{
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->dcfa_cancelled = 0;
+    status->dcfa_count = 0;
+    return MPI_SUCCESS;
+}
+static int comm_idup_free(void *extra_state) { return MPI_SUCCESS; }
+static int comm_idup_cancel(void *extra_state, int complete) { return MPI_SUCCESS; }
+
+static int comm_idup(const char *fn, MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm,
+                     MPI_Request *request)
+{
+    int rc = comm_ptr(fn, comm, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Comm n;
+    rc = comm_dup(fn, comm, info, use_info, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Request r;
+    rc = PMPI_Grequest_start(comm_idup_query, comm_idup_free, comm_idup_cancel, NULL, &r);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Grequest_complete(r);
+    if (rc != MPI_SUCCESS) {
+        mpii_comm_free(mpii_comm_get(n));
+        return rc;
+    }
+    *newcomm = n;
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return comm_idup("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
+}
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return comm_idup("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
+}
