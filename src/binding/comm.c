@@ -402,3 +402,86 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
 {
     return comm_idup("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
 }
+
+/* ---- from groups ---------------------------------------------------------------------- */
+
+static int comm_from_group_args(const char *fn, const char *garg, MPI_Group group,
+                                const char *stringtag, MPI_Info info, MPI_Errhandler eh,
+                                const void *newcomm, mpii_group **g)
+{
+    *g = mpii_group_get(group);
+    if (!*g)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn, "%s: invalid group", garg);
+    if ((*g)->rank == MPI_UNDEFINED)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn,
+                        "%s: the calling process is not a member", garg);
+    if (!stringtag || !newcomm)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "%s: NULL pointer",
+                        stringtag ? "newcomm" : "stringtag");
+    if (info != MPI_INFO_NULL && MPII_HANDLE_KIND(info) != MPII_KIND_INFO)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_INFO, fn, "info: not an info object");
+    if (eh != MPI_ERRHANDLER_NULL && !mpii_errh_usable(eh, MPII_ERRH_COMM))
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn,
+                        "errhandler: not an error handler for communicators");
+    return MPI_SUCCESS;
+}
+
+/* the info and error handler the caller asked for */
+static void comm_from_group_finish(mpii_comm *n, MPI_Info info, MPI_Errhandler eh)
+{
+    if (info != MPI_INFO_NULL)
+        mpii_comm_set_info(n, info);
+    if (eh != MPI_ERRHANDLER_NULL) {
+        mpii_errh_ref(eh);
+        mpii_errh_release(n->errhandler);
+        n->errhandler = eh;
+    }
+}
+
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_from_group";
+    mpii_group *g;
+    mpii_comm *n = NULL;
+    int rc = comm_from_group_args(fn, "group", group, stringtag, info, errhandler, newcomm, &g);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = mpii_comm_create_from_group(g, stringtag, &n);
+    if (rc != MPI_SUCCESS)
+        return comm_fail(fn, MPI_COMM_NULL, rc, "could not build the new communicator");
+    if (n)
+        comm_from_group_finish(n, info, errhandler);
+    *newcomm = n ? n->handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                      MPI_Group remote_group, int remote_leader,
+                                      const char *stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    static const char fn[] = "MPI_Intercomm_create_from_groups";
+    mpii_group *lg, *rg = mpii_group_get(remote_group);
+    mpii_comm *n = NULL;
+    int rc = comm_from_group_args(fn, "local_group", local_group, stringtag, info, errhandler,
+                                  newintercomm, &lg);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!rg)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn, "remote_group: invalid group");
+    if (local_leader < 0 || local_leader >= lg->size)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_RANK, fn,
+                        "local_leader=%d is not a rank of local_group (size %d)", local_leader,
+                        lg->size);
+    if (remote_leader < 0 || remote_leader >= rg->size)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_RANK, fn,
+                        "remote_leader=%d is not a rank of remote_group (size %d)", remote_leader,
+                        rg->size);
+    rc = mpii_intercomm_from_groups(lg, local_leader, rg, remote_leader, stringtag, &n);
+    if (rc != MPI_SUCCESS)
+        return comm_fail(fn, MPI_COMM_NULL, rc, "could not build the new inter-communicator");
+    comm_from_group_finish(n, info, errhandler);
+    *newintercomm = n->handle;
+    return MPI_SUCCESS;
+}

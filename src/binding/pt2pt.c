@@ -52,7 +52,7 @@ static MPI_Request pt2pt_handle(core_req *r) { return MPII_HANDLE(MPII_KIND_REQU
 
 /* ---- blocking ----------------------------------------------------------------------- */
 
-static int pt2pt_send(const char *fn, int mode, const void *buf, int count, MPI_Datatype dt, int dest,
+static int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
                       int tag, MPI_Comm comm)
 {
     mpii_comm *c;
@@ -69,24 +69,24 @@ static int pt2pt_send(const char *fn, int mode, const void *buf, int count, MPI_
     return pt2pt_opfail(fn, comm, rc);
 }
 
-int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+static int b_Send(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     return pt2pt_send("MPI_Send", CORE_SEND_STD, buf, count, dt, dest, tag, comm);
 }
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+static int b_Ssend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     return pt2pt_send("MPI_Ssend", CORE_SEND_SYNC, buf, count, dt, dest, tag, comm);
 }
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+static int b_Rsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     return pt2pt_send("MPI_Rsend", CORE_SEND_READY, buf, count, dt, dest, tag, comm);
 }
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+static int b_Bsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     return pt2pt_send("MPI_Bsend", CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm);
 }
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+static int b_Recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
               MPI_Status *status)
 {
     mpii_comm *c;
@@ -103,8 +103,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     return pt2pt_opfail("MPI_Recv", comm, rc);
 }
 
-int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
-                  int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status)
+static int b_Sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status)
 {
     mpii_comm *c;
     int rc = pt2pt_check("MPI_Sendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
@@ -127,7 +127,7 @@ int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int 
     return pt2pt_opfail("MPI_Sendrecv", comm, rc);
 }
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source,
+static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                           int rtag, MPI_Comm comm, MPI_Status *status)
 {
     mpii_comm *c;
@@ -161,7 +161,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
 
 /* ---- nonblocking ------------------------------------------------------------------------ */
 
-static int pt2pt_isend(const char *fn, int mode, const void *buf, int count, MPI_Datatype dt,
+static int pt2pt_isend(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt,
                        int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c;
@@ -178,24 +178,24 @@ static int pt2pt_isend(const char *fn, int mode, const void *buf, int count, MPI
     return MPI_SUCCESS;
 }
 
-int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_isend("MPI_Isend", CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
 }
-int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Issend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_isend("MPI_Issend", CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
 }
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Irsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_isend("MPI_Irsend", CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
 }
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Ibsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_isend("MPI_Ibsend", CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
 }
 
-int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c;
     int rc = pt2pt_check("MPI_Irecv", CHK_RECV, count, dt, source, tag, comm, &c);
@@ -211,7 +211,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_C
 
 /* ---- persistent ------------------------------------------------------------------------------ */
 
-static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, int count,
+static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, MPI_Count count,
                       MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c;
@@ -237,23 +237,23 @@ static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, in
     return MPI_SUCCESS;
 }
 
-int PMPI_Send_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Send_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_init("MPI_Send_init", 1, CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
 }
-int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Ssend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_init("MPI_Ssend_init", 1, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
 }
-int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Rsend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_init("MPI_Rsend_init", 1, CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
 }
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Bsend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_init("MPI_Bsend_init", 1, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
 }
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+static int b_Recv_init(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
     return pt2pt_init("MPI_Recv_init", 0, 0, buf, count, dt, source, tag, comm, req);
 }
@@ -655,7 +655,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
     }
 }
 
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req)
+static int b_Imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req)
 {
     if (!message)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Imrecv", "message: NULL pointer");
@@ -671,7 +671,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI
     }
     mpii_dtype *t = mpii_dtype_get(dt);
     if (count < 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, "MPI_Imrecv", "count=%d is negative", count);
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, "MPI_Imrecv", "count=%lld is negative", (long long)count);
     if (!t || !t->committed)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_TYPE, "MPI_Imrecv", "datatype: invalid or not committed");
     core_msg *m = mpii_msg_take(*message);
@@ -689,10 +689,10 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI
     return MPI_SUCCESS;
 }
 
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
+static int b_Mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
 {
     MPI_Request req;
-    int rc = PMPI_Imrecv(buf, count, dt, message, &req);
+    int rc = b_Imrecv(buf, count, dt, message, &req);
     if (rc != MPI_SUCCESS)
         return rc;
     return PMPI_Wait(&req, status);
@@ -721,8 +721,8 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 
 /* ---- compound and generalized requests --------------------------------------------------------- */
 
-int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
-                   int rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Request *req)
+static int b_Isendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c;
     int rc = pt2pt_check("MPI_Isendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
@@ -738,7 +738,7 @@ int PMPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int
     return MPI_SUCCESS;
 }
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source,
+static int b_Isendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                            int rtag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c;
@@ -779,5 +779,236 @@ int PMPI_Grequest_complete(MPI_Request req)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                         "request: not a generalized request");
     core_req_complete(r);
+    return MPI_SUCCESS;
+}
+
+/* ---- the int and large-count (_c) entry points ------------------------------------------------- */
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return b_Send(buf, count, datatype, dest, tag, comm);
+}
+
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return b_Send(buf, count, datatype, dest, tag, comm);
+}
+
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return b_Ssend(buf, count, datatype, dest, tag, comm);
+}
+
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return b_Ssend(buf, count, datatype, dest, tag, comm);
+}
+
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return b_Rsend(buf, count, datatype, dest, tag, comm);
+}
+
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return b_Rsend(buf, count, datatype, dest, tag, comm);
+}
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return b_Bsend(buf, count, datatype, dest, tag, comm);
+}
+
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    return b_Bsend(buf, count, datatype, dest, tag, comm);
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return b_Recv(buf, count, datatype, source, tag, comm, status);
+}
+
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return b_Recv(buf, count, datatype, source, tag, comm, status);
+}
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return b_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+}
+
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return b_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return b_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+}
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return b_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+}
+
+int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Isend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Isend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Issend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Issend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Irsend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Irsend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Ibsend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Ibsend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Irecv(buf, count, datatype, source, tag, comm, request);
+}
+
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Irecv(buf, count, datatype, source, tag, comm, request);
+}
+
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Send_init(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Send_init(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Ssend_init(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Ssend_init(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Rsend_init(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Rsend_init(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Bsend_init(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Bsend_init(buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Recv_init(buf, count, datatype, source, tag, comm, request);
+}
+
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Recv_init(buf, count, datatype, source, tag, comm, request);
+}
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+    return b_Imrecv(buf, count, datatype, message, request);
+}
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+    return b_Imrecv(buf, count, datatype, message, request);
+}
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    return b_Mrecv(buf, count, datatype, message, status);
+}
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+    return b_Mrecv(buf, count, datatype, message, status);
+}
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+}
+
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+}
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+}
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return b_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+}
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    if (size < 0)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Buffer_attach_c", "size=%lld is negative", size);
+    if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach_c", "a buffer is already attached");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    void *b;
+    size_t s;
+    mpii_buffer_detach(&b, &s);
+    *(void **)buffer_addr = b;
+    *size = (MPI_Count)s;
     return MPI_SUCCESS;
 }

@@ -7964,6 +7964,126 @@ int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
     return PMPI_Status_f082f(f08_status, f_status);
 }
 
+static int stub_Address(void *location, MPI_Aint *address)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Address",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Address(void *location, MPI_Aint *address) __attribute__((weak, alias("stub_Address")));
+int MPI_Address(void *location, MPI_Aint *address) __attribute__((weak));
+int MPI_Address(void *location, MPI_Aint *address)
+{
+    return PMPI_Address(location, address);
+}
+
+static int stub_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Type_hindexed",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("stub_Type_hindexed")));
+int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
+int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+}
+
+static int stub_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Type_hvector",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak, alias("stub_Type_hvector")));
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype);
+}
+
+static int stub_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Type_struct",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak, alias("stub_Type_struct")));
+int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
+int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    return PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
+}
+
+static int stub_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Type_extent",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak, alias("stub_Type_extent")));
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak));
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+{
+    return PMPI_Type_extent(datatype, extent);
+}
+
+static int stub_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Type_lb",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak, alias("stub_Type_lb")));
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak));
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    return PMPI_Type_lb(datatype, displacement);
+}
+
+static int stub_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Type_ub",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak, alias("stub_Type_ub")));
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak));
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+{
+    return PMPI_Type_ub(datatype, displacement);
+}
+
+static int stub_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Errhandler_create",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler) __attribute__((weak, alias("stub_Errhandler_create")));
+int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler) __attribute__((weak));
+int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
+{
+    return PMPI_Errhandler_create(function, errhandler);
+}
+
+static int stub_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Errhandler_get",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak, alias("stub_Errhandler_get")));
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak));
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return PMPI_Errhandler_get(comm, errhandler);
+}
+
+static int stub_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Errhandler_set",
+                    "this function is not implemented in DCFA-MPI");
+}
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak, alias("stub_Errhandler_set")));
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak));
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return PMPI_Errhandler_set(comm, errhandler);
+}
+
 const struct dcfa_api_entry dcfa_api_table[] = {
     { "MPI_Send", (void *)stub_Send, (void *)PMPI_Send },
     { "MPI_Send_c", (void *)stub_Send_c, (void *)PMPI_Send_c },
@@ -8627,6 +8747,16 @@ const struct dcfa_api_entry dcfa_api_table[] = {
     { "MPI_Status_f082c", (void *)stub_Status_f082c, (void *)PMPI_Status_f082c },
     { "MPI_Status_f2f08", (void *)stub_Status_f2f08, (void *)PMPI_Status_f2f08 },
     { "MPI_Status_f082f", (void *)stub_Status_f082f, (void *)PMPI_Status_f082f },
+    { "MPI_Address", (void *)stub_Address, (void *)PMPI_Address },
+    { "MPI_Type_hindexed", (void *)stub_Type_hindexed, (void *)PMPI_Type_hindexed },
+    { "MPI_Type_hvector", (void *)stub_Type_hvector, (void *)PMPI_Type_hvector },
+    { "MPI_Type_struct", (void *)stub_Type_struct, (void *)PMPI_Type_struct },
+    { "MPI_Type_extent", (void *)stub_Type_extent, (void *)PMPI_Type_extent },
+    { "MPI_Type_lb", (void *)stub_Type_lb, (void *)PMPI_Type_lb },
+    { "MPI_Type_ub", (void *)stub_Type_ub, (void *)PMPI_Type_ub },
+    { "MPI_Errhandler_create", (void *)stub_Errhandler_create, (void *)PMPI_Errhandler_create },
+    { "MPI_Errhandler_get", (void *)stub_Errhandler_get, (void *)PMPI_Errhandler_get },
+    { "MPI_Errhandler_set", (void *)stub_Errhandler_set, (void *)PMPI_Errhandler_set },
 };
 
 const int dcfa_api_count = (int)(sizeof dcfa_api_table / sizeof dcfa_api_table[0]);

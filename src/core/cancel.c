@@ -53,8 +53,47 @@ int core_cancel_send(core_req *r)
     return 1;
 }
 
+/* a receive with an RTR outstanding: ask the sender to forget the RTR first */
+int core_cancel_rtr(core_req *r)
+{
+    if (r->u.recv.cancel)
+        return 0;
+    core_conn *c = core_conn_get(r->u.recv.lpid);
+    if (!c)
+        return 0;
+    r->u.recv.cancel = 1;
+    wire_done d = {.req = (uint32_t)r->id, .size = r->u.recv.rtr_seq};
+    core_conn_send_ctl(c, WIRE_CANCEL, WIRE_F_RTR, NULL, &d, sizeof d);
+    return 1;
+}
+
+static void core_cancel_rtr_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
+{
+    if (h->type == WIRE_CANCEL) {
+        int forgot = c->rtr_in.valid && c->rtr_in.seq == (uint32_t)d->size && c->rtr_in.req == d->req;
+        if (forgot)
+            c->rtr_in.valid = 0;
+        wire_done a = {.req = d->req, .size = (uint64_t)forgot};
+        core_conn_send_ctl(c, WIRE_CANCEL_ACK, WIRE_F_RTR, NULL, &a, sizeof a);
+        return;
+    }
+    /* the answer may come after the receive completed by other means: then it is moot */
+    core_req *r = core_req_get((int)d->req);
+    if (!d->size || !r || r->kind != CORE_REQ_RECV || r->complete || !r->u.recv.cancel ||
+        r->u.recv.state != CORE_R_RTR || c->rtr_out != r)
+        return;
+    /* the sender will never use the RTR: take the receive back */
+    c->rtr_out = NULL;
+    r->u.recv.state = CORE_R_POSTED;
+    core_cancel_recv(r);
+}
+
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
 {
+    if (h->flags & WIRE_F_RTR) {
+        core_cancel_rtr_arrived(c, h, d);
+        return;
+    }
     if (h->type == WIRE_CANCEL) {
         int withdrawn = 0;
         for (util_qnode *n = core_s.unexpected.head.next; n != &core_s.unexpected.head; n = n->next) {

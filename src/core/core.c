@@ -214,7 +214,11 @@ int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *m, core_re
 
 int core_cancel_recv(core_req *r)
 {
-    if (r->complete || r->kind != CORE_REQ_RECV || r->u.recv.state != CORE_R_POSTED)
+    if (r->complete || r->kind != CORE_REQ_RECV)
+        return 0;
+    if (r->u.recv.state == CORE_R_RTR)
+        return core_cancel_rtr(r);
+    if (r->u.recv.state != CORE_R_POSTED)
         return 0;
     util_queue_remove(&r->qn);
     r->status.dcfa_cancelled = 1;

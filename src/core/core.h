@@ -70,6 +70,7 @@ struct core_req {
             uint32_t rtr_seq;   /* receiver-first: the message sequence our RTR is bound to */
             size_t received;    /* bytes received through the ring (copy fallback) */
             size_t expected;    /* message size (copy fallback) */
+            int cancel;         /* cancel asked while an RTR was outstanding */
         } recv;
         struct {
             core_req *active;   /* the request of the current start, NULL when inactive */

@@ -130,7 +130,8 @@ void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /*
 void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, const void *bytes);
 int core_stream_push(core_conn *c, core_pend *p);          /* 1 when the whole message went */
 void core_send_local(core_req *r);
-void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */                         /* self.c-like path in eager.c */
+void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */
+int core_cancel_rtr(core_req *r);                         /* self.c-like path in eager.c */
 
 void core_recv_finish(core_req *r, int32_t src, int32_t tag, size_t got, int truncated);
 void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, int err);

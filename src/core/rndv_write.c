@@ -74,5 +74,7 @@ void core_rtr_seq_seen(core_conn *c, uint32_t seq)
     if (r && r->u.recv.rtr_seq == seq) {
         r->u.recv.state = CORE_R_POSTED;
         c->rtr_out = NULL;
+        if (r->u.recv.cancel)
+            core_cancel_recv(r);    /* the RTR is dead: the cancel asked meanwhile succeeds */
     }
 }

@@ -26,6 +26,7 @@ enum wire_type {
 enum wire_flags {
     WIRE_F_SSEND = 1,       /* EAGER: sender waits for ACK (MPI_Ssend) */
     WIRE_F_RTR_DATA = 2,    /* DONE: data of message `seq` was written into the RTR buffer */
+    WIRE_F_RTR = 4,         /* CANCEL / CANCEL_ACK: about an RTR (receiver withdraws its buffer) */
 };
 
 /* One packet header, at the start of a ring block. 32 bytes. */

@@ -459,11 +459,21 @@ int mpii_comm_create_group(mpii_comm *c, mpii_group *g, int tag, mpii_comm **out
 
 /* ---- inter-communicators ------------------------------------------------------------ */
 
+static int intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
+                            int tag, int peer_coll, mpii_comm **out);
+
 /* The two leaders swap their group's size, context bitmap and process ids
  * over peer (the user's tag, point-to-point context), pick the pairs, and
  * broadcast the outcome over local. */
 int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
                           int tag, mpii_comm **out)
+{
+    return intercomm_create(local, local_leader, peer, remote_leader, tag, 0, out);
+}
+
+/* peer_coll: the leaders talk on peer's collective context (no user tag) */
+static int intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
+                            int tag, int peer_coll, mpii_comm **out)
 {
     unsigned mask[MPII_CTX_WORDS + 1], remote[MPII_CTX_WORDS + 1];
     int res[4] = {MPI_SUCCESS, 0, 0, 0};     /* status, remote size, pair, local pair */
@@ -475,13 +485,13 @@ int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, i
     if (local->rank == local_leader) {
         mask[0] = (unsigned)local->size;
         res[0] = mpii_sendrecv(mask, MPII_CTX_WORDS + 1, MPI_UNSIGNED, remote_leader, tag, remote,
-                               MPII_CTX_WORDS + 1, MPI_UNSIGNED, remote_leader, tag, peer, 0,
-                               MPI_STATUS_IGNORE);
+                               MPII_CTX_WORDS + 1, MPI_UNSIGNED, remote_leader, tag, peer,
+                               peer_coll, MPI_STATUS_IGNORE);
         res[1] = (int)remote[0];
         if (res[0] == MPI_SUCCESS) {
             rl = util_malloc((size_t)(res[1] + 1) * sizeof(int));
             res[0] = mpii_sendrecv(local->group->lpids, local->size, MPI_INT, remote_leader, tag,
-                                   rl, res[1], MPI_INT, remote_leader, tag, peer, 0,
+                                   rl, res[1], MPI_INT, remote_leader, tag, peer, peer_coll,
                                    MPI_STATUS_IGNORE);
         }
         for (int w = 1; w <= MPII_CTX_WORDS; w++)
@@ -565,4 +575,40 @@ int mpii_comm_set_info(mpii_comm *c, MPI_Info info)
         PMPI_Info_free(&c->info);
     c->info = n;
     return MPI_SUCCESS;
+}
+
+/* ---- from groups (no parent communicator) --------------------------------------------
+ * Every process of the job is in MPI_COMM_WORLD (process id == world rank)
+ * until dynamic processes exist, so MPI_COMM_WORLD's collective context
+ * carries the construction traffic, with a tag hashed from the string tag. */
+
+static int comm_stringtag(const char *s)
+{
+    uint32_t h = 2166136261u;      /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return (int)(h & MPII_TAG_UB);
+}
+
+int mpii_comm_create_from_group(mpii_group *g, const char *stringtag, mpii_comm **out)
+{
+    mpii_comm *world = mpii_comm_get(MPI_COMM_WORLD);
+    return mpii_comm_create_group(world, g, comm_stringtag(stringtag), out);
+}
+
+int mpii_intercomm_from_groups(mpii_group *local, int local_leader, mpii_group *remote,
+                               int remote_leader, const char *stringtag, mpii_comm **out)
+{
+    mpii_comm *world = mpii_comm_get(MPI_COMM_WORLD), *lc = NULL;
+    int tag = comm_stringtag(stringtag);
+    *out = NULL;
+    int rc = mpii_comm_create_group(world, local, tag, &lc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!lc)
+        return MPI_ERR_GROUP;
+    rc = intercomm_create(lc, local_leader, world, remote->lpids[remote_leader],
+                          COMM_TAG_GROUP + tag, 1, out);
+    comm_destroy(lc);
+    return rc;
 }

@@ -57,6 +57,11 @@ int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out);
 int mpii_comm_create_group(mpii_comm *c, mpii_group *g, int tag, mpii_comm **out);
 int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
                           int tag, mpii_comm **out);
+/* MPI_Comm_create_from_group / MPI_Intercomm_create_from_groups: every
+ * process must be in MPI_COMM_WORLD (true until dynamic processes exist) */
+int mpii_comm_create_from_group(mpii_group *g, const char *stringtag, mpii_comm **out);
+int mpii_intercomm_from_groups(mpii_group *local, int local_leader, mpii_group *remote,
+                               int remote_leader, const char *stringtag, mpii_comm **out);
 int mpii_intercomm_merge(mpii_comm *inter, int high, mpii_comm **out);
 int mpii_comm_compare(mpii_comm *a, mpii_comm *b);
 int mpii_comm_set_info(mpii_comm *c, MPI_Info info);

@@ -244,9 +244,13 @@ fi
 # Pass criteria (as MPICH's runtests): by default exit status 0 and the only
 # non-blank output line is " No Errors"; resultTest=TestStatus / TestErrFatal
 # need a non-zero exit status (not our timeout); TestStatusNoErrors needs both.
-judge() { # $1 = result kind, $2 = exit status, $3 = output file
-    local kind=$1 rc=$2 out=$3 noerr=0
-    [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || { echo "timeout"; return 1; }
+judge() { # $1 = result kind, $2 = exit status, $3 = output file, $4 = 1 if `timeout` fired
+    local kind=$1 rc=$2 out=$3 outer=${4:-1} noerr=0
+    # 124 from the launcher itself (MPIEXEC_TIMEOUT) is a job it ended, which
+    # TestErrFatal entries expect; only the outer `timeout` firing is our timeout
+    if [ "$rc" -eq 137 ] || { [ "$rc" -eq 124 ] && [ "$outer" = 1 ]; }; then
+        echo "timeout"; return 1
+    fi
     if [ "$(grep -cv '^[[:space:]]*$' "$out")" = 1 ] && grep -qE '^[[:space:]]*No [Ee]rrors[[:space:]]*$' "$out"; then
         noerr=1
     fi
@@ -280,7 +284,9 @@ run_entry() { # $1 = index, rest = entry fields
         (cd "$BUILD/$dir" && env ${e[@]+"${e[@]}"} MPIEXEC_TIMEOUT="$tmo" \
             timeout -k 10 $((tmo + 15)) "$MPIRUN" ${l[@]+"${l[@]}"} -n "$np" "./$prog" ${a[@]+"${a[@]}"}) \
             > "$out" 2>&1 < /dev/null || rc=$?
-        why=$(judge "$kind" "$rc" "$out") && verdict=PASS || verdict=FAIL
+        local outer=0
+        [ $(( ($(date +%s%N) - t0) / 1000000000 )) -lt $((tmo + 14)) ] || outer=1
+        why=$(judge "$kind" "$rc" "$out" "$outer") && verdict=PASS || verdict=FAIL
         if [ $verdict = FAIL ] && [ $(( ($(date +%s%N) - t0) / 1000000000 )) -ge "$tmo" ]; then
             why="timed out after $tmo s ($why)"
         fi
