@@ -8,11 +8,14 @@ static int attr_is_predef(int keyval) { return keyval >= 1 && keyval <= MPII_KEY
 
 static const char *attr_kind_name(int kind)
 {
-    return kind == MPII_KIND_COMM ? "communicator" : kind == MPII_KIND_DTYPE ? "datatype" : "window";
+    return kind == MPII_KIND_COMM    ? "communicator"
+           : kind == MPII_KIND_DTYPE ? "datatype"
+                                     : "window";
 }
 
 /* keyval valid for kind; for_write: not a predefined key */
-static int attr_check_keyval(const char *fn, int objkind, int h, int kind, int keyval, int for_write)
+static int attr_check_keyval(const char *fn, int objkind, int h, int kind, int keyval,
+                             int for_write)
 {
     if (mpii_keyval_check(kind, keyval) != MPI_SUCCESS)
         return mpii_err(objkind, h, MPI_ERR_KEYVAL, fn, "keyval=%d is not a valid %s keyval",

@@ -87,7 +87,8 @@ static int comm_lookup_intra(const char *fn, const char *arg, MPI_Comm comm, mpi
 {
     int rc = comm_lookup(fn, arg, comm, c);
     if (rc == MPI_SUCCESS && (*c)->is_inter)
-        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn, "%s: an inter-communicator is not allowed here", arg);
+        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn,
+                      "%s: an inter-communicator is not allowed here", arg);
     return rc;
 }
 
@@ -244,7 +245,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                       lc->size);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (lc->rank == local_leader) {     /* peer_comm, remote_leader and tag matter at the leader only */
+    if (lc->rank == local_leader) { /* peer_comm, remote_leader and tag matter at the leader only */
         rc = comm_lookup(fn, "peer_comm", peer_comm, &pc);
         if (rc == MPI_SUCCESS && (remote_leader < 0 || remote_leader >= mpii_comm_peer_size(pc)))
             rc = mpii_err(MPII_OBJ_COMM, local_comm, MPI_ERR_RANK, fn,
@@ -351,56 +352,6 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     if (rc != MPI_SUCCESS)
         return comm_fail(fn, comm, rc, "could not copy info");
     return MPI_SUCCESS;
-}
-
-/* ---- nonblocking duplication ---------------------------------------------------------
- * Done as a blocking duplication returning an already completed generalized
- * request: correct as long as every process starts its nonblocking
- * collectives on the parent in the same order, which the standard requires. */
-
-static int comm_idup_query(void *extra_state, MPI_Status *status)
-{
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
-    status->MPI_ERROR = MPI_SUCCESS;
-    status->dcfa_cancelled = 0;
-    status->dcfa_count = 0;
-    return MPI_SUCCESS;
-}
-static int comm_idup_free(void *extra_state) { return MPI_SUCCESS; }
-static int comm_idup_cancel(void *extra_state, int complete) { return MPI_SUCCESS; }
-
-static int comm_idup(const char *fn, MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm,
-                     MPI_Request *request)
-{
-    int rc = comm_ptr(fn, comm, request, "request");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    MPI_Comm n;
-    rc = comm_dup(fn, comm, info, use_info, &n);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    MPI_Request r;
-    rc = PMPI_Grequest_start(comm_idup_query, comm_idup_free, comm_idup_cancel, NULL, &r);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Grequest_complete(r);
-    if (rc != MPI_SUCCESS) {
-        mpii_comm_free(mpii_comm_get(n));
-        return rc;
-    }
-    *newcomm = n;
-    *request = r;
-    return MPI_SUCCESS;
-}
-
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-    return comm_idup("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
-}
-
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
-{
-    return comm_idup("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
 }
 
 /* ---- from groups ---------------------------------------------------------------------- */

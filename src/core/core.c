@@ -275,6 +275,20 @@ size_t core_footprint(int *nconns)
     return total;
 }
 
+void core_stats_report(int rank)
+{
+    int nconn = 0;
+    size_t fp = core_footprint(&nconn);
+    fprintf(stderr,
+            "dcfa-stats rank=%d sync_sent=%llu eager_sent=%llu rts_sent=%llu rtr_sent=%llu "
+            "done_sent=%llu data_sent=%llu unexpected=%llu backlog=%llu connections=%d "
+            "conn_bytes=%zu\n",
+            rank, (unsigned long long)core_st.sent[WIRE_SYNC], (unsigned long long)core_st.sent[WIRE_EAGER],
+            (unsigned long long)core_st.sent[WIRE_RTS], (unsigned long long)core_st.sent[WIRE_RTR],
+            (unsigned long long)core_st.sent[WIRE_DONE], (unsigned long long)core_st.sent[WIRE_DATA],
+            (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp);
+}
+
 static const char *core_tag_str(int32_t tag, char *buf, size_t len)
 {
     if (tag == MPI_ANY_TAG)

@@ -128,6 +128,7 @@ typedef struct core_stats {
 } core_stats;
 extern core_stats core_st;
 size_t core_footprint(int *nconns);
+void core_stats_report(int rank);     /* one "dcfa-stats" line to stderr (DCFA_STATS=1) */
 void core_dump_pending(void);       /* the hang report: pending operations to stderr */
 
 #endif

@@ -11,26 +11,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NPROC 12
+#define NPROC   12
 #define MAXCOMM 4096
 
 static int errors;
 
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "line %d: ", __LINE__);                                           \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fputc('\n', stderr);                                                              \
-            errors++;                                                                         \
-        }                                                                                     \
+#define CHECK(cond, ...)                            \
+    do {                                            \
+        if (!(cond)) {                              \
+            fprintf(stderr, "line %d: ", __LINE__); \
+            fprintf(stderr, __VA_ARGS__);           \
+            fputc('\n', stderr);                    \
+            errors++;                               \
+        }                                           \
     } while (0)
 
 static mpii_ctx_space proc[NPROC];
 static struct sim_comm {
     int live;
     uint32_t ctx;
-    unsigned members;   /* bit per process */
+    unsigned members; /* bit per process */
 } comms[MAXCOMM];
 static int ncomms;
 
@@ -48,7 +48,7 @@ static void test_basic(void)
     mpii_ctx_release(&s, mpii_ctx_of_pair(2));
     CHECK(mpii_ctx_pick(s.free, 1, p) == UTIL_OK && p[0] == 2, "released pair comes back");
     mpii_ctx_release(&s, 0);
-    mpii_ctx_release(&s, 3);    /* odd ctx of pair 1 */
+    mpii_ctx_release(&s, 3); /* odd ctx of pair 1 */
     CHECK(mpii_ctx_pick(s.free, 1, p) == UTIL_OK && p[0] == 2, "predefined pairs never released");
     CHECK(mpii_ctx_take(&s, MPII_CTX_PAIRS) == UTIL_EINVAL && mpii_ctx_take(&s, -1) == UTIL_EINVAL,
           "out of range");
@@ -105,7 +105,7 @@ static void sim_split(unsigned parent)
     unsigned color[4] = {0, 0, 0, 0};
     for (int q = 0; q < NPROC; q++)
         if (parent & (1u << q))
-            color[rand() % 4] |= 1u << q;     /* color 3: MPI_UNDEFINED */
+            color[rand() % 4] |= 1u << q; /* color 3: MPI_UNDEFINED */
     for (int c = 0; c < 3; c++)
         if (color[c])
             sim_new(color[c], pair);
@@ -120,7 +120,7 @@ static void sim_create_groups(unsigned parent)
         if (parent & (1u << q))
             part[rand() % 3] |= 1u << q;
     int pairs[3] = {-1, -1, -1};
-    for (int c = 0; c < 3; c++) {   /* all agreements first: they overlap in time */
+    for (int c = 0; c < 3; c++) { /* all agreements first: they overlap in time */
         unsigned mask[MPII_CTX_WORDS];
         sim_and(part[c], mask);
         if (part[c] && mpii_ctx_pick(mask, 1, &pairs[c]) != UTIL_OK)

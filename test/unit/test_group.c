@@ -8,14 +8,14 @@
 
 static int errors;
 
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "line %d: ", __LINE__);                                           \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fputc('\n', stderr);                                                              \
-            errors++;                                                                         \
-        }                                                                                     \
+#define CHECK(cond, ...)                            \
+    do {                                            \
+        if (!(cond)) {                              \
+            fprintf(stderr, "line %d: ", __LINE__); \
+            fprintf(stderr, __VA_ARGS__);           \
+            fputc('\n', stderr);                    \
+            errors++;                               \
+        }                                           \
     } while (0)
 
 /* g holds exactly the process ids want[0..n-1], in that order */
@@ -31,7 +31,7 @@ static void expect(const char *what, const mpii_group *g, int n, const int *want
     }
 }
 
-#define EXPECT(what, g, ...)                                                                  \
+#define EXPECT(what, g, ...) \
     expect(what, g, (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), (int[]){__VA_ARGS__})
 
 static void test_setops(void)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 
 typedef struct attr_keyval {
-    int kind;           /* MPII_KIND_COMM / _DTYPE / _WIN; 0 for an unused slot */
-    int refcount;       /* the user's handle + one per attached attribute */
-    int freed;          /* the user freed the handle */
+    int kind;     /* MPII_KIND_COMM / _DTYPE / _WIN; 0 for an unused slot */
+    int refcount; /* the user's handle + one per attached attribute */
+    int freed;    /* the user freed the handle */
     mpii_attr_fn copy, del;
     void *extra;
 } attr_keyval;
@@ -90,7 +90,7 @@ int mpii_keyval_free(int kind, int *keyval)
     if (mpii_keyval_check(kind, *keyval) != MPI_SUCCESS || *keyval <= MPII_KEYVAL_PREDEF_LAST)
         return MPI_ERR_KEYVAL;
     attr_keyval *k = attr_kv(*keyval);
-    if (!k->freed) {    /* later frees of the same keyval are no-ops */
+    if (!k->freed) { /* later frees of the same keyval are no-ops */
         k->freed = 1;
         attr_kv_release(*keyval);
     }
@@ -166,7 +166,8 @@ int mpii_attr_set(int handle, mpii_attr **list, int keyval, void *val)
 
 int mpii_attr_get(int handle, mpii_attr *list, int keyval, void **val, int *flag)
 {
-    if (MPII_HANDLE_KIND(handle) == MPII_KIND_COMM && keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM) {
+    if (MPII_HANDLE_KIND(handle) == MPII_KIND_COMM && keyval >= MPI_TAG_UB &&
+        keyval <= MPI_APPNUM) {
         attr_predef_val[MPI_TAG_UB] = MPII_TAG_UB;
         attr_predef_val[MPI_HOST] = MPI_PROC_NULL;
         attr_predef_val[MPI_IO] = MPI_ANY_SOURCE;
@@ -205,7 +206,7 @@ int mpii_attr_delete(int handle, mpii_attr **list, int keyval)
 {
     mpii_attr **p = attr_find(list, keyval);
     if (!p)
-        return MPI_SUCCESS;     /* nothing attached: nothing to do (as MPICH) */
+        return MPI_SUCCESS; /* nothing attached: nothing to do (as MPICH) */
     return attr_unlink_delete(handle, p);
 }
 

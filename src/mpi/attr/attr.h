@@ -18,7 +18,7 @@
 #include "mpi/mpii.h"
 
 #define MPII_KEYVAL_PREDEF_LAST 12
-typedef void (*mpii_attr_fn)(void);     /* cast from/to the kind's callback type */
+typedef void (*mpii_attr_fn)(void); /* cast from/to the kind's callback type */
 
 /* kind: MPII_KIND_COMM, MPII_KIND_DTYPE or MPII_KIND_WIN */
 int mpii_keyval_create(int kind, mpii_attr_fn copy, mpii_attr_fn del, void *extra, int *keyval);

@@ -13,14 +13,20 @@
 #include <string.h>
 
 #define COMM_WORLD_INDEX 1
-#define COMM_SELF_INDEX 2
+#define COMM_SELF_INDEX  2
 
 /* Tags of the construction traffic on a parent's collective context: far
  * below anything a collective uses, never MPI_ANY_TAG. MPI_Comm_create_group
  * uses COMM_TAG_GROUP + the user's tag (0..MPII_TAG_UB). */
 #define COMM_TAG_GROUP INT_MIN
 #define COMM_TAG_INTER (INT_MIN + MPII_TAG_UB + 1)
-enum { COMM_TAG_CTX = COMM_TAG_INTER, COMM_TAG_SPLIT, COMM_TAG_SIZE, COMM_TAG_LPIDS, COMM_TAG_MERGE };
+enum {
+    COMM_TAG_CTX = COMM_TAG_INTER,
+    COMM_TAG_SPLIT,
+    COMM_TAG_SIZE,
+    COMM_TAG_LPIDS,
+    COMM_TAG_MERGE
+};
 
 static util_htab comm_tab;
 static int comm_inited;
@@ -379,7 +385,7 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
         if (node_size < c->size)
             color = node_color;
         break;
-    default:    /* MPI_UNDEFINED, MPI_COMM_TYPE_RESOURCE_GUIDED (no process sets known) */
+    default: /* MPI_UNDEFINED, MPI_COMM_TYPE_RESOURCE_GUIDED (no process sets known) */
         break;
     }
     return mpii_comm_split(c, color, key, out);
@@ -476,7 +482,7 @@ static int intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer,
                             int tag, int peer_coll, mpii_comm **out)
 {
     unsigned mask[MPII_CTX_WORDS + 1], remote[MPII_CTX_WORDS + 1];
-    int res[4] = {MPI_SUCCESS, 0, 0, 0};     /* status, remote size, pair, local pair */
+    int res[4] = {MPI_SUCCESS, 0, 0, 0}; /* status, remote size, pair, local pair */
     int *rl = NULL;
     *out = NULL;
     int rc = ctx_and_intra(local, mask + 1);
@@ -584,7 +590,7 @@ int mpii_comm_set_info(mpii_comm *c, MPI_Info info)
 
 static int comm_stringtag(const char *s)
 {
-    uint32_t h = 2166136261u;      /* FNV-1a */
+    uint32_t h = 2166136261u; /* FNV-1a */
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
     return (int)(h & MPII_TAG_UB);

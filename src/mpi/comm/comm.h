@@ -25,20 +25,20 @@
 
 #include "mpi/mpii.h"
 
-#define MPII_TAG_UB ((1 << 30) - 1)     /* MPI_TAG_UB: core accepts tags 0..2^30-1 */
+#define MPII_TAG_UB ((1 << 30) - 1) /* MPI_TAG_UB: core accepts tags 0..2^30-1 */
 
 /* ---- context-id bitmaps (ctx.c, pure logic) ---------------------------------------- */
 #define MPII_CTX_PAIRS 2048
 #define MPII_CTX_WORDS (MPII_CTX_PAIRS / 32)
 typedef struct mpii_ctx_space {
-    unsigned free[MPII_CTX_WORDS];      /* bit set: pair free */
+    unsigned free[MPII_CTX_WORDS]; /* bit set: pair free */
 } mpii_ctx_space;
-extern mpii_ctx_space mpii_ctx_st;      /* this process */
+extern mpii_ctx_space mpii_ctx_st; /* this process */
 
-void mpii_ctx_space_init(mpii_ctx_space *s);        /* all free except pairs 0 and 1 */
+void mpii_ctx_space_init(mpii_ctx_space *s); /* all free except pairs 0 and 1 */
 /* the n lowest pairs free in mask (an AND of bitmaps) into pairs[]; UTIL_ENOENT if fewer */
 int mpii_ctx_pick(const unsigned *mask, int n, int *pairs);
-int mpii_ctx_take(mpii_ctx_space *s, int pair);     /* UTIL_EINVAL if already taken */
+int mpii_ctx_take(mpii_ctx_space *s, int pair); /* UTIL_EINVAL if already taken */
 void mpii_ctx_release(mpii_ctx_space *s, uint32_t ctx);
 static inline uint32_t mpii_ctx_of_pair(int pair) { return (uint32_t)pair * 2u; }
 

@@ -9,7 +9,7 @@ mpii_ctx_space mpii_ctx_st;
 void mpii_ctx_space_init(mpii_ctx_space *s)
 {
     memset(s->free, 0xff, sizeof s->free);
-    s->free[0] &= ~3u;      /* pair 0: MPI_COMM_WORLD, pair 1: MPI_COMM_SELF */
+    s->free[0] &= ~3u; /* pair 0: MPI_COMM_WORLD, pair 1: MPI_COMM_SELF */
 }
 
 int mpii_ctx_pick(const unsigned *mask, int n, int *pairs)
@@ -41,6 +41,6 @@ void mpii_ctx_release(mpii_ctx_space *s, uint32_t ctx)
 {
     int pair = (int)(ctx / 2);
     if (pair < 2 || pair >= MPII_CTX_PAIRS)
-        return;     /* the predefined pairs are never released */
+        return; /* the predefined pairs are never released */
     s->free[pair / 32] |= 1u << (pair % 32);
 }

@@ -9,7 +9,7 @@
 
 /* the process id of the calling process (its index in the job's process table) */
 int mpii_group_self_lpid(void);
-mpii_group *mpii_group_empty(void);     /* new reference to MPI_GROUP_EMPTY's object */
+mpii_group *mpii_group_empty(void); /* new reference to MPI_GROUP_EMPTY's object */
 
 mpii_group *mpii_group_union(const mpii_group *a, const mpii_group *b);
 mpii_group *mpii_group_intersection(const mpii_group *a, const mpii_group *b);
@@ -22,7 +22,7 @@ mpii_group *mpii_group_range_incl(const mpii_group *g, int n, const int (*ranges
 mpii_group *mpii_group_range_excl(const mpii_group *g, int n, const int (*ranges)[3]);
 /* out[i] = rank in b of rank in[i] of a, MPI_UNDEFINED if absent; MPI_PROC_NULL is kept */
 void mpii_group_translate(const mpii_group *a, int n, const int *in, const mpii_group *b, int *out);
-int mpii_group_compare(const mpii_group *a, const mpii_group *b);  /* MPI_IDENT/SIMILAR/UNEQUAL */
+int mpii_group_compare(const mpii_group *a, const mpii_group *b); /* MPI_IDENT/SIMILAR/UNEQUAL */
 /* rank of process lpid in g, MPI_UNDEFINED if absent */
 int mpii_group_rank_of(const mpii_group *g, int lpid);
 /* 1 if every member of sub is in g */

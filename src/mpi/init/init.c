@@ -21,12 +21,28 @@ static void mpii_hang_report(int sig)
     core_dump_pending();
 }
 
-static int mpii_init(int required, int *provided)
+/* The runtime (daemon channel, fabric, predefined objects) is shared by the
+ * world model (MPI_Init) and every session; it starts with the first of them
+ * and ends with the last. */
+static int mpii_runtime_users;
+static int mpii_runtime_done;
+
+static int mpii_thread_grant(int required)
 {
-    if (mpii_st.initialized)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init", "MPI is already initialized");
-    if (mpii_st.finalized)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init", "MPI cannot be initialized again after MPI_Finalize");
+    /* one thread drives the library at a time; MULTIPLE needs the global lock
+     * of a later version: until then the honest answer is SERIALIZED */
+    int level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    return level < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : level;
+}
+
+int mpii_runtime_start(int required)
+{
+    if (mpii_runtime_users++ > 0)
+        return MPI_SUCCESS;
+    if (mpii_runtime_done) {
+        mpii_runtime_users--;
+        return MPI_ERR_OTHER;   /* the daemon channel cannot be reopened */
+    }
     util_tunables_load();
     /* idle waits nap in 20 us steps: keep the kernel from stretching them to 50 us */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
@@ -43,13 +59,7 @@ static int mpii_init(int required, int *provided)
     int usize = assist_universe_size();
     mpii_st.universe_size = usize > 0 ? usize : size;
     gethostname(mpii_st.hostname, sizeof mpii_st.hostname - 1);
-    /* one thread drives the library at a time; MULTIPLE is granted with a
-     * global lock in a later version: until then the honest answer is SERIALIZED */
-    mpii_st.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
-    if (mpii_st.thread_level < MPI_THREAD_SINGLE)
-        mpii_st.thread_level = MPI_THREAD_SINGLE;
-    if (provided)
-        *provided = mpii_st.thread_level;
+    mpii_st.thread_level = mpii_thread_grant(required);
     rc = core_init(rank, size, assist_job_id());
     if (rc != UTIL_OK)
         util_die("MPI_Init: cannot set up the shared-memory fabric");
@@ -64,6 +74,38 @@ static int mpii_init(int required, int *provided)
     sa.sa_handler = mpii_hang_report;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
+    return MPI_SUCCESS;
+}
+
+/* the last user leaves: synchronise with the other processes, then tear down */
+void mpii_runtime_stop(void)
+{
+    if (--mpii_runtime_users > 0)
+        return;
+    mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
+    mpii_pt2pt_finalize();
+    if (util_cfg.stats)
+        core_stats_report(mpii_st.world_rank);
+    core_finalize();
+    mpii_comm_finalize();
+    mpii_dtype_finalize();
+    assist_finalize();
+    signal(SIGUSR1, SIG_DFL);
+    mpii_runtime_done = 1;
+}
+
+static int mpii_init(int required, int *provided)
+{
+    if (mpii_st.initialized)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init", "MPI is already initialized");
+    if (mpii_st.finalized)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init",
+                        "MPI cannot be initialized again after MPI_Finalize");
+    if (mpii_runtime_start(required) != MPI_SUCCESS)
+        util_die("MPI_Init: the library was already shut down by the last MPI_Session_finalize");
+    mpii_st.thread_level = mpii_thread_grant(required);
+    if (provided)
+        *provided = mpii_st.thread_level;
     mpii_st.initialized = 1;
     return MPI_SUCCESS;
 }
@@ -113,26 +155,8 @@ int PMPI_Finalize(void)
     mpii_comm *self = mpii_comm_get(MPI_COMM_SELF);
     if (self)
         mpii_attr_delete_all(MPII_OBJ_COMM, MPI_COMM_SELF, &self->attrs);
-    mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
-    mpii_pt2pt_finalize();
-    if (util_cfg.stats) {
-        int nconn = 0;
-        size_t fp = core_footprint(&nconn);
-        fprintf(stderr,
-                "dcfa-stats rank=%d sync_sent=%llu eager_sent=%llu rts_sent=%llu rtr_sent=%llu "
-                "done_sent=%llu data_sent=%llu unexpected=%llu backlog=%llu connections=%d "
-                "conn_bytes=%zu\n",
-                mpii_st.world_rank, (unsigned long long)core_st.sent[5], (unsigned long long)core_st.sent[1],
-                (unsigned long long)core_st.sent[2], (unsigned long long)core_st.sent[3],
-                (unsigned long long)core_st.sent[4], (unsigned long long)core_st.sent[7],
-                (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp);
-    }
-    core_finalize();
-    mpii_comm_finalize();
-    mpii_dtype_finalize();
-    assist_finalize();
+    mpii_runtime_stop();
     mpii_st.finalized = 1;
-    signal(SIGUSR1, SIG_DFL);
     return MPI_SUCCESS;
 }
 

@@ -1,0 +1,149 @@
+/* MPI 4 sessions: a handle on the runtime without MPI_COMM_WORLD. Process
+ * sets are the two the standard names, "mpi://WORLD" and "mpi://SELF"; a
+ * communicator comes from a pset's group with MPI_Comm_create_from_group. */
+#include "mpi/mpii.h"
+#include "mpi/info/info.h"
+#include "mpi/errhan/errhan.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+int mpii_runtime_start(int required);   /* init.c */
+void mpii_runtime_stop(void);
+
+typedef struct mpii_session {
+    int thread_level;
+    MPI_Errhandler errh;
+    MPI_Info info;
+} mpii_session;
+
+static util_htab mpii_sessions;
+static int mpii_sessions_ready;
+static const char *const mpii_psets[] = {"mpi://WORLD", "mpi://SELF"};
+
+static mpii_session *session_get(MPI_Session h)
+{
+    if (!mpii_sessions_ready || MPII_HANDLE_KIND(h) != MPII_KIND_SESSION)
+        return NULL;
+    return util_htab_get(&mpii_sessions, MPII_HANDLE_INDEX(h));
+}
+
+static int session_bad(const char *fn)
+{
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, fn, "session: invalid session handle");
+}
+
+static const char *const mpii_levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                          "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    int required = MPI_THREAD_SINGLE;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    if (info != MPI_INFO_NULL)
+        PMPI_Info_get(info, "thread_level", MPI_MAX_INFO_VAL, val, &flag);
+    for (int l = 0; flag && l < 4; l++)
+        if (!strcasecmp(val, mpii_levels[l]))
+            required = l;
+    if (mpii_runtime_start(required) != MPI_SUCCESS)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, "MPI_Session_init",
+                        "the library was shut down by an earlier MPI_Finalize or MPI_Session_finalize");
+    if (!mpii_sessions_ready) {
+        util_htab_init(&mpii_sessions, sizeof(mpii_session), 1);
+        mpii_sessions_ready = 1;
+    }
+    int idx;
+    mpii_session *s = util_htab_alloc(&mpii_sessions, &idx);
+    s->thread_level = mpii_st.thread_level < required ? mpii_st.thread_level : required;
+    s->errh = errhandler;
+    s->info = mpii_info_new();
+    mpii_info_set(s->info, "thread_level", mpii_levels[s->thread_level]);
+    mpii_info_set(s->info, "mpi_memory_alloc_kinds", "mpi,system");
+    *session = MPII_HANDLE(MPII_KIND_SESSION, idx);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_finalize(MPI_Session *session)
+{
+    mpii_session *s = session ? session_get(*session) : NULL;
+    if (!s)
+        return session_bad("MPI_Session_finalize");
+    mpii_info_free(s->info);
+    util_htab_free(&mpii_sessions, MPII_HANDLE_INDEX(*session));
+    *session = MPI_SESSION_NULL;
+    mpii_runtime_stop();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+{
+    if (!session_get(session))
+        return session_bad("MPI_Session_get_num_psets");
+    *npset_names = 2;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
+{
+    if (!session_get(session))
+        return session_bad("MPI_Session_get_nth_pset");
+    if (n < 0 || n >= 2)
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, "MPI_Session_get_nth_pset",
+                        "n=%d: there are 2 process sets", n);
+    int len = (int)strlen(mpii_psets[n]) + 1;
+    if (*pset_len > 0 && pset_name) {
+        snprintf(pset_name, (size_t)*pset_len, "%s", mpii_psets[n]);
+    }
+    *pset_len = len;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
+{
+    mpii_session *s = session_get(session);
+    if (!s)
+        return session_bad("MPI_Session_get_info");
+    *info_used = mpii_info_dup(s->info);
+    return MPI_SUCCESS;
+}
+
+static int session_pset_index(const char *name)
+{
+    for (int i = 0; i < 2; i++)
+        if (name && !strcasecmp(name, mpii_psets[i]))
+            return i;
+    return -1;
+}
+
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+{
+    if (!session_get(session))
+        return session_bad("MPI_Session_get_pset_info");
+    int i = session_pset_index(pset_name);
+    if (i < 0)
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, "MPI_Session_get_pset_info",
+                        "pset_name='%s' is not a process set (mpi://WORLD, mpi://SELF)",
+                        pset_name ? pset_name : "(null)");
+    char size[32];
+    snprintf(size, sizeof size, "%d", i == 0 ? mpii_st.world_size : 1);
+    *info = mpii_info_new();
+    mpii_info_set(*info, "mpi_size", size);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
+{
+    if (!session_get(session))
+        return session_bad("MPI_Group_from_session_pset");
+    int i = session_pset_index(pset_name);
+    if (i < 0)
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, "MPI_Group_from_session_pset",
+                        "pset_name='%s' is not a process set (mpi://WORLD, mpi://SELF)",
+                        pset_name ? pset_name : "(null)");
+    mpii_comm *c = mpii_comm_get(i == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF);
+    mpii_group *g = mpii_group_create(c->group->size, c->group->lpids);
+    *newgroup = g->handle;
+    return MPI_SUCCESS;
+}
