@@ -4,6 +4,7 @@
  * shares one implementation with the _c form; only the recorded envelope
  * differs. */
 #include "mpi/datatype/datatype.h"
+#include "mpi/attr/attr.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -624,7 +625,17 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     int rc;
     if ((rc = dt_type(fn, oldtype, "oldtype", &old)) || (rc = dt_null(fn, newtype, "newtype")))
         return rc;
-    return dt_fail(fn, mpii_dtype_build_dup(old, newtype));
+    rc = dt_fail(fn, mpii_dtype_build_dup(old, newtype));
+    if (rc != MPI_SUCCESS || !old->attrs)
+        return rc;
+    /* attributes follow the type, through their copy callbacks */
+    mpii_dtype *t = mpii_dtype_get(*newtype);
+    rc = mpii_attr_copy(oldtype, *newtype, old->attrs, &t->attrs);
+    if (rc != MPI_SUCCESS) {
+        PMPI_Type_free(newtype);
+        return mpii_err(MPII_OBJ_NONE, 0, rc, fn, "an attribute copy callback failed (code %d)", rc);
+    }
+    return MPI_SUCCESS;
 }
 
 int PMPI_Type_commit(MPI_Datatype *datatype)

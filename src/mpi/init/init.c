@@ -1,5 +1,6 @@
 /* Start-up and shut-down of the library, and the process-wide queries. */
 #include "mpi/mpii.h"
+#include "mpi/attr/attr.h"
 #include "core/core.h"
 #include "assist/assist.h"
 
@@ -89,6 +90,7 @@ void mpii_runtime_stop(void)
     core_finalize();
     mpii_comm_finalize();
     mpii_dtype_finalize();
+    mpii_attr_finalize();
     assist_finalize();
     signal(SIGUSR1, SIG_DFL);
     mpii_runtime_done = 1;
