@@ -175,7 +175,8 @@ static int mpii_bseg_cmp(const void *a, const void *b)
 static int mpii_bsend_alloc(size_t len, size_t *off)
 {
     size_t need = len + MPI_BSEND_OVERHEAD;
-    qsort(mpii_bsend.used, (size_t)mpii_bsend.nused, sizeof *mpii_bsend.used, mpii_bseg_cmp);
+    if (mpii_bsend.nused > 1)
+        qsort(mpii_bsend.used, (size_t)mpii_bsend.nused, sizeof *mpii_bsend.used, mpii_bseg_cmp);
     size_t at = 0;
     for (int i = 0; i <= mpii_bsend.nused; i++) {
         size_t end = i < mpii_bsend.nused ? mpii_bsend.used[i].off : mpii_bsend.size;
