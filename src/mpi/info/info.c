@@ -174,19 +174,15 @@ static void info_env_args(MPI_Info env, int argc, char **argv)
 
 static void info_env_fill(MPI_Info env, int argc, char **argv)
 {
-    static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
-                                         "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
     char buf[MPI_MAX_INFO_VAL];
     if (argv)
         info_env_args(env, argc, argv);
     else
         info_env_cmdline(env);
-    if (mpii_st.initialized || mpii_st.world_size > 0) {
-        snprintf(buf, sizeof buf, "%d", mpii_st.world_size);
-        mpii_info_set(env, "maxprocs", buf);
-        if (mpii_st.thread_level >= 0 && mpii_st.thread_level <= MPI_THREAD_MULTIPLE)
-            mpii_info_set(env, "thread_level", levels[mpii_st.thread_level]);
-    }
+    /* the same before and after MPI_Init (MPI_Info_create_env may be called
+     * either side of it): the launch size comes from the process manager */
+    const char *np = getenv("PMI_SIZE");
+    mpii_info_set(env, "maxprocs", np && *np ? np : "1");
     if (gethostname(buf, sizeof buf - 1) == 0) {
         buf[sizeof buf - 1] = 0;
         mpii_info_set(env, "host", buf);
