@@ -238,14 +238,15 @@ int core_progress_conn(core_conn *c)
         uint32_t lim = h->credit + core_s.nblocks;
         if ((int32_t)(lim - c->tx_limit) > 0)
             c->tx_limit = lim;
-        int type = h->type;
-        core_st.received[type]++;
+        core_st.received[h->type]++;
         core_dispatch(c, h);
         c->rx_count++;
         events++;
-        /* the sender's credit as it sees it: what we last advertised + MaxCredit - what it sent */
+        /* the sender's credit as it sees it: what we last advertised + MaxCredit - what it
+         * sent. SYNCs count too: they use up credit like any packet. (No SYNC storm: ours
+         * advertises, so the peer's view of us is full right after it.) */
         int32_t peer_credit = (int32_t)(c->rx_advertised + core_s.nblocks - c->rx_count);
-        if (type != WIRE_SYNC && peer_credit < util_cfg.credit_sync_limit)
+        if (peer_credit < util_cfg.credit_sync_limit)
             c->sync_wanted = 1;
     }
     if (c->sync_wanted) {

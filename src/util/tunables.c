@@ -115,8 +115,10 @@ int util_tunables_load(void)
     if (util_cfg.block_size < 256)
         util_cfg.block_size = 256;
     util_cfg.block_size = (util_cfg.block_size + 63) & ~(size_t)63;
-    if (util_cfg.credit_sync_limit < 1)
-        util_cfg.credit_sync_limit = 1;
+    /* a sender stops with one credit left (kept for SYNC): the receiver must answer
+     * before that, so the limit is at least 2 */
+    if (util_cfg.credit_sync_limit < 2)
+        util_cfg.credit_sync_limit = 2;
     if (util_cfg.credit_sync_limit > util_cfg.max_credit - 2)
         util_cfg.credit_sync_limit = util_cfg.max_credit - 2;
     if (util_cfg.bounce_chunk < 4096)
