@@ -210,11 +210,10 @@ void util_backoff_wait(util_backoff *b)
     if (b->polls == 0)
         b->start_ns = util_now_ns();
     b->polls++;
-    /* while spinning, read the clock only every 64 polls */
-    if (!b->yielding && (b->polls & 63) != 0) {
-        util_cpu_relax();
+    /* while spinning, read the clock only every 64 polls; no pause instruction in
+     * between: on recent x86 it costs ~140 cycles, a third of a message's latency */
+    if (!b->yielding && (b->polls & 63) != 0)
         return;
-    }
     uint64_t waited_us = (util_now_ns() - b->start_ns) / 1000;
     if (waited_us < (uint64_t)util_cfg.spin_us) {
         util_cpu_relax();
