@@ -59,6 +59,11 @@ static int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count
     int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
+    mpii_dtype *t = mpii_dtype_get(dt);
+    if ((mode == CORE_SEND_STD || mode == CORE_SEND_READY) && t->dt.contig && dest != MPI_PROC_NULL &&
+        core_send_eager_now(mpii_buf_at(buf, t->dt.true_lb), (size_t)count * t->dt.size,
+                            mpii_comm_peer_lpid(c, dest), c->rank, tag, c->ctx) == UTIL_OK)
+        return MPI_SUCCESS;
     core_req *r;
     rc = mpii_start_send(buf, count, dt, dest, tag, c, 0, mode, &r);
     if (rc != MPI_SUCCESS)

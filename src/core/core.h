@@ -102,6 +102,12 @@ void core_req_complete(core_req *r);/* marks complete and runs on_complete */
 
 int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,
                int32_t tag, uint32_t ctx, int mode, core_req **out);
+/* The blocking small-message fast path: a contiguous standard-mode message that
+ * fits one eager packet goes straight into the peer's ring, with no request.
+ * UTIL_EAGAIN when that is not possible now (send to self, connection not yet
+ * made, packets waiting for credit): the caller takes the general path. */
+int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_rank, int32_t tag,
+                        uint32_t ctx);
 /* lpid: the source's process id, or -1 with src_rank == MPI_ANY_SOURCE */
 int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank, int32_t tag,
                uint32_t ctx, core_req **out);

@@ -50,6 +50,28 @@ void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h)
     }
 }
 
+int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_rank, int32_t tag,
+                        uint32_t ctx)
+{
+    core_conn *c = core_s.conns[lpid];
+    if (bytes > core_s.eager_max || lpid == core_s.self || !c || !util_queue_empty(&c->backlog))
+        return UTIL_EAGAIN;
+    wire_hdr *h = core_conn_tx_begin(c, 0);
+    if (!h)
+        return UTIL_EAGAIN;
+    h->type = WIRE_EAGER;
+    h->flags = 0;
+    h->ctx = ctx;
+    h->src = src_rank;
+    h->tag = tag;
+    h->seq = ++c->tx_msg_seq;
+    h->len = (uint32_t)bytes;
+    if (bytes)
+        memcpy(h + 1, data, bytes);
+    core_conn_tx_end(c, h);
+    return UTIL_OK;
+}
+
 int core_eager_send(core_conn *c, core_req *r)
 {
     wire_hdr *h = util_queue_empty(&c->backlog) ? core_conn_tx_begin(c, 0) : NULL;

@@ -89,8 +89,23 @@ typedef struct mpii_dtype {
     char name[MPI_MAX_OBJECT_NAME];
     void *contents;         /* envelope/contents, private to datatype code */
 } mpii_dtype;
-mpii_dtype *mpii_dtype_get(MPI_Datatype h); /* NULL if not a valid datatype handle */
+/* NULL if not a valid datatype handle; predefined types are one array index away */
+#define MPII_DTYPE_PREDEF_MAX 128
+extern mpii_dtype *mpii_dtype_predef[MPII_DTYPE_PREDEF_MAX];
+mpii_dtype *mpii_dtype_get_slow(MPI_Datatype h);
+static inline mpii_dtype *mpii_dtype_get(MPI_Datatype h)
+{
+    unsigned idx = (unsigned)h ^ ((unsigned)MPII_KIND_DTYPE << 24);
+    if (idx < MPII_DTYPE_PREDEF_MAX && mpii_dtype_predef[idx])
+        return mpii_dtype_predef[idx];
+    return mpii_dtype_get_slow(h);
+}
 int mpii_dtype_init(void);
+/* buf + true_lb, on integers: buf may be MPI_BOTTOM with absolute displacements */
+static inline const void *mpii_buf_at(const void *buf, MPI_Aint off)
+{
+    return (const void *)((uintptr_t)buf + (uintptr_t)off);
+}
 void mpii_dtype_finalize(void);
 void mpii_dtype_ref(mpii_dtype *t);
 void mpii_dtype_release(mpii_dtype *t);

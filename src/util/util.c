@@ -143,13 +143,6 @@ void *util_htab_alloc(util_htab *t, int *index)
     return *slot;
 }
 
-void *util_htab_get(const util_htab *t, int index)
-{
-    if (index <= 0 || index >= t->next_unused || t->free_next[index] != -2)
-        return NULL;
-    return t->chunks[index / UTIL_HTAB_CHUNK][index % UTIL_HTAB_CHUNK];
-}
-
 void util_htab_free(util_htab *t, int index)
 {
     if (index <= 0 || index >= t->next_unused || t->free_next[index] != -2)

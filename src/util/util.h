@@ -78,7 +78,13 @@ typedef struct util_htab {
 #define UTIL_HTAB_CHUNK 256
 void util_htab_init(util_htab *t, size_t objsize, int reserved);   /* indices < reserved are pre-made */
 void *util_htab_alloc(util_htab *t, int *index);   /* zeroed object */
-void *util_htab_get(const util_htab *t, int index); /* NULL if index out of range or never used */
+/* NULL if index is out of range, never used or freed; inline: every handle lookup goes here */
+static inline void *util_htab_get(const util_htab *t, int index)
+{
+    if (index <= 0 || index >= t->next_unused || t->free_next[index] != -2)
+        return NULL;
+    return t->chunks[index / UTIL_HTAB_CHUNK][index % UTIL_HTAB_CHUNK];
+}
 void util_htab_free(util_htab *t, int index);
 void util_htab_destroy(util_htab *t);
 

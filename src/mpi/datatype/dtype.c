@@ -176,7 +176,9 @@ static int dtype_register(core_dt *dt, dtype_segbuf *segs, const mpii_dtype_env 
     return MPI_SUCCESS;
 }
 
-mpii_dtype *mpii_dtype_get(MPI_Datatype h)
+mpii_dtype *mpii_dtype_predef[MPII_DTYPE_PREDEF_MAX];
+
+mpii_dtype *mpii_dtype_get_slow(MPI_Datatype h)
 {
     if (MPII_HANDLE_KIND(h) != MPII_KIND_DTYPE || !dtype_inited)
         return NULL;
@@ -264,6 +266,9 @@ int mpii_dtype_init(void)
     for (int i = 1; i <= DCFA_DTYPE_NPREDEF; i++)
         dtype_init_predef(i);
     dtype_inited = 1;
+    _Static_assert(DCFA_DTYPE_NPREDEF < MPII_DTYPE_PREDEF_MAX, "predefined types fit the fast table");
+    for (int i = 1; i <= DCFA_DTYPE_NPREDEF; i++)
+        mpii_dtype_predef[i] = mpii_dtype_get_slow(MPII_HANDLE(MPII_KIND_DTYPE, i));
     return MPI_SUCCESS;
 }
 
@@ -287,6 +292,7 @@ void mpii_dtype_finalize(void)
         }
     }
     util_htab_destroy(&dtype_tab);
+    memset(mpii_dtype_predef, 0, sizeof mpii_dtype_predef);
     dtype_inited = 0;
 }
 
