@@ -144,6 +144,11 @@ static int dt_blocks(const char *fn, const mpii_dtype_env *env, MPI_Count count,
                       (rc = dt_null(fn, disps, "array_of_displacements")) ||
                       (rc = dt_null(fn, types, "array_of_types"))))
         return rc;
+    /* a struct of zero blocks may pass no type array at all: it builds an empty
+     * type, for which any committed type stands in */
+    static const MPI_Datatype dt_no_type = MPI_BYTE;
+    if (count == 0 && !types)
+        types = &dt_no_type;
     mpii_dtype **objs = util_malloc((size_t)(ntypes > 0 ? ntypes : 1) * sizeof *objs);
     MPI_Count *bl = util_malloc((size_t)(count ? count : 1) * sizeof *bl);
     MPI_Count *d = util_malloc((size_t)(count ? count : 1) * sizeof *d);
