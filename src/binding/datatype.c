@@ -71,6 +71,13 @@ static MPI_Count *dt_widen_aint(const MPI_Aint *v, MPI_Count n)
     return w;
 }
 
+/* memcpy that accepts the NULL arrays a zero count may come with */
+static void dt_copy(void *dst, const void *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n);
+}
+
 /* ---- constructors --------------------------------------------------------------- */
 
 /* count blocks of blen copies, stride `stride` in bytes (or in old extents when !bytes) */
@@ -191,8 +198,8 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
         return rc;
     int *ints = util_malloc(((size_t)count * 2 + 1) * sizeof *ints);
     ints[0] = count;
-    memcpy(ints + 1, array_of_blocklengths, (size_t)count * sizeof *ints);
-    memcpy(ints + 1 + count, array_of_displacements, (size_t)count * sizeof *ints);
+    dt_copy(ints + 1, array_of_blocklengths, (size_t)count * sizeof *ints);
+    dt_copy(ints + 1 + count, array_of_displacements, (size_t)count * sizeof *ints);
     MPI_Count *bl = dt_widen(array_of_blocklengths, count), *d = dt_widen(array_of_displacements, count);
     mpii_dtype_env env = {MPI_COMBINER_INDEXED, 0, 2 * count + 1, 0, 0, 1, ints, NULL, NULL, &oldtype};
     rc = dt_blocks(fn, &env, count, bl, 0, d, 0, &oldtype, 1, 0, newtype);
@@ -214,8 +221,8 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
         return rc;
     MPI_Count *c = util_malloc(((size_t)count * 2 + 1) * sizeof *c);
     c[0] = count;
-    memcpy(c + 1, array_of_blocklengths, (size_t)count * sizeof *c);
-    memcpy(c + 1 + count, array_of_displacements, (size_t)count * sizeof *c);
+    dt_copy(c + 1, array_of_blocklengths, (size_t)count * sizeof *c);
+    dt_copy(c + 1 + count, array_of_displacements, (size_t)count * sizeof *c);
     mpii_dtype_env env = {MPI_COMBINER_INDEXED, 1, 0, 0, (int)(2 * count + 1), 1, NULL, NULL, c, &oldtype};
     rc = dt_blocks(fn, &env, count, array_of_blocklengths, 0, array_of_displacements, 0, &oldtype,
                    1, 0, newtype);
@@ -236,7 +243,7 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
         return rc;
     int *ints = util_malloc(((size_t)count + 1) * sizeof *ints);
     ints[0] = count;
-    memcpy(ints + 1, array_of_blocklengths, (size_t)count * sizeof *ints);
+    dt_copy(ints + 1, array_of_blocklengths, (size_t)count * sizeof *ints);
     MPI_Count *bl = dt_widen(array_of_blocklengths, count);
     MPI_Count *d = dt_widen_aint(array_of_displacements, count);
     mpii_dtype_env env = {MPI_COMBINER_HINDEXED, 0, count + 1, count, 0, 1, ints,
@@ -260,8 +267,8 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
         return rc;
     MPI_Count *c = util_malloc(((size_t)count * 2 + 1) * sizeof *c);
     c[0] = count;
-    memcpy(c + 1, array_of_blocklengths, (size_t)count * sizeof *c);
-    memcpy(c + 1 + count, array_of_displacements, (size_t)count * sizeof *c);
+    dt_copy(c + 1, array_of_blocklengths, (size_t)count * sizeof *c);
+    dt_copy(c + 1 + count, array_of_displacements, (size_t)count * sizeof *c);
     mpii_dtype_env env = {MPI_COMBINER_HINDEXED, 1, 0, 0, (int)(2 * count + 1), 1, NULL, NULL, c, &oldtype};
     rc = dt_blocks(fn, &env, count, array_of_blocklengths, 0, array_of_displacements, 1, &oldtype,
                    1, 0, newtype);
@@ -281,7 +288,7 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
     int *ints = util_malloc(((size_t)count + 2) * sizeof *ints);
     ints[0] = count;
     ints[1] = blocklength;
-    memcpy(ints + 2, array_of_displacements, (size_t)count * sizeof *ints);
+    dt_copy(ints + 2, array_of_displacements, (size_t)count * sizeof *ints);
     MPI_Count *d = dt_widen(array_of_displacements, count);
     mpii_dtype_env env = {MPI_COMBINER_INDEXED_BLOCK, 0, count + 2, 0, 0, 1, ints, NULL, NULL, &oldtype};
     rc = dt_blocks(fn, &env, count, NULL, blocklength, d, 0, &oldtype, 1, 0, newtype);
@@ -303,7 +310,7 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
     MPI_Count *c = util_malloc(((size_t)count + 2) * sizeof *c);
     c[0] = count;
     c[1] = blocklength;
-    memcpy(c + 2, array_of_displacements, (size_t)count * sizeof *c);
+    dt_copy(c + 2, array_of_displacements, (size_t)count * sizeof *c);
     mpii_dtype_env env = {MPI_COMBINER_INDEXED_BLOCK, 1, 0, 0, (int)(count + 2), 1, NULL, NULL, c, &oldtype};
     rc = dt_blocks(fn, &env, count, NULL, blocklength, array_of_displacements, 0, &oldtype, 1, 0,
                    newtype);
@@ -344,7 +351,7 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
     MPI_Count *c = util_malloc(((size_t)count + 2) * sizeof *c);
     c[0] = count;
     c[1] = blocklength;
-    memcpy(c + 2, array_of_displacements, (size_t)count * sizeof *c);
+    dt_copy(c + 2, array_of_displacements, (size_t)count * sizeof *c);
     mpii_dtype_env env = {MPI_COMBINER_HINDEXED_BLOCK, 1, 0, 0, (int)(count + 2), 1, NULL, NULL, c, &oldtype};
     rc = dt_blocks(fn, &env, count, NULL, blocklength, array_of_displacements, 1, &oldtype, 1, 0,
                    newtype);
@@ -366,7 +373,7 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
         return rc;
     int *ints = util_malloc(((size_t)count + 1) * sizeof *ints);
     ints[0] = count;
-    memcpy(ints + 1, array_of_blocklengths, (size_t)count * sizeof *ints);
+    dt_copy(ints + 1, array_of_blocklengths, (size_t)count * sizeof *ints);
     MPI_Count *bl = dt_widen(array_of_blocklengths, count);
     MPI_Count *d = dt_widen_aint(array_of_displacements, count);
     mpii_dtype_env env = {MPI_COMBINER_STRUCT, 0, count + 1, count, 0, count, ints,
@@ -391,8 +398,8 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
         return rc;
     MPI_Count *c = util_malloc(((size_t)count * 2 + 1) * sizeof *c);
     c[0] = count;
-    memcpy(c + 1, array_of_blocklengths, (size_t)count * sizeof *c);
-    memcpy(c + 1 + count, array_of_displacements, (size_t)count * sizeof *c);
+    dt_copy(c + 1, array_of_blocklengths, (size_t)count * sizeof *c);
+    dt_copy(c + 1 + count, array_of_displacements, (size_t)count * sizeof *c);
     mpii_dtype_env env = {MPI_COMBINER_STRUCT, 1, 0, 0, (int)(2 * count + 1), (int)count, NULL, NULL,
                           c, array_of_types};
     rc = dt_blocks(fn, &env, count, array_of_blocklengths, 0, array_of_displacements, 1,
@@ -455,9 +462,9 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
         return rc;
     int *ints = util_malloc(((size_t)ndims * 3 + 2) * sizeof *ints);
     ints[0] = ndims;
-    memcpy(ints + 1, array_of_sizes, (size_t)ndims * sizeof *ints);
-    memcpy(ints + 1 + ndims, array_of_subsizes, (size_t)ndims * sizeof *ints);
-    memcpy(ints + 1 + 2 * ndims, array_of_starts, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 1, array_of_sizes, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 1 + ndims, array_of_subsizes, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 1 + 2 * ndims, array_of_starts, (size_t)ndims * sizeof *ints);
     ints[1 + 3 * ndims] = order;
     MPI_Count *s = dt_widen(array_of_sizes, ndims), *ss = dt_widen(array_of_subsizes, ndims),
               *st = dt_widen(array_of_starts, ndims);
@@ -481,9 +488,9 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
         return rc;
     int ints[2] = {ndims, order};
     MPI_Count *c = util_malloc((size_t)ndims * 3 * sizeof *c);
-    memcpy(c, array_of_sizes, (size_t)ndims * sizeof *c);
-    memcpy(c + ndims, array_of_subsizes, (size_t)ndims * sizeof *c);
-    memcpy(c + 2 * ndims, array_of_starts, (size_t)ndims * sizeof *c);
+    dt_copy(c, array_of_sizes, (size_t)ndims * sizeof *c);
+    dt_copy(c + ndims, array_of_subsizes, (size_t)ndims * sizeof *c);
+    dt_copy(c + 2 * ndims, array_of_starts, (size_t)ndims * sizeof *c);
     mpii_dtype_env env = {MPI_COMBINER_SUBARRAY, 1, 2, 0, 3 * ndims, 1, ints, NULL, c, &oldtype};
     rc = dt_subarray(fn, &env, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
                      oldtype, newtype);
@@ -559,10 +566,10 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
         return rc;
     int *ints = util_malloc(((size_t)ndims * 4 + 4) * sizeof *ints);
     ints[0] = size, ints[1] = rank, ints[2] = ndims;
-    memcpy(ints + 3, array_of_gsizes, (size_t)ndims * sizeof *ints);
-    memcpy(ints + 3 + ndims, array_of_distribs, (size_t)ndims * sizeof *ints);
-    memcpy(ints + 3 + 2 * ndims, array_of_dargs, (size_t)ndims * sizeof *ints);
-    memcpy(ints + 3 + 3 * ndims, array_of_psizes, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 3, array_of_gsizes, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 3 + ndims, array_of_distribs, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 3 + 2 * ndims, array_of_dargs, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 3 + 3 * ndims, array_of_psizes, (size_t)ndims * sizeof *ints);
     ints[3 + 4 * ndims] = order;
     MPI_Count *g = dt_widen(array_of_gsizes, ndims);
     mpii_dtype_env env = {MPI_COMBINER_DARRAY, 0, 4 * ndims + 4, 0, 0, 1, ints, NULL, NULL, &oldtype};
@@ -587,9 +594,9 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
         return rc;
     int *ints = util_malloc(((size_t)ndims * 3 + 4) * sizeof *ints);
     ints[0] = size, ints[1] = rank, ints[2] = ndims;
-    memcpy(ints + 3, array_of_distribs, (size_t)ndims * sizeof *ints);
-    memcpy(ints + 3 + ndims, array_of_dargs, (size_t)ndims * sizeof *ints);
-    memcpy(ints + 3 + 2 * ndims, array_of_psizes, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 3, array_of_distribs, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 3 + ndims, array_of_dargs, (size_t)ndims * sizeof *ints);
+    dt_copy(ints + 3 + 2 * ndims, array_of_psizes, (size_t)ndims * sizeof *ints);
     ints[3 + 3 * ndims] = order;
     mpii_dtype_env env = {MPI_COMBINER_DARRAY, 1, 3 * ndims + 4, 0, ndims, 1, ints, NULL,
                           array_of_gsizes, &oldtype};
@@ -858,7 +865,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     if ((rc = dt_type(fn, datatype, "datatype", &t)))
         return rc;
     size_t n = strnlen(t->name, MPI_MAX_OBJECT_NAME - 1);
-    memcpy(type_name, t->name, n);
+    dt_copy(type_name, t->name, n);
     type_name[n] = '\0';
     *resultlen = (int)n;
     return MPI_SUCCESS;
@@ -1041,7 +1048,7 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
     const char *src = (const char *)inbuf + *position;
     if (external && bytes > 0) {
         char *tmp = util_malloc((size_t)bytes);
-        memcpy(tmp, src, (size_t)bytes);
+        dt_copy(tmp, src, (size_t)bytes);
         mpii_dtype_external32(t, tmp, outcount);
         core_dt_unpack(outbuf, (size_t)outcount, &t->dt, 0, tmp, (size_t)bytes);
         free(tmp);
