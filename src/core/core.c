@@ -299,9 +299,17 @@ static const char *core_tag_str(int32_t tag, char *buf, size_t len)
     return buf;
 }
 
+static const char *core_src_str(int32_t src, char *buf, size_t len)
+{
+    if (src == MPI_ANY_SOURCE)
+        return "MPI_ANY_SOURCE";
+    snprintf(buf, len, "rank %d", src);
+    return buf;
+}
+
 void core_dump_pending(void)
 {
-    char t[32];
+    char t[32], sbuf[32];
     int n = 0;
     util_log("pending operations (hang report):");
     for (int id = 1; id < core_s.reqs.next_unused; id++) {
@@ -316,9 +324,8 @@ void core_dump_pending(void)
                                       "RTS sent, waiting for the receiver", "streaming DATA",
                                       "done"}[r->u.send.state]);
         else if (r->kind == CORE_REQ_RECV)
-            util_log("  receive from %s%d: ctx %u tag %s, buffer %zu bytes, state %s",
-                     r->u.recv.src == MPI_ANY_SOURCE ? "MPI_ANY_SOURCE " : "rank ",
-                     r->u.recv.src == MPI_ANY_SOURCE ? -1 : r->u.recv.src, r->u.recv.ctx,
+            util_log("  receive from %s: ctx %u tag %s, buffer %zu bytes, state %s",
+                     core_src_str(r->u.recv.src, sbuf, sizeof sbuf), r->u.recv.ctx,
                      core_tag_str(r->u.recv.tag, t, sizeof t), r->u.recv.capacity,
                      (const char *[]){"posted, no matching message yet", "posted, RTR sent",
                                       "reading", "receiving DATA fragments", "done"}[r->u.recv.state]);
