@@ -104,6 +104,22 @@ typedef struct util_config {
     int async_progress;         /* DCFA_ASYNC_PROGRESS */
     int stats;                  /* DCFA_STATS: print counters at finalize */
     int debug;                  /* DCFA_DEBUG */
+    /* collective algorithm choice (src/mpi/coll): 0 is auto (by size), then the
+     * listed algorithms in the order of their tunable's choices */
+    int coll_barrier;           /* DCFA_COLL_BARRIER */
+    int coll_bcast;             /* DCFA_COLL_BCAST */
+    int coll_reduce;            /* DCFA_COLL_REDUCE */
+    int coll_allreduce;         /* DCFA_COLL_ALLREDUCE */
+    int coll_gather;            /* DCFA_COLL_GATHER (gather and scatter) */
+    int coll_allgather;         /* DCFA_COLL_ALLGATHER */
+    int coll_alltoall;          /* DCFA_COLL_ALLTOALL */
+    int coll_reduce_scatter;    /* DCFA_COLL_REDUCE_SCATTER */
+    int coll_scan;              /* DCFA_COLL_SCAN (scan and exscan) */
+    size_t coll_bcast_long;     /* DCFA_COLL_BCAST_LONG */
+    size_t coll_allreduce_short;/* DCFA_COLL_ALLREDUCE_SHORT */
+    size_t coll_allreduce_long; /* DCFA_COLL_ALLREDUCE_LONG */
+    size_t coll_allgather_short;/* DCFA_COLL_ALLGATHER_SHORT */
+    size_t coll_alltoall_short; /* DCFA_COLL_ALLTOALL_SHORT */
 } util_config;
 extern util_config util_cfg;
 

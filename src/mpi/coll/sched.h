@@ -1,0 +1,91 @@
+/* Collective schedules (src/mpi/coll/sched.c): the one mechanism behind every
+ * collective, blocking, nonblocking (MPI_I...) and persistent (..._init).
+ *
+ * A schedule is a list of rounds. A round is a set of operations: local ones
+ * (reduce, copy) and messages (send, recv). When a round starts, its local
+ * operations run first, in the order they were added; then its sends and
+ * receives are posted together. The next round starts when every message of
+ * the round has completed. An algorithm is a function that adds operations to
+ * a schedule (src/mpi/coll/<collective>_<algorithm>.c); algorithms compose by
+ * adding rounds to the same schedule (allreduce = reduce + bcast).
+ *
+ * Messages go in the collective context of the communicator they name (ctx + 1,
+ * never matched by user traffic) with one tag per schedule, taken from the
+ * schedule's communicator sequence at creation: every rank creates its
+ * collectives in the same order, so the tags agree, and concurrent nonblocking
+ * collectives on one communicator never take each other's messages. Between
+ * two processes, messages of one schedule match in the order they were posted
+ * (non-overtaking), which is what lets rounds reuse the tag.
+ *
+ * Buffers and datatypes are the caller's until the schedule completes;
+ * datatypes and ops are referenced by the schedule (a user may free them after
+ * starting a nonblocking collective). Scratch memory comes from
+ * coll_sched_alloc*() and is freed with the schedule.
+ *
+ * Errors: the add functions return MPI_SUCCESS or an error class; an error
+ * while running (truncation, a failed reduction) is recorded, the remaining
+ * rounds still run so no peer is left waiting, and the first error is the
+ * request's (or coll_sched_wait's) result. */
+#ifndef DCFA_MPI_COLL_SCHED_H
+#define DCFA_MPI_COLL_SCHED_H
+
+#include "mpi/mpii.h"
+#include "core/core.h"
+
+typedef struct coll_sched coll_sched;
+
+/* A new, empty schedule on communicator c (intra or inter). NULL never: out of
+ * memory aborts, as util_malloc does. */
+coll_sched *coll_sched_create(mpii_comm *c);
+/* The communicator the schedule was made for. */
+mpii_comm *coll_sched_comm(const coll_sched *s);
+
+/* Scratch memory, freed with the schedule. */
+void *coll_sched_alloc(coll_sched *s, size_t bytes);
+/* Scratch for count elements of dt laid out as dt lays them out; the returned
+ * pointer is the buffer address to pass with (count, dt) (it may lie outside
+ * the allocation by dt's lower bound). */
+void *coll_sched_alloc_typed(coll_sched *s, MPI_Aint count, MPI_Datatype dt);
+
+/* Operations, added to the current round. `on` is the communicator whose
+ * ranks `peer` names: NULL for the schedule's own communicator; an inter-
+ * communicator's schedule passes c->local_comm for its local-group phases.
+ * peer == MPI_PROC_NULL adds nothing. */
+int coll_sched_send(coll_sched *s, const void *buf, MPI_Aint count, MPI_Datatype dt, int peer,
+                    mpii_comm *on);
+int coll_sched_recv(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int peer,
+                    mpii_comm *on);
+/* inout[i] = in[i] op inout[i] (in holds the lower ranks' contribution for
+ * non-commutative ops, as MPI_Reduce_local) */
+int coll_sched_reduce(coll_sched *s, const void *in, void *inout, MPI_Aint count, MPI_Datatype dt,
+                      MPI_Op op);
+/* typed copy with the same type signature (MPI_ERR_TRUNCATE if it does not fit) */
+int coll_sched_copy(coll_sched *s, const void *src, MPI_Aint scount, MPI_Datatype sdt, void *dst,
+                    MPI_Aint rcount, MPI_Datatype rdt);
+/* End the current round: later operations start only once every earlier one
+ * has completed. An empty round is ignored. */
+void coll_sched_round(coll_sched *s);
+
+/* Run it to completion and free it (blocking collectives); the error class. */
+int coll_sched_wait(coll_sched *s);
+/* Start it; *out is a request (kind CORE_REQ_SCHED) that completes when the
+ * last round has. A non-persistent schedule is freed with its request. */
+int coll_sched_start(coll_sched *s, core_req **out);
+/* Keep the schedule after completion so coll_sched_start can run it again
+ * (persistent collectives); coll_sched_free() frees it. */
+void coll_sched_set_persistent(coll_sched *s);
+/* Free a schedule that is not running (never started, or persistent and complete). */
+void coll_sched_free(coll_sched *s);
+
+/* The request side (src/mpi/pt2pt calls these for CORE_REQ_SCHED requests):
+ * status out, request freed (and the schedule, unless persistent); the error class. */
+int coll_sched_req_finish(core_req *r, MPI_Status *st);
+/* Cancel is not allowed on a collective; MPI_Request_free of an active one
+ * leaves it to finish (the detached-request sweep frees it). */
+
+/* Progress every started schedule (called from the core progress loop). */
+int coll_sched_progress(void);
+/* The hang report: every running schedule with its round and pending messages. */
+void coll_sched_dump_pending(void);
+
+#endif
