@@ -77,6 +77,14 @@ void coll_sched_set_persistent(coll_sched *s);
 /* Free a schedule that is not running (never started, or persistent and complete). */
 void coll_sched_free(coll_sched *s);
 
+/* What the bindings call once a schedule is built: COLL_BLOCKING runs it to
+ * completion and frees it (req unused, may be NULL); COLL_NONBLOCKING starts it
+ * and sets *req to the request handle; COLL_PERSISTENT sets *req to an
+ * inactive persistent request that MPI_Start runs (MPI_Request_free frees the
+ * schedule). Returns the error class (of the whole run, when blocking). */
+enum coll_mode { COLL_BLOCKING = 0, COLL_NONBLOCKING, COLL_PERSISTENT };
+int coll_sched_finish(coll_sched *s, int mode, MPI_Request *req);
+
 /* The request side (src/mpi/pt2pt calls these for CORE_REQ_SCHED requests):
  * status out, request freed (and the schedule, unless persistent); the error class. */
 int coll_sched_req_finish(core_req *r, MPI_Status *st);
