@@ -1,6 +1,7 @@
 /* Point-to-point bindings: argument checks, handle conversion, error handler. */
 #include "mpi/mpii.h"
 #include "mpi/pt2pt/pt2pt.h"
+#include "mpi/coll/sched.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -270,10 +271,15 @@ int PMPI_Start(MPI_Request *req)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Start", "request: not a persistent request");
     if (r->u.persist.active)
         return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, "MPI_Start", "request: already active");
+    core_req *a;
+    if (r->u.persist.coll) {
+        coll_sched_start(r->u.persist.coll, &a);
+        r->u.persist.active = a;
+        return MPI_SUCCESS;
+    }
     mpii_comm *c = mpii_comm_get(r->u.persist.comm);
     if (!c)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COMM, "MPI_Start", "the request's communicator was freed");
-    core_req *a;
     int rc = r->u.persist.is_send
                  ? mpii_start_send(r->u.persist.buf, (MPI_Aint)r->u.persist.count, r->u.persist.dt,
                                    r->u.persist.peer, r->u.persist.tag, c, 0, r->u.persist.mode, &a)

@@ -251,8 +251,12 @@ int core_progress(void)
     for (int i = 0; i < core_s.nactive; i++)
         events += core_progress_conn(core_s.active[i]);
     core_s.in_progress = 0;
+    if (core_s.poller)
+        events += core_s.poller();
     return events;
 }
+
+void core_set_poller(int (*poll)(void)) { core_s.poller = poll; }
 
 int core_wait(core_req *r)
 {

@@ -17,6 +17,7 @@ enum core_req_kind {
     CORE_REQ_GREQ,      /* generalized request */
     CORE_REQ_COLL,      /* nonblocking collective / schedule (mpi layer) */
     CORE_REQ_DONE,      /* born complete (e.g. MPI_PROC_NULL operations) */
+    CORE_REQ_SCHED,     /* collective schedule (src/mpi/coll/sched.c) */
 };
 
 enum core_send_mode { CORE_SEND_STD = 0, CORE_SEND_SYNC, CORE_SEND_READY, CORE_SEND_BUFFERED };
@@ -82,6 +83,7 @@ struct core_req {
             int peer;           /* rank */
             int tag;
             int comm;           /* MPI_Comm handle */
+            void *coll;         /* persistent collective: its schedule (then the rest is unused) */
         } persist;
         struct {
             void *state;        /* owned by the layer that made it */
@@ -121,6 +123,9 @@ int core_cancel_recv(core_req *r);
 int core_cancel_send(core_req *r);
 
 int core_progress(void);            /* one pass; returns the number of events handled */
+/* The layer above's poller, called at the end of every progress pass while set
+ * (collective schedules set it while any runs); it returns its event count. */
+void core_set_poller(int (*poll)(void));
 int core_wait(core_req *r);         /* progress until r completes (yields when idle) */
 
 /* counters for DCFA_STATS and the bench */

@@ -83,6 +83,7 @@ typedef struct core_state {
     util_queue unexpected;  /* core_msg */
     util_htab reqs;
     int in_progress;
+    int (*poller)(void);    /* core_set_poller */
     unsigned passes;        /* progress passes, to pace the check for new connections */
 } core_state;
 extern core_state core_s;

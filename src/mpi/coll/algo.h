@@ -21,6 +21,28 @@
 
 #include "mpi/coll/sched.h"
 
+/* ---- small helpers for builders ---------------------------------------------- */
+static inline MPI_Aint coll_extent(MPI_Datatype dt) { return mpii_dtype_get(dt)->dt.extent; }
+static inline size_t coll_tsize(MPI_Datatype dt) { return mpii_dtype_get(dt)->dt.size; }
+/* element i of a buffer of dt (integer arithmetic: buf may be MPI_BOTTOM) */
+static inline void *coll_at(const void *buf, MPI_Aint i, MPI_Datatype dt)
+{
+    return (void *)((uintptr_t)buf + (uintptr_t)(i * coll_extent(dt)));
+}
+static inline void *coll_byte_at(const void *buf, MPI_Aint off)
+{
+    return (void *)((uintptr_t)buf + (uintptr_t)off);
+}
+/* n counts all equal to count / displacements 0, count, 2 count ..., from schedule scratch */
+MPI_Count *coll_counts_equal(coll_sched *s, int n, MPI_Aint count);
+MPI_Aint *coll_displs_packed(coll_sched *s, int n, const MPI_Count counts[]);
+/* in-place alltoallw: copies of rbuf's blocks to send from (alltoallw_linear.c) */
+const void **coll_alltoallw_inplace_sources(coll_sched *s, void *rbuf, const MPI_Count rcounts[],
+                                            const MPI_Aint rdispls[], const MPI_Datatype rdts[],
+                                            int n);
+/* a zero-byte buffer that outlives every schedule */
+extern char coll_nothing[1];
+
 /* ---- the choice (select.c): what the bindings and the library call ---------- */
 int coll_barrier(coll_sched *s, mpii_comm *c);
 int coll_bcast(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int root, mpii_comm *c);

@@ -2,6 +2,7 @@
 #include "mpi/mpii.h"
 #include "mpi/attr/attr.h"
 #include "core/core.h"
+#include "mpi/coll/sched.h"
 #include "assist/assist.h"
 
 #include <signal.h>
@@ -20,6 +21,7 @@ static void mpii_hang_report(int sig)
 {
     (void)sig;
     core_dump_pending();
+    coll_sched_dump_pending();
 }
 
 /* The runtime (daemon channel, fabric, predefined objects) is shared by the

@@ -4,6 +4,7 @@
  * by the bindings; core does the protocols. */
 #include "mpi/mpii.h"
 #include "mpi/pt2pt/pt2pt.h"
+#include "mpi/coll/sched.h"
 #include "core/core.h"
 
 #include <stdlib.h>
@@ -74,6 +75,12 @@ void mpii_pt2pt_finalize(void)
 
 void mpii_req_release(core_req *r)
 {
+    if (r->kind == CORE_REQ_SCHED) {
+        (void)coll_sched_req_finish(r, MPI_STATUS_IGNORE);
+        return;
+    }
+    if (r->kind == CORE_REQ_PERSIST && r->u.persist.coll)
+        coll_sched_free(r->u.persist.coll);   /* deferred while a start of it runs */
     if (r->dtype)
         mpii_dtype_release(r->dtype);
     core_req_free(r);
@@ -269,7 +276,7 @@ static core_req *mpii_req_active(core_req *r)
 int mpii_req_is_done(core_req *r)
 {
     core_req *a = mpii_req_active(r);
-    if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL)
+    if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL || r->kind == CORE_REQ_SCHED)
         return r->complete;
     return !a || a->complete;
 }
@@ -291,6 +298,11 @@ int mpii_req_finish(MPI_Request *h, MPI_Status *st)
         mpii_req_release(a);
         r->u.persist.active = NULL;
         return err;
+    }
+    if (r->kind == CORE_REQ_SCHED) {
+        int rc = coll_sched_req_finish(r, st);
+        *h = MPI_REQUEST_NULL;
+        return rc;
     }
     if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL) {
         int rc = mpii_req_finish_other(r, st);

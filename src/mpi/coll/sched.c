@@ -1,0 +1,458 @@
+/* Collective schedules: rounds of local operations and messages (see sched.h).
+ *
+ * Ops are appended to one array; rounds are contiguous ranges of it
+ * (round_end[k] is one past the last op of round k). A running schedule is on
+ * the `running` list; the messages of its current round carry it as their
+ * owner, and their completion callback (run inside core progress) only counts
+ * down `pending` and, at zero, marks the schedule ready. Starting the next
+ * round posts new messages, which core progress must not do from inside a
+ * callback, so it happens in coll_sched_progress(), the poller that core
+ * progress calls after its pass while any schedule runs. */
+#include "mpi/coll/sched.h"
+#include "mpi/pt2pt/pt2pt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SCHED_SEND = 1, SCHED_RECV, SCHED_REDUCE, SCHED_COPY };
+
+typedef struct sched_op {
+    int kind;
+    int peer;
+    const void *sbuf;
+    void *rbuf;
+    MPI_Aint count, rcount;
+    MPI_Datatype dt, rdt;
+    MPI_Op op;
+    mpii_comm *on;
+} sched_op;
+
+struct coll_sched {
+    mpii_comm *comm;
+    int tag;
+    sched_op *ops;
+    int nops, cap_ops;
+    int *round_end;         /* closed rounds; the open round is ops[round_end[nrounds-1] .. nops) */
+    int nrounds, cap_rounds;
+    void **tmp;             /* scratch allocations */
+    int ntmp, cap_tmp;
+    mpii_dtype **dts;       /* derived datatypes referenced by ops */
+    int ndts, cap_dts;
+    int persistent;
+    int free_when_done;     /* freed (persistent request freed) while its request lives */
+    int has_req;            /* a request of a start is out (not yet finished) */
+    /* run state */
+    int running;
+    int round;              /* current round */
+    int pending;            /* messages of the current round not yet complete */
+    int ready;              /* pending reached 0: the round can be finished */
+    int err;                /* first error class */
+    core_req **msgs;        /* requests of the current round's messages */
+    int nmsgs, cap_msgs;
+    core_req *req;          /* the request handed out, NULL when blocking */
+    util_qnode qn;          /* in sched_running */
+};
+
+static util_queue sched_running = {{&sched_running.head, &sched_running.head}};
+static int sched_nrunning;
+
+/* ---- building ---------------------------------------------------------------------- */
+
+#define SCHED_GROW(arr, n, cap)                                                                    \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? 2 * (cap) : 8;                                                         \
+            (arr) = util_realloc((arr), (size_t)(cap) * sizeof *(arr));                            \
+        }                                                                                          \
+    } while (0)
+
+coll_sched *coll_sched_create(mpii_comm *c)
+{
+    coll_sched *s = util_calloc(1, sizeof *s);
+    s->comm = c;
+    s->tag = (int)(c->coll_tag++ & 0x3fffffffu);
+    s->qn.next = s->qn.prev = &s->qn;
+    return s;
+}
+
+mpii_comm *coll_sched_comm(const coll_sched *s) { return s->comm; }
+
+void *coll_sched_alloc(coll_sched *s, size_t bytes)
+{
+    SCHED_GROW(s->tmp, s->ntmp, s->cap_tmp);
+    void *p = util_malloc(bytes ? bytes : 1);
+    s->tmp[s->ntmp++] = p;
+    return p;
+}
+
+void *coll_sched_alloc_typed(coll_sched *s, MPI_Aint count, MPI_Datatype dt)
+{
+    const core_dt *t = &mpii_dtype_get(dt)->dt;
+    ptrdiff_t span = count > 0 ? (count - 1) * t->extent : 0;
+    ptrdiff_t lo = t->true_lb + (span < 0 ? span : 0);
+    ptrdiff_t hi = t->true_lb + t->true_extent + (span > 0 ? span : 0);
+    char *base = coll_sched_alloc(s, (size_t)(hi - lo));
+    return (void *)((uintptr_t)base - (uintptr_t)lo);
+}
+
+static void sched_hold(coll_sched *s, MPI_Datatype dt)
+{
+    mpii_dtype *t = mpii_dtype_get(dt);
+    if (!t || t->predefined)
+        return;
+    for (int i = 0; i < s->ndts; i++)
+        if (s->dts[i] == t)
+            return;
+    SCHED_GROW(s->dts, s->ndts, s->cap_dts);
+    mpii_dtype_ref(t);
+    s->dts[s->ndts++] = t;
+}
+
+static sched_op *sched_add(coll_sched *s, int kind)
+{
+    SCHED_GROW(s->ops, s->nops, s->cap_ops);
+    sched_op *o = &s->ops[s->nops++];
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    return o;
+}
+
+int coll_sched_send(coll_sched *s, const void *buf, MPI_Aint count, MPI_Datatype dt, int peer,
+                    mpii_comm *on)
+{
+    if (peer == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    sched_op *o = sched_add(s, SCHED_SEND);
+    o->sbuf = buf;
+    o->count = count;
+    o->dt = dt;
+    o->peer = peer;
+    o->on = on ? on : s->comm;
+    sched_hold(s, dt);
+    return MPI_SUCCESS;
+}
+
+int coll_sched_recv(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int peer,
+                    mpii_comm *on)
+{
+    if (peer == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    sched_op *o = sched_add(s, SCHED_RECV);
+    o->rbuf = buf;
+    o->count = count;
+    o->dt = dt;
+    o->peer = peer;
+    o->on = on ? on : s->comm;
+    sched_hold(s, dt);
+    return MPI_SUCCESS;
+}
+
+int coll_sched_reduce(coll_sched *s, const void *in, void *inout, MPI_Aint count, MPI_Datatype dt,
+                      MPI_Op op)
+{
+    if (count == 0)
+        return MPI_SUCCESS;
+    sched_op *o = sched_add(s, SCHED_REDUCE);
+    o->sbuf = in;
+    o->rbuf = inout;
+    o->count = count;
+    o->dt = dt;
+    o->op = op;
+    sched_hold(s, dt);
+    return MPI_SUCCESS;
+}
+
+int coll_sched_copy(coll_sched *s, const void *src, MPI_Aint scount, MPI_Datatype sdt, void *dst,
+                    MPI_Aint rcount, MPI_Datatype rdt)
+{
+    sched_op *o = sched_add(s, SCHED_COPY);
+    o->sbuf = src;
+    o->count = scount;
+    o->dt = sdt;
+    o->rbuf = dst;
+    o->rcount = rcount;
+    o->rdt = rdt;
+    sched_hold(s, sdt);
+    sched_hold(s, rdt);
+    return MPI_SUCCESS;
+}
+
+void coll_sched_round(coll_sched *s)
+{
+    int begin = s->nrounds ? s->round_end[s->nrounds - 1] : 0;
+    if (s->nops == begin)
+        return;
+    SCHED_GROW(s->round_end, s->nrounds, s->cap_rounds);
+    s->round_end[s->nrounds++] = s->nops;
+}
+
+void coll_sched_set_persistent(coll_sched *s) { s->persistent = 1; }
+
+static void sched_destroy(coll_sched *s)
+{
+    for (int i = 0; i < s->ntmp; i++)
+        free(s->tmp[i]);
+    for (int i = 0; i < s->ndts; i++)
+        mpii_dtype_release(s->dts[i]);
+    free(s->tmp);
+    free(s->dts);
+    free(s->ops);
+    free(s->round_end);
+    free(s->msgs);
+    free(s);
+}
+
+void coll_sched_free(coll_sched *s)
+{
+    if (s->running || s->has_req) {
+        s->free_when_done = 1;
+        return;
+    }
+    sched_destroy(s);
+}
+
+/* ---- local operations ---------------------------------------------------------------- */
+
+static void *sched_at(void *buf, ptrdiff_t off) { return (void *)((uintptr_t)buf + (uintptr_t)off); }
+
+/* typed copy between two buffers with the same type signature */
+static int sched_copy(const sched_op *o)
+{
+    const core_dt *st = &mpii_dtype_get(o->dt)->dt, *rt = &mpii_dtype_get(o->rdt)->dt;
+    size_t sbytes = (size_t)o->count * st->size, rbytes = (size_t)o->rcount * rt->size;
+    if (sbytes > rbytes)
+        return MPI_ERR_TRUNCATE;
+    if (sbytes == 0 || (o->sbuf == o->rbuf && o->dt == o->rdt))
+        return MPI_SUCCESS;
+    if (st->contig && rt->contig) {
+        memmove(sched_at(o->rbuf, rt->true_lb), mpii_buf_at(o->sbuf, st->true_lb), sbytes);
+    } else if (rt->contig) {
+        core_dt_pack(o->sbuf, (size_t)o->count, st, 0, sched_at(o->rbuf, rt->true_lb), sbytes);
+    } else if (st->contig) {
+        core_dt_unpack(o->rbuf, (size_t)o->rcount, rt, 0, mpii_buf_at(o->sbuf, st->true_lb),
+                       sbytes);
+    } else {
+        /* both non-contiguous: through a bounded bounce buffer, piece by piece */
+        char bounce[16384];
+        for (size_t off = 0; off < sbytes; off += sizeof bounce) {
+            size_t len = sbytes - off < sizeof bounce ? sbytes - off : sizeof bounce;
+            core_dt_pack(o->sbuf, (size_t)o->count, st, off, bounce, len);
+            core_dt_unpack(o->rbuf, (size_t)o->rcount, rt, off, bounce, len);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static void sched_seterr(coll_sched *s, int err)
+{
+    if (err != MPI_SUCCESS && s->err == MPI_SUCCESS)
+        s->err = err;
+}
+
+/* ---- running ------------------------------------------------------------------------------- */
+
+static void sched_msg_done(core_req *r)
+{
+    coll_sched *s = r->owner;
+    if (--s->pending == 0)
+        s->ready = 1;
+}
+
+/* run the local ops of the current round, then post its messages (receives first) */
+static void sched_round_start(coll_sched *s)
+{
+    int begin = s->round ? s->round_end[s->round - 1] : 0, end = s->round_end[s->round];
+    s->nmsgs = 0;
+    s->pending = 0;
+    s->ready = 0;
+    for (int i = begin; i < end; i++) {
+        const sched_op *o = &s->ops[i];
+        if (o->kind == SCHED_REDUCE)
+            sched_seterr(s, mpii_op_apply(o->op, o->sbuf, o->rbuf, o->count, o->dt));
+        else if (o->kind == SCHED_COPY)
+            sched_seterr(s, sched_copy(o));
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int kind = pass == 0 ? SCHED_RECV : SCHED_SEND;
+        for (int i = begin; i < end; i++) {
+            const sched_op *o = &s->ops[i];
+            if (o->kind != kind)
+                continue;
+            core_req *r = NULL;
+            int rc = kind == SCHED_RECV
+                         ? mpii_start_recv(o->rbuf, o->count, o->dt, o->peer, s->tag, o->on, 1, &r)
+                         : mpii_start_send(o->sbuf, o->count, o->dt, o->peer, s->tag, o->on, 1,
+                                           CORE_SEND_STD, &r);
+            if (rc != MPI_SUCCESS) {
+                sched_seterr(s, rc);
+                continue;
+            }
+            SCHED_GROW(s->msgs, s->nmsgs, s->cap_msgs);
+            s->msgs[s->nmsgs++] = r;
+            if (!r->complete) {
+                r->owner = s;
+                r->on_complete = sched_msg_done;
+                s->pending++;
+            }
+        }
+    }
+    if (s->pending == 0)
+        s->ready = 1;
+}
+
+/* the current round's messages are complete: collect their errors and free them */
+static void sched_round_end(coll_sched *s)
+{
+    for (int i = 0; i < s->nmsgs; i++) {
+        core_req *r = s->msgs[i];
+        sched_seterr(s, r->status.MPI_ERROR);
+        mpii_req_release(r);
+    }
+    s->nmsgs = 0;
+}
+
+static void sched_complete(coll_sched *s)
+{
+    s->running = 0;
+    util_queue_remove(&s->qn);
+    s->qn.next = s->qn.prev = &s->qn;
+    sched_nrunning--;
+    if (sched_nrunning == 0)
+        core_set_poller(NULL);
+    core_req *r = s->req;
+    s->req = NULL;
+    if (r) {
+        r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+        r->status.MPI_TAG = MPI_ANY_TAG;
+        r->status.dcfa_count = 0;
+        r->status.MPI_ERROR = s->err;
+        core_req_complete(r);
+    }
+}
+
+/* move s on as far as it goes without waiting; 1 when it completed */
+static int sched_advance(coll_sched *s)
+{
+    while (s->ready) {
+        sched_round_end(s);
+        if (++s->round >= s->nrounds) {
+            sched_complete(s);
+            return 1;
+        }
+        sched_round_start(s);
+    }
+    return 0;
+}
+
+int coll_sched_progress(void)
+{
+    int events = 0;
+    util_qnode *n = sched_running.head.next;
+    while (n != &sched_running.head) {
+        util_qnode *next = n->next;
+        coll_sched *s = UTIL_CONTAINER(n, coll_sched, qn);
+        if (s->ready) {
+            events++;
+            sched_advance(s);
+        }
+        n = next;
+    }
+    return events;
+}
+
+static void sched_run(coll_sched *s)
+{
+    coll_sched_round(s);
+    s->running = 1;
+    s->round = 0;
+    s->err = MPI_SUCCESS;
+    util_queue_push(&sched_running, &s->qn);
+    if (sched_nrunning++ == 0)
+        core_set_poller(coll_sched_progress);
+    if (s->nrounds == 0) {
+        sched_complete(s);
+        return;
+    }
+    sched_round_start(s);
+    sched_advance(s);
+}
+
+int coll_sched_wait(coll_sched *s)
+{
+    sched_run(s);
+    if (s->running) {
+        util_backoff b;
+        util_backoff_reset(&b);
+        while (s->running) {
+            if (core_progress() > 0)
+                util_backoff_reset(&b);
+            else
+                util_backoff_wait(&b);
+        }
+    }
+    int err = s->err;
+    sched_destroy(s);
+    return err;
+}
+
+int coll_sched_start(coll_sched *s, core_req **out)
+{
+    core_req *r = core_req_alloc(CORE_REQ_SCHED);
+    r->u.other.state = s;
+    r->comm = s->comm->handle;
+    s->req = r;
+    s->has_req = 1;
+    *out = r;
+    sched_run(s);
+    return MPI_SUCCESS;
+}
+
+int coll_sched_req_finish(core_req *r, MPI_Status *st)
+{
+    coll_sched *s = r->u.other.state;
+    int err = r->status.MPI_ERROR;
+    if (st && st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = r->status.MPI_SOURCE;
+        st->MPI_TAG = r->status.MPI_TAG;
+        st->dcfa_count = 0;
+        st->dcfa_cancelled = 0;
+    }
+    core_req_free(r);
+    s->has_req = 0;
+    if (!s->persistent || s->free_when_done)
+        sched_destroy(s);
+    return err;
+}
+
+int coll_sched_finish(coll_sched *s, int mode, MPI_Request *req)
+{
+    core_req *r;
+    switch (mode) {
+    case COLL_BLOCKING:
+        return coll_sched_wait(s);
+    case COLL_NONBLOCKING:
+        coll_sched_start(s, &r);
+        *req = MPII_HANDLE(MPII_KIND_REQUEST, r->id);
+        return MPI_SUCCESS;
+    default:
+        coll_sched_round(s);
+        s->persistent = 1;
+        r = core_req_alloc(CORE_REQ_PERSIST);
+        r->comm = s->comm->handle;
+        r->u.persist.coll = s;
+        *req = MPII_HANDLE(MPII_KIND_REQUEST, r->id);
+        return MPI_SUCCESS;
+    }
+}
+
+void coll_sched_dump_pending(void)
+{
+    util_qnode *n;
+    for (n = sched_running.head.next; n != &sched_running.head; n = n->next) {
+        coll_sched *s = UTIL_CONTAINER(n, coll_sched, qn);
+        util_log("  collective on communicator %s (handle 0x%x): round %d of %d, %d of %d messages "
+                 "pending, tag %d",
+                 s->comm->name[0] ? s->comm->name : "(unnamed)", (unsigned)s->comm->handle,
+                 s->round + 1, s->nrounds, s->pending, s->nmsgs, s->tag);
+    }
+}
