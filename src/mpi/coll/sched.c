@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SCHED_SEND = 1, SCHED_RECV, SCHED_REDUCE, SCHED_COPY };
+enum { SCHED_SEND = 1, SCHED_RECV, SCHED_REDUCE, SCHED_COPY, SCHED_CALL };
 
 typedef struct sched_op {
     int kind;
@@ -25,6 +25,7 @@ typedef struct sched_op {
     MPI_Datatype dt, rdt;
     MPI_Op op;
     mpii_comm *on;
+    coll_sched_fn fn;       /* SCHED_CALL: fn(s, rbuf) */
 } sched_op;
 
 struct coll_sched {
@@ -177,6 +178,14 @@ int coll_sched_copy(coll_sched *s, const void *src, MPI_Aint scount, MPI_Datatyp
     return MPI_SUCCESS;
 }
 
+int coll_sched_call(coll_sched *s, coll_sched_fn fn, void *arg)
+{
+    sched_op *o = sched_add(s, SCHED_CALL);
+    o->fn = fn;
+    o->rbuf = arg;
+    return MPI_SUCCESS;
+}
+
 void coll_sched_round(coll_sched *s)
 {
     int begin = s->nrounds ? s->round_end[s->nrounds - 1] : 0;
@@ -266,11 +275,14 @@ static void sched_round_start(coll_sched *s)
     s->pending = 0;
     s->ready = 0;
     for (int i = begin; i < end; i++) {
-        const sched_op *o = &s->ops[i];
-        if (o->kind == SCHED_REDUCE)
-            sched_seterr(s, mpii_op_apply(o->op, o->sbuf, o->rbuf, o->count, o->dt));
-        else if (o->kind == SCHED_COPY)
-            sched_seterr(s, sched_copy(o));
+        /* by index: a call may add operations, moving the array */
+        if (s->ops[i].kind == SCHED_REDUCE)
+            sched_seterr(s, mpii_op_apply(s->ops[i].op, s->ops[i].sbuf, s->ops[i].rbuf,
+                                          s->ops[i].count, s->ops[i].dt));
+        else if (s->ops[i].kind == SCHED_COPY)
+            sched_seterr(s, sched_copy(&s->ops[i]));
+        else if (s->ops[i].kind == SCHED_CALL)
+            sched_seterr(s, s->ops[i].fn(s, s->ops[i].rbuf));
     }
     for (int pass = 0; pass < 2; pass++) {
         int kind = pass == 0 ? SCHED_RECV : SCHED_SEND;
@@ -335,6 +347,7 @@ static int sched_advance(coll_sched *s)
 {
     while (s->ready) {
         sched_round_end(s);
+        coll_sched_round(s); /* operations a call added without closing their round */
         if (++s->round >= s->nrounds) {
             sched_complete(s);
             return 1;

@@ -62,6 +62,14 @@ int coll_sched_reduce(coll_sched *s, const void *in, void *inout, MPI_Aint count
 /* typed copy with the same type signature (MPI_ERR_TRUNCATE if it does not fit) */
 int coll_sched_copy(coll_sched *s, const void *src, MPI_Aint scount, MPI_Datatype sdt, void *dst,
                     MPI_Aint rcount, MPI_Datatype rdt);
+/* A local step of its own: fn(s, arg) runs when its round starts, in order
+ * with the round's other local operations, and returns an error class. It may
+ * add operations and rounds to s (they run after every round added so far):
+ * that is how a collective whose later steps depend on data (context-id
+ * agreement in MPI_Comm_idup) continues. arg is the caller's; scratch from
+ * coll_sched_alloc() lives as long as the schedule. */
+typedef int (*coll_sched_fn)(coll_sched *s, void *arg);
+int coll_sched_call(coll_sched *s, coll_sched_fn fn, void *arg);
 /* End the current round: later operations start only once every earlier one
  * has completed. An empty round is ignored. */
 void coll_sched_round(coll_sched *s);
