@@ -29,6 +29,12 @@ STUBS_C = os.path.join(ROOT, "src", "binding", "stubs.c")
 
 DATATYPE_KIND = 3
 
+# Entry points that touch no shared state take no entry lock: the clock, and
+# the calls a thread makes to learn whether and how MPI runs.
+NO_ENTRY_LOCK = {"Wtime", "Wtick", "Initialized", "Finalized", "Query_thread",
+                 "Is_thread_main", "Aint_add", "Aint_diff", "Get_version",
+                 "Get_library_version"}
+
 # Which handle a stub reports its error on: the first by-value parameter of
 # the first of these types that the function has.
 ERR_OBJECTS = [
@@ -194,7 +200,17 @@ def gen_stub(fn):
     lines.append("{")
     if any(p.type == "..." for p in fn.params):
         lines.append("    /* the variadic arguments cannot be forwarded; none are defined */")
-    lines.append("    return PMPI_%s(%s);" % (fn.short, fn.call_args()))
+    if fn.short in NO_ENTRY_LOCK:
+        lines.append("    return PMPI_%s(%s);" % (fn.short, fn.call_args()))
+    else:
+        # the entry lock, when several threads may be inside (src/mpi/init/async.c)
+        lines.append("    if (__builtin_expect(mpii_entry_lock_on, 0)) {")
+        lines.append("        mpii_entry_enter();")
+        lines.append("        %s rc = PMPI_%s(%s);" % (fn.ret, fn.short, fn.call_args()))
+        lines.append("        mpii_entry_leave();")
+        lines.append("        return rc;")
+        lines.append("    }")
+        lines.append("    return PMPI_%s(%s);" % (fn.short, fn.call_args()))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -215,6 +231,10 @@ def gen_stubs_c(funcs):
     out.append('#include "mpi.h"')
     out.append('#include "mpi/mpii_err.h"')
     out.append('#include "binding/api_table.h"')
+    out.append("")
+    out.append("extern int mpii_entry_lock_on;")
+    out.append("void mpii_entry_enter(void);")
+    out.append("void mpii_entry_leave(void);")
     out.append("")
     out.append('#pragma GCC diagnostic ignored "-Wunused-parameter"')
     out.append('#pragma GCC diagnostic ignored "-Wmissing-prototypes"')

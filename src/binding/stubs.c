@@ -13,6 +13,10 @@
 #include "mpi/mpii_err.h"
 #include "binding/api_table.h"
 
+extern int mpii_entry_lock_on;
+void mpii_entry_enter(void);
+void mpii_entry_leave(void);
+
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 #if defined(__GNUC__) && !defined(__clang__)
@@ -28,6 +32,12 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Send(buf, count, datatype, dest, tag, comm);
 }
 
@@ -40,6 +50,12 @@ int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 }
 
@@ -52,6 +68,12 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
 }
 
@@ -64,6 +86,12 @@ int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
 }
 
@@ -76,6 +104,12 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) __attribute__((weak));
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_count(status, datatype, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_count(status, datatype, count);
 }
 
@@ -88,6 +122,12 @@ int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count 
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_count_c(status, datatype, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_count_c(status, datatype, count);
 }
 
@@ -100,6 +140,12 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 }
 
@@ -112,6 +158,12 @@ int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 }
 
@@ -124,6 +176,12 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 }
 
@@ -136,6 +194,12 @@ int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 }
 
@@ -148,6 +212,12 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rsend(buf, count, datatype, dest, tag, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
 }
 
@@ -160,6 +230,12 @@ int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 }
 
@@ -172,6 +248,12 @@ int PMPI_Buffer_attach(void *buffer, int size) __attribute__((weak, alias("stub_
 int MPI_Buffer_attach(void *buffer, int size) __attribute__((weak));
 int MPI_Buffer_attach(void *buffer, int size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Buffer_attach(buffer, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Buffer_attach(buffer, size);
 }
 
@@ -184,6 +266,12 @@ int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) __attribute__((weak, alia
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Buffer_attach_c(buffer, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Buffer_attach_c(buffer, size);
 }
 
@@ -196,6 +284,12 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size) __attribute__((weak, alias(
 int MPI_Buffer_detach(void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Buffer_detach(buffer_addr, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Buffer_detach(buffer_addr, size);
 }
 
@@ -208,6 +302,12 @@ int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) __attribute__((weak
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Buffer_detach_c(buffer_addr, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Buffer_detach_c(buffer_addr, size);
 }
 
@@ -220,6 +320,12 @@ int PMPI_Buffer_flush(void) __attribute__((weak, alias("stub_Buffer_flush")));
 int MPI_Buffer_flush(void) __attribute__((weak));
 int MPI_Buffer_flush(void)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Buffer_flush();
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Buffer_flush();
 }
 
@@ -232,6 +338,12 @@ int PMPI_Buffer_iflush(MPI_Request *request) __attribute__((weak, alias("stub_Bu
 int MPI_Buffer_iflush(MPI_Request *request) __attribute__((weak));
 int MPI_Buffer_iflush(MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Buffer_iflush(request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Buffer_iflush(request);
 }
 
@@ -244,6 +356,12 @@ int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) __attribute__
 int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) __attribute__((weak));
 int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_attach_buffer(comm, buffer, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_attach_buffer(comm, buffer, size);
 }
 
@@ -256,6 +374,12 @@ int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) __att
 int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_attach_buffer_c(comm, buffer, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_attach_buffer_c(comm, buffer, size);
 }
 
@@ -268,6 +392,12 @@ int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) __attri
 int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_detach_buffer(comm, buffer_addr, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_detach_buffer(comm, buffer_addr, size);
 }
 
@@ -280,6 +410,12 @@ int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_detach_buffer_c(comm, buffer_addr, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_detach_buffer_c(comm, buffer_addr, size);
 }
 
@@ -292,6 +428,12 @@ int PMPI_Comm_flush_buffer(MPI_Comm comm) __attribute__((weak, alias("stub_Comm_
 int MPI_Comm_flush_buffer(MPI_Comm comm) __attribute__((weak));
 int MPI_Comm_flush_buffer(MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_flush_buffer(comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_flush_buffer(comm);
 }
 
@@ -304,6 +446,12 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) __attribute__((
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_iflush_buffer(comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_iflush_buffer(comm, request);
 }
 
@@ -316,6 +464,12 @@ int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) __at
 int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) __attribute__((weak));
 int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_attach_buffer(session, buffer, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_attach_buffer(session, buffer, size);
 }
 
@@ -328,6 +482,12 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count si
 int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_attach_buffer_c(session, buffer, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_attach_buffer_c(session, buffer, size);
 }
 
@@ -340,6 +500,12 @@ int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size
 int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_detach_buffer(session, buffer_addr, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_detach_buffer(session, buffer_addr, size);
 }
 
@@ -352,6 +518,12 @@ int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Cou
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_detach_buffer_c(session, buffer_addr, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_detach_buffer_c(session, buffer_addr, size);
 }
 
@@ -364,6 +536,12 @@ int PMPI_Session_flush_buffer(MPI_Session session) __attribute__((weak, alias("s
 int MPI_Session_flush_buffer(MPI_Session session) __attribute__((weak));
 int MPI_Session_flush_buffer(MPI_Session session)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_flush_buffer(session);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_flush_buffer(session);
 }
 
@@ -376,6 +554,12 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) __attr
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) __attribute__((weak));
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_iflush_buffer(session, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_iflush_buffer(session, request);
 }
 
@@ -388,6 +572,12 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -400,6 +590,12 @@ int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -412,6 +608,12 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -424,6 +626,12 @@ int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -436,6 +644,12 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -448,6 +662,12 @@ int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -460,6 +680,12 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -472,6 +698,12 @@ int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -484,6 +716,12 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 }
 
@@ -496,6 +734,12 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 }
 
@@ -508,6 +752,12 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) __attribute__((weak, ali
 int MPI_Wait(MPI_Request *request, MPI_Status *status) __attribute__((weak));
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Wait(request, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Wait(request, status);
 }
 
@@ -520,6 +770,12 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) __attribute__
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Test(request, flag, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Test(request, flag, status);
 }
 
@@ -532,6 +788,12 @@ int PMPI_Request_free(MPI_Request *request) __attribute__((weak, alias("stub_Req
 int MPI_Request_free(MPI_Request *request) __attribute__((weak));
 int MPI_Request_free(MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Request_free(request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Request_free(request);
 }
 
@@ -544,6 +806,12 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) __attribute__((weak));
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Waitany(count, array_of_requests, index, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Waitany(count, array_of_requests, index, status);
 }
 
@@ -556,6 +824,12 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Testany(count, array_of_requests, index, flag, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Testany(count, array_of_requests, index, flag, status);
 }
 
@@ -568,6 +842,12 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Waitall(count, array_of_requests, array_of_statuses);
 }
 
@@ -580,6 +860,12 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
 }
 
@@ -592,6 +878,12 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
@@ -604,6 +896,12 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
@@ -616,6 +914,12 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Request_get_status(request, flag, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Request_get_status(request, flag, status);
 }
 
@@ -628,6 +932,12 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
 int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Request_get_status_any(count, array_of_requests, index, flag, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Request_get_status_any(count, array_of_requests, index, flag, status);
 }
 
@@ -640,6 +950,12 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
 }
 
@@ -652,6 +968,12 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
@@ -664,6 +986,12 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iprobe(source, tag, comm, flag, status);
 }
 
@@ -676,6 +1004,12 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) __attribu
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Probe(source, tag, comm, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Probe(source, tag, comm, status);
 }
 
@@ -688,6 +1022,12 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Improbe(source, tag, comm, flag, message, status);
 }
 
@@ -700,6 +1040,12 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Mprobe(source, tag, comm, message, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Mprobe(source, tag, comm, message, status);
 }
 
@@ -712,6 +1058,12 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Mrecv(buf, count, datatype, message, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Mrecv(buf, count, datatype, message, status);
 }
 
@@ -724,6 +1076,12 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Mrecv_c(buf, count, datatype, message, status);
 }
 
@@ -736,6 +1094,12 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) __attribute__((weak));
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Imrecv(buf, count, datatype, message, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Imrecv(buf, count, datatype, message, request);
 }
 
@@ -748,6 +1112,12 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) __attribute__((weak));
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Imrecv_c(buf, count, datatype, message, request);
 }
 
@@ -760,6 +1130,12 @@ int PMPI_Cancel(MPI_Request *request) __attribute__((weak, alias("stub_Cancel"))
 int MPI_Cancel(MPI_Request *request) __attribute__((weak));
 int MPI_Cancel(MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cancel(request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cancel(request);
 }
 
@@ -772,6 +1148,12 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag) __attribute__((weak
 int MPI_Test_cancelled(const MPI_Status *status, int *flag) __attribute__((weak));
 int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Test_cancelled(status, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Test_cancelled(status, flag);
 }
 
@@ -784,6 +1166,12 @@ int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -796,6 +1184,12 @@ int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -808,6 +1202,12 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -820,6 +1220,12 @@ int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -832,6 +1238,12 @@ int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -844,6 +1256,12 @@ int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -856,6 +1274,12 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -868,6 +1292,12 @@ int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -880,6 +1310,12 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 }
 
@@ -892,6 +1328,12 @@ int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sour
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 }
 
@@ -904,6 +1346,12 @@ int PMPI_Start(MPI_Request *request) __attribute__((weak, alias("stub_Start")));
 int MPI_Start(MPI_Request *request) __attribute__((weak));
 int MPI_Start(MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Start(request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Start(request);
 }
 
@@ -916,6 +1364,12 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[]) __attribute__((wea
 int MPI_Startall(int count, MPI_Request array_of_requests[]) __attribute__((weak));
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Startall(count, array_of_requests);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Startall(count, array_of_requests);
 }
 
@@ -928,6 +1382,12 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 }
 
@@ -940,6 +1400,12 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 }
 
@@ -952,6 +1418,12 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
@@ -964,6 +1436,12 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
@@ -976,6 +1454,12 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 }
 
@@ -988,6 +1472,12 @@ int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 }
 
@@ -1000,6 +1490,12 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 
@@ -1012,6 +1508,12 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 
@@ -1024,6 +1526,12 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
 
@@ -1036,6 +1544,12 @@ int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
 int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
 }
 
@@ -1048,6 +1562,12 @@ int PMPI_Pready(int partition, MPI_Request request) __attribute__((weak, alias("
 int MPI_Pready(int partition, MPI_Request request) __attribute__((weak));
 int MPI_Pready(int partition, MPI_Request request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pready(partition, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pready(partition, request);
 }
 
@@ -1060,6 +1580,12 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request) __attribute__((weak));
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pready_range(partition_low, partition_high, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pready_range(partition_low, partition_high, request);
 }
 
@@ -1072,6 +1598,12 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) __attribute__((weak));
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pready_list(length, array_of_partitions, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pready_list(length, array_of_partitions, request);
 }
 
@@ -1084,6 +1616,12 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag) __attribute__((
 int MPI_Parrived(MPI_Request request, int partition, int *flag) __attribute__((weak));
 int MPI_Parrived(MPI_Request request, int partition, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Parrived(request, partition, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Parrived(request, partition, flag);
 }
 
@@ -1096,6 +1634,12 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_contiguous(count, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_contiguous(count, oldtype, newtype);
 }
 
@@ -1108,6 +1652,12 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_contiguous_c(count, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_contiguous_c(count, oldtype, newtype);
 }
 
@@ -1120,6 +1670,12 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_vector(count, blocklength, stride, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_vector(count, blocklength, stride, oldtype, newtype);
 }
 
@@ -1132,6 +1688,12 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_vector_c(count, blocklength, stride, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_vector_c(count, blocklength, stride, oldtype, newtype);
 }
 
@@ -1144,6 +1706,12 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
 }
 
@@ -1156,6 +1724,12 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_hvector_c(count, blocklength, stride, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_hvector_c(count, blocklength, stride, oldtype, newtype);
 }
 
@@ -1168,6 +1742,12 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int ar
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
 }
 
@@ -1180,6 +1760,12 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
 }
 
@@ -1192,6 +1778,12 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
 }
 
@@ -1204,6 +1796,12 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
 }
 
@@ -1216,6 +1814,12 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
 }
 
@@ -1228,6 +1832,12 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, con
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
 }
 
@@ -1240,6 +1850,12 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint a
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
 }
 
@@ -1252,6 +1868,12 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, co
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
 }
 
@@ -1264,6 +1886,12 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const 
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
 }
 
@@ -1276,6 +1904,12 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
 }
 
@@ -1288,6 +1922,12 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
 }
 
@@ -1300,6 +1940,12 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
 }
 
@@ -1312,6 +1958,12 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
 }
 
@@ -1324,6 +1976,12 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
 }
 
@@ -1336,6 +1994,12 @@ int PMPI_Get_address(const void *location, MPI_Aint *address) __attribute__((wea
 int MPI_Get_address(const void *location, MPI_Aint *address) __attribute__((weak));
 int MPI_Get_address(const void *location, MPI_Aint *address)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_address(location, address);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_address(location, address);
 }
 
@@ -1372,6 +2036,12 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size) __attribute__((weak, alias(
 int MPI_Type_size(MPI_Datatype datatype, int *size) __attribute__((weak));
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_size(datatype, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_size(datatype, size);
 }
 
@@ -1384,6 +2054,12 @@ int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_size_c(datatype, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_size_c(datatype, size);
 }
 
@@ -1396,6 +2072,12 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_size_x(datatype, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_size_x(datatype, size);
 }
 
@@ -1408,6 +2090,12 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) __attribute__((weak));
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_extent(datatype, lb, extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_extent(datatype, lb, extent);
 }
 
@@ -1420,6 +2108,12 @@ int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) __attribute__((weak));
 int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_extent_c(datatype, lb, extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_extent_c(datatype, lb, extent);
 }
 
@@ -1432,6 +2126,12 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) __attribute__((weak));
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_extent_x(datatype, lb, extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_extent_x(datatype, lb, extent);
 }
 
@@ -1444,6 +2144,12 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_resized(oldtype, lb, extent, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_resized(oldtype, lb, extent, newtype);
 }
 
@@ -1456,6 +2162,12 @@ int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count ext
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_resized_c(oldtype, lb, extent, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_resized_c(oldtype, lb, extent, newtype);
 }
 
@@ -1468,6 +2180,12 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_true_extent(datatype, true_lb, true_extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_true_extent(datatype, true_lb, true_extent);
 }
 
@@ -1480,6 +2198,12 @@ int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_true_extent_c(datatype, true_lb, true_extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_true_extent_c(datatype, true_lb, true_extent);
 }
 
@@ -1492,6 +2216,12 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent);
 }
 
@@ -1504,6 +2234,12 @@ int PMPI_Type_commit(MPI_Datatype *datatype) __attribute__((weak, alias("stub_Ty
 int MPI_Type_commit(MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_commit(datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_commit(datatype);
 }
 
@@ -1516,6 +2252,12 @@ int PMPI_Type_free(MPI_Datatype *datatype) __attribute__((weak, alias("stub_Type
 int MPI_Type_free(MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_free(MPI_Datatype *datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_free(datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_free(datatype);
 }
 
@@ -1528,6 +2270,12 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((we
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_dup(oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_dup(oldtype, newtype);
 }
 
@@ -1540,6 +2288,12 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) __attribute__((weak));
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_elements(status, datatype, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_elements(status, datatype, count);
 }
 
@@ -1552,6 +2306,12 @@ int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_elements_c(status, datatype, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_elements_c(status, datatype, count);
 }
 
@@ -1564,6 +2324,12 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_elements_x(status, datatype, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_elements_x(status, datatype, count);
 }
 
@@ -1576,6 +2342,12 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) __attribute__((weak));
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner);
 }
 
@@ -1588,6 +2360,12 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI
 int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) __attribute__((weak));
 int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
 }
 
@@ -1600,6 +2378,12 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) __attribute__((weak));
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
 }
 
@@ -1612,6 +2396,12 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
 int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) __attribute__((weak));
 int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes);
 }
 
@@ -1624,6 +2414,12 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
 int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) __attribute__((weak));
 int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_value_index(value_type, index_type, pair_type);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_value_index(value_type, index_type, pair_type);
 }
 
@@ -1636,6 +2432,12 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) __attribute__((weak));
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 
@@ -1648,6 +2450,12 @@ int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) __attribute__((weak));
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 
@@ -1660,6 +2468,12 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm) __attribute__((weak));
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
 }
 
@@ -1672,6 +2486,12 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) __attribute__((weak));
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
 }
 
@@ -1684,6 +2504,12 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pack_size(incount, datatype, comm, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pack_size(incount, datatype, comm, size);
 }
 
@@ -1696,6 +2522,12 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) __attribute__((weak));
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pack_size_c(incount, datatype, comm, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pack_size_c(incount, datatype, comm, size);
 }
 
@@ -1708,6 +2540,12 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) __attribute__((weak));
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
 }
 
@@ -1720,6 +2558,12 @@ int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count inco
 int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) __attribute__((weak));
 int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
 }
 
@@ -1732,6 +2576,12 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) __attribute__((weak));
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
 }
 
@@ -1744,6 +2594,12 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) __attribute__((weak));
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
 }
 
@@ -1756,6 +2612,12 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size) __attribute__((weak));
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pack_external_size(datarep, incount, datatype, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pack_external_size(datarep, incount, datatype, size);
 }
 
@@ -1768,6 +2630,12 @@ int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datat
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pack_external_size_c(datarep, incount, datatype, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pack_external_size_c(datarep, incount, datatype, size);
 }
 
@@ -1780,6 +2648,12 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) __attribute__
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_f90_real(p, r, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_f90_real(p, r, newtype);
 }
 
@@ -1792,6 +2666,12 @@ int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) __attribut
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_f90_complex(p, r, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_f90_complex(p, r, newtype);
 }
 
@@ -1804,6 +2684,12 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) __attribute__((we
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_f90_integer(r, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_f90_integer(r, newtype);
 }
 
@@ -1816,6 +2702,12 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) __attr
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_match_size(typeclass, size, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_match_size(typeclass, size, datatype);
 }
 
@@ -1828,6 +2720,12 @@ int PMPI_Barrier(MPI_Comm comm) __attribute__((weak, alias("stub_Barrier")));
 int MPI_Barrier(MPI_Comm comm) __attribute__((weak));
 int MPI_Barrier(MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Barrier(comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Barrier(comm);
 }
 
@@ -1840,6 +2738,12 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) __attribute__((weak, alia
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ibarrier(comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ibarrier(comm, request);
 }
 
@@ -1852,6 +2756,12 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) __attr
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Barrier_init(comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Barrier_init(comm, info, request);
 }
 
@@ -1864,6 +2774,12 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Bcast(buffer, count, datatype, root, comm);
 }
 
@@ -1876,6 +2792,12 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Bcast_c(buffer, count, datatype, root, comm);
 }
 
@@ -1888,6 +2810,12 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 }
 
@@ -1900,6 +2828,12 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 }
 
@@ -1912,6 +2846,12 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
 }
 
@@ -1924,6 +2864,12 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
 }
 
@@ -1936,6 +2882,12 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -1948,6 +2900,12 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -1960,6 +2918,12 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -1972,6 +2936,12 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -1984,6 +2954,12 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -1996,6 +2972,12 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -2008,6 +2990,12 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
 
@@ -2020,6 +3008,12 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 }
 
@@ -2032,6 +3026,12 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 }
 
@@ -2044,6 +3044,12 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 }
 
@@ -2056,6 +3062,12 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
@@ -2068,6 +3080,12 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 }
 
@@ -2080,6 +3098,12 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -2092,6 +3116,12 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -2104,6 +3134,12 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -2116,6 +3152,12 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -2128,6 +3170,12 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -2140,6 +3188,12 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -2152,6 +3206,12 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -2164,6 +3224,12 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
@@ -2176,6 +3242,12 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -2188,6 +3260,12 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 }
 
@@ -2200,6 +3278,12 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -2212,6 +3296,12 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 }
 
@@ -2224,6 +3314,12 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -2236,6 +3332,12 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -2248,6 +3350,12 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -2260,6 +3368,12 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -2272,6 +3386,12 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -2284,6 +3404,12 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -2296,6 +3422,12 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
@@ -2308,6 +3440,12 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
@@ -2320,6 +3458,12 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
@@ -2332,6 +3476,12 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
@@ -2344,6 +3494,12 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
 int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
@@ -2356,6 +3512,12 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
@@ -2368,6 +3530,12 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -2380,6 +3548,12 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -2392,6 +3566,12 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -2404,6 +3584,12 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -2416,6 +3602,12 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -2428,6 +3620,12 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -2440,6 +3638,12 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
@@ -2452,6 +3656,12 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
@@ -2464,6 +3674,12 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
@@ -2476,6 +3692,12 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
@@ -2488,6 +3710,12 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
@@ -2500,6 +3728,12 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
@@ -2512,6 +3746,12 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
@@ -2524,6 +3764,12 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
@@ -2536,6 +3782,12 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
@@ -2548,6 +3800,12 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
@@ -2560,6 +3818,12 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
 int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
@@ -2572,6 +3836,12 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
@@ -2584,6 +3854,12 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
@@ -2596,6 +3872,12 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
@@ -2608,6 +3890,12 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
@@ -2620,6 +3908,12 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
@@ -2632,6 +3926,12 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
@@ -2644,6 +3944,12 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
@@ -2656,6 +3962,12 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -2668,6 +3980,12 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -2680,6 +3998,12 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -2692,6 +4016,12 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -2704,6 +4034,12 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -2716,6 +4052,12 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, M
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -2728,6 +4070,12 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) __attribute__((weak));
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
 }
 
@@ -2740,6 +4088,12 @@ int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_
 int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) __attribute__((weak));
 int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
 }
 
@@ -2752,6 +4106,12 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
@@ -2764,6 +4124,12 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
@@ -2776,6 +4142,12 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
@@ -2788,6 +4160,12 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
@@ -2800,6 +4178,12 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
 int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
@@ -2812,6 +4196,12 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 }
 
@@ -2824,6 +4214,12 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
@@ -2836,6 +4232,12 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
@@ -2848,6 +4250,12 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
@@ -2860,6 +4268,12 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
@@ -2872,6 +4286,12 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
 int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
@@ -2884,6 +4304,12 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 }
 
@@ -2896,6 +4322,12 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -2908,6 +4340,12 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -2920,6 +4358,12 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -2932,6 +4376,12 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -2944,6 +4394,12 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -2956,6 +4412,12 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -2968,6 +4430,12 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -2980,6 +4448,12 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -2992,6 +4466,12 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -3004,6 +4484,12 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
@@ -3016,6 +4502,12 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -3028,6 +4520,12 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
@@ -3040,6 +4538,12 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) __attrib
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) __attribute__((weak));
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Op_create(user_fn, commute, op);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Op_create(user_fn, commute, op);
 }
 
@@ -3052,6 +4556,12 @@ int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) __at
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) __attribute__((weak));
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Op_create_c(user_fn, commute, op);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Op_create_c(user_fn, commute, op);
 }
 
@@ -3064,6 +4574,12 @@ int PMPI_Op_free(MPI_Op *op) __attribute__((weak, alias("stub_Op_free")));
 int MPI_Op_free(MPI_Op *op) __attribute__((weak));
 int MPI_Op_free(MPI_Op *op)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Op_free(op);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Op_free(op);
 }
 
@@ -3076,6 +4592,12 @@ int PMPI_Op_commutative(MPI_Op op, int *commute) __attribute__((weak, alias("stu
 int MPI_Op_commutative(MPI_Op op, int *commute) __attribute__((weak));
 int MPI_Op_commutative(MPI_Op op, int *commute)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Op_commutative(op, commute);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Op_commutative(op, commute);
 }
 
@@ -3088,6 +4610,12 @@ int PMPI_Group_size(MPI_Group group, int *size) __attribute__((weak, alias("stub
 int MPI_Group_size(MPI_Group group, int *size) __attribute__((weak));
 int MPI_Group_size(MPI_Group group, int *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_size(group, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_size(group, size);
 }
 
@@ -3100,6 +4628,12 @@ int PMPI_Group_rank(MPI_Group group, int *rank) __attribute__((weak, alias("stub
 int MPI_Group_rank(MPI_Group group, int *rank) __attribute__((weak));
 int MPI_Group_rank(MPI_Group group, int *rank)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_rank(group, rank);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_rank(group, rank);
 }
 
@@ -3112,6 +4646,12 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) __attribute__((weak));
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2);
 }
 
@@ -3124,6 +4664,12 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) __attrib
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) __attribute__((weak));
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_compare(group1, group2, result);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_compare(group1, group2, result);
 }
 
@@ -3136,6 +4682,12 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak, alias(
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak));
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_group(comm, group);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_group(comm, group);
 }
 
@@ -3148,6 +4700,12 @@ int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_union(group1, group2, newgroup);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_union(group1, group2, newgroup);
 }
 
@@ -3160,6 +4718,12 @@ int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgr
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_intersection(group1, group2, newgroup);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_intersection(group1, group2, newgroup);
 }
 
@@ -3172,6 +4736,12 @@ int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_difference(group1, group2, newgroup);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_difference(group1, group2, newgroup);
 }
 
@@ -3184,6 +4754,12 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_incl(group, n, ranks, newgroup);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_incl(group, n, ranks, newgroup);
 }
 
@@ -3196,6 +4772,12 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_excl(group, n, ranks, newgroup);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_excl(group, n, ranks, newgroup);
 }
 
@@ -3208,6 +4790,12 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_range_incl(group, n, ranges, newgroup);
 }
 
@@ -3220,6 +4808,12 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_range_excl(group, n, ranges, newgroup);
 }
 
@@ -3232,6 +4826,12 @@ int PMPI_Group_free(MPI_Group *group) __attribute__((weak, alias("stub_Group_fre
 int MPI_Group_free(MPI_Group *group) __attribute__((weak));
 int MPI_Group_free(MPI_Group *group)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_free(group);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_free(group);
 }
 
@@ -3244,6 +4844,12 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Group_from_session_pset(session, pset_name, newgroup);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_from_session_pset(session, pset_name, newgroup);
 }
 
@@ -3256,6 +4862,12 @@ int PMPI_Comm_size(MPI_Comm comm, int *size) __attribute__((weak, alias("stub_Co
 int MPI_Comm_size(MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Comm_size(MPI_Comm comm, int *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_size(comm, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_size(comm, size);
 }
 
@@ -3268,6 +4880,12 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank) __attribute__((weak, alias("stub_Co
 int MPI_Comm_rank(MPI_Comm comm, int *rank) __attribute__((weak));
 int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_rank(comm, rank);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_rank(comm, rank);
 }
 
@@ -3280,6 +4898,12 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) __attribute__
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) __attribute__((weak));
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_compare(comm1, comm2, result);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_compare(comm1, comm2, result);
 }
 
@@ -3292,6 +4916,12 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak, alias("
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_dup(comm, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_dup(comm, newcomm);
 }
 
@@ -3304,6 +4934,12 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) __a
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_dup_with_info(comm, info, newcomm);
 }
 
@@ -3316,6 +4952,12 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) __att
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_idup(comm, newcomm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_idup(comm, newcomm, request);
 }
 
@@ -3328,6 +4970,12 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
 }
 
@@ -3340,6 +4988,12 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) __attrib
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_create(comm, group, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_create(comm, group, newcomm);
 }
 
@@ -3352,6 +5006,12 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_create_group(comm, group, tag, newcomm);
 }
 
@@ -3364,6 +5024,12 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
 }
 
@@ -3376,6 +5042,12 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) __attr
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_split(comm, color, key, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_split(comm, color, key, newcomm);
 }
 
@@ -3388,6 +5060,12 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
 }
 
@@ -3400,6 +5078,12 @@ int PMPI_Comm_free(MPI_Comm *comm) __attribute__((weak, alias("stub_Comm_free"))
 int MPI_Comm_free(MPI_Comm *comm) __attribute__((weak));
 int MPI_Comm_free(MPI_Comm *comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_free(comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_free(comm);
 }
 
@@ -3412,6 +5096,12 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) __attribute__((weak, alias(
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) __attribute__((weak));
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_set_info(comm, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_set_info(comm, info);
 }
 
@@ -3424,6 +5114,12 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) __attribute__((weak, 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) __attribute__((weak));
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_get_info(comm, info_used);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_get_info(comm, info_used);
 }
 
@@ -3436,6 +5132,12 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) __attribute__((weak, alias("s
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag) __attribute__((weak));
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_test_inter(comm, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_test_inter(comm, flag);
 }
 
@@ -3448,6 +5150,12 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size) __attribute__((weak, alias("
 int MPI_Comm_remote_size(MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_remote_size(comm, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_remote_size(comm, size);
 }
 
@@ -3460,6 +5168,12 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak,
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak));
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_remote_group(comm, group);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_remote_group(comm, group);
 }
 
@@ -3472,6 +5186,12 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) __attribute__((weak));
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
 }
 
@@ -3484,6 +5204,12 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) __attribute__((weak));
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
 }
 
@@ -3496,6 +5222,12 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) _
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) __attribute__((weak));
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Intercomm_merge(intercomm, high, newintracomm);
 }
 
@@ -3508,6 +5240,12 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) __attribute__((weak));
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
 }
 
@@ -3520,6 +5258,12 @@ int PMPI_Comm_free_keyval(int *comm_keyval) __attribute__((weak, alias("stub_Com
 int MPI_Comm_free_keyval(int *comm_keyval) __attribute__((weak));
 int MPI_Comm_free_keyval(int *comm_keyval)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_free_keyval(comm_keyval);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_free_keyval(comm_keyval);
 }
 
@@ -3532,6 +5276,12 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) __at
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
 }
 
@@ -3544,6 +5294,12 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
 }
 
@@ -3556,6 +5312,12 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) __attribute__((weak, a
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) __attribute__((weak));
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_delete_attr(comm, comm_keyval);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_delete_attr(comm, comm_keyval);
 }
 
@@ -3568,6 +5330,12 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) __attribute__((weak));
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
 }
 
@@ -3580,6 +5348,12 @@ int PMPI_Win_free_keyval(int *win_keyval) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_free_keyval(int *win_keyval) __attribute__((weak));
 int MPI_Win_free_keyval(int *win_keyval)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_free_keyval(win_keyval);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_free_keyval(win_keyval);
 }
 
@@ -3592,6 +5366,12 @@ int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) __attrib
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_set_attr(win, win_keyval, attribute_val);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_set_attr(win, win_keyval, attribute_val);
 }
 
@@ -3604,6 +5384,12 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
 }
 
@@ -3616,6 +5402,12 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((weak, alias
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((weak));
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_delete_attr(win, win_keyval);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_delete_attr(win, win_keyval);
 }
 
@@ -3628,6 +5420,12 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) __attribute__((weak));
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state);
 }
 
@@ -3640,6 +5438,12 @@ int PMPI_Type_free_keyval(int *type_keyval) __attribute__((weak, alias("stub_Typ
 int MPI_Type_free_keyval(int *type_keyval) __attribute__((weak));
 int MPI_Type_free_keyval(int *type_keyval)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_free_keyval(type_keyval);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_free_keyval(type_keyval);
 }
 
@@ -3652,6 +5456,12 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_set_attr(datatype, type_keyval, attribute_val);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_set_attr(datatype, type_keyval, attribute_val);
 }
 
@@ -3664,6 +5474,12 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag);
 }
 
@@ -3676,6 +5492,12 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) __attribute__(
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) __attribute__((weak));
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_delete_attr(datatype, type_keyval);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_delete_attr(datatype, type_keyval);
 }
 
@@ -3688,6 +5510,12 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) __attribute__((weak
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name) __attribute__((weak));
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_set_name(comm, comm_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_set_name(comm, comm_name);
 }
 
@@ -3700,6 +5528,12 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) __attribu
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) __attribute__((weak));
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_get_name(comm, comm_name, resultlen);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_get_name(comm, comm_name, resultlen);
 }
 
@@ -3712,6 +5546,12 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) __attribute
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name) __attribute__((weak));
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_set_name(datatype, type_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_set_name(datatype, type_name);
 }
 
@@ -3724,6 +5564,12 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) _
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) __attribute__((weak));
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_get_name(datatype, type_name, resultlen);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_get_name(datatype, type_name, resultlen);
 }
 
@@ -3736,6 +5582,12 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name) __attribute__((weak, al
 int MPI_Win_set_name(MPI_Win win, const char *win_name) __attribute__((weak));
 int MPI_Win_set_name(MPI_Win win, const char *win_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_set_name(win, win_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_set_name(win, win_name);
 }
 
@@ -3748,6 +5600,12 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) __attribute__
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) __attribute__((weak));
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_get_name(win, win_name, resultlen);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_get_name(win, win_name, resultlen);
 }
 
@@ -3760,6 +5618,12 @@ int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_f
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) __attribute__((weak));
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
 }
 
@@ -3772,6 +5636,12 @@ int PMPI_Keyval_free(int *keyval) __attribute__((weak, alias("stub_Keyval_free")
 int MPI_Keyval_free(int *keyval) __attribute__((weak));
 int MPI_Keyval_free(int *keyval)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Keyval_free(keyval);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Keyval_free(keyval);
 }
 
@@ -3784,6 +5654,12 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) __attribute__(
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) __attribute__((weak));
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Attr_put(comm, keyval, attribute_val);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Attr_put(comm, keyval, attribute_val);
 }
 
@@ -3796,6 +5672,12 @@ int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) __a
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Attr_get(comm, keyval, attribute_val, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Attr_get(comm, keyval, attribute_val, flag);
 }
 
@@ -3808,6 +5690,12 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval) __attribute__((weak, alias("stub
 int MPI_Attr_delete(MPI_Comm comm, int keyval) __attribute__((weak));
 int MPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Attr_delete(comm, keyval);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Attr_delete(comm, keyval);
 }
 
@@ -3820,6 +5708,12 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) __attribute__((weak));
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
 }
 
@@ -3832,6 +5726,12 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) __attribute__((weak, ali
 int MPI_Dims_create(int nnodes, int ndims, int dims[]) __attribute__((weak));
 int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Dims_create(nnodes, ndims, dims);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Dims_create(nnodes, ndims, dims);
 }
 
@@ -3844,6 +5744,12 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) __attribute__((weak));
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
 }
 
@@ -3856,6 +5762,12 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) __attribute__((weak));
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
 }
 
@@ -3868,6 +5780,12 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) __attribute__((weak));
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
 }
 
@@ -3880,6 +5798,12 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) __attribute__((weak, alias("stub_
 int MPI_Topo_test(MPI_Comm comm, int *status) __attribute__((weak));
 int MPI_Topo_test(MPI_Comm comm, int *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Topo_test(comm, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Topo_test(comm, status);
 }
 
@@ -3892,6 +5816,12 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) __attribute__((w
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) __attribute__((weak));
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Graphdims_get(comm, nnodes, nedges);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Graphdims_get(comm, nnodes, nedges);
 }
 
@@ -3904,6 +5834,12 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) __attribute__((weak));
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Graph_get(comm, maxindex, maxedges, index, edges);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Graph_get(comm, maxindex, maxedges, index, edges);
 }
 
@@ -3916,6 +5852,12 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) __attribute__((weak, alias("stub
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims) __attribute__((weak));
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cartdim_get(comm, ndims);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cartdim_get(comm, ndims);
 }
 
@@ -3928,6 +5870,12 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) __attribute__((weak));
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cart_get(comm, maxdims, dims, periods, coords);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cart_get(comm, maxdims, dims, periods, coords);
 }
 
@@ -3940,6 +5888,12 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) __attribute__((
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) __attribute__((weak));
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cart_rank(comm, coords, rank);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cart_rank(comm, coords, rank);
 }
 
@@ -3952,6 +5906,12 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) __attri
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) __attribute__((weak));
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cart_coords(comm, rank, maxdims, coords);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cart_coords(comm, rank, maxdims, coords);
 }
 
@@ -3964,6 +5924,12 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) __attri
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) __attribute__((weak));
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Graph_neighbors_count(comm, rank, nneighbors);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Graph_neighbors_count(comm, rank, nneighbors);
 }
 
@@ -3976,6 +5942,12 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) __attribute__((weak));
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors);
 }
 
@@ -3988,6 +5960,12 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) __attribute__((weak));
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
 }
 
@@ -4000,6 +5978,12 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[]) __attribute__((weak));
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
 }
 
@@ -4012,6 +5996,12 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) __attribute__((weak));
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest);
 }
 
@@ -4024,6 +6014,12 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) __a
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cart_sub(comm, remain_dims, newcomm);
 }
 
@@ -4036,6 +6032,12 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) __attribute__((weak));
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Cart_map(comm, ndims, dims, periods, newrank);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Cart_map(comm, ndims, dims, periods, newrank);
 }
 
@@ -4048,6 +6050,12 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) __attribute__((weak));
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Graph_map(comm, nnodes, index, edges, newrank);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Graph_map(comm, nnodes, index, edges, newrank);
 }
 
@@ -4060,6 +6068,12 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -4072,6 +6086,12 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -4084,6 +6104,12 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -4096,6 +6122,12 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -4108,6 +6140,12 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatyp
 int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -4120,6 +6158,12 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -4132,6 +6176,12 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
@@ -4144,6 +6194,12 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
@@ -4156,6 +6212,12 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
@@ -4168,6 +6230,12 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 }
 
@@ -4180,6 +6248,12 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
 int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
@@ -4192,6 +6266,12 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
@@ -4204,6 +6284,12 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -4216,6 +6302,12 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
@@ -4228,6 +6320,12 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -4240,6 +6338,12 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
@@ -4252,6 +6356,12 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
 int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -4264,6 +6374,12 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 }
 
@@ -4276,6 +6392,12 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
@@ -4288,6 +6410,12 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
@@ -4300,6 +6428,12 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
@@ -4312,6 +6446,12 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 }
 
@@ -4324,6 +6464,12 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
 int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
@@ -4336,6 +6482,12 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 
@@ -4348,6 +6500,12 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
@@ -4360,6 +6518,12 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 }
 
@@ -4372,6 +6536,12 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
@@ -4384,6 +6554,12 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 }
 
@@ -4396,6 +6572,12 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], co
 int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
@@ -4408,6 +6590,12 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
@@ -4444,6 +6632,12 @@ int PMPI_Get_processor_name(char *name, int *resultlen) __attribute__((weak, ali
 int MPI_Get_processor_name(char *name, int *resultlen) __attribute__((weak));
 int MPI_Get_processor_name(char *name, int *resultlen)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_processor_name(name, resultlen);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_processor_name(name, resultlen);
 }
 
@@ -4456,6 +6650,12 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info) __attribute__((weak, alias("stu
 int MPI_Get_hw_resource_info(MPI_Info *hw_info) __attribute__((weak));
 int MPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_hw_resource_info(hw_info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_hw_resource_info(hw_info);
 }
 
@@ -4468,6 +6668,12 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) __attribute__((w
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) __attribute__((weak));
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Alloc_mem(size, info, baseptr);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Alloc_mem(size, info, baseptr);
 }
 
@@ -4480,6 +6686,12 @@ int PMPI_Free_mem(void *base) __attribute__((weak, alias("stub_Free_mem")));
 int MPI_Free_mem(void *base) __attribute__((weak));
 int MPI_Free_mem(void *base)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Free_mem(base);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Free_mem(base);
 }
 
@@ -4492,6 +6704,12 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler);
 }
 
@@ -4504,6 +6722,12 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) __attribu
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_set_errhandler(comm, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 
@@ -4516,6 +6740,12 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) __attrib
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_get_errhandler(comm, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_get_errhandler(comm, errhandler);
 }
 
@@ -4528,6 +6758,12 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, M
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_create_errhandler(win_errhandler_fn, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_create_errhandler(win_errhandler_fn, errhandler);
 }
 
@@ -4540,6 +6776,12 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) __attribute_
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_set_errhandler(win, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_set_errhandler(win, errhandler);
 }
 
@@ -4552,6 +6794,12 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) __attribute
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_get_errhandler(win, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_get_errhandler(win, errhandler);
 }
 
@@ -4564,6 +6812,12 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn
 int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_create_errhandler(file_errhandler_fn, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_create_errhandler(file_errhandler_fn, errhandler);
 }
 
@@ -4576,6 +6830,12 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) __attribu
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_set_errhandler(file, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_set_errhandler(file, errhandler);
 }
 
@@ -4588,6 +6848,12 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) __attrib
 int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_errhandler(file, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_errhandler(file, errhandler);
 }
 
@@ -4600,6 +6866,12 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errh
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_create_errhandler(session_errhandler_fn, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_create_errhandler(session_errhandler_fn, errhandler);
 }
 
@@ -4612,6 +6884,12 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) 
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_set_errhandler(session, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_set_errhandler(session, errhandler);
 }
 
@@ -4624,6 +6902,12 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_get_errhandler(session, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_get_errhandler(session, errhandler);
 }
 
@@ -4636,6 +6920,12 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler) __attribute__((weak, alias(
 int MPI_Errhandler_free(MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Errhandler_free(errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Errhandler_free(errhandler);
 }
 
@@ -4648,6 +6938,12 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) __attribute__
 int MPI_Error_string(int errorcode, char *string, int *resultlen) __attribute__((weak));
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Error_string(errorcode, string, resultlen);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Error_string(errorcode, string, resultlen);
 }
 
@@ -4660,6 +6956,12 @@ int PMPI_Error_class(int errorcode, int *errorclass) __attribute__((weak, alias(
 int MPI_Error_class(int errorcode, int *errorclass) __attribute__((weak));
 int MPI_Error_class(int errorcode, int *errorclass)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Error_class(errorcode, errorclass);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Error_class(errorcode, errorclass);
 }
 
@@ -4672,6 +6974,12 @@ int PMPI_Add_error_class(int *errorclass) __attribute__((weak, alias("stub_Add_e
 int MPI_Add_error_class(int *errorclass) __attribute__((weak));
 int MPI_Add_error_class(int *errorclass)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Add_error_class(errorclass);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Add_error_class(errorclass);
 }
 
@@ -4684,6 +6992,12 @@ int PMPI_Add_error_code(int errorclass, int *errorcode) __attribute__((weak, ali
 int MPI_Add_error_code(int errorclass, int *errorcode) __attribute__((weak));
 int MPI_Add_error_code(int errorclass, int *errorcode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Add_error_code(errorclass, errorcode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Add_error_code(errorclass, errorcode);
 }
 
@@ -4696,6 +7010,12 @@ int PMPI_Add_error_string(int errorcode, const char *string) __attribute__((weak
 int MPI_Add_error_string(int errorcode, const char *string) __attribute__((weak));
 int MPI_Add_error_string(int errorcode, const char *string)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Add_error_string(errorcode, string);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Add_error_string(errorcode, string);
 }
 
@@ -4708,6 +7028,12 @@ int PMPI_Remove_error_class(int errorclass) __attribute__((weak, alias("stub_Rem
 int MPI_Remove_error_class(int errorclass) __attribute__((weak));
 int MPI_Remove_error_class(int errorclass)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Remove_error_class(errorclass);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Remove_error_class(errorclass);
 }
 
@@ -4720,6 +7046,12 @@ int PMPI_Remove_error_code(int errorcode) __attribute__((weak, alias("stub_Remov
 int MPI_Remove_error_code(int errorcode) __attribute__((weak));
 int MPI_Remove_error_code(int errorcode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Remove_error_code(errorcode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Remove_error_code(errorcode);
 }
 
@@ -4732,6 +7064,12 @@ int PMPI_Remove_error_string(int errorcode) __attribute__((weak, alias("stub_Rem
 int MPI_Remove_error_string(int errorcode) __attribute__((weak));
 int MPI_Remove_error_string(int errorcode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Remove_error_string(errorcode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Remove_error_string(errorcode);
 }
 
@@ -4744,6 +7082,12 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) __attribute__((weak,
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) __attribute__((weak));
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_call_errhandler(comm, errorcode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_call_errhandler(comm, errorcode);
 }
 
@@ -4756,6 +7100,12 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) __attribute__((weak, al
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode) __attribute__((weak));
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_call_errhandler(win, errorcode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_call_errhandler(win, errorcode);
 }
 
@@ -4768,6 +7118,12 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode) __attribute__((weak, a
 int MPI_File_call_errhandler(MPI_File fh, int errorcode) __attribute__((weak));
 int MPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_call_errhandler(fh, errorcode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_call_errhandler(fh, errorcode);
 }
 
@@ -4780,6 +7136,12 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) __attribute
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode) __attribute__((weak));
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_call_errhandler(session, errorcode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_call_errhandler(session, errorcode);
 }
 
@@ -4816,6 +7178,12 @@ int PMPI_Info_create(MPI_Info *info) __attribute__((weak, alias("stub_Info_creat
 int MPI_Info_create(MPI_Info *info) __attribute__((weak));
 int MPI_Info_create(MPI_Info *info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_create(info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_create(info);
 }
 
@@ -4828,6 +7196,12 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) __attribute__((
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info) __attribute__((weak));
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_create_env(argc, argv, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_create_env(argc, argv, info);
 }
 
@@ -4840,6 +7214,12 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value) __attribute
 int MPI_Info_set(MPI_Info info, const char *key, const char *value) __attribute__((weak));
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_set(info, key, value);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_set(info, key, value);
 }
 
@@ -4852,6 +7232,12 @@ int PMPI_Info_delete(MPI_Info info, const char *key) __attribute__((weak, alias(
 int MPI_Info_delete(MPI_Info info, const char *key) __attribute__((weak));
 int MPI_Info_delete(MPI_Info info, const char *key)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_delete(info, key);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_delete(info, key);
 }
 
@@ -4864,6 +7250,12 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) __attribute__((weak));
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_get(info, key, valuelen, value, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_get(info, key, valuelen, value, flag);
 }
 
@@ -4876,6 +7268,12 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) __attribute__((weak));
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_get_valuelen(info, key, valuelen, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_get_valuelen(info, key, valuelen, flag);
 }
 
@@ -4888,6 +7286,12 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) __attribute__((weak));
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_get_string(info, key, buflen, value, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_get_string(info, key, buflen, value, flag);
 }
 
@@ -4900,6 +7304,12 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) __attribute__((weak, alias("s
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys) __attribute__((weak));
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_get_nkeys(info, nkeys);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_get_nkeys(info, nkeys);
 }
 
@@ -4912,6 +7322,12 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) __attribute__((weak, a
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) __attribute__((weak));
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_get_nthkey(info, n, key);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_get_nthkey(info, n, key);
 }
 
@@ -4924,6 +7340,12 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) __attribute__((weak, alias("
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo) __attribute__((weak));
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_dup(info, newinfo);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_dup(info, newinfo);
 }
 
@@ -4936,6 +7358,12 @@ int PMPI_Info_free(MPI_Info *info) __attribute__((weak, alias("stub_Info_free"))
 int MPI_Info_free(MPI_Info *info) __attribute__((weak));
 int MPI_Info_free(MPI_Info *info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Info_free(info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_free(info);
 }
 
@@ -4948,6 +7376,12 @@ int PMPI_Init(int *argc, char ***argv) __attribute__((weak, alias("stub_Init")))
 int MPI_Init(int *argc, char ***argv) __attribute__((weak));
 int MPI_Init(int *argc, char ***argv)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Init(argc, argv);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Init(argc, argv);
 }
 
@@ -4960,6 +7394,12 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) __att
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) __attribute__((weak));
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Init_thread(argc, argv, required, provided);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Init_thread(argc, argv, required, provided);
 }
 
@@ -4972,6 +7412,12 @@ int PMPI_Finalize(void) __attribute__((weak, alias("stub_Finalize")));
 int MPI_Finalize(void) __attribute__((weak));
 int MPI_Finalize(void)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Finalize();
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Finalize();
 }
 
@@ -5032,6 +7478,12 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) __attribute__((weak, alias("stub_Ab
 int MPI_Abort(MPI_Comm comm, int errorcode) __attribute__((weak));
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Abort(comm, errorcode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Abort(comm, errorcode);
 }
 
@@ -5044,6 +7496,12 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) __attribute__((weak));
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_init(info, errhandler, session);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_init(info, errhandler, session);
 }
 
@@ -5056,6 +7514,12 @@ int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak, alias("stub
 int MPI_Session_finalize(MPI_Session *session) __attribute__((weak));
 int MPI_Session_finalize(MPI_Session *session)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_finalize(session);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_finalize(session);
 }
 
@@ -5068,6 +7532,12 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_na
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) __attribute__((weak));
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_get_num_psets(session, info, npset_names);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_get_num_psets(session, info, npset_names);
 }
 
@@ -5080,6 +7550,12 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) __attribute__((weak));
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name);
 }
 
@@ -5092,6 +7568,12 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) __attribute_
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used) __attribute__((weak));
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_get_info(session, info_used);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_get_info(session, info_used);
 }
 
@@ -5104,6 +7586,12 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) __attribute__((weak));
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Session_get_pset_info(session, pset_name, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_get_pset_info(session, pset_name, info);
 }
 
@@ -5116,6 +7604,12 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((weak));
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
 }
 
@@ -5128,6 +7622,12 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((weak));
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }
 
@@ -5140,6 +7640,12 @@ int PMPI_Comm_get_parent(MPI_Comm *parent) __attribute__((weak, alias("stub_Comm
 int MPI_Comm_get_parent(MPI_Comm *parent) __attribute__((weak));
 int MPI_Comm_get_parent(MPI_Comm *parent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_get_parent(parent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_get_parent(parent);
 }
 
@@ -5152,6 +7658,12 @@ int PMPI_Open_port(MPI_Info info, char *port_name) __attribute__((weak, alias("s
 int MPI_Open_port(MPI_Info info, char *port_name) __attribute__((weak));
 int MPI_Open_port(MPI_Info info, char *port_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Open_port(info, port_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Open_port(info, port_name);
 }
 
@@ -5164,6 +7676,12 @@ int PMPI_Close_port(const char *port_name) __attribute__((weak, alias("stub_Clos
 int MPI_Close_port(const char *port_name) __attribute__((weak));
 int MPI_Close_port(const char *port_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Close_port(port_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Close_port(port_name);
 }
 
@@ -5176,6 +7694,12 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_accept(port_name, info, root, comm, newcomm);
 }
 
@@ -5188,6 +7712,12 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_connect(port_name, info, root, comm, newcomm);
 }
 
@@ -5200,6 +7730,12 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
 int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) __attribute__((weak));
 int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Publish_name(service_name, info, port_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Publish_name(service_name, info, port_name);
 }
 
@@ -5212,6 +7748,12 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) __attribute__((weak));
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Unpublish_name(service_name, info, port_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Unpublish_name(service_name, info, port_name);
 }
 
@@ -5224,6 +7766,12 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) _
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) __attribute__((weak));
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Lookup_name(service_name, info, port_name);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Lookup_name(service_name, info, port_name);
 }
 
@@ -5236,6 +7784,12 @@ int PMPI_Comm_disconnect(MPI_Comm *comm) __attribute__((weak, alias("stub_Comm_d
 int MPI_Comm_disconnect(MPI_Comm *comm) __attribute__((weak));
 int MPI_Comm_disconnect(MPI_Comm *comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_disconnect(comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_disconnect(comm);
 }
 
@@ -5248,6 +7802,12 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm) __attribute__((weak, alias("stub
 int MPI_Comm_join(int fd, MPI_Comm *intercomm) __attribute__((weak));
 int MPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Comm_join(fd, intercomm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_join(fd, intercomm);
 }
 
@@ -5260,6 +7820,12 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_create(base, size, disp_unit, info, comm, win);
 }
 
@@ -5272,6 +7838,12 @@ int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 }
 
@@ -5284,6 +7856,12 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 }
 
@@ -5296,6 +7874,12 @@ int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Co
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 }
 
@@ -5308,6 +7892,12 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 }
 
@@ -5320,6 +7910,12 @@ int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 }
 
@@ -5332,6 +7928,12 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) __attribute__((weak));
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
 }
 
@@ -5344,6 +7946,12 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
 int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) __attribute__((weak));
 int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
 }
 
@@ -5356,6 +7964,12 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) __attrib
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_create_dynamic(info, comm, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_create_dynamic(info, comm, win);
 }
 
@@ -5368,6 +7982,12 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) __attribute__((weak,
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) __attribute__((weak));
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_attach(win, base, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_attach(win, base, size);
 }
 
@@ -5380,6 +8000,12 @@ int PMPI_Win_detach(MPI_Win win, const void *base) __attribute__((weak, alias("s
 int MPI_Win_detach(MPI_Win win, const void *base) __attribute__((weak));
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_detach(win, base);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_detach(win, base);
 }
 
@@ -5392,6 +8018,12 @@ int PMPI_Win_free(MPI_Win *win) __attribute__((weak, alias("stub_Win_free")));
 int MPI_Win_free(MPI_Win *win) __attribute__((weak));
 int MPI_Win_free(MPI_Win *win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_free(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_free(win);
 }
 
@@ -5404,6 +8036,12 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) __attribute__((weak, alias
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group) __attribute__((weak));
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_get_group(win, group);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_get_group(win, group);
 }
 
@@ -5416,6 +8054,12 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info) __attribute__((weak, alias("st
 int MPI_Win_set_info(MPI_Win win, MPI_Info info) __attribute__((weak));
 int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_set_info(win, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_set_info(win, info);
 }
 
@@ -5428,6 +8072,12 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) __attribute__((weak, ali
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) __attribute__((weak));
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_get_info(win, info_used);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_get_info(win, info_used);
 }
 
@@ -5440,6 +8090,12 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 }
 
@@ -5452,6 +8108,12 @@ int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 }
 
@@ -5464,6 +8126,12 @@ int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 }
 
@@ -5476,6 +8144,12 @@ int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 }
 
@@ -5488,6 +8162,12 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 }
 
@@ -5500,6 +8180,12 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 }
 
@@ -5512,6 +8198,12 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 }
 
@@ -5524,6 +8216,12 @@ int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 }
 
@@ -5536,6 +8234,12 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 }
 
@@ -5548,6 +8252,12 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) __attribute__((weak));
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 }
 
@@ -5560,6 +8270,12 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 }
 
@@ -5572,6 +8288,12 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 }
 
@@ -5584,6 +8306,12 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 }
 
@@ -5596,6 +8324,12 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 }
 
@@ -5608,6 +8342,12 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 
@@ -5620,6 +8360,12 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Data
 int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 
@@ -5632,6 +8378,12 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 
@@ -5644,6 +8396,12 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 
@@ -5656,6 +8414,12 @@ int PMPI_Win_fence(int assert, MPI_Win win) __attribute__((weak, alias("stub_Win
 int MPI_Win_fence(int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_fence(int assert, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_fence(assert, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_fence(assert, win);
 }
 
@@ -5668,6 +8432,12 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) __attribute__((weak
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_start(group, assert, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_start(group, assert, win);
 }
 
@@ -5680,6 +8450,12 @@ int PMPI_Win_complete(MPI_Win win) __attribute__((weak, alias("stub_Win_complete
 int MPI_Win_complete(MPI_Win win) __attribute__((weak));
 int MPI_Win_complete(MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_complete(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_complete(win);
 }
 
@@ -5692,6 +8468,12 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) __attribute__((weak,
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_post(group, assert, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_post(group, assert, win);
 }
 
@@ -5704,6 +8486,12 @@ int PMPI_Win_wait(MPI_Win win) __attribute__((weak, alias("stub_Win_wait")));
 int MPI_Win_wait(MPI_Win win) __attribute__((weak));
 int MPI_Win_wait(MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_wait(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_wait(win);
 }
 
@@ -5716,6 +8504,12 @@ int PMPI_Win_test(MPI_Win win, int *flag) __attribute__((weak, alias("stub_Win_t
 int MPI_Win_test(MPI_Win win, int *flag) __attribute__((weak));
 int MPI_Win_test(MPI_Win win, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_test(win, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_test(win, flag);
 }
 
@@ -5728,6 +8522,12 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) __attribute_
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_lock(lock_type, rank, assert, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_lock(lock_type, rank, assert, win);
 }
 
@@ -5740,6 +8540,12 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) __attribute__((weak, alias("stub_
 int MPI_Win_lock_all(int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_lock_all(int assert, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_lock_all(assert, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_lock_all(assert, win);
 }
 
@@ -5752,6 +8558,12 @@ int PMPI_Win_unlock(int rank, MPI_Win win) __attribute__((weak, alias("stub_Win_
 int MPI_Win_unlock(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_unlock(rank, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_unlock(rank, win);
 }
 
@@ -5764,6 +8576,12 @@ int PMPI_Win_unlock_all(MPI_Win win) __attribute__((weak, alias("stub_Win_unlock
 int MPI_Win_unlock_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_unlock_all(MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_unlock_all(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_unlock_all(win);
 }
 
@@ -5776,6 +8594,12 @@ int PMPI_Win_flush(int rank, MPI_Win win) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_flush(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_flush(int rank, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_flush(rank, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_flush(rank, win);
 }
 
@@ -5788,6 +8612,12 @@ int PMPI_Win_flush_all(MPI_Win win) __attribute__((weak, alias("stub_Win_flush_a
 int MPI_Win_flush_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_all(MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_flush_all(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_flush_all(win);
 }
 
@@ -5800,6 +8630,12 @@ int PMPI_Win_flush_local(int rank, MPI_Win win) __attribute__((weak, alias("stub
 int MPI_Win_flush_local(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_local(int rank, MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_flush_local(rank, win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_flush_local(rank, win);
 }
 
@@ -5812,6 +8648,12 @@ int PMPI_Win_flush_local_all(MPI_Win win) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_flush_local_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_local_all(MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_flush_local_all(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_flush_local_all(win);
 }
 
@@ -5824,6 +8666,12 @@ int PMPI_Win_sync(MPI_Win win) __attribute__((weak, alias("stub_Win_sync")));
 int MPI_Win_sync(MPI_Win win) __attribute__((weak));
 int MPI_Win_sync(MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Win_sync(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_sync(win);
 }
 
@@ -5836,6 +8684,12 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) __attribute__((weak));
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request);
 }
 
@@ -5848,6 +8702,12 @@ int PMPI_Grequest_complete(MPI_Request request) __attribute__((weak, alias("stub
 int MPI_Grequest_complete(MPI_Request request) __attribute__((weak));
 int MPI_Grequest_complete(MPI_Request request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Grequest_complete(request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Grequest_complete(request);
 }
 
@@ -5860,6 +8720,12 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) __attribute__((weak));
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_set_elements(status, datatype, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_set_elements(status, datatype, count);
 }
 
@@ -5872,6 +8738,12 @@ int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) __attribute__((weak));
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_set_elements_c(status, datatype, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_set_elements_c(status, datatype, count);
 }
 
@@ -5884,6 +8756,12 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) __attribute__((weak));
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_set_elements_x(status, datatype, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_set_elements_x(status, datatype, count);
 }
 
@@ -5896,6 +8774,12 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag) __attribute__((weak,
 int MPI_Status_set_cancelled(MPI_Status *status, int flag) __attribute__((weak));
 int MPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_set_cancelled(status, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_set_cancelled(status, flag);
 }
 
@@ -5908,6 +8792,12 @@ int PMPI_Status_get_source(MPI_Status *status, int *source) __attribute__((weak,
 int MPI_Status_get_source(MPI_Status *status, int *source) __attribute__((weak));
 int MPI_Status_get_source(MPI_Status *status, int *source)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_get_source(status, source);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_get_source(status, source);
 }
 
@@ -5920,6 +8810,12 @@ int PMPI_Status_set_source(MPI_Status *status, int source) __attribute__((weak, 
 int MPI_Status_set_source(MPI_Status *status, int source) __attribute__((weak));
 int MPI_Status_set_source(MPI_Status *status, int source)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_set_source(status, source);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_set_source(status, source);
 }
 
@@ -5932,6 +8828,12 @@ int PMPI_Status_get_tag(MPI_Status *status, int *tag) __attribute__((weak, alias
 int MPI_Status_get_tag(MPI_Status *status, int *tag) __attribute__((weak));
 int MPI_Status_get_tag(MPI_Status *status, int *tag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_get_tag(status, tag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_get_tag(status, tag);
 }
 
@@ -5944,6 +8846,12 @@ int PMPI_Status_set_tag(MPI_Status *status, int tag) __attribute__((weak, alias(
 int MPI_Status_set_tag(MPI_Status *status, int tag) __attribute__((weak));
 int MPI_Status_set_tag(MPI_Status *status, int tag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_set_tag(status, tag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_set_tag(status, tag);
 }
 
@@ -5956,6 +8864,12 @@ int PMPI_Status_get_error(MPI_Status *status, int *error) __attribute__((weak, a
 int MPI_Status_get_error(MPI_Status *status, int *error) __attribute__((weak));
 int MPI_Status_get_error(MPI_Status *status, int *error)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_get_error(status, error);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_get_error(status, error);
 }
 
@@ -5968,6 +8882,12 @@ int PMPI_Status_set_error(MPI_Status *status, int error) __attribute__((weak, al
 int MPI_Status_set_error(MPI_Status *status, int error) __attribute__((weak));
 int MPI_Status_set_error(MPI_Status *status, int error)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_set_error(status, error);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_set_error(status, error);
 }
 
@@ -5980,6 +8900,12 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) __attribute__((weak));
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_open(comm, filename, amode, info, fh);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_open(comm, filename, amode, info, fh);
 }
 
@@ -5992,6 +8918,12 @@ int PMPI_File_close(MPI_File *fh) __attribute__((weak, alias("stub_File_close"))
 int MPI_File_close(MPI_File *fh) __attribute__((weak));
 int MPI_File_close(MPI_File *fh)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_close(fh);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_close(fh);
 }
 
@@ -6004,6 +8936,12 @@ int PMPI_File_delete(const char *filename, MPI_Info info) __attribute__((weak, a
 int MPI_File_delete(const char *filename, MPI_Info info) __attribute__((weak));
 int MPI_File_delete(const char *filename, MPI_Info info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_delete(filename, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_delete(filename, info);
 }
 
@@ -6016,6 +8954,12 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) __attribute__((weak, alias(
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) __attribute__((weak));
 int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_set_size(fh, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_set_size(fh, size);
 }
 
@@ -6028,6 +8972,12 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) __attribute__((weak, ali
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) __attribute__((weak));
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_preallocate(fh, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_preallocate(fh, size);
 }
 
@@ -6040,6 +8990,12 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size) __attribute__((weak, alias
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size) __attribute__((weak));
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_size(fh, size);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_size(fh, size);
 }
 
@@ -6052,6 +9008,12 @@ int PMPI_File_get_group(MPI_File fh, MPI_Group *group) __attribute__((weak, alia
 int MPI_File_get_group(MPI_File fh, MPI_Group *group) __attribute__((weak));
 int MPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_group(fh, group);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_group(fh, group);
 }
 
@@ -6064,6 +9026,12 @@ int PMPI_File_get_amode(MPI_File fh, int *amode) __attribute__((weak, alias("stu
 int MPI_File_get_amode(MPI_File fh, int *amode) __attribute__((weak));
 int MPI_File_get_amode(MPI_File fh, int *amode)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_amode(fh, amode);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_amode(fh, amode);
 }
 
@@ -6076,6 +9044,12 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info) __attribute__((weak, alias("s
 int MPI_File_set_info(MPI_File fh, MPI_Info info) __attribute__((weak));
 int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_set_info(fh, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_set_info(fh, info);
 }
 
@@ -6088,6 +9062,12 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used) __attribute__((weak, al
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used) __attribute__((weak));
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_info(fh, info_used);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_info(fh, info_used);
 }
 
@@ -6100,6 +9080,12 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) __attribute__((weak));
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
 }
 
@@ -6112,6 +9098,12 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_D
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) __attribute__((weak));
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_view(fh, disp, etype, filetype, datarep);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_view(fh, disp, etype, filetype, datarep);
 }
 
@@ -6124,6 +9116,12 @@ int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
 }
 
@@ -6136,6 +9134,12 @@ int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count cou
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
 }
 
@@ -6148,6 +9152,12 @@ int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, 
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
 }
 
@@ -6160,6 +9170,12 @@ int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count
 int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
 }
 
@@ -6172,6 +9188,12 @@ int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int coun
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
 }
 
@@ -6184,6 +9206,12 @@ int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
 }
 
@@ -6196,6 +9224,12 @@ int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int 
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
 }
 
@@ -6208,6 +9242,12 @@ int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MP
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
 }
 
@@ -6220,6 +9260,12 @@ int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
 }
 
@@ -6232,6 +9278,12 @@ int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count co
 int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
 }
 
@@ -6244,6 +9296,12 @@ int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int cou
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
 }
 
@@ -6256,6 +9314,12 @@ int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_C
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
 }
 
@@ -6268,6 +9332,12 @@ int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
 }
 
@@ -6280,6 +9350,12 @@ int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Coun
 int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
 }
 
@@ -6292,6 +9368,12 @@ int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
 }
 
@@ -6304,6 +9386,12 @@ int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, M
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
 }
 
@@ -6316,6 +9404,12 @@ int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read(fh, buf, count, datatype, status);
 }
 
@@ -6328,6 +9422,12 @@ int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datat
 int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_c(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_c(fh, buf, count, datatype, status);
 }
 
@@ -6340,6 +9440,12 @@ int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_all(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_all(fh, buf, count, datatype, status);
 }
 
@@ -6352,6 +9458,12 @@ int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
 int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_all_c(fh, buf, count, datatype, status);
 }
 
@@ -6364,6 +9476,12 @@ int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dataty
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write(fh, buf, count, datatype, status);
 }
 
@@ -6376,6 +9494,12 @@ int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_c(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_c(fh, buf, count, datatype, status);
 }
 
@@ -6388,6 +9512,12 @@ int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype da
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_all(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_all(fh, buf, count, datatype, status);
 }
 
@@ -6400,6 +9530,12 @@ int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dat
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_all_c(fh, buf, count, datatype, status);
 }
 
@@ -6412,6 +9548,12 @@ int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MP
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread(fh, buf, count, datatype, request);
 }
 
@@ -6424,6 +9566,12 @@ int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype data
 int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_c(fh, buf, count, datatype, request);
 }
 
@@ -6436,6 +9584,12 @@ int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datat
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite(fh, buf, count, datatype, request);
 }
 
@@ -6448,6 +9602,12 @@ int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
 }
 
@@ -6460,6 +9620,12 @@ int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_all(fh, buf, count, datatype, request);
 }
 
@@ -6472,6 +9638,12 @@ int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype 
 int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
 }
 
@@ -6484,6 +9656,12 @@ int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype d
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_all(fh, buf, count, datatype, request);
 }
 
@@ -6496,6 +9674,12 @@ int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Da
 int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
 }
 
@@ -6508,6 +9692,12 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) __attribute__((we
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) __attribute__((weak));
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_seek(fh, offset, whence);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_seek(fh, offset, whence);
 }
 
@@ -6520,6 +9710,12 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset) __attribute__((weak,
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset) __attribute__((weak));
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_position(fh, offset);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_position(fh, offset);
 }
 
@@ -6532,6 +9728,12 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) 
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) __attribute__((weak));
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_byte_offset(fh, offset, disp);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_byte_offset(fh, offset, disp);
 }
 
@@ -6544,6 +9746,12 @@ int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dataty
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_shared(fh, buf, count, datatype, status);
 }
 
@@ -6556,6 +9764,12 @@ int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
 }
 
@@ -6568,6 +9782,12 @@ int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_shared(fh, buf, count, datatype, status);
 }
 
@@ -6580,6 +9800,12 @@ int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
 }
 
@@ -6592,6 +9818,12 @@ int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datat
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_shared(fh, buf, count, datatype, request);
 }
 
@@ -6604,6 +9836,12 @@ int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
 }
 
@@ -6616,6 +9854,12 @@ int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatyp
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
 }
 
@@ -6628,6 +9872,12 @@ int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
 }
 
@@ -6640,6 +9890,12 @@ int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datat
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_ordered(fh, buf, count, datatype, status);
 }
 
@@ -6652,6 +9908,12 @@ int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
 }
 
@@ -6664,6 +9926,12 @@ int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatyp
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_ordered(fh, buf, count, datatype, status);
 }
 
@@ -6676,6 +9944,12 @@ int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
 }
 
@@ -6688,6 +9962,12 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) __attribut
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) __attribute__((weak));
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_seek_shared(fh, offset, whence);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_seek_shared(fh, offset, whence);
 }
 
@@ -6700,6 +9980,12 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) __attribute__
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) __attribute__((weak));
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_position_shared(fh, offset);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_position_shared(fh, offset);
 }
 
@@ -6712,6 +9998,12 @@ int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int c
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
 }
 
@@ -6724,6 +10016,12 @@ int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
 }
 
@@ -6736,6 +10034,12 @@ int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) __attr
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_at_all_end(fh, buf, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_at_all_end(fh, buf, status);
 }
 
@@ -6748,6 +10052,12 @@ int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
 }
 
@@ -6760,6 +10070,12 @@ int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *b
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
 }
 
@@ -6772,6 +10088,12 @@ int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_at_all_end(fh, buf, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_at_all_end(fh, buf, status);
 }
 
@@ -6784,6 +10106,12 @@ int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dat
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_all_begin(fh, buf, count, datatype);
 }
 
@@ -6796,6 +10124,12 @@ int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Data
 int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
 }
 
@@ -6808,6 +10142,12 @@ int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribu
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_all_end(fh, buf, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_all_end(fh, buf, status);
 }
 
@@ -6820,6 +10160,12 @@ int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datat
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_all_begin(fh, buf, count, datatype);
 }
 
@@ -6832,6 +10178,12 @@ int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, M
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
 }
 
@@ -6844,6 +10196,12 @@ int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) __
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_all_end(fh, buf, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_all_end(fh, buf, status);
 }
 
@@ -6856,6 +10214,12 @@ int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_ordered_begin(fh, buf, count, datatype);
 }
 
@@ -6868,6 +10232,12 @@ int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
 }
 
@@ -6880,6 +10250,12 @@ int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) __att
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_read_ordered_end(fh, buf, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_read_ordered_end(fh, buf, status);
 }
 
@@ -6892,6 +10268,12 @@ int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_D
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_ordered_begin(fh, buf, count, datatype);
 }
 
@@ -6904,6 +10286,12 @@ int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count coun
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
 }
 
@@ -6916,6 +10304,12 @@ int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_write_ordered_end(fh, buf, status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_write_ordered_end(fh, buf, status);
 }
 
@@ -6928,6 +10322,12 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak));
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_type_extent(fh, datatype, extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_type_extent(fh, datatype, extent);
 }
 
@@ -6940,6 +10340,12 @@ int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *e
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent) __attribute__((weak));
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_type_extent_c(fh, datatype, extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_type_extent_c(fh, datatype, extent);
 }
 
@@ -6952,6 +10358,12 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) __attribute__((weak));
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
 }
 
@@ -6964,6 +10376,12 @@ int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function
 int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) __attribute__((weak));
 int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
 }
 
@@ -6976,6 +10394,12 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag) __attribute__((weak, alias("s
 int MPI_File_set_atomicity(MPI_File fh, int flag) __attribute__((weak));
 int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_set_atomicity(fh, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_set_atomicity(fh, flag);
 }
 
@@ -6988,6 +10412,12 @@ int PMPI_File_get_atomicity(MPI_File fh, int *flag) __attribute__((weak, alias("
 int MPI_File_get_atomicity(MPI_File fh, int *flag) __attribute__((weak));
 int MPI_File_get_atomicity(MPI_File fh, int *flag)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_get_atomicity(fh, flag);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_get_atomicity(fh, flag);
 }
 
@@ -7000,6 +10430,12 @@ int PMPI_File_sync(MPI_File fh) __attribute__((weak, alias("stub_File_sync")));
 int MPI_File_sync(MPI_File fh) __attribute__((weak));
 int MPI_File_sync(MPI_File fh)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_File_sync(fh);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_sync(fh);
 }
 
@@ -7013,6 +10449,12 @@ int MPI_Pcontrol(const int level, ...) __attribute__((weak));
 int MPI_Pcontrol(const int level, ...)
 {
     /* the variadic arguments cannot be forwarded; none are defined */
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Pcontrol(level);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Pcontrol(level);
 }
 
@@ -7025,6 +10467,12 @@ int PMPI_T_init_thread(int required, int *provided) __attribute__((weak, alias("
 int MPI_T_init_thread(int required, int *provided) __attribute__((weak));
 int MPI_T_init_thread(int required, int *provided)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_init_thread(required, provided);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_init_thread(required, provided);
 }
 
@@ -7037,6 +10485,12 @@ int PMPI_T_finalize(void) __attribute__((weak, alias("stub_T_finalize")));
 int MPI_T_finalize(void) __attribute__((weak));
 int MPI_T_finalize(void)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_finalize();
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_finalize();
 }
 
@@ -7049,6 +10503,12 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_le
 int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) __attribute__((weak));
 int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_enum_get_info(enumtype, num, name, name_len);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_enum_get_info(enumtype, num, name, name_len);
 }
 
@@ -7061,6 +10521,12 @@ int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name,
 int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len) __attribute__((weak));
 int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_enum_get_item(enumtype, index, value, name, name_len);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_enum_get_item(enumtype, index, value, name, name_len);
 }
 
@@ -7073,6 +10539,12 @@ int PMPI_T_cvar_get_num(int *num_cvar) __attribute__((weak, alias("stub_T_cvar_g
 int MPI_T_cvar_get_num(int *num_cvar) __attribute__((weak));
 int MPI_T_cvar_get_num(int *num_cvar)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_cvar_get_num(num_cvar);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_cvar_get_num(num_cvar);
 }
 
@@ -7085,6 +10557,12 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) __attribute__((weak));
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope);
 }
 
@@ -7097,6 +10575,12 @@ int PMPI_T_cvar_get_index(const char *name, int *cvar_index) __attribute__((weak
 int MPI_T_cvar_get_index(const char *name, int *cvar_index) __attribute__((weak));
 int MPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_cvar_get_index(name, cvar_index);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_cvar_get_index(name, cvar_index);
 }
 
@@ -7109,6 +10593,12 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
 int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count) __attribute__((weak));
 int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_cvar_handle_alloc(cvar_index, obj_handle, handle, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_cvar_handle_alloc(cvar_index, obj_handle, handle, count);
 }
 
@@ -7121,6 +10611,12 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) __attribute__((weak, alia
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) __attribute__((weak));
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_cvar_handle_free(handle);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_cvar_handle_free(handle);
 }
 
@@ -7133,6 +10629,12 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) __attribute__((weak, a
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_cvar_read(handle, buf);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_cvar_read(handle, buf);
 }
 
@@ -7145,6 +10647,12 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) __attribute__((
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) __attribute__((weak));
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_cvar_write(handle, buf);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_cvar_write(handle, buf);
 }
 
@@ -7157,6 +10665,12 @@ int PMPI_T_pvar_get_num(int *num_pvar) __attribute__((weak, alias("stub_T_pvar_g
 int MPI_T_pvar_get_num(int *num_pvar) __attribute__((weak));
 int MPI_T_pvar_get_num(int *num_pvar)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_get_num(num_pvar);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_get_num(num_pvar);
 }
 
@@ -7169,6 +10683,12 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic) __attribute__((weak));
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic);
 }
 
@@ -7181,6 +10701,12 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) __at
 int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) __attribute__((weak));
 int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_get_index(name, var_class, pvar_index);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_get_index(name, var_class, pvar_index);
 }
 
@@ -7193,6 +10719,12 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) __attribute__((weak,
 int MPI_T_pvar_session_create(MPI_T_pvar_session *session) __attribute__((weak));
 int MPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_session_create(session);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_session_create(session);
 }
 
@@ -7205,6 +10737,12 @@ int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) __attribute__((weak, a
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session) __attribute__((weak));
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_session_free(session);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_session_free(session);
 }
 
@@ -7217,6 +10755,12 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
 int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count) __attribute__((weak));
 int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count);
 }
 
@@ -7229,6 +10773,12 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) __attribute__((weak));
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_handle_free(session, handle);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_handle_free(session, handle);
 }
 
@@ -7241,6 +10791,12 @@ int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __at
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_start(session, handle);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_start(session, handle);
 }
 
@@ -7253,6 +10809,12 @@ int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __att
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_stop(session, handle);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_stop(session, handle);
 }
 
@@ -7265,6 +10827,12 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_read(session, handle, buf);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_read(session, handle, buf);
 }
 
@@ -7277,6 +10845,12 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) __attribute__((weak));
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_write(session, handle, buf);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_write(session, handle, buf);
 }
 
@@ -7289,6 +10863,12 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __at
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_reset(session, handle);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_reset(session, handle);
 }
 
@@ -7301,6 +10881,12 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_pvar_readreset(session, handle, buf);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_pvar_readreset(session, handle, buf);
 }
 
@@ -7313,6 +10899,12 @@ int PMPI_T_category_get_num(int *num_cat) __attribute__((weak, alias("stub_T_cat
 int MPI_T_category_get_num(int *num_cat) __attribute__((weak));
 int MPI_T_category_get_num(int *num_cat)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_get_num(num_cat);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_get_num(num_cat);
 }
 
@@ -7325,6 +10917,12 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
 int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories) __attribute__((weak));
 int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories);
 }
 
@@ -7337,6 +10935,12 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events) __attribute__
 int MPI_T_category_get_num_events(int cat_index, int *num_events) __attribute__((weak));
 int MPI_T_category_get_num_events(int cat_index, int *num_events)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_get_num_events(cat_index, num_events);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_get_num_events(cat_index, num_events);
 }
 
@@ -7349,6 +10953,12 @@ int PMPI_T_category_get_index(const char *name, int *cat_index) __attribute__((w
 int MPI_T_category_get_index(const char *name, int *cat_index) __attribute__((weak));
 int MPI_T_category_get_index(const char *name, int *cat_index)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_get_index(name, cat_index);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_get_index(name, cat_index);
 }
 
@@ -7361,6 +10971,12 @@ int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]) __attribute
 int MPI_T_category_get_cvars(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_cvars(int cat_index, int len, int indices[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_get_cvars(cat_index, len, indices);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_get_cvars(cat_index, len, indices);
 }
 
@@ -7373,6 +10989,12 @@ int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) __attribute
 int MPI_T_category_get_pvars(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_get_pvars(cat_index, len, indices);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_get_pvars(cat_index, len, indices);
 }
 
@@ -7385,6 +11007,12 @@ int PMPI_T_category_get_events(int cat_index, int len, int indices[]) __attribut
 int MPI_T_category_get_events(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_events(int cat_index, int len, int indices[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_get_events(cat_index, len, indices);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_get_events(cat_index, len, indices);
 }
 
@@ -7397,6 +11025,12 @@ int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) __attr
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_categories(int cat_index, int len, int indices[])
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_get_categories(cat_index, len, indices);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_get_categories(cat_index, len, indices);
 }
 
@@ -7409,6 +11043,12 @@ int PMPI_T_category_changed(int *update_number) __attribute__((weak, alias("stub
 int MPI_T_category_changed(int *update_number) __attribute__((weak));
 int MPI_T_category_changed(int *update_number)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_category_changed(update_number);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_category_changed(update_number);
 }
 
@@ -7421,6 +11061,12 @@ int PMPI_T_source_get_num(int *num_sources) __attribute__((weak, alias("stub_T_s
 int MPI_T_source_get_num(int *num_sources) __attribute__((weak));
 int MPI_T_source_get_num(int *num_sources)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_source_get_num(num_sources);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_source_get_num(num_sources);
 }
 
@@ -7433,6 +11079,12 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info) __attribute__((weak));
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info);
 }
 
@@ -7445,6 +11097,12 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) __attrib
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) __attribute__((weak));
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_source_get_timestamp(source_index, timestamp);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_source_get_timestamp(source_index, timestamp);
 }
 
@@ -7457,6 +11115,12 @@ int PMPI_T_event_get_num(int *num_events) __attribute__((weak, alias("stub_T_eve
 int MPI_T_event_get_num(int *num_events) __attribute__((weak));
 int MPI_T_event_get_num(int *num_events)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_get_num(num_events);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_get_num(num_events);
 }
 
@@ -7469,6 +11133,12 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind) __attribute__((weak));
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind);
 }
 
@@ -7481,6 +11151,12 @@ int PMPI_T_event_get_index(const char *name, int *event_index) __attribute__((we
 int MPI_T_event_get_index(const char *name, int *event_index) __attribute__((weak));
 int MPI_T_event_get_index(const char *name, int *event_index)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_get_index(name, event_index);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_get_index(name, event_index);
 }
 
@@ -7493,6 +11169,12 @@ int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, 
 int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration) __attribute__((weak));
 int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_handle_alloc(event_index, obj_handle, info, event_registration);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_handle_alloc(event_index, obj_handle, info, event_registration);
 }
 
@@ -7505,6 +11187,12 @@ int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MP
 int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) __attribute__((weak));
 int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_handle_set_info(event_registration, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_handle_set_info(event_registration, info);
 }
 
@@ -7517,6 +11205,12 @@ int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MP
 int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used) __attribute__((weak));
 int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_handle_get_info(event_registration, info_used);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_handle_get_info(event_registration, info_used);
 }
 
@@ -7529,6 +11223,12 @@ int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, 
 int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function) __attribute__((weak));
 int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function);
 }
 
@@ -7541,6 +11241,12 @@ int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, 
 int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info) __attribute__((weak));
 int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_callback_set_info(event_registration, cb_safety, info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_callback_set_info(event_registration, cb_safety, info);
 }
 
@@ -7553,6 +11259,12 @@ int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, 
 int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used) __attribute__((weak));
 int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used);
 }
 
@@ -7565,6 +11277,12 @@ int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *
 int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function) __attribute__((weak));
 int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_handle_free(event_registration, user_data, free_cb_function);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_handle_free(event_registration, user_data, free_cb_function);
 }
 
@@ -7577,6 +11295,12 @@ int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function) __attribute__((weak));
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function);
 }
 
@@ -7589,6 +11313,12 @@ int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, vo
 int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer) __attribute__((weak));
 int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_read(event_instance, element_index, buffer);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_read(event_instance, element_index, buffer);
 }
 
@@ -7601,6 +11331,12 @@ int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) __attri
 int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) __attribute__((weak));
 int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_copy(event_instance, buffer);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_copy(event_instance, buffer);
 }
 
@@ -7613,6 +11349,12 @@ int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *e
 int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp) __attribute__((weak));
 int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_get_timestamp(event_instance, event_timestamp);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_get_timestamp(event_instance, event_timestamp);
 }
 
@@ -7625,6 +11367,12 @@ int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_ind
 int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index) __attribute__((weak));
 int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_T_event_get_source(event_instance, source_index);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_T_event_get_source(event_instance, source_index);
 }
 
@@ -7637,6 +11385,12 @@ MPI_Fint PMPI_Comm_c2f(MPI_Comm comm) __attribute__((weak, alias("stub_Comm_c2f"
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm) __attribute__((weak));
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Comm_c2f(comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_c2f(comm);
 }
 
@@ -7649,6 +11403,12 @@ MPI_Comm PMPI_Comm_f2c(MPI_Fint comm) __attribute__((weak, alias("stub_Comm_f2c"
 MPI_Comm MPI_Comm_f2c(MPI_Fint comm) __attribute__((weak));
 MPI_Comm MPI_Comm_f2c(MPI_Fint comm)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Comm rc = PMPI_Comm_f2c(comm);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Comm_f2c(comm);
 }
 
@@ -7661,6 +11421,12 @@ MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler) __attribute__((weak, ali
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler) __attribute__((weak));
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Errhandler_c2f(errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Errhandler_c2f(errhandler);
 }
 
@@ -7673,6 +11439,12 @@ MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler) __attribute__((weak, ali
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler) __attribute__((weak));
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Errhandler rc = PMPI_Errhandler_f2c(errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Errhandler_f2c(errhandler);
 }
 
@@ -7685,6 +11457,12 @@ MPI_Fint PMPI_File_c2f(MPI_File file) __attribute__((weak, alias("stub_File_c2f"
 MPI_Fint MPI_File_c2f(MPI_File file) __attribute__((weak));
 MPI_Fint MPI_File_c2f(MPI_File file)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_File_c2f(file);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_c2f(file);
 }
 
@@ -7697,6 +11475,12 @@ MPI_File PMPI_File_f2c(MPI_Fint file) __attribute__((weak, alias("stub_File_f2c"
 MPI_File MPI_File_f2c(MPI_Fint file) __attribute__((weak));
 MPI_File MPI_File_f2c(MPI_Fint file)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_File rc = PMPI_File_f2c(file);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_File_f2c(file);
 }
 
@@ -7709,6 +11493,12 @@ MPI_Fint PMPI_Group_c2f(MPI_Group group) __attribute__((weak, alias("stub_Group_
 MPI_Fint MPI_Group_c2f(MPI_Group group) __attribute__((weak));
 MPI_Fint MPI_Group_c2f(MPI_Group group)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Group_c2f(group);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_c2f(group);
 }
 
@@ -7721,6 +11511,12 @@ MPI_Group PMPI_Group_f2c(MPI_Fint group) __attribute__((weak, alias("stub_Group_
 MPI_Group MPI_Group_f2c(MPI_Fint group) __attribute__((weak));
 MPI_Group MPI_Group_f2c(MPI_Fint group)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Group rc = PMPI_Group_f2c(group);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Group_f2c(group);
 }
 
@@ -7733,6 +11529,12 @@ MPI_Fint PMPI_Info_c2f(MPI_Info info) __attribute__((weak, alias("stub_Info_c2f"
 MPI_Fint MPI_Info_c2f(MPI_Info info) __attribute__((weak));
 MPI_Fint MPI_Info_c2f(MPI_Info info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Info_c2f(info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_c2f(info);
 }
 
@@ -7745,6 +11547,12 @@ MPI_Info PMPI_Info_f2c(MPI_Fint info) __attribute__((weak, alias("stub_Info_f2c"
 MPI_Info MPI_Info_f2c(MPI_Fint info) __attribute__((weak));
 MPI_Info MPI_Info_f2c(MPI_Fint info)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Info rc = PMPI_Info_f2c(info);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Info_f2c(info);
 }
 
@@ -7757,6 +11565,12 @@ MPI_Fint PMPI_Message_c2f(MPI_Message message) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Message_c2f(MPI_Message message) __attribute__((weak));
 MPI_Fint MPI_Message_c2f(MPI_Message message)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Message_c2f(message);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Message_c2f(message);
 }
 
@@ -7769,6 +11583,12 @@ MPI_Message PMPI_Message_f2c(MPI_Fint message) __attribute__((weak, alias("stub_
 MPI_Message MPI_Message_f2c(MPI_Fint message) __attribute__((weak));
 MPI_Message MPI_Message_f2c(MPI_Fint message)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Message rc = PMPI_Message_f2c(message);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Message_f2c(message);
 }
 
@@ -7781,6 +11601,12 @@ MPI_Fint PMPI_Op_c2f(MPI_Op op) __attribute__((weak, alias("stub_Op_c2f")));
 MPI_Fint MPI_Op_c2f(MPI_Op op) __attribute__((weak));
 MPI_Fint MPI_Op_c2f(MPI_Op op)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Op_c2f(op);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Op_c2f(op);
 }
 
@@ -7793,6 +11619,12 @@ MPI_Op PMPI_Op_f2c(MPI_Fint op) __attribute__((weak, alias("stub_Op_f2c")));
 MPI_Op MPI_Op_f2c(MPI_Fint op) __attribute__((weak));
 MPI_Op MPI_Op_f2c(MPI_Fint op)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Op rc = PMPI_Op_f2c(op);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Op_f2c(op);
 }
 
@@ -7805,6 +11637,12 @@ MPI_Fint PMPI_Request_c2f(MPI_Request request) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Request_c2f(MPI_Request request) __attribute__((weak));
 MPI_Fint MPI_Request_c2f(MPI_Request request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Request_c2f(request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Request_c2f(request);
 }
 
@@ -7817,6 +11655,12 @@ MPI_Request PMPI_Request_f2c(MPI_Fint request) __attribute__((weak, alias("stub_
 MPI_Request MPI_Request_f2c(MPI_Fint request) __attribute__((weak));
 MPI_Request MPI_Request_f2c(MPI_Fint request)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Request rc = PMPI_Request_f2c(request);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Request_f2c(request);
 }
 
@@ -7829,6 +11673,12 @@ MPI_Fint PMPI_Session_c2f(MPI_Session session) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Session_c2f(MPI_Session session) __attribute__((weak));
 MPI_Fint MPI_Session_c2f(MPI_Session session)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Session_c2f(session);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_c2f(session);
 }
 
@@ -7841,6 +11691,12 @@ MPI_Session PMPI_Session_f2c(MPI_Fint session) __attribute__((weak, alias("stub_
 MPI_Session MPI_Session_f2c(MPI_Fint session) __attribute__((weak));
 MPI_Session MPI_Session_f2c(MPI_Fint session)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Session rc = PMPI_Session_f2c(session);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Session_f2c(session);
 }
 
@@ -7853,6 +11709,12 @@ MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype) __attribute__((weak, alias("stub_T
 MPI_Fint MPI_Type_c2f(MPI_Datatype datatype) __attribute__((weak));
 MPI_Fint MPI_Type_c2f(MPI_Datatype datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Type_c2f(datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_c2f(datatype);
 }
 
@@ -7865,6 +11727,12 @@ MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype) __attribute__((weak, alias("stub_T
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype) __attribute__((weak));
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Datatype rc = PMPI_Type_f2c(datatype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_f2c(datatype);
 }
 
@@ -7877,6 +11745,12 @@ MPI_Fint PMPI_Win_c2f(MPI_Win win) __attribute__((weak, alias("stub_Win_c2f")));
 MPI_Fint MPI_Win_c2f(MPI_Win win) __attribute__((weak));
 MPI_Fint MPI_Win_c2f(MPI_Win win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Fint rc = PMPI_Win_c2f(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_c2f(win);
 }
 
@@ -7889,6 +11763,12 @@ MPI_Win PMPI_Win_f2c(MPI_Fint win) __attribute__((weak, alias("stub_Win_f2c")));
 MPI_Win MPI_Win_f2c(MPI_Fint win) __attribute__((weak));
 MPI_Win MPI_Win_f2c(MPI_Fint win)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        MPI_Win rc = PMPI_Win_f2c(win);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Win_f2c(win);
 }
 
@@ -7901,6 +11781,12 @@ int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) __attribute_
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) __attribute__((weak));
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_c2f(c_status, f_status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_c2f(c_status, f_status);
 }
 
@@ -7913,6 +11799,12 @@ int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) __attribute_
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) __attribute__((weak));
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_f2c(f_status, c_status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_f2c(f_status, c_status);
 }
 
@@ -7925,6 +11817,12 @@ int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) __
 int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) __attribute__((weak));
 int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_c2f08(c_status, f08_status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_c2f08(c_status, f08_status);
 }
 
@@ -7937,6 +11835,12 @@ int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) __
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) __attribute__((weak));
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_f082c(f08_status, c_status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_f082c(f08_status, c_status);
 }
 
@@ -7949,6 +11853,12 @@ int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) __at
 int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) __attribute__((weak));
 int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_f2f08(f_status, f08_status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_f2f08(f_status, f08_status);
 }
 
@@ -7961,6 +11871,12 @@ int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) __at
 int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) __attribute__((weak));
 int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Status_f082f(f08_status, f_status);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Status_f082f(f08_status, f_status);
 }
 
@@ -7973,6 +11889,12 @@ int PMPI_Address(void *location, MPI_Aint *address) __attribute__((weak, alias("
 int MPI_Address(void *location, MPI_Aint *address) __attribute__((weak));
 int MPI_Address(void *location, MPI_Aint *address)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Address(location, address);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Address(location, address);
 }
 
@@ -7985,6 +11907,12 @@ int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of
 int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
 }
 
@@ -7997,6 +11925,12 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype);
 }
 
@@ -8009,6 +11943,12 @@ int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_d
 int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
 }
 
@@ -8021,6 +11961,12 @@ int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((wea
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak));
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_extent(datatype, extent);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_extent(datatype, extent);
 }
 
@@ -8033,6 +11979,12 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((w
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak));
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_lb(datatype, displacement);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_lb(datatype, displacement);
 }
 
@@ -8045,6 +11997,12 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((w
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak));
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Type_ub(datatype, displacement);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Type_ub(datatype, displacement);
 }
 
@@ -8057,6 +12015,12 @@ int PMPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandle
 int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Errhandler_create(function, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Errhandler_create(function, errhandler);
 }
 
@@ -8069,6 +12033,12 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Errhandler_get(comm, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Errhandler_get(comm, errhandler);
 }
 
@@ -8081,6 +12051,12 @@ int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__(
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+        mpii_entry_enter();
+        int rc = PMPI_Errhandler_set(comm, errhandler);
+        mpii_entry_leave();
+        return rc;
+    }
     return PMPI_Errhandler_set(comm, errhandler);
 }
 

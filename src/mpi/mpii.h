@@ -145,6 +145,14 @@ int mpii_irecv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpi
                int coll, MPI_Request *req);
 int mpii_waitall(int n, MPI_Request *reqs, MPI_Status *statuses);
 
+/* ---- threads (src/mpi/init/async.c) ------------------------------------------------ */
+extern int mpii_entry_lock_on;      /* every MPI_X entry holds the entry lock */
+void mpii_entry_enter(void);
+void mpii_entry_leave(void);
+void mpii_async_start(int thread_level);
+void mpii_async_stop(void);
+void mpii_async_kick(void);         /* a schedule started: wake the assist thread */
+
 /* error class of an internal status (util.h codes) */
 int mpii_errclass(int status);
 

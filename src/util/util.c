@@ -198,16 +198,11 @@ static inline void util_cpu_relax(void)
 #endif
 }
 
-void util_backoff_wait(util_backoff *b)
+void (*util_wait_unlock)(void);
+void (*util_wait_lock)(void);
+
+static void util_backoff_pause(util_backoff *b, uint64_t waited_us)
 {
-    if (b->polls == 0)
-        b->start_ns = util_now_ns();
-    b->polls++;
-    /* while spinning, read the clock only every 64 polls; no pause instruction in
-     * between: on recent x86 it costs ~140 cycles, a third of a message's latency */
-    if (!b->yielding && (b->polls & 63) != 0)
-        return;
-    uint64_t waited_us = (util_now_ns() - b->start_ns) / 1000;
     if (waited_us < (uint64_t)util_cfg.spin_us) {
         util_cpu_relax();
         return;
@@ -220,4 +215,23 @@ void util_backoff_wait(util_backoff *b)
     /* asleep: 20 us naps keep an oversubscribed node responsive without burning a core */
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
+}
+
+void util_backoff_wait(util_backoff *b)
+{
+    if (b->polls == 0)
+        b->start_ns = util_now_ns();
+    b->polls++;
+    /* while spinning, read the clock only every 64 polls; no pause instruction in
+     * between: on recent x86 it costs ~140 cycles, a third of a message's latency */
+    if (!b->yielding && (b->polls & 63) != 0)
+        return;
+    uint64_t waited_us = (util_now_ns() - b->start_ns) / 1000;
+    if (!util_wait_unlock) {
+        util_backoff_pause(b, waited_us);
+        return;
+    }
+    util_wait_unlock();
+    util_backoff_pause(b, waited_us);
+    util_wait_lock();
 }

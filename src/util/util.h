@@ -142,6 +142,11 @@ double util_wtime(void);        /* seconds, monotonic */
 uint64_t util_now_ns(void);
 
 /* ---- waiting without burning a core --------------------------------------- */
+/* Set by the layer above while its entry lock guards the library (several
+ * application threads, or the assist thread): a waiting thread releases the
+ * lock whenever it looks at the clock, yields or naps, so others get in. */
+extern void (*util_wait_unlock)(void);
+extern void (*util_wait_lock)(void);
 typedef struct util_backoff {
     int polls;
     int yielding;

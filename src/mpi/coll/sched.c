@@ -357,6 +357,8 @@ static int sched_advance(coll_sched *s)
     return 0;
 }
 
+int coll_sched_running(void) { return sched_nrunning; }
+
 int coll_sched_progress(void)
 {
     int events = 0;
@@ -417,6 +419,8 @@ int coll_sched_start(coll_sched *s, core_req **out)
     s->has_req = 1;
     *out = r;
     sched_run(s);
+    if (s->running)
+        mpii_async_kick();
     return MPI_SUCCESS;
 }
 

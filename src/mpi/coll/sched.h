@@ -99,6 +99,8 @@ int coll_sched_req_finish(core_req *r, MPI_Status *st);
 /* Cancel is not allowed on a collective; MPI_Request_free of an active one
  * leaves it to finish (the detached-request sweep frees it). */
 
+/* The number of running schedules (the assist thread sleeps at 0). */
+int coll_sched_running(void);
 /* Progress every started schedule (called from the core progress loop). */
 int coll_sched_progress(void);
 /* The hang report: every running schedule with its round and pending messages. */

@@ -32,9 +32,8 @@ static int mpii_runtime_done;
 
 static int mpii_thread_grant(int required)
 {
-    /* one thread drives the library at a time; MULTIPLE needs the global lock
-     * of a later version: until then the honest answer is SERIALIZED */
-    int level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    /* MULTIPLE: every entry point then holds the entry lock (async.c) */
+    int level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
     return level < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : level;
 }
 
@@ -77,6 +76,7 @@ int mpii_runtime_start(int required)
     sa.sa_handler = mpii_hang_report;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
+    mpii_async_start(mpii_st.thread_level);
     return MPI_SUCCESS;
 }
 
@@ -85,6 +85,7 @@ void mpii_runtime_stop(void)
 {
     if (--mpii_runtime_users > 0)
         return;
+    mpii_async_stop();
     mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
     mpii_pt2pt_finalize();
     if (util_cfg.stats)

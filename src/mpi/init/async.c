@@ -1,0 +1,142 @@
+/* The entry lock and the assist thread (SYSTEM.md section 5).
+ *
+ * When more than one thread may be inside the library (MPI_THREAD_MULTIPLE
+ * granted, or DCFA_ASYNC_PROGRESS=1 starting the assist thread), every MPI_X
+ * entry point (the generated wrappers in src/binding/stubs.c) holds one lock
+ * for the duration of the call. A thread that waits inside the library gives
+ * the lock up each time its backoff looks at the clock, yields or naps
+ * (util_wait_unlock/util_wait_lock), so a thread blocked in MPI_Recv never
+ * keeps another from sending the message it waits for. Nested entries (a user
+ * callback calling MPI) count depth per thread.
+ *
+ * The assist thread progresses communication while the application computes:
+ * it sleeps on a condition variable while no collective schedule runs
+ * (coll_sched_start kicks it), steps aside whenever the application holds the
+ * lock (trylock: the application is inside the library and progresses
+ * itself), and otherwise polls with growing naps (10 us .. 500 us) so that on
+ * an oversubscribed node it takes little from the computation. */
+#include "mpi/mpii.h"
+#include "mpi/coll/sched.h"
+#include "core/core.h"
+
+#include <pthread.h>
+#include <time.h>
+
+int mpii_entry_lock_on;
+static pthread_mutex_t mpii_entry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int mpii_entry_depth;
+
+void mpii_entry_enter(void)
+{
+    if (mpii_entry_depth++ == 0)
+        pthread_mutex_lock(&mpii_entry_mutex);
+}
+
+void mpii_entry_leave(void)
+{
+    if (--mpii_entry_depth == 0)
+        pthread_mutex_unlock(&mpii_entry_mutex);
+}
+
+static void mpii_wait_unlock(void)
+{
+    if (mpii_entry_depth > 0)
+        pthread_mutex_unlock(&mpii_entry_mutex);
+}
+
+static void mpii_wait_lock(void)
+{
+    if (mpii_entry_depth > 0)
+        pthread_mutex_lock(&mpii_entry_mutex);
+}
+
+/* ---- the assist thread -------------------------------------------------------------- */
+
+static struct {
+    pthread_t thread;
+    int started;
+    int stop;
+    int work;                   /* schedules started since the thread last looked */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} mpii_assist = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+void mpii_async_kick(void)
+{
+    if (!mpii_assist.started)
+        return;
+    pthread_mutex_lock(&mpii_assist.mu);
+    mpii_assist.work = 1;
+    pthread_cond_signal(&mpii_assist.cv);
+    pthread_mutex_unlock(&mpii_assist.mu);
+}
+
+static void mpii_nap(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void *mpii_assist_main(void *arg)
+{
+    long nap = 10;
+    for (;;) {
+        pthread_mutex_lock(&mpii_assist.mu);
+        while (!mpii_assist.stop && !mpii_assist.work)
+            pthread_cond_wait(&mpii_assist.cv, &mpii_assist.mu);
+        int stop = mpii_assist.stop;
+        pthread_mutex_unlock(&mpii_assist.mu);
+        if (stop)
+            return NULL;
+        if (pthread_mutex_trylock(&mpii_entry_mutex) != 0) {
+            mpii_nap(nap); /* the application is in the library: it progresses itself */
+            continue;
+        }
+        int events = core_progress();
+        int running = coll_sched_running();
+        pthread_mutex_unlock(&mpii_entry_mutex);
+        if (!running) {
+            pthread_mutex_lock(&mpii_assist.mu);
+            mpii_assist.work = 0;   /* sleep until the next start */
+            pthread_mutex_unlock(&mpii_assist.mu);
+            nap = 10;
+            continue;
+        }
+        nap = events ? 10 : (nap * 2 > 500 ? 500 : nap * 2);
+        mpii_nap(nap);
+    }
+}
+
+/* called at the end of MPI_Init / the first session, before any other thread
+ * may call in: turn the entry lock on if needed and start the assist thread */
+void mpii_async_start(int thread_level)
+{
+    if (thread_level == MPI_THREAD_MULTIPLE || util_cfg.async_progress) {
+        util_wait_unlock = mpii_wait_unlock;
+        util_wait_lock = mpii_wait_lock;
+        mpii_entry_lock_on = 1;
+    }
+    if (!util_cfg.async_progress)
+        return;
+    mpii_assist.stop = 0;
+    mpii_assist.work = 0;
+    if (pthread_create(&mpii_assist.thread, NULL, mpii_assist_main, NULL) != 0) {
+        util_log("DCFA_ASYNC_PROGRESS: cannot start the assist thread (%m); progress only "
+                 "inside MPI calls");
+        return;
+    }
+    mpii_assist.started = 1;
+}
+
+/* at finalize, with the entry lock held by the caller */
+void mpii_async_stop(void)
+{
+    if (mpii_assist.started) {
+        pthread_mutex_lock(&mpii_assist.mu);
+        mpii_assist.stop = 1;
+        pthread_cond_signal(&mpii_assist.cv);
+        pthread_mutex_unlock(&mpii_assist.mu);
+        pthread_join(mpii_assist.thread, NULL);
+        mpii_assist.started = 0;
+    }
+}
