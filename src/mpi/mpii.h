@@ -64,6 +64,7 @@ typedef struct mpii_comm {
     uint32_t coll_tag;      /* sequence for internal collective tags */
     char name[MPI_MAX_OBJECT_NAME];
     void *topo;             /* topology (src/mpi/topo), NULL if none */
+    void *coll_shm;         /* node-level collective segment (src/mpi/coll/node_shm.c) */
 } mpii_comm;
 mpii_comm *mpii_comm_get(MPI_Comm h);       /* NULL if not a valid communicator handle */
 /* the process id behind a destination/source rank: the remote group's for inter-communicators */

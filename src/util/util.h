@@ -120,6 +120,8 @@ typedef struct util_config {
     size_t coll_allreduce_long; /* DCFA_COLL_ALLREDUCE_LONG */
     size_t coll_allgather_short;/* DCFA_COLL_ALLGATHER_SHORT */
     size_t coll_alltoall_short; /* DCFA_COLL_ALLTOALL_SHORT */
+    int coll_shm;               /* DCFA_COLL_SHM: node-level collectives in shared memory */
+    size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
 } util_config;
 extern util_config util_cfg;
 

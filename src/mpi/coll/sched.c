@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SCHED_SEND = 1, SCHED_RECV, SCHED_REDUCE, SCHED_COPY, SCHED_CALL };
+enum { SCHED_SEND = 1, SCHED_RECV, SCHED_REDUCE, SCHED_COPY, SCHED_CALL, SCHED_POLL };
 
 typedef struct sched_op {
     int kind;
@@ -50,6 +50,7 @@ struct coll_sched {
     int err;                /* first error class */
     core_req **msgs;        /* requests of the current round's messages */
     int nmsgs, cap_msgs;
+    int npolls;             /* polls of the current round still false */
     core_req *req;          /* the request handed out, NULL when blocking */
     util_qnode qn;          /* in sched_running */
 };
@@ -186,6 +187,14 @@ int coll_sched_call(coll_sched *s, coll_sched_fn fn, void *arg)
     return MPI_SUCCESS;
 }
 
+int coll_sched_poll(coll_sched *s, coll_sched_fn test, void *arg)
+{
+    sched_op *o = sched_add(s, SCHED_POLL);
+    o->fn = test;
+    o->rbuf = arg;
+    return MPI_SUCCESS;
+}
+
 void coll_sched_round(coll_sched *s)
 {
     int begin = s->nrounds ? s->round_end[s->nrounds - 1] : 0;
@@ -308,8 +317,32 @@ static void sched_round_start(coll_sched *s)
             }
         }
     }
-    if (s->pending == 0)
+    s->npolls = 0;
+    for (int i = begin; i < end; i++)
+        if (s->ops[i].kind == SCHED_POLL && !s->ops[i].fn(s, s->ops[i].rbuf))
+            s->npolls++;
+    if (s->npolls) {
+        s->pending++;   /* the polls count as one outstanding item */
+        s->ready = 0;
+    } else if (s->pending == 0) {
         s->ready = 1;
+    }
+}
+
+/* test the current round's polls that are still false */
+static int sched_polls_test(coll_sched *s)
+{
+    int begin = s->round ? s->round_end[s->round - 1] : 0, end = s->round_end[s->round], left = 0;
+    for (int i = begin; i < end; i++)
+        if (s->ops[i].kind == SCHED_POLL && !s->ops[i].fn(s, s->ops[i].rbuf))
+            left++;
+    if (left == 0) {
+        s->npolls = 0;
+        if (--s->pending == 0)
+            s->ready = 1;
+        return 1;
+    }
+    return 0;
 }
 
 /* the current round's messages are complete: collect their errors and free them */
@@ -366,6 +399,8 @@ int coll_sched_progress(void)
     while (n != &sched_running.head) {
         util_qnode *next = n->next;
         coll_sched *s = UTIL_CONTAINER(n, coll_sched, qn);
+        if (s->npolls)
+            events += sched_polls_test(s);
         if (s->ready) {
             events++;
             sched_advance(s);

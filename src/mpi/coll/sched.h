@@ -70,6 +70,10 @@ int coll_sched_copy(coll_sched *s, const void *src, MPI_Aint scount, MPI_Datatyp
  * coll_sched_alloc() lives as long as the schedule. */
 typedef int (*coll_sched_fn)(coll_sched *s, void *arg);
 int coll_sched_call(coll_sched *s, coll_sched_fn fn, void *arg);
+/* A condition to wait for (a flag in shared memory): test(s, arg) is called
+ * when the round's messages are posted and then on every progress pass until
+ * it returns 1; the round ends when its messages and its polls are done. */
+int coll_sched_poll(coll_sched *s, coll_sched_fn test, void *arg);
 /* End the current round: later operations start only once every earlier one
  * has completed. An empty round is ignored. */
 void coll_sched_round(coll_sched *s);

@@ -3,6 +3,7 @@
  * info. An inter-communicator also owns an intra-communicator over its
  * local group (local_comm) for the library's collectives; it gets a context
  * pair of its own in the same agreement. */
+#include "mpi/coll/node_shm.h"
 #include "mpi/comm/comm.h"
 #include "mpi/group/group.h"
 #include "mpi/attr/attr.h"
@@ -83,6 +84,7 @@ static void comm_destroy(mpii_comm *c)
     mpii_group_release(c->group);
     mpii_group_release(c->remote);
     mpii_errh_release(c->errhandler);
+    coll_shm_release(c);
     if (c->info != MPI_INFO_NULL)
         PMPI_Info_free(&c->info);
     c->refcount = 0;

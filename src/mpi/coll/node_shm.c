@@ -1,0 +1,434 @@
+/* Node-level collectives through one shared-memory segment per communicator
+ * (the seeds' idea of doing heavy work where it is cheap): instead of
+ * messages, the ranks of a node meet in a segment with a control line per rank
+ * and two data sets used alternately.
+ *
+ *   barrier    every rank raises its arrive flag and waits for all of them
+ *   bcast      the root copies the message into the set and raises the set's
+ *              flag; the others copy it out (one copy each, all in parallel)
+ *   allreduce  every rank copies its vector into its slot; each rank then
+ *   / reduce   folds one n-th of the vector over all slots, in rank order (so
+ *              non-commutative operations are right), into the result area;
+ *              everyone (allreduce) or the root (reduce) copies the result out
+ *
+ * Operation k of a communicator uses set k % 2 and sequence number k + 1 in
+ * every flag. Before writing into a set a rank waits until every rank has
+ * acknowledged operation k - 2 (the last one that used the set); every rank
+ * acknowledges an operation when it has stopped reading its set. Flags only
+ * grow, so a rank can never mistake an old flag for a new one.
+ *
+ * The segment is made on the first use, inside that first schedule: rank 0
+ * creates it (/dev/shm/dcfa-<job>-coll-<world rank>-<n>, so mpirun removes
+ * it after a crash) and sends its number to the others, who map it; rank 0
+ * unlinks it once everyone has arrived at the first operation. Used for
+ * intra-communicators of 2+ ranks whose data fits the set
+ * (DCFA_COLL_SHM_SLOT bytes per rank) with contiguous datatypes;
+ * DCFA_COLL_SHM=0 turns it off. All ranks of a communicator are on one node
+ * while shm is the only fabric. */
+#include "mpi/coll/algo.h"
+#include "mpi/coll/node_shm.h"
+#include "assist/assist.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef struct shm_ctl {
+    _Atomic uint64_t arrive, done, ack;
+    char pad[64 - 3 * sizeof(uint64_t)];
+} shm_ctl;
+_Static_assert(sizeof(shm_ctl) == 64, "one cache line per rank");
+
+typedef struct shm_seg {
+    void *base;
+    size_t len;
+    int n;
+    size_t slot;            /* bytes per rank slot */
+    shm_ctl *ctl;           /* n lines */
+    _Atomic uint64_t *flag; /* one per set, each on its own line */
+    char *set[2];           /* n slots + one result area of n slots... (n + 1) * slot bytes */
+    char name[96];
+    int unlink_pending;
+} shm_seg;
+
+typedef struct shm_state {
+    shm_seg *seg;           /* NULL until made (inside the first schedule) */
+    int planned;            /* a schedule that makes it has been built */
+    uint64_t seq;           /* operations built so far */
+    int token;              /* rank 0's segment number, sent to the others */
+} shm_state;
+
+typedef struct shm_arg {
+    mpii_comm *c;
+    uint64_t seq;
+    const void *sbuf;
+    void *rbuf;
+    MPI_Aint count;
+    MPI_Datatype dt;
+    MPI_Op op;
+    int root;
+    size_t bytes;
+} shm_arg;
+
+static size_t shm_set_bytes(int n, size_t slot) { return (size_t)(n + 1) * slot; }
+
+int coll_shm_usable(mpii_comm *c, MPI_Datatype dt, MPI_Aint count, int reduction)
+{
+    if (!util_cfg.coll_shm || c->is_inter || c->size < 2)
+        return 0;
+    if (dt == MPI_DATATYPE_NULL)
+        return 1; /* barrier */
+    const core_dt *t = &mpii_dtype_get(dt)->dt;
+    size_t bytes = (size_t)count * t->size;
+    if (!reduction) /* bcast: any layout (packed), the whole set; every rank decides alike */
+        return bytes <= shm_set_bytes(c->size, util_cfg.coll_shm_slot);
+    /* reductions fold elements in place: a dense contiguous type, one slot per rank */
+    return t->contig && (t->extent == (MPI_Aint)t->size || count <= 1) &&
+           bytes <= util_cfg.coll_shm_slot;
+}
+
+static shm_state *shm_state_of(mpii_comm *c)
+{
+    if (!c->coll_shm)
+        c->coll_shm = util_calloc(1, sizeof(shm_state));
+    return c->coll_shm;
+}
+
+/* ---- the segment -------------------------------------------------------------------- */
+
+static shm_seg *shm_seg_map(const char *name, int n, size_t slot, int create)
+{
+    size_t ctl = (size_t)n * sizeof(shm_ctl) + 2 * 64;
+    size_t len = ctl + 2 * shm_set_bytes(n, slot);
+    int fd = shm_open(name, O_RDWR | (create ? O_CREAT | O_EXCL : 0), 0600);
+    if (fd < 0) {
+        util_log("collectives: cannot open shared segment %s: %m", name);
+        return NULL;
+    }
+    if (create && ftruncate(fd, (off_t)len) != 0) {
+        util_log("collectives: cannot size shared segment %s to %zu bytes: %m", name, len);
+        close(fd);
+        shm_unlink(name);
+        return NULL;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        util_log("collectives: cannot map shared segment %s: %m", name);
+        if (create)
+            shm_unlink(name);
+        return NULL;
+    }
+    shm_seg *g = util_calloc(1, sizeof *g);
+    g->base = p;
+    g->len = len;
+    g->n = n;
+    g->slot = slot;
+    g->ctl = p;
+    g->flag = (_Atomic uint64_t *)((char *)p + (size_t)n * sizeof(shm_ctl));
+    g->set[0] = (char *)p + ctl;
+    g->set[1] = g->set[0] + shm_set_bytes(n, slot);
+    snprintf(g->name, sizeof g->name, "%s", name);
+    return g;
+}
+
+static void shm_name(char *buf, size_t len, int lpid0, int token)
+{
+    snprintf(buf, len, "/dcfa-%s-coll-%d-%d", assist_job_id(), lpid0, token);
+}
+
+static int shm_create(coll_sched *s, void *arg)
+{
+    mpii_comm *c = arg;
+    shm_state *st = c->coll_shm;
+    static int counter;
+    char name[96];
+    st->token = ++counter;
+    shm_name(name, sizeof name, c->group->lpids[0], st->token);
+    st->seg = shm_seg_map(name, c->size, util_cfg.coll_shm_slot, 1);
+    if (!st->seg) {
+        st->token = -1; /* tells the others */
+        return MPI_ERR_NO_MEM;
+    }
+    st->seg->unlink_pending = 1;
+    return MPI_SUCCESS;
+}
+
+static int shm_open_seg(coll_sched *s, void *arg)
+{
+    mpii_comm *c = arg;
+    shm_state *st = c->coll_shm;
+    char name[96];
+    if (st->token < 0)
+        return MPI_ERR_NO_MEM;
+    shm_name(name, sizeof name, c->group->lpids[0], st->token);
+    st->seg = shm_seg_map(name, c->size, util_cfg.coll_shm_slot, 0);
+    return st->seg ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* add the rounds that make the segment, once per communicator */
+static void shm_plan(coll_sched *s, mpii_comm *c)
+{
+    shm_state *st = shm_state_of(c);
+    if (st->planned)
+        return;
+    st->planned = 1;
+    if (c->rank == 0) {
+        coll_sched_call(s, shm_create, c);
+        for (int i = 1; i < c->size; i++)
+            coll_sched_send(s, &st->token, 1, MPI_INT, i, NULL);
+    } else {
+        coll_sched_recv(s, &st->token, 1, MPI_INT, 0, NULL);
+        coll_sched_round(s);
+        coll_sched_call(s, shm_open_seg, c);
+    }
+    coll_sched_round(s);
+}
+
+void coll_shm_release(mpii_comm *c)
+{
+    shm_state *st = c->coll_shm;
+    if (!st)
+        return;
+    if (st->seg) {
+        if (st->seg->unlink_pending)
+            shm_unlink(st->seg->name);
+        munmap(st->seg->base, st->seg->len);
+        free(st->seg);
+    }
+    free(st);
+    c->coll_shm = NULL;
+}
+
+/* ---- steps ------------------------------------------------------------------------------- */
+
+static shm_seg *shm_seg_of(const shm_arg *a) { return ((shm_state *)a->c->coll_shm)->seg; }
+
+static int shm_all_geq(shm_seg *g, size_t field, uint64_t v, int except)
+{
+    for (int i = 0; i < g->n; i++) {
+        if (i == except)
+            continue;
+        _Atomic uint64_t *f = (_Atomic uint64_t *)((char *)&g->ctl[i] + field);
+        if (atomic_load_explicit(f, memory_order_acquire) < v)
+            return 0;
+    }
+    return 1;
+}
+
+/* a set may be written once everyone acknowledged the operation two before */
+static int shm_poll_set_free(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    return !g || a->seq < 3 || shm_all_geq(g, offsetof(shm_ctl, ack), a->seq - 2, -1);
+}
+
+static int shm_poll_arrived(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    return !g || shm_all_geq(g, offsetof(shm_ctl, arrive), a->seq, -1);
+}
+
+static int shm_poll_done(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    return !g || shm_all_geq(g, offsetof(shm_ctl, done), a->seq, -1);
+}
+
+static int shm_poll_flag(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    return !g || atomic_load_explicit(&g->flag[(a->seq & 1) * 8], memory_order_acquire) >= a->seq;
+}
+
+static void shm_set(_Atomic uint64_t *f, uint64_t v) { atomic_store_explicit(f, v, memory_order_release); }
+
+static int shm_arrive(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    shm_set(&g->ctl[a->c->rank].arrive, a->seq);
+    return MPI_SUCCESS;
+}
+
+static int shm_ack(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    if (g->unlink_pending && a->c->rank == 0 && shm_all_geq(g, offsetof(shm_ctl, ack), 1, 0)) {
+        shm_unlink(g->name); /* everyone has it mapped */
+        g->unlink_pending = 0;
+    }
+    shm_set(&g->ctl[a->c->rank].ack, a->seq);
+    return MPI_SUCCESS;
+}
+
+static const char *shm_src(const shm_arg *a)
+{
+    const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
+    return mpii_buf_at(in, mpii_dtype_get(a->dt)->dt.true_lb);
+}
+
+static char *shm_dst(const shm_arg *a)
+{
+    return (char *)mpii_buf_at(a->rbuf, mpii_dtype_get(a->dt)->dt.true_lb);
+}
+
+/* allreduce/reduce: my vector into my slot, then arrive */
+static int shm_red_in(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    memcpy(g->set[a->seq & 1] + (size_t)a->c->rank * g->slot, shm_src(a), a->bytes);
+    shm_set(&g->ctl[a->c->rank].arrive, a->seq);
+    return MPI_SUCCESS;
+}
+
+/* fold my n-th of the vector over all slots, in rank order, into the result area */
+static int shm_red_fold(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    int n = g->n, r = a->c->rank;
+    MPI_Aint lo = a->count * r / n, hi = a->count * (r + 1) / n;
+    size_t esz = a->bytes / (size_t)a->count, off = (size_t)lo * esz;
+    char *set = g->set[a->seq & 1], *res = set + (size_t)n * g->slot + off;
+    int rc = MPI_SUCCESS;
+    if (hi > lo) {
+        memcpy(res, set + (size_t)(n - 1) * g->slot + off, (size_t)(hi - lo) * esz);
+        for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
+            rc = mpii_op_apply(a->op, set + (size_t)i * g->slot + off, res, hi - lo, a->dt);
+    }
+    shm_set(&g->ctl[r].done, a->seq);
+    if (a->root >= 0 && r != a->root)
+        shm_set(&g->ctl[r].ack, a->seq); /* reduce: a non-root reads no more */
+    return rc;
+}
+
+static int shm_red_out(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    memcpy(shm_dst(a), g->set[a->seq & 1] + (size_t)g->n * g->slot, a->bytes);
+    return shm_ack(s, arg);
+}
+
+static int shm_bcast_in(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    const core_dt *t = &mpii_dtype_get(a->dt)->dt;
+    if (t->contig)
+        memcpy(g->set[a->seq & 1], shm_dst(a), a->bytes);
+    else
+        core_dt_pack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], a->bytes);
+    shm_set(&g->flag[(a->seq & 1) * 8], a->seq);
+    return shm_ack(s, arg);
+}
+
+static int shm_bcast_out(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_seg *g = shm_seg_of(a);
+    const core_dt *t = &mpii_dtype_get(a->dt)->dt;
+    if (t->contig)
+        memcpy(shm_dst(a), g->set[a->seq & 1], a->bytes);
+    else
+        core_dt_unpack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], a->bytes);
+    return shm_ack(s, arg);
+}
+
+/* ---- the collectives ------------------------------------------------------------------------ */
+
+static shm_arg *shm_begin(coll_sched *s, mpii_comm *c)
+{
+    shm_plan(s, c);
+    shm_state *st = c->coll_shm;
+    shm_arg *a = coll_sched_alloc(s, sizeof *a);
+    memset(a, 0, sizeof *a);
+    a->c = c;
+    a->seq = ++st->seq;
+    a->root = -1;
+    return a;
+}
+
+int coll_barrier_shm(coll_sched *s, mpii_comm *c)
+{
+    shm_arg *a = shm_begin(s, c);
+    coll_sched_call(s, shm_arrive, a);
+    coll_sched_poll(s, shm_poll_arrived, a);
+    coll_sched_round(s);
+    coll_sched_call(s, shm_ack, a);
+    coll_sched_round(s);
+    return MPI_SUCCESS;
+}
+
+int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int root,
+                   mpii_comm *c)
+{
+    shm_arg *a = shm_begin(s, c);
+    a->rbuf = buf;
+    a->count = count;
+    a->dt = dt;
+    a->root = root;
+    a->bytes = (size_t)count * coll_tsize(dt);
+    if (c->rank == root) {
+        coll_sched_poll(s, shm_poll_set_free, a);
+        coll_sched_round(s);
+        coll_sched_call(s, shm_bcast_in, a);
+    } else {
+        coll_sched_poll(s, shm_poll_flag, a);
+        coll_sched_round(s);
+        coll_sched_call(s, shm_bcast_out, a);
+    }
+    coll_sched_round(s);
+    return MPI_SUCCESS;
+}
+
+/* root < 0: allreduce */
+int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt,
+                    MPI_Op op, int root, mpii_comm *c)
+{
+    shm_arg *a = shm_begin(s, c);
+    a->sbuf = sbuf;
+    a->rbuf = rbuf;
+    a->count = count;
+    a->dt = dt;
+    a->op = op;
+    a->root = root;
+    a->bytes = (size_t)count * coll_tsize(dt);
+    if (a->bytes == 0) {
+        coll_sched_call(s, shm_ack, a); /* keep the sequence in step */
+        coll_sched_round(s);
+        return MPI_SUCCESS;
+    }
+    coll_sched_poll(s, shm_poll_set_free, a);
+    coll_sched_round(s);
+    coll_sched_call(s, shm_red_in, a);
+    coll_sched_poll(s, shm_poll_arrived, a);
+    coll_sched_round(s);
+    coll_sched_call(s, shm_red_fold, a);
+    if (root < 0 || c->rank == root) {
+        coll_sched_poll(s, shm_poll_done, a);
+        coll_sched_round(s);
+        coll_sched_call(s, shm_red_out, a);
+    }
+    coll_sched_round(s);
+    return MPI_SUCCESS;
+}
