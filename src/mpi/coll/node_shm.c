@@ -19,8 +19,10 @@
  *
  * The segment is made on the first use, inside that first schedule: rank 0
  * creates it (/dev/shm/dcfa-<job>-coll-<world rank>-<n>, so mpirun removes
- * it after a crash) and sends its number to the others, who map it; rank 0
- * unlinks it once everyone has arrived at the first operation. Used for
+ * it after a crash) and sends its number to the others, who map it and
+ * raise their mapped flag; rank 0 waits for every flag and unlinks the name
+ * before its first operation goes on (so a rank that leaves the operation
+ * early and frees the communicator cannot unlink it under the others). Used for
  * intra-communicators of 2+ ranks whose data fits the set
  * (DCFA_COLL_SHM_SLOT bytes per rank) with contiguous datatypes;
  * DCFA_COLL_SHM=0 turns it off. All ranks of a communicator are on one node
@@ -38,8 +40,8 @@
 #include <unistd.h>
 
 typedef struct shm_ctl {
-    _Atomic uint64_t arrive, done, ack;
-    char pad[64 - 3 * sizeof(uint64_t)];
+    _Atomic uint64_t arrive, done, ack, mapped;
+    char pad[64 - 4 * sizeof(uint64_t)];
 } shm_ctl;
 _Static_assert(sizeof(shm_ctl) == 64, "one cache line per rank");
 
@@ -167,7 +169,31 @@ static int shm_open_seg(coll_sched *s, void *arg)
         return MPI_ERR_NO_MEM;
     shm_name(name, sizeof name, c->group->lpids[0], st->token);
     st->seg = shm_seg_map(name, c->size, util_cfg.coll_shm_slot, 0);
-    return st->seg ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (!st->seg)
+        return MPI_ERR_NO_MEM;
+    atomic_store_explicit(&st->seg->ctl[c->rank].mapped, 1, memory_order_release);
+    return MPI_SUCCESS;
+}
+
+static int shm_poll_mapped(coll_sched *s, void *arg)
+{
+    shm_seg *g = ((shm_state *)((mpii_comm *)arg)->coll_shm)->seg;
+    if (!g)
+        return 1;
+    for (int i = 1; i < g->n; i++)
+        if (!atomic_load_explicit(&g->ctl[i].mapped, memory_order_acquire))
+            return 0;
+    return 1;
+}
+
+static int shm_unlink_name(coll_sched *s, void *arg)
+{
+    shm_seg *g = ((shm_state *)((mpii_comm *)arg)->coll_shm)->seg;
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    shm_unlink(g->name); /* everyone has it mapped */
+    g->unlink_pending = 0;
+    return MPI_SUCCESS;
 }
 
 /* add the rounds that make the segment, once per communicator */
@@ -181,6 +207,9 @@ static void shm_plan(coll_sched *s, mpii_comm *c)
         coll_sched_call(s, shm_create, c);
         for (int i = 1; i < c->size; i++)
             coll_sched_send(s, &st->token, 1, MPI_INT, i, NULL);
+        coll_sched_poll(s, shm_poll_mapped, c);
+        coll_sched_round(s);
+        coll_sched_call(s, shm_unlink_name, c);
     } else {
         coll_sched_recv(s, &st->token, 1, MPI_INT, 0, NULL);
         coll_sched_round(s);
@@ -267,10 +296,6 @@ static int shm_ack(coll_sched *s, void *arg)
     shm_seg *g = shm_seg_of(a);
     if (!g)
         return MPI_ERR_NO_MEM;
-    if (g->unlink_pending && a->c->rank == 0 && shm_all_geq(g, offsetof(shm_ctl, ack), 1, 0)) {
-        shm_unlink(g->name); /* everyone has it mapped */
-        g->unlink_pending = 0;
-    }
     shm_set(&g->ctl[a->c->rank].ack, a->seq);
     return MPI_SUCCESS;
 }
@@ -303,6 +328,8 @@ static int shm_red_fold(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
     shm_seg *g = shm_seg_of(a);
+    if (!g)
+        return MPI_ERR_NO_MEM;
     int n = g->n, r = a->c->rank;
     MPI_Aint lo = a->count * r / n, hi = a->count * (r + 1) / n;
     size_t esz = a->bytes / (size_t)a->count, off = (size_t)lo * esz;
@@ -323,6 +350,8 @@ static int shm_red_out(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
     shm_seg *g = shm_seg_of(a);
+    if (!g)
+        return MPI_ERR_NO_MEM;
     memcpy(shm_dst(a), g->set[a->seq & 1] + (size_t)g->n * g->slot, a->bytes);
     return shm_ack(s, arg);
 }
@@ -346,6 +375,8 @@ static int shm_bcast_out(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
     shm_seg *g = shm_seg_of(a);
+    if (!g)
+        return MPI_ERR_NO_MEM;
     const core_dt *t = &mpii_dtype_get(a->dt)->dt;
     if (t->contig)
         memcpy(shm_dst(a), g->set[a->seq & 1], a->bytes);
