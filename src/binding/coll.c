@@ -1,21 +1,33 @@
-/* Blocking collective bindings (MPI 4.1 chapter 6): argument checks, then
- * src/mpi/coll. The int forms convert their arrays and share the _c code. */
+/* Collective bindings (MPI 4.1 chapter 6): every collective in its blocking,
+ * nonblocking (MPI_I...) and persistent (..._init) forms, each also with _c
+ * (large-count) arguments. One static function per collective checks the
+ * arguments of all its forms in the _c types (the int forms convert their
+ * count and displacement arrays first), builds the schedule (the algorithm
+ * choice of src/mpi/coll/select.c) and hands it over with coll_sched_finish()
+ * in the call's mode. Intra- and inter-communicators take the same path; on an
+ * inter-communicator the v/w arrays have one entry per remote process. */
 #include "mpi/mpii.h"
-#include "mpi/coll/coll.h"
+#include "mpi/coll/algo.h"
+#include "mpi/info/info.h"
 #include "mpi/op/op.h"
 
 #include <stdlib.h>
 
-/* ---- checks ----------------------------------------------------------------------------- */
+/* ---- checks ------------------------------------------------------------------------------ */
 
-static int coll_comm(const char *fn, MPI_Comm comm, mpii_comm **out)
+/* the communicator; for the nonblocking and persistent forms the request pointer; for the
+ * persistent ones the info */
+static int coll_begin(const char *fn, int mode, MPI_Comm comm, MPI_Info info, MPI_Request *req,
+                      mpii_comm **out)
 {
     mpii_comm *c = mpii_comm_get(comm);
     if (!c)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn, "comm: invalid communicator");
-    if (c->is_inter)
-        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                        "inter-communicator collectives not implemented yet");
+    if (mode != COLL_BLOCKING && !req)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_REQUEST, fn, "request: NULL pointer");
+    if (mode == COLL_PERSISTENT && info != MPI_INFO_NULL && !mpii_info_exists(info))
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_INFO, fn,
+                        "info: invalid info object (MPI_INFO_NULL when there is none)");
     *out = c;
     return MPI_SUCCESS;
 }
@@ -26,7 +38,7 @@ static int coll_buf(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Datatype
 {
     if (count < 0)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COUNT, fn, "%scount=%lld is negative", what,
-                        count);
+                        (long long)count);
     mpii_dtype *t = mpii_dtype_get(dt);
     if (!t)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TYPE, fn, "%stype: invalid datatype", what);
@@ -36,26 +48,42 @@ static int coll_buf(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Datatype
     return MPI_SUCCESS;
 }
 
+/* n (count, datatype) pairs of a v form */
 static int coll_bufs(const char *fn, MPI_Comm comm, int n, const MPI_Count counts[],
                      const MPI_Aint displs[], MPI_Datatype dt, const char *what)
 {
     if (!counts || !displs)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "%scounts/displs: NULL array", what);
-    for (int i = 0; i < n; i++) {
-        int rc = coll_buf(fn, comm, counts[i], dt, what);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return MPI_SUCCESS;
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = coll_buf(fn, comm, counts[i], dt, what);
+    return rc;
 }
 
+/* intra: a rank; inter: MPI_ROOT (the root itself), MPI_PROC_NULL (the rest of its group) or a
+ * rank of the remote group (the root's peers) */
 static int coll_root(const char *fn, MPI_Comm comm, const mpii_comm *c, int root)
 {
-    if (root < 0 || root >= c->size)
+    if (!c->is_inter && (root < 0 || root >= c->size))
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ROOT, fn,
                         "root=%d is not a valid rank: the communicator has %d ranks", root,
                         c->size);
+    if (c->is_inter && root != MPI_ROOT && root != MPI_PROC_NULL &&
+        (root < 0 || root >= c->remote->size))
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ROOT, fn,
+                        "root=%d is not valid on an inter-communicator: MPI_ROOT, MPI_PROC_NULL "
+                        "or a rank of the remote group (%d ranks)",
+                        root, c->remote->size);
     return MPI_SUCCESS;
+}
+
+/* A rooted collective's roles: *at_root, this process is the root (it receives from, or sends
+ * to, every peer); *at_peer, it is one of those peers. An intra-communicator's root is both;
+ * on an inter-communicator MPI_PROC_NULL is neither. */
+static void coll_roles(const mpii_comm *c, int root, int *at_root, int *at_peer)
+{
+    *at_root = c->is_inter ? root == MPI_ROOT : c->rank == root;
+    *at_peer = c->is_inter ? root >= 0 : 1;
 }
 
 static int coll_op(const char *fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt)
@@ -77,18 +105,48 @@ static int coll_op(const char *fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt)
 static int coll_alias(const char *fn, MPI_Comm comm, const void *sbuf, const void *rbuf,
                       MPI_Count count)
 {
-    if (count > 0 && sbuf == rbuf && sbuf != MPI_BOTTOM)
+    if (count > 0 && sbuf == rbuf && sbuf != MPI_BOTTOM && sbuf != MPI_IN_PLACE)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
                         "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 
-static int coll_no_inplace(const char *fn, MPI_Comm comm, const void *buf, const char *what)
+/* where MPI_IN_PLACE may stand, for the messages */
+static const char coll_in_send[] = "it is passed as sendbuf";
+static const char coll_root_send[] = "only the root may pass it, as sendbuf";
+static const char coll_root_recv[] = "only the root may pass it, as recvbuf";
+
+/* MPI_IN_PLACE as `what`: never on an inter-communicator, on an intra-communicator where
+ * `allowed` (else `hint` tells where it belongs) */
+static int coll_inplace(const char *fn, MPI_Comm comm, const mpii_comm *c, const void *buf,
+                        const char *what, int allowed, const char *hint)
 {
-    if (buf == MPI_IN_PLACE)
+    if (buf != MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    if (c->is_inter)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
-                        "%s: MPI_IN_PLACE is not allowed here (only at the root)", what);
+                        "%s: MPI_IN_PLACE is not allowed on an inter-communicator", what);
+    if (!allowed)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
+                        "%s: MPI_IN_PLACE is not allowed here (%s)", what, hint);
     return MPI_SUCCESS;
+}
+
+/* the (sendbuf, recvbuf, count, datatype, op) of a reduction without root: MPI_IN_PLACE only
+ * as sendbuf */
+static int coll_red_args(const char *fn, MPI_Comm comm, const mpii_comm *c, const void *sbuf,
+                         void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op)
+{
+    int rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", 1, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", 0, coll_in_send);
+    if (rc == MPI_SUCCESS)
+        rc = coll_buf(fn, comm, count, dt, "");
+    if (rc == MPI_SUCCESS)
+        rc = coll_op(fn, comm, op, dt);
+    if (rc == MPI_SUCCESS)
+        rc = coll_alias(fn, comm, sbuf, rbuf, count);
+    return rc;
 }
 
 static int coll_done(const char *fn, MPI_Comm comm, int rc)
@@ -98,10 +156,25 @@ static int coll_done(const char *fn, MPI_Comm comm, int rc)
     if (rc == MPI_ERR_TRUNCATE)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn,
                         "message truncated: counts or datatypes do not match between processes");
+    if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
+        return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "not implemented yet on inter-communicators");
     return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "the collective operation failed");
 }
 
-/* int arrays of the non-_c forms; NULL stays NULL */
+/* Hand a built schedule over in the call's mode (blocking: run it), or drop it when building
+ * failed (`built`, the builder's result). */
+static int coll_end(const char *fn, MPI_Comm comm, coll_sched *s, int built, int mode,
+                    MPI_Request *req)
+{
+    if (built != MPI_SUCCESS) {
+        coll_sched_free(s);
+        return coll_done(fn, comm, built);
+    }
+    return coll_done(fn, comm, coll_sched_finish(s, mode, req));
+}
+
+/* ---- the int arrays of the non-_c forms: n entries converted; NULL stays NULL ------------ */
+
 static MPI_Count *coll_counts(const int *a, int n)
 {
     if (!a)
@@ -122,514 +195,1103 @@ static MPI_Aint *coll_displs(const int *a, int n)
     return v;
 }
 
-static int coll_size(MPI_Comm comm)
+/* entries of the arrays that are significant here: every peer's (local: the local group's) */
+static int coll_nentries(MPI_Comm comm, int local)
 {
     mpii_comm *c = mpii_comm_get(comm);
-    return c ? c->size : 0;
+    if (!c)
+        return 0;
+    return local ? c->size : mpii_comm_peer_size(c);
 }
 
-static int coll_is_root(MPI_Comm comm, int root)
+/* ... and for the root's arrays of gatherv/scatterv: none away from the root */
+static int coll_nentries_root(MPI_Comm comm, int root)
 {
     mpii_comm *c = mpii_comm_get(comm);
-    return c && c->rank == root;
+    int at_root = 0, at_peer;
+    if (c)
+        coll_roles(c, root, &at_root, &at_peer);
+    return at_root ? mpii_comm_peer_size(c) : 0;
 }
 
-/* ---- barrier, bcast ------------------------------------------------------------------------ */
+/* ---- the collectives: one function each, all forms ----------------------------------------- */
 
-int PMPI_Barrier(MPI_Comm comm)
+static int barrier(const char *fn, int mode, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     mpii_comm *c;
-    int rc = coll_comm("MPI_Barrier", comm, &c);
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    return coll_done("MPI_Barrier", comm, mpii_barrier(c));
+    coll_sched *s = coll_sched_create(c);
+    return coll_end(fn, comm, s, coll_barrier(s, c), mode, req);
 }
 
-static int coll_bcast(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int root,
-                      MPI_Comm comm)
+static int bcast(const char *fn, int mode, void *buf, MPI_Count count, MPI_Datatype dt, int root,
+                 MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
+    int at_root = 0, at_peer = 0;
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
+        rc = coll_root(fn, comm, c, root);
+    if (rc == MPI_SUCCESS)
+        coll_roles(c, root, &at_root, &at_peer);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, buf, "buffer", 0, "a broadcast has a single buffer");
+    if (rc == MPI_SUCCESS && (at_root || at_peer))
         rc = coll_buf(fn, comm, count, dt, "");
-    if (rc == MPI_SUCCESS)
-        rc = coll_root(fn, comm, c, root);
     if (rc != MPI_SUCCESS)
         return rc;
-    return coll_done(fn, comm, mpii_bcast(buf, count, dt, root, c));
+    coll_sched *s = coll_sched_create(c);
+    return coll_end(fn, comm, s, coll_bcast(s, buf, (MPI_Aint)count, dt, root, c), mode, req);
 }
 
-int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
-{
-    return coll_bcast("MPI_Bcast", buf, count, dt, root, comm);
-}
-
-int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
-{
-    return coll_bcast("MPI_Bcast_c", buf, count, dt, root, comm);
-}
-
-/* ---- reductions ------------------------------------------------------------------------------ */
-
-/* checks of (sendbuf, recvbuf, count, datatype, op) on comm */
-static int coll_red_args(const char *fn, MPI_Comm comm, const void *sbuf, const void *rbuf,
-                         MPI_Count count, MPI_Datatype dt, MPI_Op op)
-{
-    int rc = coll_buf(fn, comm, count, dt, "");
-    if (rc == MPI_SUCCESS)
-        rc = coll_op(fn, comm, op, dt);
-    if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, count);
-    return rc;
-}
-
-static int coll_reduce(const char *fn, const void *sbuf, void *rbuf, MPI_Count count,
-                       MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+/* gather (vform 0: rcount) and gatherv (vform 1: rcounts, displs) */
+static int gather(const char *fn, int mode, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                  void *rbuf, MPI_Count rcount, const MPI_Count rcounts[], const MPI_Aint displs[],
+                  MPI_Datatype rdt, int vform, int root, MPI_Comm comm, MPI_Info info,
+                  MPI_Request *req)
 {
     mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
+    int at_root = 0, at_peer = 0;
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
         rc = coll_root(fn, comm, c, root);
     if (rc == MPI_SUCCESS)
-        rc = coll_red_args(fn, comm, sbuf, c->rank == root ? rbuf : NULL, count, dt, op);
-    if (rc == MPI_SUCCESS && c->rank != root)
-        rc = coll_no_inplace(fn, comm, sbuf, "sendbuf");
+        coll_roles(c, root, &at_root, &at_peer);
+    if (rc == MPI_SUCCESS && at_peer)
+        rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", at_root, coll_root_send);
+    if (rc == MPI_SUCCESS && at_peer && sbuf != MPI_IN_PLACE)
+        rc = coll_buf(fn, comm, scount, sdt, "send");
+    if (rc == MPI_SUCCESS && at_root)
+        rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", 0, coll_in_send);
+    if (rc == MPI_SUCCESS && at_root && vform)
+        rc = coll_bufs(fn, comm, mpii_comm_peer_size(c), rcounts, displs, rdt, "recv");
+    if (rc == MPI_SUCCESS && at_root && !vform)
+        rc = coll_buf(fn, comm, rcount, rdt, "recv");
+    if (rc == MPI_SUCCESS && at_root && at_peer)
+        rc = coll_alias(fn, comm, sbuf, rbuf, scount);
     if (rc != MPI_SUCCESS)
         return rc;
-    return coll_done(fn, comm, mpii_reduce(sbuf, rbuf, count, dt, op, root, c));
+    coll_sched *s = coll_sched_create(c);
+    if (vform)
+        rc = coll_gatherv(s, sbuf, (MPI_Aint)scount, sdt, rbuf, rcounts, displs, rdt, root, c);
+    else
+        rc = coll_gather(s, sbuf, (MPI_Aint)scount, sdt, rbuf, (MPI_Aint)rcount, rdt, root, c);
+    return coll_end(fn, comm, s, rc, mode, req);
 }
 
-int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                MPI_Comm comm)
-{
-    return coll_reduce("MPI_Reduce", sbuf, rbuf, count, dt, op, root, comm);
-}
-
-int PMPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                  int root, MPI_Comm comm)
-{
-    return coll_reduce("MPI_Reduce_c", sbuf, rbuf, count, dt, op, root, comm);
-}
-
-/* allreduce, scan, exscan: same arguments, MPI_IN_PLACE allowed everywhere */
-typedef int (*coll_redfn)(const void *, void *, MPI_Aint, MPI_Datatype, MPI_Op, mpii_comm *);
-
-static int coll_allred(const char *fn, coll_redfn f, const void *sbuf, void *rbuf, MPI_Count count,
-                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+/* scatter (vform 0: scount) and scatterv (vform 1: scounts, displs) */
+static int scatter(const char *fn, int mode, const void *sbuf, MPI_Count scount,
+                   const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype sdt, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rdt, int vform, int root, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *req)
 {
     mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
+    int at_root = 0, at_peer = 0;
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
-        rc = coll_red_args(fn, comm, sbuf, rbuf, count, dt, op);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return coll_done(fn, comm, f(sbuf, rbuf, count, dt, op, c));
-}
-
-int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm)
-{
-    return coll_allred("MPI_Allreduce", mpii_allreduce, sbuf, rbuf, count, dt, op, comm);
-}
-
-int PMPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm)
-{
-    return coll_allred("MPI_Allreduce_c", mpii_allreduce, sbuf, rbuf, count, dt, op, comm);
-}
-
-int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
-{
-    return coll_allred("MPI_Scan", mpii_scan, sbuf, rbuf, count, dt, op, comm);
-}
-
-int PMPI_Scan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                MPI_Comm comm)
-{
-    return coll_allred("MPI_Scan_c", mpii_scan, sbuf, rbuf, count, dt, op, comm);
-}
-
-int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
-{
-    return coll_allred("MPI_Exscan", mpii_exscan, sbuf, rbuf, count, dt, op, comm);
-}
-
-int PMPI_Exscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                  MPI_Comm comm)
-{
-    return coll_allred("MPI_Exscan_c", mpii_exscan, sbuf, rbuf, count, dt, op, comm);
-}
-
-static int coll_redscat_block(const char *fn, const void *sbuf, void *rbuf, MPI_Count rcount,
-                              MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
-{
-    mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
+        rc = coll_root(fn, comm, c, root);
     if (rc == MPI_SUCCESS)
-        rc = coll_red_args(fn, comm, sbuf, rbuf, rcount, dt, op);
+        coll_roles(c, root, &at_root, &at_peer);
+    if (rc == MPI_SUCCESS && at_peer)
+        rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", at_root, coll_root_recv);
+    if (rc == MPI_SUCCESS && at_peer && rbuf != MPI_IN_PLACE)
+        rc = coll_buf(fn, comm, rcount, rdt, "recv");
+    if (rc == MPI_SUCCESS && at_root)
+        rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", 0, coll_root_recv);
+    if (rc == MPI_SUCCESS && at_root && vform)
+        rc = coll_bufs(fn, comm, mpii_comm_peer_size(c), scounts, displs, sdt, "send");
+    if (rc == MPI_SUCCESS && at_root && !vform)
+        rc = coll_buf(fn, comm, scount, sdt, "send");
+    if (rc == MPI_SUCCESS && at_root && at_peer)
+        rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
     if (rc != MPI_SUCCESS)
         return rc;
-    return coll_done(fn, comm, mpii_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, c));
+    coll_sched *s = coll_sched_create(c);
+    if (vform)
+        rc = coll_scatterv(s, sbuf, scounts, displs, sdt, rbuf, (MPI_Aint)rcount, rdt, root, c);
+    else
+        rc = coll_scatter(s, sbuf, (MPI_Aint)scount, sdt, rbuf, (MPI_Aint)rcount, rdt, root, c);
+    return coll_end(fn, comm, s, rc, mode, req);
 }
 
-int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-                              MPI_Comm comm)
-{
-    return coll_redscat_block("MPI_Reduce_scatter_block", sbuf, rbuf, rcount, dt, op, comm);
-}
-
-int PMPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dt,
-                                MPI_Op op, MPI_Comm comm)
-{
-    return coll_redscat_block("MPI_Reduce_scatter_block_c", sbuf, rbuf, rcount, dt, op, comm);
-}
-
-static int coll_redscat(const char *fn, const void *sbuf, void *rbuf, const MPI_Count rcounts[],
-                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+/* allgather (vform 0: rcount) and allgatherv (vform 1: rcounts, displs) */
+static int allgather(const char *fn, int mode, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                     void *rbuf, MPI_Count rcount, const MPI_Count rcounts[],
+                     const MPI_Aint displs[], MPI_Datatype rdt, int vform, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *req)
 {
     mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", 1, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", 0, coll_in_send);
+    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
+        rc = coll_buf(fn, comm, scount, sdt, "send");
+    if (rc == MPI_SUCCESS && vform)
+        rc = coll_bufs(fn, comm, mpii_comm_peer_size(c), rcounts, displs, rdt, "recv");
+    if (rc == MPI_SUCCESS && !vform)
+        rc = coll_buf(fn, comm, rcount, rdt, "recv");
+    if (rc == MPI_SUCCESS)
+        rc = coll_alias(fn, comm, sbuf, rbuf, scount);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    coll_sched *s = coll_sched_create(c);
+    if (vform)
+        rc = coll_allgatherv(s, sbuf, (MPI_Aint)scount, sdt, rbuf, rcounts, displs, rdt, c);
+    else
+        rc = coll_allgather(s, sbuf, (MPI_Aint)scount, sdt, rbuf, (MPI_Aint)rcount, rdt, c);
+    return coll_end(fn, comm, s, rc, mode, req);
+}
+
+static int alltoall(const char *fn, int mode, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *req)
+{
+    mpii_comm *c;
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", 1, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", 0, coll_in_send);
+    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
+        rc = coll_buf(fn, comm, scount, sdt, "send");
+    if (rc == MPI_SUCCESS)
+        rc = coll_buf(fn, comm, rcount, rdt, "recv");
+    if (rc == MPI_SUCCESS)
+        rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    coll_sched *s = coll_sched_create(c);
+    return coll_end(fn, comm, s,
+                    coll_alltoall(s, sbuf, (MPI_Aint)scount, sdt, rbuf, (MPI_Aint)rcount, rdt, c),
+                    mode, req);
+}
+
+/* alltoallv (sdts, rdts NULL: sdt, rdt for every peer) and alltoallw (sdts, rdts) */
+static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Count scounts[],
+                      const MPI_Aint sdispls[], MPI_Datatype sdt, const MPI_Datatype sdts[],
+                      void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                      MPI_Datatype rdt, const MPI_Datatype rdts[], int wform, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *req)
+{
+    mpii_comm *c;
+    int inplace = sbuf == MPI_IN_PLACE;
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", 1, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", 0, coll_in_send);
+    if (rc == MPI_SUCCESS && wform && (!rdts || (!inplace && !sdts)))
+        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "sendtypes/recvtypes: NULL array");
+    if (rc == MPI_SUCCESS && (!rcounts || !rdispls || (!inplace && (!scounts || !sdispls))))
+        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "counts/displs: NULL array");
+    int n = rc == MPI_SUCCESS ? mpii_comm_peer_size(c) : 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        rc = coll_buf(fn, comm, rcounts[i], wform ? rdts[i] : rdt, "recv");
+        if (rc == MPI_SUCCESS && !inplace)
+            rc = coll_buf(fn, comm, scounts[i], wform ? sdts[i] : sdt, "send");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = coll_alias(fn, comm, sbuf, rbuf, 1);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    coll_sched *s = coll_sched_create(c);
+    if (wform)
+        rc = coll_alltoallw(s, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
+    else
+        rc = coll_alltoallv(s, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+    return coll_end(fn, comm, s, rc, mode, req);
+}
+
+static int reduce(const char *fn, int mode, const void *sbuf, void *rbuf, MPI_Count count,
+                  MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
+                  MPI_Request *req)
+{
+    mpii_comm *c;
+    int at_root = 0, at_peer = 0;
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
+    if (rc == MPI_SUCCESS)
+        rc = coll_root(fn, comm, c, root);
+    if (rc == MPI_SUCCESS)
+        coll_roles(c, root, &at_root, &at_peer);
+    if (rc == MPI_SUCCESS)
+        rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", at_root, coll_root_send);
+    /* the reduction's checks, of the buffers that are significant here */
+    if (rc == MPI_SUCCESS && (at_root || at_peer))
+        rc =
+            coll_red_args(fn, comm, c, at_peer ? sbuf : NULL, at_root ? rbuf : NULL, count, dt, op);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    coll_sched *s = coll_sched_create(c);
+    return coll_end(fn, comm, s, coll_reduce(s, sbuf, rbuf, (MPI_Aint)count, dt, op, root, c), mode,
+                    req);
+}
+
+/* allreduce, reduce_scatter_block, scan, exscan: one count, MPI_IN_PLACE as sendbuf */
+typedef int (*coll_red_builder)(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
+                                MPI_Datatype dt, MPI_Op op, mpii_comm *c);
+
+static int allred(const char *fn, int mode, coll_red_builder build, const void *sbuf, void *rbuf,
+                  MPI_Count count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                  MPI_Request *req)
+{
+    mpii_comm *c;
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
+    if (rc == MPI_SUCCESS && c->is_inter && (build == coll_scan || build == coll_exscan))
+        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn,
+                      "comm: an inter-communicator (scans are defined on intra-communicators)");
+    if (rc == MPI_SUCCESS)
+        rc = coll_red_args(fn, comm, c, sbuf, rbuf, count, dt, op);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    coll_sched *s = coll_sched_create(c);
+    return coll_end(fn, comm, s, build(s, sbuf, rbuf, (MPI_Aint)count, dt, op, c), mode, req);
+}
+
+/* rcounts: one entry per process of the local group */
+static int reduce_scatter(const char *fn, int mode, const void *sbuf, void *rbuf,
+                          const MPI_Count rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *req)
+{
+    mpii_comm *c;
+    MPI_Count total = 0;
+    int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS && !rcounts)
         rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "recvcounts: NULL array");
-    MPI_Count total = 0;
-    for (int i = 0; rc == MPI_SUCCESS && i < c->size; i++) {
+    int n = rc == MPI_SUCCESS ? c->size : 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
         rc = coll_buf(fn, comm, rcounts[i], dt, "recv");
         total += rcounts[i];
     }
     if (rc == MPI_SUCCESS)
-        rc = coll_red_args(fn, comm, sbuf, rbuf, total, dt, op);
+        rc = coll_red_args(fn, comm, c, sbuf, rbuf, total, dt, op);
     if (rc != MPI_SUCCESS)
         return rc;
-    return coll_done(fn, comm, mpii_reduce_scatter(sbuf, rbuf, rcounts, dt, op, c));
+    coll_sched *s = coll_sched_create(c);
+    return coll_end(fn, comm, s, coll_reduce_scatter(s, sbuf, rbuf, rcounts, dt, op, c), mode, req);
 }
 
-int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                        MPI_Op op, MPI_Comm comm)
+/* ---- the int forms of the v/w collectives: their arrays converted ------------------------ */
+
+static int gatherv_int(const char *fn, int mode, const void *sbuf, int scount, MPI_Datatype sdt,
+                       void *rbuf, const int rcounts[], const int displs[], MPI_Datatype rdt,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    MPI_Count *rc_ = coll_counts(rcounts, coll_size(comm));
-    int rc = coll_redscat("MPI_Reduce_scatter", sbuf, rbuf, rc_, dt, op, comm);
+    int n = coll_nentries_root(comm, root);
+    MPI_Count *rc_ = coll_counts(rcounts, n);
+    MPI_Aint *d = coll_displs(displs, n);
+    int rc = gather(fn, mode, sbuf, scount, sdt, rbuf, 0, rc_, d, rdt, 1, root, comm, info, req);
+    free(d);
     free(rc_);
     return rc;
 }
 
-int PMPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
-                          MPI_Op op, MPI_Comm comm)
+static int scatterv_int(const char *fn, int mode, const void *sbuf, const int scounts[],
+                        const int displs[], MPI_Datatype sdt, void *rbuf, int rcount,
+                        MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return coll_redscat("MPI_Reduce_scatter_c", sbuf, rbuf, rcounts, dt, op, comm);
+    int n = coll_nentries_root(comm, root);
+    MPI_Count *sc = coll_counts(scounts, n);
+    MPI_Aint *d = coll_displs(displs, n);
+    int rc = scatter(fn, mode, sbuf, 0, sc, d, sdt, rbuf, rcount, rdt, 1, root, comm, info, req);
+    free(d);
+    free(sc);
+    return rc;
 }
 
-/* ---- gather, scatter --------------------------------------------------------------------------
- */
-
-static int coll_gather(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
-                       void *rbuf, MPI_Count rcount, const MPI_Count rcounts[],
-                       const MPI_Aint displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
+static int allgatherv_int(const char *fn, int mode, const void *sbuf, int scount, MPI_Datatype sdt,
+                          void *rbuf, const int rcounts[], const int displs[], MPI_Datatype rdt,
+                          MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
-    if (rc == MPI_SUCCESS)
-        rc = coll_root(fn, comm, c, root);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    int at_root = c->rank == root;
-    if (!at_root)
-        rc = coll_no_inplace(fn, comm, sbuf, "sendbuf");
-    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = coll_buf(fn, comm, scount, sdt, "send");
-    if (rc == MPI_SUCCESS && at_root && !rcounts)
-        rc = coll_buf(fn, comm, rcount, rdt, "recv");
-    if (rc == MPI_SUCCESS && at_root && rcounts)
-        rc = coll_bufs(fn, comm, c->size, rcounts, displs, rdt, "recv");
-    if (rc == MPI_SUCCESS && at_root)
-        rc = coll_alias(fn, comm, sbuf, rbuf, scount);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (rcounts)
-        rc = mpii_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
-    else
-        rc = mpii_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
-    return coll_done(fn, comm, rc);
+    int n = coll_nentries(comm, 0);
+    MPI_Count *rc_ = coll_counts(rcounts, n);
+    MPI_Aint *d = coll_displs(displs, n);
+    int rc = allgather(fn, mode, sbuf, scount, sdt, rbuf, 0, rc_, d, rdt, 1, comm, info, req);
+    free(d);
+    free(rc_);
+    return rc;
 }
+
+/* alltoallv (sdts, rdts NULL) and alltoallw; in place the send arrays are not read */
+static int alltoallvw_int(const char *fn, int mode, const void *sbuf, const int scounts[],
+                          const int sdispls[], MPI_Datatype sdt, const MPI_Datatype sdts[],
+                          void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+                          const MPI_Datatype rdts[], int wform, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *req)
+{
+    int n = coll_nentries(comm, 0), ns = sbuf == MPI_IN_PLACE ? 0 : n;
+    MPI_Count *sc = coll_counts(scounts, ns), *rc_ = coll_counts(rcounts, n);
+    MPI_Aint *sd = coll_displs(sdispls, ns), *rd = coll_displs(rdispls, n);
+    int rc = alltoallvw(fn, mode, sbuf, sc, sd, sdt, sdts, rbuf, rc_, rd, rdt, rdts, wform, comm,
+                        info, req);
+    free(rd);
+    free(sd);
+    free(rc_);
+    free(sc);
+    return rc;
+}
+
+static int reduce_scatter_int(const char *fn, int mode, const void *sbuf, void *rbuf,
+                              const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                              MPI_Info info, MPI_Request *req)
+{
+    MPI_Count *rc_ = coll_counts(rcounts, coll_nentries(comm, 1));
+    int rc = reduce_scatter(fn, mode, sbuf, rbuf, rc_, dt, op, comm, info, req);
+    free(rc_);
+    return rc;
+}
+
+/* ---- Barrier -------------------------------------------------------------------------------- */
+
+int PMPI_Barrier(MPI_Comm comm)
+{
+    return barrier("MPI_Barrier", COLL_BLOCKING, comm, MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+    return barrier("MPI_Ibarrier", COLL_NONBLOCKING, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return barrier("MPI_Barrier_init", COLL_PERSISTENT, comm, info, req);
+}
+
+/* ---- Bcast ---------------------------------------------------------------------------------- */
+
+int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    return bcast("MPI_Bcast", COLL_BLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    return bcast("MPI_Bcast_c", COLL_BLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return bcast("MPI_Ibcast", COLL_NONBLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Ibcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    return bcast("MPI_Ibcast_c", COLL_NONBLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Bcast_init(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *req)
+{
+    return bcast("MPI_Bcast_init", COLL_PERSISTENT, buf, count, dt, root, comm, info, req);
+}
+
+int PMPI_Bcast_init_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *req)
+{
+    return bcast("MPI_Bcast_init_c", COLL_PERSISTENT, buf, count, dt, root, comm, info, req);
+}
+
+/* ---- Gather --------------------------------------------------------------------------------- */
 
 int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                 MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    return coll_gather("MPI_Gather", sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, root, comm);
+    return gather("MPI_Gather", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0,
+                  root, comm, MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                   MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    return coll_gather("MPI_Gather_c", sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, root,
-                       comm);
+    return gather("MPI_Gather_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt,
+                  0, root, comm, MPI_INFO_NULL, NULL);
 }
+
+int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                 MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return gather("MPI_Igather", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt,
+                  0, root, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Igather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return gather("MPI_Igather_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
+                  rdt, 0, root, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Gather_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                     MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return gather("MPI_Gather_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
+                  rdt, 0, root, comm, info, req);
+}
+
+int PMPI_Gather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                       MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *req)
+{
+    return gather("MPI_Gather_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
+                  rdt, 0, root, comm, info, req);
+}
+
+/* ---- Gatherv -------------------------------------------------------------------------------- */
 
 int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
                  const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    static const MPI_Count none[1];
-    static const MPI_Aint nodispl[1];
-    int at_root = coll_is_root(comm, root);
-    MPI_Count *rc_ = at_root ? coll_counts(rcounts, coll_size(comm)) : NULL;
-    MPI_Aint *d = at_root ? coll_displs(displs, coll_size(comm)) : NULL;
-    /* non-roots: the arrays are not significant, pass dummies that mark the v form */
-    int rc = coll_gather("MPI_Gatherv", sbuf, scount, sdt, rbuf, 0, at_root ? rc_ : none,
-                         at_root ? d : nodispl, rdt, root, comm);
-    free(d);
-    free(rc_);
-    return rc;
+    return gatherv_int("MPI_Gatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
+                       root, comm, MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
                    MPI_Comm comm)
 {
-    static const MPI_Count none[1];
-    static const MPI_Aint nodispl[1];
-    int at_root = coll_is_root(comm, root);
-    return coll_gather("MPI_Gatherv_c", sbuf, scount, sdt, rbuf, 0, at_root ? rcounts : none,
-                       at_root ? displs : nodispl, rdt, root, comm);
+    return gather("MPI_Gatherv_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs, rdt,
+                  1, root, comm, MPI_INFO_NULL, NULL);
 }
 
-static int coll_scatter(const char *fn, const void *sbuf, MPI_Count scount,
-                        const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype sdt,
-                        void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
+int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+                  const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
-    if (rc == MPI_SUCCESS)
-        rc = coll_root(fn, comm, c, root);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    int at_root = c->rank == root;
-    if (!at_root)
-        rc = coll_no_inplace(fn, comm, rbuf, "recvbuf");
-    if (rc == MPI_SUCCESS && rbuf != MPI_IN_PLACE)
-        rc = coll_buf(fn, comm, rcount, rdt, "recv");
-    if (rc == MPI_SUCCESS && at_root && !scounts)
-        rc = coll_buf(fn, comm, scount, sdt, "send");
-    if (rc == MPI_SUCCESS && at_root && scounts)
-        rc = coll_bufs(fn, comm, c->size, scounts, displs, sdt, "send");
-    if (rc == MPI_SUCCESS && at_root)
-        rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (scounts)
-        rc = mpii_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
-    else
-        rc = mpii_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
-    return coll_done(fn, comm, rc);
+    return gatherv_int("MPI_Igatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
+                       rdt, root, comm, MPI_INFO_NULL, req);
 }
+
+int PMPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
+                    MPI_Comm comm, MPI_Request *req)
+{
+    return gather("MPI_Igatherv_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs,
+                  rdt, 1, root, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                      const int rcounts[], const int displs[], MPI_Datatype rdt, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return gatherv_int("MPI_Gatherv_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts,
+                       displs, rdt, root, comm, info, req);
+}
+
+int PMPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return gather("MPI_Gatherv_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, 0, rcounts,
+                  displs, rdt, 1, root, comm, info, req);
+}
+
+/* ---- Scatter -------------------------------------------------------------------------------- */
 
 int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                  MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    return coll_scatter("MPI_Scatter", sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt, root,
-                        comm);
+    return scatter("MPI_Scatter", COLL_BLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt,
+                   0, root, comm, MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                    MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    return coll_scatter("MPI_Scatter_c", sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt, root,
-                        comm);
+    return scatter("MPI_Scatter_c", COLL_BLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt,
+                   0, root, comm, MPI_INFO_NULL, NULL);
 }
+
+int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                  MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return scatter("MPI_Iscatter", COLL_NONBLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount,
+                   rdt, 0, root, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Iscatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return scatter("MPI_Iscatter_c", COLL_NONBLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount,
+                   rdt, 0, root, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Scatter_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                      MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return scatter("MPI_Scatter_init", COLL_PERSISTENT, sbuf, scount, NULL, NULL, sdt, rbuf, rcount,
+                   rdt, 0, root, comm, info, req);
+}
+
+int PMPI_Scatter_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                        MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *req)
+{
+    return scatter("MPI_Scatter_init_c", COLL_PERSISTENT, sbuf, scount, NULL, NULL, sdt, rbuf,
+                   rcount, rdt, 0, root, comm, info, req);
+}
+
+/* ---- Scatterv ------------------------------------------------------------------------------- */
 
 int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
                   void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    static const MPI_Count none[1];
-    static const MPI_Aint nodispl[1];
-    int at_root = coll_is_root(comm, root);
-    MPI_Count *sc = at_root ? coll_counts(scounts, coll_size(comm)) : NULL;
-    MPI_Aint *d = at_root ? coll_displs(displs, coll_size(comm)) : NULL;
-    int rc = coll_scatter("MPI_Scatterv", sbuf, 0, at_root ? sc : none, at_root ? d : nodispl, sdt,
-                          rbuf, rcount, rdt, root, comm);
-    free(d);
-    free(sc);
-    return rc;
+    return scatterv_int("MPI_Scatterv", COLL_BLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
+                        rdt, root, comm, MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
                     MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
                     MPI_Comm comm)
 {
-    static const MPI_Count none[1];
-    static const MPI_Aint nodispl[1];
-    int at_root = coll_is_root(comm, root);
-    return coll_scatter("MPI_Scatterv_c", sbuf, 0, at_root ? scounts : none,
-                        at_root ? displs : nodispl, sdt, rbuf, rcount, rdt, root, comm);
+    return scatter("MPI_Scatterv_c", COLL_BLOCKING, sbuf, 0, scounts, displs, sdt, rbuf, rcount,
+                   rdt, 1, root, comm, MPI_INFO_NULL, NULL);
 }
 
-/* ---- allgather, alltoall ----------------------------------------------------------------------
- */
-
-static int coll_allgather(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
-                          void *rbuf, MPI_Count rcount, const MPI_Count rcounts[],
-                          const MPI_Aint displs[], MPI_Datatype rdt, int vform, MPI_Comm comm)
+int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
+                   void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
+                   MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
-    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = coll_buf(fn, comm, scount, sdt, "send");
-    if (rc == MPI_SUCCESS && !vform)
-        rc = coll_buf(fn, comm, rcount, rdt, "recv");
-    if (rc == MPI_SUCCESS && vform)
-        rc = coll_bufs(fn, comm, c->size, rcounts, displs, rdt, "recv");
-    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = coll_alias(fn, comm, sbuf, rbuf, scount);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (vform)
-        rc = mpii_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
-    else
-        rc = mpii_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
-    return coll_done(fn, comm, rc);
+    return scatterv_int("MPI_Iscatterv", COLL_NONBLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
+                        rdt, root, comm, MPI_INFO_NULL, req);
 }
+
+int PMPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                     MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                     MPI_Comm comm, MPI_Request *req)
+{
+    return scatter("MPI_Iscatterv_c", COLL_NONBLOCKING, sbuf, 0, scounts, displs, sdt, rbuf, rcount,
+                   rdt, 1, root, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
+                       void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req)
+{
+    return scatterv_int("MPI_Scatterv_init", COLL_PERSISTENT, sbuf, scounts, displs, sdt, rbuf,
+                        rcount, rdt, root, comm, info, req);
+}
+
+int PMPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                         MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return scatter("MPI_Scatterv_init_c", COLL_PERSISTENT, sbuf, 0, scounts, displs, sdt, rbuf,
+                   rcount, rdt, 1, root, comm, info, req);
+}
+
+/* ---- Allgather ------------------------------------------------------------------------------ */
 
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                    MPI_Datatype rdt, MPI_Comm comm)
 {
-    return coll_allgather("MPI_Allgather", sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0,
-                          comm);
+    return allgather("MPI_Allgather", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
+                     rdt, 0, comm, MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                      MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm)
 {
-    return coll_allgather("MPI_Allgather_c", sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0,
-                          comm);
+    return allgather("MPI_Allgather_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
+                     rdt, 0, comm, MPI_INFO_NULL, NULL);
 }
+
+int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                    MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+{
+    return allgather("MPI_Iallgather", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL,
+                     NULL, rdt, 0, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Iallgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                      MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+{
+    return allgather("MPI_Iallgather_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL,
+                     NULL, rdt, 0, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Allgather_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                        MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allgather("MPI_Allgather_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL,
+                     NULL, rdt, 0, comm, info, req);
+}
+
+int PMPI_Allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                          MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *req)
+{
+    return allgather("MPI_Allgather_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL,
+                     NULL, rdt, 0, comm, info, req);
+}
+
+/* ---- Allgatherv ----------------------------------------------------------------------------- */
 
 int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
                     const int displs[], MPI_Datatype rdt, MPI_Comm comm)
 {
-    MPI_Count *rc_ = coll_counts(rcounts, coll_size(comm));
-    MPI_Aint *d = coll_displs(displs, coll_size(comm));
-    int rc = coll_allgather("MPI_Allgatherv", sbuf, scount, sdt, rbuf, 0, rc_, d, rdt, 1, comm);
-    free(d);
-    free(rc_);
-    return rc;
+    return allgatherv_int("MPI_Allgatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
+                          rdt, comm, MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
                       MPI_Comm comm)
 {
-    return coll_allgather("MPI_Allgatherv_c", sbuf, scount, sdt, rbuf, 0, rcounts, displs, rdt, 1,
-                          comm);
+    return allgather("MPI_Allgatherv_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs,
+                     rdt, 1, comm, MPI_INFO_NULL, NULL);
 }
 
-static int coll_alltoall(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
-                         void *rbuf, MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm)
+int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                     const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
+                     MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
-    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = coll_buf(fn, comm, scount, sdt, "send");
-    if (rc == MPI_SUCCESS)
-        rc = coll_buf(fn, comm, rcount, rdt, "recv");
-    if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return coll_done(fn, comm, mpii_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c));
+    return allgatherv_int("MPI_Iallgatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts,
+                          displs, rdt, comm, MPI_INFO_NULL, req);
 }
+
+int PMPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                       MPI_Comm comm, MPI_Request *req)
+{
+    return allgather("MPI_Iallgatherv_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts,
+                     displs, rdt, 1, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                         const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *req)
+{
+    return allgatherv_int("MPI_Allgatherv_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts,
+                          displs, rdt, comm, info, req);
+}
+
+int PMPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                           const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                           MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allgather("MPI_Allgatherv_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, 0, rcounts,
+                     displs, rdt, 1, comm, info, req);
+}
+
+/* ---- Alltoall ------------------------------------------------------------------------------- */
 
 int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                   MPI_Datatype rdt, MPI_Comm comm)
 {
-    return coll_alltoall("MPI_Alltoall", sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+    return alltoall("MPI_Alltoall", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                    MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                     MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm)
 {
-    return coll_alltoall("MPI_Alltoall_c", sbuf, scount, sdt, rbuf, rcount, rdt, comm);
+    return alltoall("MPI_Alltoall_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                    MPI_INFO_NULL, NULL);
 }
 
-/* alltoallv (one type per side: sdts/rdts NULL, sdt/rdt used) and alltoallw */
-static int coll_alltoallvw(const char *fn, const void *sbuf, const MPI_Count scounts[],
-                           const MPI_Aint sdispls[], MPI_Datatype sdt, const MPI_Datatype sdts[],
-                           void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
-                           MPI_Datatype rdt, const MPI_Datatype rdts[], int wform, MPI_Comm comm)
+int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                   MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = coll_comm(fn, comm, &c);
-    if (rc == MPI_SUCCESS && wform && !rdts)
-        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "recvtypes: NULL array");
-    if (rc == MPI_SUCCESS && wform && sbuf != MPI_IN_PLACE && !sdts)
-        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "sendtypes: NULL array");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!rcounts || !rdispls || (sbuf != MPI_IN_PLACE && (!scounts || !sdispls)))
-        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "counts/displs: NULL array");
-    for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++) {
-        rc = coll_buf(fn, comm, rcounts[i], wform ? rdts[i] : rdt, "recv");
-        if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-            rc = coll_buf(fn, comm, scounts[i], wform ? sdts[i] : sdt, "send");
-    }
-    if (rc == MPI_SUCCESS && sbuf == rbuf && sbuf != MPI_BOTTOM)
-        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
-                      "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (wform)
-        rc = mpii_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
-    else
-        rc = mpii_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
-    return coll_done(fn, comm, rc);
+    return alltoall("MPI_Ialltoall", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                    MPI_INFO_NULL, req);
 }
+
+int PMPI_Ialltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+{
+    return alltoall("MPI_Ialltoall_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                    MPI_INFO_NULL, req);
+}
+
+int PMPI_Alltoall_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
+                       MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return alltoall("MPI_Alltoall_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, rdt,
+                    comm, info, req);
+}
+
+int PMPI_Alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                         MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *req)
+{
+    return alltoall("MPI_Alltoall_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, rdt,
+                    comm, info, req);
+}
+
+/* ---- Alltoallv ------------------------------------------------------------------------------ */
 
 int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
                    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
                    MPI_Comm comm)
 {
-    int n = coll_size(comm);
-    int inplace = sbuf == MPI_IN_PLACE;
-    MPI_Count *sc = inplace ? NULL : coll_counts(scounts, n), *rc_ = coll_counts(rcounts, n);
-    MPI_Aint *sd = inplace ? NULL : coll_displs(sdispls, n), *rd = coll_displs(rdispls, n);
-    int rc = coll_alltoallvw("MPI_Alltoallv", sbuf, sc, sd, sdt, NULL, rbuf, rc_, rd, rdt, NULL, 0,
-                             comm);
-    free(rd);
-    free(sd);
-    free(rc_);
-    free(sc);
-    return rc;
+    return alltoallvw_int("MPI_Alltoallv", COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
+                          rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
                      MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm)
 {
-    return coll_alltoallvw("MPI_Alltoallv_c", sbuf, scounts, sdispls, sdt, NULL, rbuf, rcounts,
-                           rdispls, rdt, NULL, 0, comm);
+    return alltoallvw("MPI_Alltoallv_c", COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
+                      rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
+
+int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
+                    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+                    MPI_Comm comm, MPI_Request *req)
+{
+    return alltoallvw_int("MPI_Ialltoallv", COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL,
+                          rbuf, rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+{
+    return alltoallvw("MPI_Ialltoallv_c", COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
+                      rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[],
+                        MPI_Datatype sdt, void *rbuf, const int rcounts[], const int rdispls[],
+                        MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return alltoallvw_int("MPI_Alltoallv_init", COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL,
+                          rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
+}
+
+int PMPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                          MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
+                          const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *req)
+{
+    return alltoallvw("MPI_Alltoallv_init_c", COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL,
+                      rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
+}
+
+/* ---- Alltoallw ------------------------------------------------------------------------------ */
 
 int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                    const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
                    const MPI_Datatype rdts[], MPI_Comm comm)
 {
-    int n = coll_size(comm);
-    int inplace = sbuf == MPI_IN_PLACE;
-    MPI_Count *sc = inplace ? NULL : coll_counts(scounts, n), *rc_ = coll_counts(rcounts, n);
-    MPI_Aint *sd = inplace ? NULL : coll_displs(sdispls, n), *rd = coll_displs(rdispls, n);
-    int rc =
-        coll_alltoallvw("MPI_Alltoallw", sbuf, sc, sd, MPI_DATATYPE_NULL, inplace ? NULL : sdts,
-                        rbuf, rc_, rd, MPI_DATATYPE_NULL, rdts, 1, comm);
-    free(rd);
-    free(sd);
-    free(rc_);
-    free(sc);
-    return rc;
+    return alltoallvw_int("MPI_Alltoallw", COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
+                          sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm,
+                          MPI_INFO_NULL, NULL);
 }
 
 int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
                      const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
 {
-    int inplace = sbuf == MPI_IN_PLACE;
-    return coll_alltoallvw("MPI_Alltoallw_c", sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
-                           inplace ? NULL : sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
-                           1, comm);
+    return alltoallvw("MPI_Alltoallw_c", COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
+                      sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm, MPI_INFO_NULL,
+                      NULL);
+}
+
+int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                    const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
+                    const MPI_Datatype rdts[], MPI_Comm comm, MPI_Request *req)
+{
+    return alltoallvw_int("MPI_Ialltoallw", COLL_NONBLOCKING, sbuf, scounts, sdispls,
+                          MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
+                          1, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
+                      MPI_Request *req)
+{
+    return alltoallvw("MPI_Ialltoallw_c", COLL_NONBLOCKING, sbuf, scounts, sdispls,
+                      MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1,
+                      comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
+                        const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
+                        const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *req)
+{
+    return alltoallvw_int("MPI_Alltoallw_init", COLL_PERSISTENT, sbuf, scounts, sdispls,
+                          MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
+                          1, comm, info, req);
+}
+
+int PMPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                          const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
+                          const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
+                          MPI_Info info, MPI_Request *req)
+{
+    return alltoallvw("MPI_Alltoallw_init_c", COLL_PERSISTENT, sbuf, scounts, sdispls,
+                      MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1,
+                      comm, info, req);
+}
+
+/* ---- Reduce --------------------------------------------------------------------------------- */
+
+int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                MPI_Comm comm)
+{
+    return reduce("MPI_Reduce", COLL_BLOCKING, sbuf, rbuf, count, dt, op, root, comm, MPI_INFO_NULL,
+                  NULL);
+}
+
+int PMPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                  int root, MPI_Comm comm)
+{
+    return reduce("MPI_Reduce_c", COLL_BLOCKING, sbuf, rbuf, count, dt, op, root, comm,
+                  MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                 MPI_Comm comm, MPI_Request *req)
+{
+    return reduce("MPI_Ireduce", COLL_NONBLOCKING, sbuf, rbuf, count, dt, op, root, comm,
+                  MPI_INFO_NULL, req);
+}
+
+int PMPI_Ireduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                   int root, MPI_Comm comm, MPI_Request *req)
+{
+    return reduce("MPI_Ireduce_c", COLL_NONBLOCKING, sbuf, rbuf, count, dt, op, root, comm,
+                  MPI_INFO_NULL, req);
+}
+
+int PMPI_Reduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return reduce("MPI_Reduce_init", COLL_PERSISTENT, sbuf, rbuf, count, dt, op, root, comm, info,
+                  req);
+}
+
+int PMPI_Reduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return reduce("MPI_Reduce_init_c", COLL_PERSISTENT, sbuf, rbuf, count, dt, op, root, comm, info,
+                  req);
+}
+
+/* ---- Allreduce ------------------------------------------------------------------------------ */
+
+int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm)
+{
+    return allred("MPI_Allreduce", COLL_BLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm)
+{
+    return allred("MPI_Allreduce_c", COLL_BLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *req)
+{
+    return allred("MPI_Iallreduce", COLL_NONBLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op,
+                  comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Iallreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *req)
+{
+    return allred("MPI_Iallreduce_c", COLL_NONBLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op,
+                  comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Allreduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allred("MPI_Allreduce_init", COLL_PERSISTENT, coll_allreduce, sbuf, rbuf, count, dt, op,
+                  comm, info, req);
+}
+
+int PMPI_Allreduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                          MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allred("MPI_Allreduce_init_c", COLL_PERSISTENT, coll_allreduce, sbuf, rbuf, count, dt,
+                  op, comm, info, req);
+}
+
+/* ---- Reduce_scatter_block ------------------------------------------------------------------- */
+
+int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
+                              MPI_Comm comm)
+{
+    return allred("MPI_Reduce_scatter_block", COLL_BLOCKING, coll_reduce_scatter_block, sbuf, rbuf,
+                  rcount, dt, op, comm, MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dt,
+                                MPI_Op op, MPI_Comm comm)
+{
+    return allred("MPI_Reduce_scatter_block_c", COLL_BLOCKING, coll_reduce_scatter_block, sbuf,
+                  rbuf, rcount, dt, op, comm, MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *req)
+{
+    return allred("MPI_Ireduce_scatter_block", COLL_NONBLOCKING, coll_reduce_scatter_block, sbuf,
+                  rbuf, rcount, dt, op, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Ireduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dt,
+                                 MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    return allred("MPI_Ireduce_scatter_block_c", COLL_NONBLOCKING, coll_reduce_scatter_block, sbuf,
+                  rbuf, rcount, dt, op, comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
+                                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allred("MPI_Reduce_scatter_block_init", COLL_PERSISTENT, coll_reduce_scatter_block, sbuf,
+                  rbuf, rcount, dt, op, comm, info, req);
+}
+
+int PMPI_Reduce_scatter_block_init_c(const void *sbuf, void *rbuf, MPI_Count rcount,
+                                     MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *req)
+{
+    return allred("MPI_Reduce_scatter_block_init_c", COLL_PERSISTENT, coll_reduce_scatter_block,
+                  sbuf, rbuf, rcount, dt, op, comm, info, req);
+}
+
+/* ---- Reduce_scatter ------------------------------------------------------------------------- */
+
+int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                        MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_int("MPI_Reduce_scatter", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op,
+                              comm, MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
+                          MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter("MPI_Reduce_scatter_c", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op, comm,
+                          MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    return reduce_scatter_int("MPI_Ireduce_scatter", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
+                              comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
+                           MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    return reduce_scatter("MPI_Ireduce_scatter_c", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
+                          comm, MPI_INFO_NULL, req);
+}
+
+int PMPI_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                             MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return reduce_scatter_int("MPI_Reduce_scatter_init", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt,
+                              op, comm, info, req);
+}
+
+int PMPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *req)
+{
+    return reduce_scatter("MPI_Reduce_scatter_init_c", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt, op,
+                          comm, info, req);
+}
+
+/* ---- Scan ----------------------------------------------------------------------------------- */
+
+int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    return allred("MPI_Scan", COLL_BLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Scan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                MPI_Comm comm)
+{
+    return allred("MPI_Scan_c", COLL_BLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+               MPI_Request *req)
+{
+    return allred("MPI_Iscan", COLL_NONBLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, req);
+}
+
+int PMPI_Iscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *req)
+{
+    return allred("MPI_Iscan_c", COLL_NONBLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, req);
+}
+
+int PMPI_Scan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allred("MPI_Scan_init", COLL_PERSISTENT, coll_scan, sbuf, rbuf, count, dt, op, comm,
+                  info, req);
+}
+
+int PMPI_Scan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allred("MPI_Scan_init_c", COLL_PERSISTENT, coll_scan, sbuf, rbuf, count, dt, op, comm,
+                  info, req);
+}
+
+/* ---- Exscan --------------------------------------------------------------------------------- */
+
+int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    return allred("MPI_Exscan", COLL_BLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Exscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                  MPI_Comm comm)
+{
+    return allred("MPI_Exscan_c", COLL_BLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, NULL);
+}
+
+int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    return allred("MPI_Iexscan", COLL_NONBLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, req);
+}
+
+int PMPI_Iexscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    return allred("MPI_Iexscan_c", COLL_NONBLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, req);
+}
+
+int PMPI_Exscan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allred("MPI_Exscan_init", COLL_PERSISTENT, coll_exscan, sbuf, rbuf, count, dt, op, comm,
+                  info, req);
+}
+
+int PMPI_Exscan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+    return allred("MPI_Exscan_init_c", COLL_PERSISTENT, coll_exscan, sbuf, rbuf, count, dt, op,
+                  comm, info, req);
 }

@@ -574,6 +574,11 @@ int PMPI_Cancel(MPI_Request *req)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Cancel", "request: invalid request");
     if (r->kind == CORE_REQ_GREQ)
         return mpii_greq_cancel(r);
+    /* erroneous for nonblocking and persistent collectives: report it, the operation goes on */
+    if (r->kind == CORE_REQ_SCHED || (r->kind == CORE_REQ_PERSIST && r->u.persist.coll))
+        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
+                        "request: a collective operation cannot be cancelled (complete it with "
+                        "MPI_Wait or MPI_Test)");
     if (r->kind == CORE_REQ_PERSIST)
         r = r->u.persist.active;
     if (r && r->kind == CORE_REQ_RECV)
