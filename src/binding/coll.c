@@ -17,6 +17,16 @@
 
 /* the communicator; for the nonblocking and persistent forms the request pointer; for the
  * persistent ones the info */
+/* a schedule for the call; a persistent one is marked before it is built
+ * (algorithms that cannot be restarted, such as the node segment's, are not chosen) */
+static coll_sched *coll_new(mpii_comm *c, int mode)
+{
+    coll_sched *s = coll_sched_create(c);
+    if (mode == COLL_PERSISTENT)
+        coll_sched_set_persistent(s);
+    return s;
+}
+
 static int coll_begin(const char *fn, int mode, MPI_Comm comm, MPI_Info info, MPI_Request *req,
                       mpii_comm **out)
 {
@@ -218,18 +228,18 @@ static int coll_nentries_root(MPI_Comm comm, int root)
 
 static int barrier(const char *fn, int mode, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     return coll_end(fn, comm, s, coll_barrier(s, c), mode, req);
 }
 
 static int bcast(const char *fn, int mode, void *buf, MPI_Count count, MPI_Datatype dt, int root,
                  MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int at_root = 0, at_peer = 0;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
@@ -242,7 +252,7 @@ static int bcast(const char *fn, int mode, void *buf, MPI_Count count, MPI_Datat
         rc = coll_buf(fn, comm, count, dt, "");
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     return coll_end(fn, comm, s, coll_bcast(s, buf, (MPI_Aint)count, dt, root, c), mode, req);
 }
 
@@ -252,7 +262,7 @@ static int gather(const char *fn, int mode, const void *sbuf, MPI_Count scount, 
                   MPI_Datatype rdt, int vform, int root, MPI_Comm comm, MPI_Info info,
                   MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int at_root = 0, at_peer = 0;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
@@ -273,7 +283,7 @@ static int gather(const char *fn, int mode, const void *sbuf, MPI_Count scount, 
         rc = coll_alias(fn, comm, sbuf, rbuf, scount);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     if (vform)
         rc = coll_gatherv(s, sbuf, (MPI_Aint)scount, sdt, rbuf, rcounts, displs, rdt, root, c);
     else
@@ -287,7 +297,7 @@ static int scatter(const char *fn, int mode, const void *sbuf, MPI_Count scount,
                    MPI_Count rcount, MPI_Datatype rdt, int vform, int root, MPI_Comm comm,
                    MPI_Info info, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int at_root = 0, at_peer = 0;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
@@ -308,7 +318,7 @@ static int scatter(const char *fn, int mode, const void *sbuf, MPI_Count scount,
         rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     if (vform)
         rc = coll_scatterv(s, sbuf, scounts, displs, sdt, rbuf, (MPI_Aint)rcount, rdt, root, c);
     else
@@ -322,7 +332,7 @@ static int allgather(const char *fn, int mode, const void *sbuf, MPI_Count scoun
                      const MPI_Aint displs[], MPI_Datatype rdt, int vform, MPI_Comm comm,
                      MPI_Info info, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
         rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", 1, NULL);
@@ -338,7 +348,7 @@ static int allgather(const char *fn, int mode, const void *sbuf, MPI_Count scoun
         rc = coll_alias(fn, comm, sbuf, rbuf, scount);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     if (vform)
         rc = coll_allgatherv(s, sbuf, (MPI_Aint)scount, sdt, rbuf, rcounts, displs, rdt, c);
     else
@@ -350,7 +360,7 @@ static int alltoall(const char *fn, int mode, const void *sbuf, MPI_Count scount
                     void *rbuf, MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
                     MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
         rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", 1, NULL);
@@ -364,7 +374,7 @@ static int alltoall(const char *fn, int mode, const void *sbuf, MPI_Count scount
         rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     return coll_end(fn, comm, s,
                     coll_alltoall(s, sbuf, (MPI_Aint)scount, sdt, rbuf, (MPI_Aint)rcount, rdt, c),
                     mode, req);
@@ -377,7 +387,7 @@ static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Coun
                       MPI_Datatype rdt, const MPI_Datatype rdts[], int wform, MPI_Comm comm,
                       MPI_Info info, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int inplace = sbuf == MPI_IN_PLACE;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
@@ -398,7 +408,7 @@ static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Coun
         rc = coll_alias(fn, comm, sbuf, rbuf, 1);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     if (wform)
         rc = coll_alltoallw(s, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
     else
@@ -410,7 +420,7 @@ static int reduce(const char *fn, int mode, const void *sbuf, void *rbuf, MPI_Co
                   MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
                   MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int at_root = 0, at_peer = 0;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS)
@@ -425,7 +435,7 @@ static int reduce(const char *fn, int mode, const void *sbuf, void *rbuf, MPI_Co
             coll_red_args(fn, comm, c, at_peer ? sbuf : NULL, at_root ? rbuf : NULL, count, dt, op);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     return coll_end(fn, comm, s, coll_reduce(s, sbuf, rbuf, (MPI_Aint)count, dt, op, root, c), mode,
                     req);
 }
@@ -438,7 +448,7 @@ static int allred(const char *fn, int mode, coll_red_builder build, const void *
                   MPI_Count count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
                   MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS && c->is_inter && (build == coll_scan || build == coll_exscan))
         rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn,
@@ -447,7 +457,7 @@ static int allred(const char *fn, int mode, coll_red_builder build, const void *
         rc = coll_red_args(fn, comm, c, sbuf, rbuf, count, dt, op);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     return coll_end(fn, comm, s, build(s, sbuf, rbuf, (MPI_Aint)count, dt, op, c), mode, req);
 }
 
@@ -456,7 +466,7 @@ static int reduce_scatter(const char *fn, int mode, const void *sbuf, void *rbuf
                           const MPI_Count rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                           MPI_Info info, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     MPI_Count total = 0;
     int rc = coll_begin(fn, mode, comm, info, req, &c);
     if (rc == MPI_SUCCESS && !rcounts)
@@ -470,7 +480,7 @@ static int reduce_scatter(const char *fn, int mode, const void *sbuf, void *rbuf
         rc = coll_red_args(fn, comm, c, sbuf, rbuf, total, dt, op);
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_new(c, mode);
     return coll_end(fn, comm, s, coll_reduce_scatter(s, sbuf, rbuf, rcounts, dt, op, c), mode, req);
 }
 

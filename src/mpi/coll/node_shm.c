@@ -24,7 +24,8 @@
  * before its first operation goes on (so a rank that leaves the operation
  * early and frees the communicator cannot unlink it under the others). Used for
  * intra-communicators of 2+ ranks whose data fits the set
- * (DCFA_COLL_SHM_SLOT bytes per rank) with contiguous datatypes;
+ * (DCFA_COLL_SHM_SLOT bytes per rank) with contiguous datatypes, in blocking
+ * and nonblocking collectives (persistent ones use messages);
  * DCFA_COLL_SHM=0 turns it off. All ranks of a communicator are on one node
  * while shm is the only fabric. */
 #include "mpi/coll/algo.h"
@@ -61,6 +62,7 @@ typedef struct shm_state {
     shm_seg *seg;           /* NULL until made (inside the first schedule) */
     int planned;            /* a schedule that makes it has been built */
     uint64_t seq;           /* operations built so far */
+    uint64_t finished;      /* operations this rank has finished */
     int token;              /* rank 0's segment number, sent to the others */
 } shm_state;
 
@@ -78,9 +80,11 @@ typedef struct shm_arg {
 
 static size_t shm_set_bytes(int n, size_t slot) { return (size_t)(n + 1) * slot; }
 
-int coll_shm_usable(mpii_comm *c, MPI_Datatype dt, MPI_Aint count, int reduction)
+int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint count,
+                    int reduction)
 {
-    if (!util_cfg.coll_shm || c->is_inter || c->size < 2)
+    /* a persistent schedule would reuse its sequence number at every start */
+    if (!util_cfg.coll_shm || c->is_inter || c->size < 2 || coll_sched_is_persistent(s))
         return 0;
     if (dt == MPI_DATATYPE_NULL)
         return 1; /* barrier */
@@ -387,6 +391,22 @@ static int shm_bcast_out(coll_sched *s, void *arg)
 
 /* ---- the collectives ------------------------------------------------------------------------ */
 
+/* Operations run in sequence order on each rank: a rank's flags only grow
+ * because its operation k + 1 starts after its operation k has finished
+ * (nonblocking ones may otherwise be progressed in any order). */
+static int shm_poll_turn(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    return ((shm_state *)a->c->coll_shm)->finished + 1 >= a->seq;
+}
+
+static int shm_finish(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    ((shm_state *)a->c->coll_shm)->finished = a->seq;
+    return MPI_SUCCESS;
+}
+
 static shm_arg *shm_begin(coll_sched *s, mpii_comm *c)
 {
     shm_plan(s, c);
@@ -396,7 +416,16 @@ static shm_arg *shm_begin(coll_sched *s, mpii_comm *c)
     a->c = c;
     a->seq = ++st->seq;
     a->root = -1;
+    coll_sched_poll(s, shm_poll_turn, a);
+    coll_sched_round(s);
     return a;
+}
+
+static void shm_end(coll_sched *s, shm_arg *a)
+{
+    coll_sched_round(s);
+    coll_sched_call(s, shm_finish, a);
+    coll_sched_round(s);
 }
 
 int coll_barrier_shm(coll_sched *s, mpii_comm *c)
@@ -406,7 +435,7 @@ int coll_barrier_shm(coll_sched *s, mpii_comm *c)
     coll_sched_poll(s, shm_poll_arrived, a);
     coll_sched_round(s);
     coll_sched_call(s, shm_ack, a);
-    coll_sched_round(s);
+    shm_end(s, a);
     return MPI_SUCCESS;
 }
 
@@ -428,7 +457,7 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
         coll_sched_round(s);
         coll_sched_call(s, shm_bcast_out, a);
     }
-    coll_sched_round(s);
+    shm_end(s, a);
     return MPI_SUCCESS;
 }
 
@@ -446,7 +475,7 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     a->bytes = (size_t)count * coll_tsize(dt);
     if (a->bytes == 0) {
         coll_sched_call(s, shm_ack, a); /* keep the sequence in step */
-        coll_sched_round(s);
+        shm_end(s, a);
         return MPI_SUCCESS;
     }
     coll_sched_poll(s, shm_poll_set_free, a);
@@ -460,6 +489,6 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
         coll_sched_round(s);
         coll_sched_call(s, shm_red_out, a);
     }
-    coll_sched_round(s);
+    shm_end(s, a);
     return MPI_SUCCESS;
 }

@@ -205,6 +205,7 @@ void coll_sched_round(coll_sched *s)
 }
 
 void coll_sched_set_persistent(coll_sched *s) { s->persistent = 1; }
+int coll_sched_is_persistent(const coll_sched *s) { return s->persistent; }
 
 static void sched_destroy(coll_sched *s)
 {

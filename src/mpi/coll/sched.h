@@ -86,6 +86,7 @@ int coll_sched_start(coll_sched *s, core_req **out);
 /* Keep the schedule after completion so coll_sched_start can run it again
  * (persistent collectives); coll_sched_free() frees it. */
 void coll_sched_set_persistent(coll_sched *s);
+int coll_sched_is_persistent(const coll_sched *s);
 /* Free a schedule that is not running (never started, or persistent and complete). */
 void coll_sched_free(coll_sched *s);
 

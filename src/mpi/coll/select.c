@@ -36,7 +36,7 @@ int coll_barrier(coll_sched *s, mpii_comm *c)
     int alg = util_cfg.coll_barrier;
     if (alg == 2)
         return coll_barrier_linear(s, c);
-    if ((alg == 0 || alg == 3) && coll_shm_usable(c, MPI_DATATYPE_NULL, 0, 0))
+    if ((alg == 0 || alg == 3) && coll_shm_usable(s, c, MPI_DATATYPE_NULL, 0, 0))
         return coll_barrier_shm(s, c);
     return coll_barrier_dissemination(s, c);
 }
@@ -54,11 +54,11 @@ int coll_bcast(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int ro
     case 3:
         return coll_bcast_linear(s, buf, count, dt, root, c);
     case 4:
-        if (coll_shm_usable(c, dt, count, 0))
+        if (coll_shm_usable(s, c, dt, count, 0))
             return coll_bcast_shm(s, buf, count, dt, root, c);
         return coll_bcast_binomial(s, buf, count, dt, root, c);
     default:
-        if (coll_shm_usable(c, dt, count, 0))
+        if (coll_shm_usable(s, c, dt, count, 0))
             return coll_bcast_shm(s, buf, count, dt, root, c);
         if (c->size < 3 || bytes < util_cfg.coll_bcast_long)
             return coll_bcast_binomial(s, buf, count, dt, root, c);
@@ -74,7 +74,7 @@ int coll_reduce(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI
     if (util_cfg.coll_reduce == 2)
         return coll_reduce_linear(s, sbuf, rbuf, count, dt, op, root, c);
     if ((util_cfg.coll_reduce == 0 || util_cfg.coll_reduce == 3) &&
-        coll_shm_usable(c, dt, count, 1))
+        coll_shm_usable(s, c, dt, count, 1))
         return coll_reduce_shm(s, sbuf, rbuf, count, dt, op, root, c);
     return coll_reduce_binomial(s, sbuf, rbuf, count, dt, op, root, c);
 }
@@ -87,7 +87,7 @@ int coll_allreduce(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, 
     size_t bytes = (size_t)count * coll_tsize(dt);
     int commute = mpii_op_is_commutative(op);
     int alg = util_cfg.coll_allreduce;
-    if ((alg == 0 || alg == 5) && coll_shm_usable(c, dt, count, 1))
+    if ((alg == 0 || alg == 5) && coll_shm_usable(s, c, dt, count, 1))
         return coll_reduce_shm(s, sbuf, rbuf, count, dt, op, -1, c);
     if (alg == 5)
         alg = 0;
