@@ -3,12 +3,6 @@
  * Removed function by function as the real ones land. */
 #include "mpi/coll/algo.h"
 
-int coll_bcast_scatter_allgather(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt,
-                                 int root, mpii_comm *c)
-{
-    return coll_bcast_binomial(s, buf, count, dt, root, c);
-}
-
 int coll_gather_binomial(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
                          void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int root, mpii_comm *c)
 {
@@ -72,6 +66,7 @@ int coll_scan_recursive_doubling(coll_sched *s, const void *sbuf, void *rbuf, MP
 {
     return coll_scan_linear(s, sbuf, rbuf, count, dt, op, exclusive, c);
 }
+
 
 /* ---- inter-communicators ---- */
 #define COLL_INTER_TODO return MPI_ERR_UNSUPPORTED_OPERATION
