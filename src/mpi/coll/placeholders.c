@@ -3,22 +3,6 @@
  * Removed function by function as the real ones land. */
 #include "mpi/coll/algo.h"
 
-int coll_gather_binomial(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
-                         void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int root, mpii_comm *c)
-{
-    MPI_Count *counts = coll_counts_equal(s, c->size, rcount);
-    return coll_gatherv_linear(s, sbuf, scount, sdt, rbuf, counts,
-                               coll_displs_packed(s, c->size, counts), rdt, root, c);
-}
-
-int coll_scatter_binomial(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
-                          void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int root, mpii_comm *c)
-{
-    MPI_Count *counts = coll_counts_equal(s, c->size, scount);
-    return coll_scatterv_linear(s, sbuf, counts, coll_displs_packed(s, c->size, counts), sdt, rbuf,
-                                rcount, rdt, root, c);
-}
-
 int coll_allgather_recursive_doubling(coll_sched *s, const void *sbuf, MPI_Aint scount,
                                       MPI_Datatype sdt, void *rbuf, MPI_Aint rcount,
                                       MPI_Datatype rdt, mpii_comm *c)
