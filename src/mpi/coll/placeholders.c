@@ -3,21 +3,6 @@
  * Removed function by function as the real ones land. */
 #include "mpi/coll/algo.h"
 
-int coll_allgather_recursive_doubling(coll_sched *s, const void *sbuf, MPI_Aint scount,
-                                      MPI_Datatype sdt, void *rbuf, MPI_Aint rcount,
-                                      MPI_Datatype rdt, mpii_comm *c)
-{
-    MPI_Count *counts = coll_counts_equal(s, c->size, rcount);
-    return coll_allgatherv_ring(s, sbuf, scount, sdt, rbuf, counts,
-                                coll_displs_packed(s, c->size, counts), rdt, c);
-}
-
-int coll_allgather_bruck(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
-                         void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c)
-{
-    return coll_allgather_recursive_doubling(s, sbuf, scount, sdt, rbuf, rcount, rdt, c);
-}
-
 int coll_alltoall_bruck(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
                         void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c)
 {
