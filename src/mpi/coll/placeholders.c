@@ -3,26 +3,6 @@
  * Removed function by function as the real ones land. */
 #include "mpi/coll/algo.h"
 
-int coll_alltoall_bruck(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
-                        void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c)
-{
-    int n = c->size;
-    MPI_Aint *sd = coll_sched_alloc(s, (size_t)n * sizeof *sd);
-    MPI_Aint *rd = coll_sched_alloc(s, (size_t)n * sizeof *rd);
-    MPI_Datatype *st = coll_sched_alloc(s, (size_t)n * sizeof *st);
-    MPI_Datatype *rt = coll_sched_alloc(s, (size_t)n * sizeof *rt);
-    int inplace = sbuf == MPI_IN_PLACE;
-    for (int i = 0; i < n; i++) {
-        sd[i] = inplace ? 0 : i * scount * coll_extent(sdt);
-        rd[i] = i * rcount * coll_extent(rdt);
-        st[i] = inplace ? rdt : sdt;
-        rt[i] = rdt;
-    }
-    MPI_Count *rc = coll_counts_equal(s, n, rcount);
-    return coll_alltoallw_linear(s, sbuf, inplace ? rc : coll_counts_equal(s, n, scount), sd, st,
-                                 rbuf, rc, rd, rt, c);
-}
-
 int coll_reduce_scatter_pairwise(coll_sched *s, const void *sbuf, void *rbuf,
                                  const MPI_Count rcounts[], MPI_Datatype dt, MPI_Op op,
                                  mpii_comm *c)
