@@ -3,13 +3,6 @@
  * Removed function by function as the real ones land. */
 #include "mpi/coll/algo.h"
 
-int coll_reduce_scatter_pairwise(coll_sched *s, const void *sbuf, void *rbuf,
-                                 const MPI_Count rcounts[], MPI_Datatype dt, MPI_Op op,
-                                 mpii_comm *c)
-{
-    return coll_reduce_scatter_reduce_scatterv(s, sbuf, rbuf, rcounts, dt, op, c);
-}
-
 int coll_scan_recursive_doubling(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
                                  MPI_Datatype dt, MPI_Op op, int exclusive, mpii_comm *c)
 {
