@@ -3,13 +3,6 @@
  * Removed function by function as the real ones land. */
 #include "mpi/coll/algo.h"
 
-int coll_scan_recursive_doubling(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
-                                 MPI_Datatype dt, MPI_Op op, int exclusive, mpii_comm *c)
-{
-    return coll_scan_linear(s, sbuf, rbuf, count, dt, op, exclusive, c);
-}
-
-
 /* ---- inter-communicators ---- */
 #define COLL_INTER_TODO return MPI_ERR_UNSUPPORTED_OPERATION
 
