@@ -120,6 +120,7 @@ typedef struct util_config {
     size_t coll_allreduce_long; /* DCFA_COLL_ALLREDUCE_LONG */
     size_t coll_allgather_short;/* DCFA_COLL_ALLGATHER_SHORT */
     size_t coll_alltoall_short; /* DCFA_COLL_ALLTOALL_SHORT */
+    size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
 } util_config;
 extern util_config util_cfg;
 
