@@ -122,6 +122,7 @@ typedef struct util_config {
     size_t coll_alltoall_short; /* DCFA_COLL_ALLTOALL_SHORT */
     int coll_shm;               /* DCFA_COLL_SHM: node-level collectives in shared memory */
     size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
+    size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
 } util_config;
 extern util_config util_cfg;
 

@@ -231,13 +231,19 @@ static int coll_alltoallw_alg(size_t avg_block)
     return avg_block >= 32768 ? 2 : 3;
 }
 
+/* Bruck's log2 n rounds only beat posting everything at once from this many
+ * ranks on (shared memory, 2 cores: linear won at 4, 8 and 16 ranks, Bruck at 32) */
+#define COLL_ALLTOALL_BRUCK_MIN_RANKS 32
+
 int coll_alltoall(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, void *rbuf,
                   MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c)
 {
     size_t block = (size_t)rcount * coll_tsize(rdt);
     int alg = util_cfg.coll_alltoall;
     if (alg == 0)
-        alg = block < util_cfg.coll_alltoall_short && c->size > 2 ? 1 : coll_alltoallw_alg(block);
+        alg = block < util_cfg.coll_alltoall_short && c->size >= COLL_ALLTOALL_BRUCK_MIN_RANKS
+                  ? 1
+                  : coll_alltoallw_alg(block);
     if (alg == 1 && !c->is_inter)
         return coll_alltoall_bruck(s, sbuf, scount, sdt, rbuf, rcount, rdt, c);
     int n = mpii_comm_peer_size(c);
@@ -282,8 +288,14 @@ int coll_reduce_scatter(coll_sched *s, const void *sbuf, void *rbuf, const MPI_C
     if (c->is_inter)
         return coll_inter_reduce_scatter(s, sbuf, rbuf, rcounts, dt, op, c);
     int alg = util_cfg.coll_reduce_scatter;
-    if (alg == 0)
-        alg = mpii_op_is_commutative(op) && c->size > 1 ? 2 : 1;
+    if (alg == 0) {
+        /* pairwise: n - 1 rounds but each element sent once; reduce + scatterv: 2 log n rounds */
+        size_t bytes = 0;
+        for (int i = 0; i < c->size; i++)
+            bytes += (size_t)rcounts[i] * coll_tsize(dt);
+        int pairwise = bytes >= util_cfg.coll_reduce_scatter_long && c->size > 1;
+        alg = pairwise && mpii_op_is_commutative(op) ? 2 : 1;
+    }
     if (alg == 2 && mpii_op_is_commutative(op))
         return coll_reduce_scatter_pairwise(s, sbuf, rbuf, rcounts, dt, op, c);
     return coll_reduce_scatter_reduce_scatterv(s, sbuf, rbuf, rcounts, dt, op, c);
