@@ -30,6 +30,7 @@ typedef struct sched_op {
 
 struct coll_sched {
     mpii_comm *comm;
+    mpii_comm *dflt_on;     /* where messages with on == NULL go (coll_sched_set_on) */
     int tag;
     sched_op *ops;
     int nops, cap_ops;
@@ -71,12 +72,23 @@ coll_sched *coll_sched_create(mpii_comm *c)
 {
     coll_sched *s = util_calloc(1, sizeof *s);
     s->comm = c;
-    s->tag = (int)(c->coll_tag++ & 0x3fffffffu);
+    s->dflt_on = c;
+    /* an inter-communicator's schedules post on its local_comm too: one tag
+     * sequence for both, or a schedule of each could share a tag there */
+    mpii_comm *seq = c->is_inter ? c->local_comm : c;
+    s->tag = (int)(seq->coll_tag++ & 0x3fffffffu);
     s->qn.next = s->qn.prev = &s->qn;
     return s;
 }
 
 mpii_comm *coll_sched_comm(const coll_sched *s) { return s->comm; }
+
+mpii_comm *coll_sched_set_on(coll_sched *s, mpii_comm *on)
+{
+    mpii_comm *old = s->dflt_on;
+    s->dflt_on = on ? on : s->comm;
+    return old;
+}
 
 void *coll_sched_alloc(coll_sched *s, size_t bytes)
 {
@@ -128,7 +140,7 @@ int coll_sched_send(coll_sched *s, const void *buf, MPI_Aint count, MPI_Datatype
     o->count = count;
     o->dt = dt;
     o->peer = peer;
-    o->on = on ? on : s->comm;
+    o->on = on ? on : s->dflt_on;
     sched_hold(s, dt);
     return MPI_SUCCESS;
 }
@@ -143,7 +155,7 @@ int coll_sched_recv(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, i
     o->count = count;
     o->dt = dt;
     o->peer = peer;
-    o->on = on ? on : s->comm;
+    o->on = on ? on : s->dflt_on;
     sched_hold(s, dt);
     return MPI_SUCCESS;
 }

@@ -40,6 +40,12 @@ coll_sched *coll_sched_create(mpii_comm *c);
 /* The communicator the schedule was made for. */
 mpii_comm *coll_sched_comm(const coll_sched *s);
 
+/* The communicator that operations added with on == NULL name, until changed
+ * again (NULL: the schedule's own); returns the previous one. An inter-
+ * communicator's builder sets c->local_comm around an intra builder (whose
+ * messages name no communicator) to run that algorithm on the local group. */
+mpii_comm *coll_sched_set_on(coll_sched *s, mpii_comm *on);
+
 /* Scratch memory, freed with the schedule. */
 void *coll_sched_alloc(coll_sched *s, size_t bytes);
 /* Scratch for count elements of dt laid out as dt lays them out; the returned
