@@ -48,6 +48,7 @@ struct coll_sched {
     int round;              /* current round */
     int pending;            /* messages of the current round not yet complete */
     int ready;              /* pending reached 0: the round can be finished */
+    int parked;             /* 1 + the op of a call that asked to be called again, or 0 */
     int err;                /* first error class */
     core_req **msgs;        /* requests of the current round's messages */
     int nmsgs, cap_msgs;
@@ -279,22 +280,27 @@ static void sched_msg_done(core_req *r)
         s->ready = 1;
 }
 
-/* run the local ops of the current round, then post its messages (receives first) */
-static void sched_round_start(coll_sched *s)
+/* run the local ops of the current round from op `from` on, then post its
+ * messages (receives first); a call answering COLL_SCHED_AGAIN parks the
+ * round there until coll_sched_progress calls it again */
+static void sched_round_continue(coll_sched *s, int from)
 {
     int begin = s->round ? s->round_end[s->round - 1] : 0, end = s->round_end[s->round];
-    s->nmsgs = 0;
-    s->pending = 0;
-    s->ready = 0;
-    for (int i = begin; i < end; i++) {
+    s->parked = 0;
+    for (int i = from; i < end; i++) {
         /* by index: a call may add operations, moving the array */
-        if (s->ops[i].kind == SCHED_REDUCE)
+        if (s->ops[i].kind == SCHED_CALL) {
+            int rc = s->ops[i].fn(s, s->ops[i].rbuf);
+            if (rc == COLL_SCHED_AGAIN) {
+                s->parked = i + 1;
+                return;
+            }
+            sched_seterr(s, rc);
+        } else if (s->ops[i].kind == SCHED_REDUCE)
             sched_seterr(s, mpii_op_apply(s->ops[i].op, s->ops[i].sbuf, s->ops[i].rbuf,
                                           s->ops[i].count, s->ops[i].dt));
         else if (s->ops[i].kind == SCHED_COPY)
             sched_seterr(s, sched_copy(&s->ops[i]));
-        else if (s->ops[i].kind == SCHED_CALL)
-            sched_seterr(s, s->ops[i].fn(s, s->ops[i].rbuf));
     }
     for (int pass = 0; pass < 2; pass++) {
         int kind = pass == 0 ? SCHED_RECV : SCHED_SEND;
@@ -322,6 +328,14 @@ static void sched_round_start(coll_sched *s)
     }
     if (s->pending == 0)
         s->ready = 1;
+}
+
+static void sched_round_start(coll_sched *s)
+{
+    s->nmsgs = 0;
+    s->pending = 0;
+    s->ready = 0;
+    sched_round_continue(s, s->round ? s->round_end[s->round - 1] : 0);
 }
 
 /* the current round's messages are complete: collect their errors and free them */
@@ -376,6 +390,8 @@ int coll_sched_progress(void)
     while (n != &sched_running.head) {
         util_qnode *next = n->next;
         coll_sched *s = UTIL_CONTAINER(n, coll_sched, qn);
+        if (s->parked)
+            sched_round_continue(s, s->parked - 1);
         if (s->ready) {
             events++;
             sched_advance(s);

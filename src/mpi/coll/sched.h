@@ -74,6 +74,10 @@ int coll_sched_copy(coll_sched *s, const void *src, MPI_Aint scount, MPI_Datatyp
  * that is how a collective whose later steps depend on data (context-id
  * agreement in MPI_Comm_idup) continues. arg is the caller's; scratch from
  * coll_sched_alloc() lives as long as the schedule. */
+/* fn may also answer COLL_SCHED_AGAIN: it is waiting for something local
+ * (nothing else progresses the schedule meanwhile); the round stops there and
+ * fn is called again on later progress passes until it answers otherwise. */
+#define COLL_SCHED_AGAIN (-1)
 typedef int (*coll_sched_fn)(coll_sched *s, void *arg);
 int coll_sched_call(coll_sched *s, coll_sched_fn fn, void *arg);
 /* End the current round: later operations start only once every earlier one
