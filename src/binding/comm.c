@@ -146,6 +146,36 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return comm_dup("MPI_Comm_dup_with_info", comm, info, 1, newcomm);
 }
 
+static int comm_idup(const char *fn, MPI_Comm comm, MPI_Info info, int use_info, MPI_Comm *newcomm,
+                     MPI_Request *request)
+{
+    mpii_comm *c;
+    int rc = comm_lookup(fn, "comm", comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = comm_ptr(fn, comm, newcomm, "newcomm");
+    if (rc == MPI_SUCCESS)
+        rc = comm_ptr(fn, comm, request, "request");
+    if (rc == MPI_SUCCESS && use_info && info != MPI_INFO_NULL &&
+        MPII_HANDLE_KIND(info) != MPII_KIND_INFO)
+        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_INFO, fn, "info: not an info object");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = mpii_comm_idup(c, info, use_info, newcomm, request);
+    if (rc != MPI_SUCCESS)
+        return comm_fail(fn, comm, rc, "could not start the duplication");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return comm_idup("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
+}
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return comm_idup("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
+}
+
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split";

@@ -30,6 +30,7 @@ typedef struct sched_op {
 
 struct coll_sched {
     mpii_comm *comm;
+    mpii_comm *dflt_on;     /* where messages with on == NULL go (coll_sched_set_on) */
     int tag;
     sched_op *ops;
     int nops, cap_ops;
@@ -47,6 +48,7 @@ struct coll_sched {
     int round;              /* current round */
     int pending;            /* messages of the current round not yet complete */
     int ready;              /* pending reached 0: the round can be finished */
+    int parked;             /* 1 + the op of a call that asked to be called again, or 0 */
     int err;                /* first error class */
     core_req **msgs;        /* requests of the current round's messages */
     int nmsgs, cap_msgs;
@@ -72,12 +74,23 @@ coll_sched *coll_sched_create(mpii_comm *c)
 {
     coll_sched *s = util_calloc(1, sizeof *s);
     s->comm = c;
-    s->tag = (int)(c->coll_tag++ & 0x3fffffffu);
+    s->dflt_on = c;
+    /* an inter-communicator's schedules post on its local_comm too: one tag
+     * sequence for both, or a schedule of each could share a tag there */
+    mpii_comm *seq = c->is_inter ? c->local_comm : c;
+    s->tag = (int)(seq->coll_tag++ & 0x3fffffffu);
     s->qn.next = s->qn.prev = &s->qn;
     return s;
 }
 
 mpii_comm *coll_sched_comm(const coll_sched *s) { return s->comm; }
+
+mpii_comm *coll_sched_set_on(coll_sched *s, mpii_comm *on)
+{
+    mpii_comm *old = s->dflt_on;
+    s->dflt_on = on ? on : s->comm;
+    return old;
+}
 
 void *coll_sched_alloc(coll_sched *s, size_t bytes)
 {
@@ -129,7 +142,7 @@ int coll_sched_send(coll_sched *s, const void *buf, MPI_Aint count, MPI_Datatype
     o->count = count;
     o->dt = dt;
     o->peer = peer;
-    o->on = on ? on : s->comm;
+    o->on = on ? on : s->dflt_on;
     sched_hold(s, dt);
     return MPI_SUCCESS;
 }
@@ -144,7 +157,7 @@ int coll_sched_recv(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, i
     o->count = count;
     o->dt = dt;
     o->peer = peer;
-    o->on = on ? on : s->comm;
+    o->on = on ? on : s->dflt_on;
     sched_hold(s, dt);
     return MPI_SUCCESS;
 }
@@ -277,22 +290,27 @@ static void sched_msg_done(core_req *r)
         s->ready = 1;
 }
 
-/* run the local ops of the current round, then post its messages (receives first) */
-static void sched_round_start(coll_sched *s)
+/* run the local ops of the current round from op `from` on, then post its
+ * messages (receives first); a call answering COLL_SCHED_AGAIN parks the
+ * round there until coll_sched_progress calls it again */
+static void sched_round_continue(coll_sched *s, int from)
 {
     int begin = s->round ? s->round_end[s->round - 1] : 0, end = s->round_end[s->round];
-    s->nmsgs = 0;
-    s->pending = 0;
-    s->ready = 0;
-    for (int i = begin; i < end; i++) {
+    s->parked = 0;
+    for (int i = from; i < end; i++) {
         /* by index: a call may add operations, moving the array */
-        if (s->ops[i].kind == SCHED_REDUCE)
+        if (s->ops[i].kind == SCHED_CALL) {
+            int rc = s->ops[i].fn(s, s->ops[i].rbuf);
+            if (rc == COLL_SCHED_AGAIN) {
+                s->parked = i + 1;
+                return;
+            }
+            sched_seterr(s, rc);
+        } else if (s->ops[i].kind == SCHED_REDUCE)
             sched_seterr(s, mpii_op_apply(s->ops[i].op, s->ops[i].sbuf, s->ops[i].rbuf,
                                           s->ops[i].count, s->ops[i].dt));
         else if (s->ops[i].kind == SCHED_COPY)
             sched_seterr(s, sched_copy(&s->ops[i]));
-        else if (s->ops[i].kind == SCHED_CALL)
-            sched_seterr(s, s->ops[i].fn(s, s->ops[i].rbuf));
     }
     for (int pass = 0; pass < 2; pass++) {
         int kind = pass == 0 ? SCHED_RECV : SCHED_SEND;
@@ -344,6 +362,14 @@ static int sched_polls_test(coll_sched *s)
         return 1;
     }
     return 0;
+}
+
+static void sched_round_start(coll_sched *s)
+{
+    s->nmsgs = 0;
+    s->pending = 0;
+    s->ready = 0;
+    sched_round_continue(s, s->round ? s->round_end[s->round - 1] : 0);
 }
 
 /* the current round's messages are complete: collect their errors and free them */
@@ -400,6 +426,8 @@ int coll_sched_progress(void)
     while (n != &sched_running.head) {
         util_qnode *next = n->next;
         coll_sched *s = UTIL_CONTAINER(n, coll_sched, qn);
+        if (s->parked)
+            sched_round_continue(s, s->parked - 1);
         if (s->npolls)
             events += sched_polls_test(s);
         if (s->ready) {

@@ -40,6 +40,12 @@ coll_sched *coll_sched_create(mpii_comm *c);
 /* The communicator the schedule was made for. */
 mpii_comm *coll_sched_comm(const coll_sched *s);
 
+/* The communicator that operations added with on == NULL name, until changed
+ * again (NULL: the schedule's own); returns the previous one. An inter-
+ * communicator's builder sets c->local_comm around an intra builder (whose
+ * messages name no communicator) to run that algorithm on the local group. */
+mpii_comm *coll_sched_set_on(coll_sched *s, mpii_comm *on);
+
 /* Scratch memory, freed with the schedule. */
 void *coll_sched_alloc(coll_sched *s, size_t bytes);
 /* Scratch for count elements of dt laid out as dt lays them out; the returned
@@ -68,6 +74,10 @@ int coll_sched_copy(coll_sched *s, const void *src, MPI_Aint scount, MPI_Datatyp
  * that is how a collective whose later steps depend on data (context-id
  * agreement in MPI_Comm_idup) continues. arg is the caller's; scratch from
  * coll_sched_alloc() lives as long as the schedule. */
+/* fn may also answer COLL_SCHED_AGAIN: it is waiting for something local
+ * (nothing else progresses the schedule meanwhile); the round stops there and
+ * fn is called again on later progress passes until it answers otherwise. */
+#define COLL_SCHED_AGAIN (-1)
 typedef int (*coll_sched_fn)(coll_sched *s, void *arg);
 int coll_sched_call(coll_sched *s, coll_sched_fn fn, void *arg);
 /* A condition to wait for (a flag in shared memory): test(s, arg) is called

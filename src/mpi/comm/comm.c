@@ -93,6 +93,20 @@ static void comm_destroy(mpii_comm *c)
 
 void mpii_comm_ref(mpii_comm *c) { c->refcount++; }
 
+void mpii_comm_release(mpii_comm *c)
+{
+    if (--c->refcount == 0)
+        comm_destroy(c);
+}
+
+mpii_comm *mpii_comm_build_dup(mpii_comm *c, int pair, int local_pair)
+{
+    mpii_group_ref(c->group);
+    if (c->remote)
+        mpii_group_ref(c->remote);
+    return comm_build(c, c->group, c->remote, pair, local_pair);
+}
+
 int mpii_comm_free(mpii_comm *c)
 {
     int rc = mpii_attr_delete_all(MPII_OBJ_COMM, c->handle, &c->attrs);
@@ -156,9 +170,14 @@ static int ctx_and_intra(mpii_comm *c, unsigned *mask)
     return mpii_allreduce(mine, mask, MPII_CTX_WORDS, MPI_UNSIGNED, MPI_BAND, c);
 }
 
+/* the blocking constructors' pairs: below MPII_CTX_NB_FIRST (see comm.h) */
 static int ctx_pick(const unsigned *mask, int n, int *pairs)
 {
-    if (mpii_ctx_pick(mask, n, pairs) == UTIL_OK)
+    unsigned m[MPII_CTX_WORDS];
+    memcpy(m, mask, sizeof m);
+    for (int w = MPII_CTX_NB_FIRST / 32; w < MPII_CTX_WORDS; w++)
+        m[w] = 0;
+    if (mpii_ctx_pick(m, n, pairs) == UTIL_OK)
         return MPI_SUCCESS;
     util_log("communicator construction: no context id free on every process (%d in use)",
              MPII_CTX_PAIRS);

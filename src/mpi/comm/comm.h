@@ -30,6 +30,11 @@
 /* ---- context-id bitmaps (ctx.c, pure logic) ---------------------------------------- */
 #define MPII_CTX_PAIRS 2048
 #define MPII_CTX_WORDS (MPII_CTX_PAIRS / 32)
+/* Pairs from MPII_CTX_NB_FIRST up belong to MPI_Comm_idup (idup.c), the ones
+ * below to the blocking constructors: a blocking agreement never takes a pair
+ * a running nonblocking one may be about to take, so it never has to wait for
+ * one (the nonblocking agreements exclude each other, see idup.c). */
+#define MPII_CTX_NB_FIRST (MPII_CTX_PAIRS * 3 / 4)
 typedef struct mpii_ctx_space {
     unsigned free[MPII_CTX_WORDS]; /* bit set: pair free */
 } mpii_ctx_space;
@@ -47,10 +52,19 @@ void mpii_comm_ref(mpii_comm *c);
 /* runs the attribute delete callbacks then drops the user's reference; an
  * error from a callback is returned and the communicator stays */
 int mpii_comm_free(mpii_comm *c);
+/* drop a library reference (no attribute callbacks) */
+void mpii_comm_release(mpii_comm *c);
+/* a new communicator over c's group(s) on the given pairs, taken here; no
+ * attributes, info or name (MPI_Comm_idup's completion) */
+mpii_comm *mpii_comm_build_dup(mpii_comm *c, int pair, int local_pair);
 
 /* Constructors: MPI_SUCCESS or an error class; *out is NULL where the
  * standard gives MPI_COMM_NULL. Collective as the MPI call is. */
 int mpii_comm_dup(mpii_comm *c, MPI_Info info, int use_info, mpii_comm **out);
+/* MPI_Comm_idup(_with_info): attributes and info are copied now, *newcomm
+ * is set when the request completes (idup.c) */
+int mpii_comm_idup(mpii_comm *c, MPI_Info info, int use_info, MPI_Comm *newcomm,
+                   MPI_Request *req);
 int mpii_comm_split(mpii_comm *c, int color, int key, mpii_comm **out);
 int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_comm **out);
 int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out);
