@@ -62,7 +62,12 @@ static int nbr_exchange(coll_sched *s, const void *sbuf, const MPI_Count scounts
     int *cart_in = coll_sched_alloc(s, (size_t)indeg * sizeof(int) + 1);
     int *cart_out = coll_sched_alloc(s, (size_t)outdeg * sizeof(int) + 1);
     topo_neighbors(c, cart_in, cart_out, &indeg, &in, &outdeg, &out);
-    for (int i = 0; i < indeg; i++) {
+    /* on a grid, receive from the +1 neighbour of a dimension first: its first
+     * message to me is the one it sends in its -1 direction, which belongs in my
+     * +1 block (when both neighbours are one process: dimensions of size 1, 2) */
+    int swap = topo_of(c)->kind == MPI_CART;
+    for (int k = 0; k < indeg; k++) {
+        int i = swap ? k ^ 1 : k;
         int rc = coll_sched_recv(s, nbr_at(rbuf, rdispls[i]), (MPI_Aint)rcounts[i], rdts[i], in[i],
                                  NULL);
         if (rc != MPI_SUCCESS)
