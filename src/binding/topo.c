@@ -407,24 +407,30 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 
 /* ---- distributed graph -------------------------------------------------------------- */
 
-/* n ranks of comm in list[] (NULL allowed when n is 0), weights non-negative */
+static int topo_unweighted_mark, topo_weights_empty_mark;
+int *const MPI_UNWEIGHTED = &topo_unweighted_mark;
+int *const MPI_WEIGHTS_EMPTY = &topo_weights_empty_mark;
+
+/* n ranks of comm in list[] (NULL allowed when n is 0); weights, unless w is
+ * MPI_UNWEIGHTED, an array of n non-negative ones (MPI_WEIGHTS_EMPTY if n is 0) */
 static int topo_dist_list(const char *fn, MPI_Comm comm, int size, int n, const int list[],
-                          const int w[], const char *what, const char *wwhat)
+                          int has_w, const int w[], const char *what, const char *wwhat)
 {
+    const int *wa = !has_w || w == MPI_UNWEIGHTED || w == MPI_WEIGHTS_EMPTY ? NULL : w;
     if (n < 0)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "%s: negative degree %d", what, n);
     if (n > 0 && !list)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "%s: NULL array", what);
-    if (n > 0 && w == MPI_WEIGHTS_EMPTY)
-        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "%s: MPI_WEIGHTS_EMPTY with %d edges",
-                        wwhat, n);
+    if (n > 0 && has_w && w != MPI_UNWEIGHTED && !wa)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "%s: %s with %d edges", wwhat,
+                        w ? "MPI_WEIGHTS_EMPTY" : "NULL array", n);
     for (int i = 0; i < n; i++) {
         if (list[i] < 0 || list[i] >= size)
             return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_RANK, fn,
                             "%s[%d]=%d is not a rank of comm (size %d)", what, i, list[i], size);
-        if (w != MPI_UNWEIGHTED && w[i] < 0)
+        if (wa && wa[i] < 0)
             return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "%s[%d]=%d is negative", wwhat, i,
-                            w[i]);
+                            wa[i]);
     }
     return MPI_SUCCESS;
 }
@@ -443,10 +449,10 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     if (rc == MPI_SUCCESS)
         rc = topo_info(fn, comm_old, info);
     if (rc == MPI_SUCCESS)
-        rc = topo_dist_list(fn, comm_old, c->size, indegree, sources, sourceweights, "sources",
+        rc = topo_dist_list(fn, comm_old, c->size, indegree, sources, 1, sourceweights, "sources",
                             "sourceweights");
     if (rc == MPI_SUCCESS)
-        rc = topo_dist_list(fn, comm_old, c->size, outdegree, destinations, destweights,
+        rc = topo_dist_list(fn, comm_old, c->size, outdegree, destinations, 1, destweights,
                             "destinations", "destweights");
     if (rc != MPI_SUCCESS)
         return rc;
@@ -473,7 +479,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     if (rc == MPI_SUCCESS)
         rc = topo_info(fn, comm_old, info);
     if (rc == MPI_SUCCESS)
-        rc = topo_dist_list(fn, comm_old, c->size, n, sources, MPI_UNWEIGHTED, "sources", "");
+        rc = topo_dist_list(fn, comm_old, c->size, n, sources, 0, NULL, "sources", "");
     if (rc == MPI_SUCCESS && n > 0 && !degrees)
         rc = mpii_err(MPII_OBJ_COMM, comm_old, MPI_ERR_ARG, fn, "degrees: NULL array");
     if (rc != MPI_SUCCESS)
@@ -485,7 +491,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
                             i, degrees[i]);
         total += degrees[i];
     }
-    rc = topo_dist_list(fn, comm_old, c->size, total, destinations, weights, "destinations",
+    rc = topo_dist_list(fn, comm_old, c->size, total, destinations, 1, weights, "destinations",
                         "weights");
     if (rc != MPI_SUCCESS)
         return rc;
@@ -524,7 +530,7 @@ static int topo_dist_copy(const char *fn, MPI_Comm comm, const topo *t, int max,
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "%s: NULL array", what);
     for (int i = 0; i < n; i++) {
         out[i] = list[i];
-        if (t->weighted && w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY)
+        if (t->weighted && w && w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY)
             w[i] = lw[i];
     }
     return MPI_SUCCESS;

@@ -14,6 +14,8 @@ static int *topo_ints(const int *src, int n)
     int *v = util_malloc((size_t)n * sizeof(int) + 1);
     if (src && n > 0)
         memcpy(v, src, (size_t)n * sizeof(int));
+    else if (n > 0)
+        memset(v, 0, (size_t)n * sizeof(int));
     return v;
 }
 
@@ -243,7 +245,7 @@ int topo_dist_create(mpii_comm *c, int n, const int src[], const int deg[], cons
     sbuf = util_malloc((size_t)total * sizeof(int) + 1);
     for (int i = 0, k = 0; i < n; i++) {
         for (int j = 0; j < deg[i]; j++, k++) {
-            int wt = weighted && w ? w[k] : 1;
+            int wt = weighted ? w[k] : 1;
             int *a = sbuf + pos[src[i]];
             a[0] = DIST_OUT, a[1] = dst[k], a[2] = wt;
             pos[src[i]] += 3;
@@ -350,6 +352,15 @@ typedef struct dims_search {
     long long spread; /* best max - min so far, -1 none */
 } dims_search;
 
+/* compare two factor lists as numbers: >0 when a is larger at the first difference */
+static int memcmp_desc(const int *a, const int *b, int k)
+{
+    for (int i = 0; i < k; i++)
+        if (a[i] != b[i])
+            return a[i] > b[i] ? 1 : -1;
+    return 0;
+}
+
 /* choose cur[depth..k-1] non-increasing, at most maxf, with product m */
 static void dims_try(dims_search *s, int depth, int m, int maxf)
 {
@@ -359,7 +370,9 @@ static void dims_try(dims_search *s, int depth, int m, int maxf)
             return;
         s->cur[depth] = m;
         long long spread = (long long)s->cur[0] - m;
-        if (s->spread < 0 || spread < s->spread) {
+        /* ties: the lexicographically largest (as MPICH chooses) */
+        if (s->spread < 0 || spread < s->spread ||
+            (spread == s->spread && memcmp_desc(s->cur, s->best, s->k) > 0)) {
             s->spread = spread;
             memcpy(s->best, s->cur, (size_t)s->k * sizeof(int));
         }
@@ -385,8 +398,9 @@ static void dims_try(dims_search *s, int depth, int m, int maxf)
     }
 }
 
-/* The free entries get the most balanced factorisation (smallest max - min)
- * of nnodes / (product of the given entries), in non-increasing order. */
+/* The free entries get the most balanced factorisation (smallest max - min,
+ * then the lexicographically largest list) of nnodes / (product of the given entries), in
+ * non-increasing order. */
 int topo_dims_create(int nnodes, int ndims, int dims[])
 {
     long long fixed = 1;

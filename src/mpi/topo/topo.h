@@ -41,7 +41,8 @@ int topo_cart_create(mpii_comm *c, int ndims, const int dims[], const int period
 int topo_cart_sub(mpii_comm *c, const int remain[], mpii_comm **out);
 int topo_graph_create(mpii_comm *c, int nnodes, const int index[], const int edges[],
                       mpii_comm **out);
-/* weights: NULL (MPI_UNWEIGHTED) or arrays; see the bindings for MPI_WEIGHTS_EMPTY */
+/* weighted: whether weights are arrays (neither MPI_UNWEIGHTED nor, with
+ * edges, MPI_WEIGHTS_EMPTY: the binding checks) */
 int topo_dist_adjacent(mpii_comm *c, int indeg, const int src[], const int srcw[], int outdeg,
                        const int dst[], const int dstw[], int weighted, mpii_comm **out);
 int topo_dist_create(mpii_comm *c, int n, const int src[], const int deg[], const int dst[],
