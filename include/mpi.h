@@ -178,8 +178,10 @@ typedef struct MPI_F08_status {
 #define MPI_ERRCODES_IGNORE   ((int *)0)
 #define MPI_ARGV_NULL         ((char **)0)
 #define MPI_ARGVS_NULL        ((char ***)0)
-#define MPI_UNWEIGHTED        ((int *)0)
-#define MPI_WEIGHTS_EMPTY     ((int *)1)
+/* addresses of two library objects: never NULL (a valid weights array for
+ * zero edges), never a constant the compiler would see dereferenced */
+extern int *const MPI_UNWEIGHTED;
+extern int *const MPI_WEIGHTS_EMPTY;
 
 #define MPI_BSEND_OVERHEAD  96
 

@@ -8,6 +8,7 @@
 #include "mpi/group/group.h"
 #include "mpi/attr/attr.h"
 #include "mpi/errhan/errhan.h"
+#include "mpi/topo/topo.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -85,6 +86,8 @@ static void comm_destroy(mpii_comm *c)
     mpii_group_release(c->remote);
     mpii_errh_release(c->errhandler);
     coll_shm_release(c);
+    topo_free(c->topo);
+    c->topo = NULL;
     if (c->info != MPI_INFO_NULL)
         PMPI_Info_free(&c->info);
     c->refcount = 0;
@@ -266,6 +269,8 @@ int mpii_comm_dup(mpii_comm *c, MPI_Info info, int use_info, mpii_comm **out)
     if (c->remote)
         mpii_group_ref(c->remote);
     mpii_comm *n = comm_build(c, c->group, c->remote, pairs[0], pairs[1]);
+    if (c->topo)
+        n->topo = topo_dup(c->topo); /* MPI_Comm_dup keeps the topology */
     rc = mpii_attr_copy_comm(c->handle, n->handle, c->attrs, &n->attrs);
     if (rc != MPI_SUCCESS)
         goto fail_attrs;
