@@ -91,8 +91,6 @@ core_req *core_req_get(int id) { return util_htab_get(&core_s.reqs, id); }
 
 void core_req_free(core_req *r)
 {
-    if (r->kind == CORE_REQ_SEND && r->u.send.tmp)
-        free(r->u.send.tmp);
     util_htab_free(&core_s.reqs, r->id);
 }
 
