@@ -683,8 +683,8 @@ static void test_pack_api(void)
     CHECK(esz == 24, "external32 size of 3 MPI_LONG_INT");
     pos = 0;
     MPI_Pack_external("external32", l, 2, MPI_LONG, buf, sizeof buf, &pos);
-    CHECK(pos == 8 && (unsigned char)buf[0] == 0xff && (unsigned char)buf[3] == 0xfe && buf[4] == 1 &&
-              buf[7] == 4,
+    CHECK(pos == 8 && (unsigned char)buf[0] == 0xff && (unsigned char)buf[3] == 0xfe &&
+              buf[4] == 1 && buf[7] == 4,
           "external32 long: 4 bytes big-endian");
     ipos = 0;
     MPI_Unpack_external("external32", buf, pos, &ipos, l2, 2, MPI_LONG);
