@@ -124,7 +124,7 @@ typedef struct MPI_F08_status {
 #define MPI_DOUBLE                  ((MPI_Datatype)0x0300001a)
 #define MPI_LONG_DOUBLE             ((MPI_Datatype)0x0300001b)
 #define MPI_C_BOOL                  ((MPI_Datatype)0x0300001c)
-#define MPI_C_FLOAT_COMPLEX         ((MPI_Datatype)0x0300001d)
+#define MPI_C_COMPLEX               ((MPI_Datatype)0x0300001d)
 #define MPI_C_DOUBLE_COMPLEX        ((MPI_Datatype)0x0300001e)
 #define MPI_C_LONG_DOUBLE_COMPLEX   ((MPI_Datatype)0x0300001f)
 #define MPI_PACKED                  ((MPI_Datatype)0x03000020)
@@ -159,7 +159,7 @@ typedef struct MPI_F08_status {
 #define MPI_2REAL                   ((MPI_Datatype)0x0300003d)
 #define MPI_2DOUBLE_PRECISION       ((MPI_Datatype)0x0300003e)
 #define MPI_LONG_LONG               MPI_LONG_LONG_INT
-#define MPI_C_COMPLEX               MPI_C_FLOAT_COMPLEX
+#define MPI_C_FLOAT_COMPLEX         MPI_C_COMPLEX
 /* END GENERATED DATATYPES */
 
 /* ---- special values ---------------------------------------------------- */

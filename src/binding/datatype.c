@@ -997,8 +997,9 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 
 /* ---- pack / unpack: the packed format is the data bytes, no header ------------------------- */
 
+/* *bytes: the packed size of count elements, in external32 when external */
 static int dt_packcheck(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Datatype datatype,
-                        const void *position, mpii_dtype **t, MPI_Count *bytes)
+                        const void *position, mpii_dtype **t, MPI_Count *bytes, int external)
 {
     int rc;
     if (comm != DT_NOCOMM && !mpii_comm_get(comm))
@@ -1006,7 +1007,10 @@ static int dt_packcheck(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Data
     if ((rc = dt_count(fn, count, "count")) || (rc = dt_committed(fn, datatype, t)) ||
         (rc = dt_null(fn, position, "position")))
         return rc;
-    if (__builtin_mul_overflow(count, (MPI_Count)(*t)->dt.size, bytes))
+    MPI_Count one = external ? mpii_dtype_external32_size(*t) : (MPI_Count)(*t)->dt.size;
+    MPI_Count native;
+    if (__builtin_mul_overflow(count, one, bytes) ||
+        __builtin_mul_overflow(count, (MPI_Count)(*t)->dt.size, &native))
         return mpii_err(DT_NOOBJ, MPI_ERR_COUNT, fn, "count * datatype size overflows");
     return MPI_SUCCESS;
 }
@@ -1017,7 +1021,7 @@ static int dt_pack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count i
 {
     mpii_dtype *t = NULL;
     MPI_Count bytes;
-    int rc = dt_packcheck(fn, comm, incount, datatype, position, &t, &bytes);
+    int rc = dt_packcheck(fn, comm, incount, datatype, position, &t, &bytes, external);
     if (rc)
         return rc;
     if (*position < 0 || *position > outsize || bytes > outsize - *position)
@@ -1025,9 +1029,16 @@ static int dt_pack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count i
                         "%lld bytes do not fit at position %lld of a %lld-byte buffer",
                         (long long)bytes, (long long)*position, (long long)outsize);
     char *dst = (char *)outbuf + *position;
-    core_dt_pack(inbuf, (size_t)incount, &t->dt, 0, dst, (size_t)bytes);
-    if (external)
-        mpii_dtype_external32(t, dst, incount);
+    if (external) {
+        /* native packed bytes first: external32 sizes may differ (long) */
+        size_t native = (size_t)incount * t->dt.size;
+        char *tmp = util_malloc(native ? native : 1);
+        core_dt_pack(inbuf, (size_t)incount, &t->dt, 0, tmp, native);
+        mpii_dtype_external32(t, tmp, dst, incount, 1);
+        free(tmp);
+    } else {
+        core_dt_pack(inbuf, (size_t)incount, &t->dt, 0, dst, (size_t)bytes);
+    }
     *position += bytes;
     return MPI_SUCCESS;
 }
@@ -1038,7 +1049,7 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
 {
     mpii_dtype *t = NULL;
     MPI_Count bytes;
-    int rc = dt_packcheck(fn, comm, outcount, datatype, position, &t, &bytes);
+    int rc = dt_packcheck(fn, comm, outcount, datatype, position, &t, &bytes, external);
     if (rc)
         return rc;
     if (*position < 0 || *position > insize || bytes > insize - *position)
@@ -1047,10 +1058,10 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
                         (long long)*position, (long long)insize);
     const char *src = (const char *)inbuf + *position;
     if (external && bytes > 0) {
-        char *tmp = util_malloc((size_t)bytes);
-        dt_copy(tmp, src, (size_t)bytes);
-        mpii_dtype_external32(t, tmp, outcount);
-        core_dt_unpack(outbuf, (size_t)outcount, &t->dt, 0, tmp, (size_t)bytes);
+        size_t native = (size_t)outcount * t->dt.size;
+        char *tmp = util_malloc(native ? native : 1);
+        mpii_dtype_external32(t, tmp, (void *)(uintptr_t)src, outcount, 0);
+        core_dt_unpack(outbuf, (size_t)outcount, &t->dt, 0, tmp, native);
         free(tmp);
     } else {
         core_dt_unpack(outbuf, (size_t)outcount, &t->dt, 0, src, (size_t)bytes);
@@ -1097,16 +1108,16 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 }
 
 static int dt_pack_size(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Datatype datatype,
-                        const void *out, MPI_Count *bytes)
+                        const void *out, MPI_Count *bytes, int external)
 {
     mpii_dtype *t = NULL;
-    return dt_packcheck(fn, comm, count, datatype, out, &t, bytes);
+    return dt_packcheck(fn, comm, count, datatype, out, &t, bytes, external);
 }
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     const char *fn = "MPI_Pack_size";
     MPI_Count bytes;
-    int rc = dt_pack_size(fn, comm, incount, datatype, size, &bytes);
+    int rc = dt_pack_size(fn, comm, incount, datatype, size, &bytes, 0);
     if (rc)
         return rc;
     if (bytes > INT_MAX)
@@ -1117,7 +1128,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 }
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
-    return dt_pack_size("MPI_Pack_size_c", comm, incount, datatype, size, size);
+    return dt_pack_size("MPI_Pack_size_c", comm, incount, datatype, size, size, 0);
 }
 
 static int dt_datarep(const char *fn, const char *datarep)
@@ -1180,7 +1191,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
     MPI_Count bytes;
     int rc;
     if ((rc = dt_datarep(fn, datarep)) ||
-        (rc = dt_pack_size(fn, DT_NOCOMM, incount, datatype, size, &bytes)))
+        (rc = dt_pack_size(fn, DT_NOCOMM, incount, datatype, size, &bytes, 1)))
         return rc;
     *size = (MPI_Aint)bytes;
     return MPI_SUCCESS;
@@ -1192,5 +1203,5 @@ int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datat
     int rc = dt_datarep(fn, datarep);
     if (rc)
         return rc;
-    return dt_pack_size(fn, DT_NOCOMM, incount, datatype, size, size);
+    return dt_pack_size(fn, DT_NOCOMM, incount, datatype, size, size, 1);
 }

@@ -89,12 +89,7 @@ core_req *core_req_alloc(int kind)
 
 core_req *core_req_get(int id) { return util_htab_get(&core_s.reqs, id); }
 
-void core_req_free(core_req *r)
-{
-    if (r->kind == CORE_REQ_SEND && r->u.send.tmp)
-        free(r->u.send.tmp);
-    util_htab_free(&core_s.reqs, r->id);
-}
+void core_req_free(core_req *r) { util_htab_free(&core_s.reqs, r->id); }
 
 void core_req_complete(core_req *r)
 {

@@ -53,7 +53,6 @@ struct core_req {
             uint32_t seq;
             int mode;           /* enum core_send_mode */
             int state;          /* protocol state (core private) */
-            void *tmp;          /* packed copy of a non-contiguous rendezvous message */
             size_t sent;        /* bytes sent through the ring (copy fallback) */
             int cancel;         /* 0 none, 1 CANCEL sent and unanswered, 2 answered */
             int proto_done;     /* the protocol finished while a cancel was unanswered */

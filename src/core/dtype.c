@@ -178,7 +178,17 @@ int core_dt_create(core_dt *out, size_t nblocks, const core_dt_block *blocks, si
     } else {
         for (size_t b = 0; b < nblocks && !rb.overflow; b++) {
             const core_dt *o = blocks[b].type;
-            for (size_t j = 0; j < blocks[b].blen && !rb.overflow && o->size; j++)
+            size_t blen = blocks[b].blen;
+            if (o->nrep == 1 && o->nruns == 1 && (ptrdiff_t)o->runs[0].len == o->extent) {
+                /* copies of a gapless type touch: one run, not blen merges (a
+                 * block of 2^31 ints would otherwise take seconds) */
+                size_t len;
+                if (__builtin_mul_overflow(o->runs[0].len, blen, &len))
+                    goto overflow;
+                dt_runbuf_add(&rb, blocks[b].disp + o->runs[0].disp, len);
+                continue;
+            }
+            for (size_t j = 0; j < blen && !rb.overflow && o->size; j++)
                 dt_runbuf_expand(&rb, o, blocks[b].disp + (ptrdiff_t)j * o->extent);
         }
         t.nrep = nrep;

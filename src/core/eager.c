@@ -176,10 +176,49 @@ void core_recv_from_msg(core_req *r, core_msg *m)
     free(m);
 }
 
+/* A message to myself whose receive is already posted: copied buffer to
+ * buffer through a small bounce buffer, so a large non-contiguous message is
+ * never staged whole. */
+static void core_send_local_direct(core_req *r, core_req *rr)
+{
+    enum { CHUNK = 16384 };
+    const core_dt *sdt = r->u.send.dt, *rdt = rr->u.recv.dt;
+    size_t bytes = r->u.send.bytes;
+    size_t take = bytes < rr->u.recv.capacity ? bytes : rr->u.recv.capacity;
+    rr->u.recv.lpid = core_s.self;
+    if (take && sdt->contig) {
+        /* the sender's bytes are already the packed stream */
+        const void *src = core_at(r->u.send.buf, sdt->true_lb);
+        if (rdt->contig)
+            memmove(core_at(rr->u.recv.buf, rdt->true_lb), src, take);
+        else
+            core_dt_unpack(rr->u.recv.buf, rr->u.recv.count, rdt, 0, src, take);
+    } else if (take && rdt->contig) {
+        core_pack(r, core_at(rr->u.recv.buf, rdt->true_lb), 0, take);
+    } else {
+        uint8_t chunk[CHUNK];
+        for (size_t off = 0; off < take; off += CHUNK) {
+            size_t n = take - off < CHUNK ? take - off : CHUNK;
+            core_pack(r, chunk, off, n);
+            core_dt_unpack(rr->u.recv.buf, rr->u.recv.count, rdt, off, chunk, n);
+        }
+    }
+    r->u.send.state = CORE_S_DONE;
+    core_req_complete(r);
+    core_recv_finish(rr, r->u.send.src, r->u.send.tag, take, bytes > take);
+}
+
 /* a message to myself: always copied, so a send never waits for its receive
  * (except in synchronous mode, which completes when matched) */
 void core_send_local(core_req *r)
 {
+    core_req *posted = core_match_posted(r->u.send.ctx, r->u.send.src, r->u.send.tag);
+    if (posted) {
+        core_send_local_direct(r, posted);
+        return;
+    }
+    /* nobody waits yet: the unexpected queue keeps a packed copy, as for any
+     * unexpected eager message */
     core_msg *m = util_calloc(1, sizeof *m);
     m->type = WIRE_EAGER;
     m->ctx = r->u.send.ctx;
@@ -195,11 +234,6 @@ void core_send_local(core_req *r)
     } else {
         r->u.send.state = CORE_S_DONE;
         core_req_complete(r);
-    }
-    core_req *rr = core_match_posted(m->ctx, m->src, m->tag);
-    if (rr) {
-        core_recv_from_msg(rr, m);
-        return;
     }
     core_st.unexpected++;
     util_queue_push(&core_s.unexpected, &m->qn);

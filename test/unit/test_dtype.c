@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 #include <sys/uio.h>
 
 static int errors;
@@ -672,6 +673,41 @@ static void test_pack_api(void)
     MPI_Unpack_external("external32", buf, pos, &ipos, z2, 1, MPI_C_DOUBLE_COMPLEX);
     CHECK(z2[0] == 1.5 && z2[1] == -2.25, "external32 complex round trip");
     MPI_Type_free(&t);
+
+    /* external32 sizes differ from LP64's: long is 4 bytes, wchar_t 2 (MPI 4.1 Table 13.2) */
+    long l[2] = {-2, 0x01020304L}, l2[2] = {0, 0};
+    MPI_Aint esz = 0;
+    MPI_Pack_external_size("external32", 2, MPI_LONG, &esz);
+    CHECK(esz == 8, "external32 size of 2 longs");
+    MPI_Pack_external_size("external32", 3, MPI_LONG_INT, &esz);
+    CHECK(esz == 24, "external32 size of 3 MPI_LONG_INT");
+    pos = 0;
+    MPI_Pack_external("external32", l, 2, MPI_LONG, buf, sizeof buf, &pos);
+    CHECK(pos == 8 && (unsigned char)buf[0] == 0xff && (unsigned char)buf[3] == 0xfe &&
+              buf[4] == 1 && buf[7] == 4,
+          "external32 long: 4 bytes big-endian");
+    ipos = 0;
+    MPI_Unpack_external("external32", buf, pos, &ipos, l2, 2, MPI_LONG);
+    CHECK(ipos == 8 && l2[0] == -2 && l2[1] == 0x01020304L, "external32 long round trip (sign)");
+    unsigned long ul = 0xfffffffeUL, ul2 = 0;
+    pos = ipos = 0;
+    MPI_Pack_external("external32", &ul, 1, MPI_UNSIGNED_LONG, buf, sizeof buf, &pos);
+    MPI_Unpack_external("external32", buf, pos, &ipos, &ul2, 1, MPI_UNSIGNED_LONG);
+    CHECK(pos == 4 && ul2 == 0xfffffffeUL, "external32 unsigned long round trip (no sign)");
+    wchar_t wc[2] = {L'A', 0x263a}, wc2[2] = {0, 0};
+    pos = ipos = 0;
+    MPI_Pack_external("external32", wc, 2, MPI_WCHAR, buf, sizeof buf, &pos);
+    MPI_Unpack_external("external32", buf, pos, &ipos, wc2, 2, MPI_WCHAR);
+    CHECK(pos == 4 && buf[1] == 'A' && (unsigned char)buf[2] == 0x26 && wc2[0] == L'A' &&
+              wc2[1] == 0x263a,
+          "external32 wchar_t: 2 bytes");
+
+    /* MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX are one handle, named MPI_C_COMPLEX */
+    char name[MPI_MAX_OBJECT_NAME];
+    int nlen;
+    MPI_Type_get_name(MPI_C_FLOAT_COMPLEX, name, &nlen);
+    CHECK(MPI_C_COMPLEX == MPI_C_FLOAT_COMPLEX && strcmp(name, "MPI_C_COMPLEX") == 0,
+          "MPI_C_COMPLEX name");
     cases++;
 }
 

@@ -53,8 +53,11 @@ void mpii_dtype_contents(const mpii_dtype *t, int *ints, MPI_Aint *aints, MPI_Co
 MPI_Count mpii_dtype_elements(const mpii_dtype *t, MPI_Count bytes);
 /* bytes taken by the first `elements` basic elements of a stream of t */
 MPI_Count mpii_dtype_element_bytes(const mpii_dtype *t, MPI_Count elements);
-/* convert `count` packed elements of t in place between native and external32 */
-void mpii_dtype_external32(const mpii_dtype *t, void *packed, MPI_Count count);
+/* bytes of one element of t in external32 (long is 4 bytes there, wchar_t 2) */
+MPI_Count mpii_dtype_external32_size(const mpii_dtype *t);
+/* convert `count` packed elements of t from native to external32 (to_ext) or back */
+void mpii_dtype_external32(const mpii_dtype *t, void *native, void *ext, MPI_Count count,
+                           int to_ext);
 /* MPI_Type_match_size, MPI_Type_get_value_index: MPI_DATATYPE_NULL if none */
 MPI_Datatype mpii_dtype_match_size(int typeclass, int size);
 MPI_Datatype mpii_dtype_value_index(MPI_Datatype value, MPI_Datatype index);

@@ -495,36 +495,85 @@ MPI_Count mpii_dtype_element_bytes(const mpii_dtype *t, MPI_Count elements)
     return bytes;
 }
 
-/* ---- external32: big-endian, the sizes of dtypes.def -------------------------------- */
+/* ---- external32: big-endian, the standard's sizes ---------------------------------- */
 
-static void dtype_swap(unsigned char *p, size_t n, size_t unit)
+/* Bytes of one basic element in external32 (MPI 4.1 Table 13.2): the native
+ * size except for long (4, where LP64 has 8) and wchar_t (2, where glibc has 4). */
+static size_t dtype_ext32_size(int basic)
 {
-    for (size_t k = 0; k < n; k++, p += unit)
-        for (size_t a = 0, b = unit - 1; a < b; a++, b--) {
-            unsigned char c = p[a];
-            p[a] = p[b];
-            p[b] = c;
-        }
+    if (basic == DTYPE_IDX(MPI_LONG) || basic == DTYPE_IDX(MPI_UNSIGNED_LONG))
+        return 4;
+    if (basic == DTYPE_IDX(MPI_WCHAR))
+        return 2;
+    return dtype_basics[basic].size;
 }
 
-void mpii_dtype_external32(const mpii_dtype *t, void *packed, MPI_Count count)
+MPI_Count mpii_dtype_external32_size(const mpii_dtype *t)
+{
+    const dtype_info *in = dtype_info_of(t);
+    MPI_Count bytes = 0;
+    for (size_t i = 0; i < in->nseg; i++)
+        bytes += (MPI_Count)(in->seg[i].n * dtype_ext32_size(in->seg[i].basic));
+    return bytes;
+}
+
+/* copy n bytes reversing their order on a little-endian host */
+static void dtype_copy_be(unsigned char *dst, const unsigned char *src, size_t n)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return;
+    memcpy(dst, src, n);
+#else
+    for (size_t a = 0; a < n; a++)
+        dst[a] = src[n - 1 - a];
 #endif
-    const dtype_info *in = dtype_info_of(t);
-    unsigned char *p = packed;
-    for (MPI_Count e = 0; e < count; e++) {
-        for (size_t i = 0; i < in->nseg; i++) {
-            const dtype_basic *b = &dtype_basics[in->seg[i].basic];
-            /* complex numbers swap each part; long double is swapped as 16 bytes,
-             * not converted to IEEE binary128 */
-            size_t unit = b->cat == DT_CAT_COMPLEX ? b->size / 2 : b->size;
-            if (unit > 1)
-                dtype_swap(p, in->seg[i].n * (b->size / unit), unit);
-            p += in->seg[i].n * b->size;
+}
+
+/* one basic element between native (nat) and external32 (ext) */
+static void dtype_ext32_one(int basic, unsigned char *nat, unsigned char *ext, int to_ext)
+{
+    const dtype_basic *b = &dtype_basics[basic];
+    size_t es = dtype_ext32_size(basic);
+    if (es != b->size) {
+        /* a narrower integer: keep the low bits; widen by the sign of signed types */
+        uint64_t v = 0;
+        unsigned char be[8];
+        if (to_ext) {
+            memcpy(&v, nat, b->size); /* little-endian host: the low bytes come first */
+            for (size_t k = 0; k < es; k++)
+                be[es - 1 - k] = (unsigned char)(v >> (8 * k));
+            memcpy(ext, be, es);
+        } else {
+            for (size_t k = 0; k < es; k++)
+                v |= (uint64_t)ext[es - 1 - k] << (8 * k);
+            if (b->cat == DT_CAT_INT && (v >> (8 * es - 1)) & 1)
+                v |= ~(uint64_t)0 << (8 * es);
+            memcpy(nat, &v, b->size);
         }
+        return;
     }
+    /* complex numbers swap each part; long double is swapped as 16 bytes,
+     * not converted to IEEE binary128 */
+    size_t unit = b->cat == DT_CAT_COMPLEX ? b->size / 2 : b->size;
+    for (size_t off = 0; off < b->size; off += unit) {
+        if (to_ext)
+            dtype_copy_be(ext + off, nat + off, unit);
+        else
+            dtype_copy_be(nat + off, ext + off, unit);
+    }
+}
+
+void mpii_dtype_external32(const mpii_dtype *t, void *native, void *ext, MPI_Count count,
+                           int to_ext)
+{
+    const dtype_info *in = dtype_info_of(t);
+    unsigned char *n = native, *e = ext;
+    for (MPI_Count c = 0; c < count; c++)
+        for (size_t i = 0; i < in->nseg; i++) {
+            int basic = in->seg[i].basic;
+            size_t ns = dtype_basics[basic].size, es = dtype_ext32_size(basic);
+            for (size_t k = 0; k < in->seg[i].n; k++, n += ns, e += es)
+                dtype_ext32_one(basic, n, e, to_ext);
+        }
 }
 
 MPI_Datatype mpii_dtype_match_size(int typeclass, int size)
