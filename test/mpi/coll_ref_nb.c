@@ -1,0 +1,5 @@
+/* Every intra-communicator collective against a local reference, nonblocking (MPI_I...) forms: see
+ * coll_ref.h. */
+#include "coll_ref.h"
+
+int main(int argc, char **argv) { return cr_main(argc, argv, CR_NB); }

@@ -1,0 +1,5 @@
+/* Every intra-communicator collective against a local reference, persistent (..._init) forms: see
+ * coll_ref.h. */
+#include "coll_ref.h"
+
+int main(int argc, char **argv) { return cr_main(argc, argv, CR_PERSIST); }
