@@ -1272,9 +1272,15 @@ static void cr_run(void)
                 fprintf(stderr, "%-22s %4d cases %.3f s\n", cr_kname[k], nk[k], tk[k]);
         return;
     }
-    for (int first = 0; first < cr_ncases; first += CR_BATCH, nb++) {
+    for (int first = 0, m; first < cr_ncases; first += m, nb++) {
         cr_case *b = &cr_cases[first];
-        int m = cr_ncases - first < CR_BATCH ? cr_ncases - first : CR_BATCH;
+        /* A batch holds cases of one communicator only: the case lists of the
+         * ranks differ where a split communicator has other sizes on other
+         * ranks, and a batch that mixed communicators would then group
+         * different operations on different ranks (a persistent batch is
+         * restarted before the next one begins: that would deadlock in any MPI). */
+        for (m = 1; m < CR_BATCH && first + m < cr_ncases && b[m].ci == b[0].ci; m++)
+            ;
         if (cr_mode == CR_NB) {
             for (int i = 0; i < m; i++) {
                 cr_fill(&b[i], 0);
