@@ -448,6 +448,7 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
     a->dt = dt;
     a->root = root;
     a->bytes = (size_t)count * coll_tsize(dt);
+    coll_sched_hold_type(s, dt);
     if (c->rank == root) {
         coll_sched_poll(s, shm_poll_set_free, a);
         coll_sched_round(s);
@@ -473,6 +474,8 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     a->op = op;
     a->root = root;
     a->bytes = (size_t)count * coll_tsize(dt);
+    coll_sched_hold_op(s, op);
+    coll_sched_hold_type(s, dt);
     if (a->bytes == 0) {
         coll_sched_call(s, shm_ack, a); /* keep the sequence in step */
         shm_end(s, a);

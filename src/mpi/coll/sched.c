@@ -9,6 +9,7 @@
  * callback, so it happens in coll_sched_progress(), the poller that core
  * progress calls after its pass while any schedule runs. */
 #include "mpi/coll/sched.h"
+#include "mpi/op/op.h"
 #include "mpi/pt2pt/pt2pt.h"
 
 #include <stdlib.h>
@@ -40,6 +41,8 @@ struct coll_sched {
     int ntmp, cap_tmp;
     mpii_dtype **dts;       /* derived datatypes referenced by ops */
     int ndts, cap_dts;
+    MPI_Op *ops_held;       /* user operations referenced by ops */
+    int nops_held, cap_ops_held;
     int persistent;
     int free_when_done;     /* freed (persistent request freed) while its request lives */
     int has_req;            /* a request of a start is out (not yet finished) */
@@ -110,7 +113,19 @@ void *coll_sched_alloc_typed(coll_sched *s, MPI_Aint count, MPI_Datatype dt)
     return (void *)((uintptr_t)base - (uintptr_t)lo);
 }
 
-static void sched_hold(coll_sched *s, MPI_Datatype dt)
+void coll_sched_hold_op(coll_sched *s, MPI_Op op)
+{
+    if (mpii_op_is_predefined(op))
+        return;
+    for (int i = 0; i < s->nops_held; i++)
+        if (s->ops_held[i] == op)
+            return;
+    SCHED_GROW(s->ops_held, s->nops_held, s->cap_ops_held);
+    mpii_op_ref(op);
+    s->ops_held[s->nops_held++] = op;
+}
+
+void coll_sched_hold_type(coll_sched *s, MPI_Datatype dt)
 {
     mpii_dtype *t = mpii_dtype_get(dt);
     if (!t || t->predefined)
@@ -143,7 +158,7 @@ int coll_sched_send(coll_sched *s, const void *buf, MPI_Aint count, MPI_Datatype
     o->dt = dt;
     o->peer = peer;
     o->on = on ? on : s->dflt_on;
-    sched_hold(s, dt);
+    coll_sched_hold_type(s, dt);
     return MPI_SUCCESS;
 }
 
@@ -158,7 +173,7 @@ int coll_sched_recv(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, i
     o->dt = dt;
     o->peer = peer;
     o->on = on ? on : s->dflt_on;
-    sched_hold(s, dt);
+    coll_sched_hold_type(s, dt);
     return MPI_SUCCESS;
 }
 
@@ -173,7 +188,8 @@ int coll_sched_reduce(coll_sched *s, const void *in, void *inout, MPI_Aint count
     o->count = count;
     o->dt = dt;
     o->op = op;
-    sched_hold(s, dt);
+    coll_sched_hold_type(s, dt);
+    coll_sched_hold_op(s, op);
     return MPI_SUCCESS;
 }
 
@@ -187,8 +203,8 @@ int coll_sched_copy(coll_sched *s, const void *src, MPI_Aint scount, MPI_Datatyp
     o->rbuf = dst;
     o->rcount = rcount;
     o->rdt = rdt;
-    sched_hold(s, sdt);
-    sched_hold(s, rdt);
+    coll_sched_hold_type(s, sdt);
+    coll_sched_hold_type(s, rdt);
     return MPI_SUCCESS;
 }
 
@@ -222,6 +238,9 @@ int coll_sched_is_persistent(const coll_sched *s) { return s->persistent; }
 
 static void sched_destroy(coll_sched *s)
 {
+    for (int i = 0; i < s->nops_held; i++)
+        mpii_op_release(s->ops_held[i]);
+    free(s->ops_held);
     for (int i = 0; i < s->ntmp; i++)
         free(s->tmp[i]);
     for (int i = 0; i < s->ndts; i++)

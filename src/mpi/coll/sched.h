@@ -97,6 +97,12 @@ int coll_sched_start(coll_sched *s, core_req **out);
  * (persistent collectives); coll_sched_free() frees it. */
 void coll_sched_set_persistent(coll_sched *s);
 int coll_sched_is_persistent(const coll_sched *s);
+/* Keep a user operation alive while the schedule lives (MPI_Op_free of an op
+ * a started collective uses); coll_sched_reduce does it itself. */
+void coll_sched_hold_op(coll_sched *s, MPI_Op op);
+/* the same for a derived datatype a call step uses (messages, copies and
+ * reductions of the schedule hold theirs already) */
+void coll_sched_hold_type(coll_sched *s, MPI_Datatype dt);
 /* Free a schedule that is not running (never started, or persistent and complete). */
 void coll_sched_free(coll_sched *s);
 

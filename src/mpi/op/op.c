@@ -147,6 +147,8 @@ static const char *const op_names[MPII_OP_NPREDEF] = {
 
 typedef struct op_user {
     int commute;
+    int refs;       /* the user's handle (until MPI_Op_free) + operations in flight */
+    int freed;      /* MPI_Op_free was called: the handle is invalid for new calls */
     MPI_User_function *fn;
     MPI_User_function_c *fn_c;
 } op_user;
@@ -163,12 +165,20 @@ int mpii_op_init(void)
     return MPI_SUCCESS;
 }
 
-static op_user *op_user_get(MPI_Op op)
+/* the operation, also when freed by the user but still held by an operation in flight */
+static op_user *op_user_raw(MPI_Op op)
 {
     if (MPII_HANDLE_KIND(op) != MPII_KIND_OP || MPII_HANDLE_INDEX(op) < MPII_OP_NPREDEF)
         return NULL;
     mpii_op_init();
     return util_htab_get(&op_tab, MPII_HANDLE_INDEX(op));
+}
+
+/* the operation behind a handle the user may still use */
+static op_user *op_user_get(MPI_Op op)
+{
+    op_user *u = op_user_raw(op);
+    return u && !u->freed ? u : NULL;
 }
 
 int mpii_op_is_predefined(MPI_Op op)
@@ -186,7 +196,7 @@ const char *mpii_op_name(MPI_Op op)
 
 int mpii_op_is_commutative(MPI_Op op)
 {
-    op_user *u = op_user_get(op);
+    op_user *u = op_user_raw(op);
     return u ? u->commute : 1;
 }
 
@@ -196,6 +206,8 @@ MPI_Op mpii_op_create(void (*fn)(void), int large, int commute)
     mpii_op_init();
     op_user *u = util_htab_alloc(&op_tab, &idx);
     u->commute = commute != 0;
+    u->refs = 1;
+    u->freed = 0;
     if (large)
         u->fn_c = (MPI_User_function_c *)fn;
     else
@@ -203,10 +215,27 @@ MPI_Op mpii_op_create(void (*fn)(void), int large, int commute)
     return MPII_HANDLE(MPII_KIND_OP, idx);
 }
 
+void mpii_op_ref(MPI_Op op)
+{
+    op_user *u = op_user_raw(op);
+    if (u)
+        u->refs++;
+}
+
+void mpii_op_release(MPI_Op op)
+{
+    op_user *u = op_user_raw(op);
+    if (u && --u->refs == 0)
+        util_htab_free(&op_tab, MPII_HANDLE_INDEX(op));
+}
+
 void mpii_op_free(MPI_Op op)
 {
-    if (op_user_get(op))
-        util_htab_free(&op_tab, MPII_HANDLE_INDEX(op));
+    op_user *u = op_user_get(op);
+    if (u) {
+        u->freed = 1;
+        mpii_op_release(op);
+    }
 }
 
 /* ---- type resolution ------------------------------------------------------------------ */
@@ -339,9 +368,9 @@ out_free:
 
 int mpii_op_apply(MPI_Op op, const void *in, void *inout, MPI_Aint count, MPI_Datatype dt)
 {
+    op_user *u = op_user_raw(op);
     if (count <= 0)
-        return mpii_op_exists(op) ? MPI_SUCCESS : MPI_ERR_OP;
-    op_user *u = op_user_get(op);
+        return u || mpii_op_is_predefined(op) ? MPI_SUCCESS : MPI_ERR_OP;
     if (u) {
         op_apply_user(u, in, inout, count, dt);
         return MPI_SUCCESS;

@@ -15,6 +15,10 @@ const char *mpii_op_name(MPI_Op op); /* "MPI_SUM", "user op" */
 
 /* large != 0: fn is an MPI_User_function_c */
 MPI_Op mpii_op_create(void (*fn)(void), int large, int commute);
-void mpii_op_free(MPI_Op op);
+void mpii_op_free(MPI_Op op); /* MPI_Op_free: the handle dies, held references keep the op */
+/* a reference for an operation in flight (collective schedule): a user op
+ * freed meanwhile stays usable until the last mpii_op_release */
+void mpii_op_ref(MPI_Op op);
+void mpii_op_release(MPI_Op op);
 
 #endif
