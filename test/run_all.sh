@@ -134,8 +134,10 @@ fi
 if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
     note "MPICH test suite"
     if [ $NORMAL_OK = 1 ] && cmake --install "$ROOT/build" > "$ROOT/build/install.log" 2>&1; then
+        # "coll np=8 nonstrict" -> "coll@np=8,nonstrict" (run.sh's folder options)
         mapfile -t folders < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' \
-            "$ROOT/test/external/mpich/folders.txt")
+            "$ROOT/test/external/mpich/folders.txt" |
+            awk '{ o = ""; for (i = 2; i <= NF; i++) o = o (i > 2 ? "," : "@") $i; print $1 o }')
         log=$ROOT/build/mpich-suite.out
         bash "$ROOT/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "$JOBS" \
             --time-budget "${DCFA_MPICH_BUDGET:-1500}" --lists "${DCFA_MPICH_LISTS:-testlist}" --log "$ROOT/build/mpich-suite.log" \

@@ -25,7 +25,8 @@
  * early and frees the communicator cannot unlink it under the others). Used for
  * intra-communicators of 2+ ranks whose data fits the set
  * (DCFA_COLL_SHM_SLOT bytes per rank) with contiguous datatypes, in blocking
- * and nonblocking collectives (persistent ones use messages);
+ * and nonblocking collectives (persistent ones, and operations a running
+ * schedule appends to itself, use messages);
  * DCFA_COLL_SHM=0 turns it off. All ranks of a communicator are on one node
  * while shm is the only fabric. */
 #include "mpi/coll/algo.h"
@@ -83,8 +84,12 @@ static size_t shm_set_bytes(int n, size_t slot) { return (size_t)(n + 1) * slot;
 int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint count,
                     int reduction)
 {
-    /* a persistent schedule would reuse its sequence number at every start */
-    if (!util_cfg.coll_shm || c->is_inter || c->size < 2 || coll_sched_is_persistent(s))
+    /* Operation numbers are taken when the operation is built, which must be
+     * in the same order on every rank: not for a schedule extended while it
+     * runs (built when each rank gets there), nor for a persistent one (it
+     * would reuse its number at every start). */
+    if (!util_cfg.coll_shm || c->is_inter || c->size < 2 || coll_sched_is_persistent(s) ||
+        coll_sched_is_started(s))
         return 0;
     if (dt == MPI_DATATYPE_NULL)
         return 1; /* barrier */

@@ -44,6 +44,7 @@ struct coll_sched {
     MPI_Op *ops_held;       /* user operations referenced by ops */
     int nops_held, cap_ops_held;
     int persistent;
+    int started;            /* has run: operations added now are added while running */
     int free_when_done;     /* freed (persistent request freed) while its request lives */
     int has_req;            /* a request of a start is out (not yet finished) */
     /* run state */
@@ -235,6 +236,7 @@ void coll_sched_round(coll_sched *s)
 
 void coll_sched_set_persistent(coll_sched *s) { s->persistent = 1; }
 int coll_sched_is_persistent(const coll_sched *s) { return s->persistent; }
+int coll_sched_is_started(const coll_sched *s) { return s->started; }
 
 static void sched_destroy(coll_sched *s)
 {
@@ -460,6 +462,7 @@ int coll_sched_progress(void)
 
 static void sched_run(coll_sched *s)
 {
+    s->started = 1;
     coll_sched_round(s);
     s->running = 1;
     s->round = 0;

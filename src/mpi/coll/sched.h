@@ -97,6 +97,9 @@ int coll_sched_start(coll_sched *s, core_req **out);
  * (persistent collectives); coll_sched_free() frees it. */
 void coll_sched_set_persistent(coll_sched *s);
 int coll_sched_is_persistent(const coll_sched *s);
+/* 1 once the schedule has begun to run (a call step extending it, as
+ * MPI_Comm_idup's retries do, builds at a time that differs between ranks) */
+int coll_sched_is_started(const coll_sched *s);
 /* Keep a user operation alive while the schedule lives (MPI_Op_free of an op
  * a started collective uses); coll_sched_reduce does it itself. */
 void coll_sched_hold_op(coll_sched *s, MPI_Op op);

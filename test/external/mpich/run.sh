@@ -33,7 +33,9 @@ usage() {
 usage: $0 --with-mpi PREFIX [options] [folder ...]
   --with-mpi PREFIX   MPI installation to test (PREFIX/bin/mpicc is used)
   --mpirun CMD        launcher (default PREFIX/bin/mpirun, else PREFIX/bin/mpiexec)
-  --max-np N          run only entries with at most N ranks (default $MAX_NP)
+  --max-np N          run only entries with at most N ranks (default $MAX_NP);
+                      a folder written FOLDER@np=N,nonstrict has its own limit and
+                      also runs the entries MPICH marks strict=false
   --jobs N            run up to N tests at a time (default $JOBS) ...
   --slots N           ... as long as their ranks fit in N cores (default: nproc = $SLOTS)
   --lists L           comma-separated test-list files per folder (default $LISTS)
@@ -149,6 +151,7 @@ fi
 BUILD_JOBS=$(nproc 2> /dev/null || echo 2)
 : > "$BUILD/build.log"
 for f in "${FOLDERS[@]}"; do
+    f=${f%%@*}
     [ -d "$BUILD/$f" ] || { echo "error: no folder $f in the suite" >&2; exit 2; }
     echo "building $f"
     # -k: a test that fails to compile is just a failed test.
@@ -211,7 +214,8 @@ scan_dir() { # $1 = folder relative to $BUILD
                     arg) args+="$val$US" ;;
                     mpiexecarg) largs+="$val$US" ;;
                     resultTest) result=$val ;;
-                    strict) [ "${val,,}" != false ] || why="non-strict test (strict=false)" ;;
+                    strict) [ "${val,,}" != false ] || [ "$DIR_NONSTRICT" = 1 ] ||
+                            why="non-strict test (strict=false)" ;;
                     mpix) [ "${val,,}" != true ] || why="needs MPIX extensions" ;;
                     mpiversion) [ -z "$MPI_VER" ] || version_ge "$MPI_VER" "$val" ||
                             why="needs MPI $val (have $MPI_VER)" ;;
@@ -221,14 +225,30 @@ scan_dir() { # $1 = folder relative to $BUILD
                     *) echo "warning: unknown key $key in $file" >&2 ;;
                 esac
             done
-            if [ -z "$why" ] && [ "$np" -gt "$MAX_NP" ]; then why="needs $np ranks (--max-np $MAX_NP)"; fi
+            if [ -z "$why" ] && [ "$np" -gt "$DIR_MAX_NP" ]; then why="needs $np ranks (max np $DIR_MAX_NP)"; fi
             if [ -n "$why" ]; then skip "$dir/$prog" "$np" "$why"; continue; fi
             printf "%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s\n" "$dir/$prog" "$(dirname "$dir/$prog")" \
                 "$(basename "$prog")" "$np" "$tmo" "$result" "$envs" "$args" "$largs" >> "$ENTRIES"
         done < "$file"
     done
 }
-for f in "${FOLDERS[@]}"; do scan_dir "$f"; done
+# A folder argument may carry options: FOLDER@np=N,nonstrict (at most N ranks
+# for this folder; also run the entries MPICH marks strict=false).
+for f in "${FOLDERS[@]}"; do
+    DIR_MAX_NP=$MAX_NP
+    DIR_NONSTRICT=0
+    if [ "$f" != "${f#*@}" ]; then
+        IFS=',' read -r -a opts <<< "${f#*@}"
+        for o in "${opts[@]}"; do
+            case "$o" in
+                np=*) DIR_MAX_NP=${o#np=} ;;
+                nonstrict) DIR_NONSTRICT=1 ;;
+                *) echo "error: unknown folder option '$o' in $f" >&2; exit 2 ;;
+            esac
+        done
+    fi
+    scan_dir "${f%%@*}"
+done
 
 # ---- 4. run ------------------------------------------------------------------
 declare -A XFAIL=()
