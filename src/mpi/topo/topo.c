@@ -352,10 +352,10 @@ typedef struct dims_search {
     long long spread; /* best max - min so far, -1 none */
 } dims_search;
 
-/* compare two factor lists as numbers: >0 when a is larger at the first difference */
-static int memcmp_desc(const int *a, const int *b, int k)
+/* compare two non-increasing factor lists from their smallest entries up */
+static int dims_cmp_from_end(const int *a, const int *b, int k)
 {
-    for (int i = 0; i < k; i++)
+    for (int i = k - 1; i >= 0; i--)
         if (a[i] != b[i])
             return a[i] > b[i] ? 1 : -1;
     return 0;
@@ -370,9 +370,10 @@ static void dims_try(dims_search *s, int depth, int m, int maxf)
             return;
         s->cur[depth] = m;
         long long spread = (long long)s->cur[0] - m;
-        /* ties: the lexicographically largest (as MPICH chooses) */
+        /* ties (as MPICH chooses): the larger smallest factor, then the larger
+         * next-smallest, ... */
         if (s->spread < 0 || spread < s->spread ||
-            (spread == s->spread && memcmp_desc(s->cur, s->best, s->k) > 0)) {
+            (spread == s->spread && dims_cmp_from_end(s->cur, s->best, s->k) > 0)) {
             s->spread = spread;
             memcpy(s->best, s->cur, (size_t)s->k * sizeof(int));
         }
@@ -399,7 +400,7 @@ static void dims_try(dims_search *s, int depth, int m, int maxf)
 }
 
 /* The free entries get the most balanced factorisation (smallest max - min,
- * then the lexicographically largest list) of nnodes / (product of the given entries), in
+ * then the largest smallest factor, next-smallest, ...) of nnodes / (product of the given entries), in
  * non-increasing order. */
 int topo_dims_create(int nnodes, int ndims, int dims[])
 {
