@@ -1292,9 +1292,14 @@ static void cr_run(void)
                 cr_verify(&b[i], 0);
             continue;
         }
-        /* persistent */
-        for (int i = 0; i < m; i++)
-            cr_issue(&b[i]);
+        /* persistent: reduce_local has no persistent form and runs at each start
+         * on the buffers filled for it, not here on unfilled ones */
+        for (int i = 0; i < m; i++) {
+            if (b[i].kind == K_REDUCE_LOCAL)
+                b[i].req = MPI_REQUEST_NULL;
+            else
+                cr_issue(&b[i]);
+        }
         for (int it = 0; it < cr_starts; it++) {
             MPI_Request reqs[CR_BATCH];
             int k = 0;

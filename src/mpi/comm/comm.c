@@ -156,6 +156,7 @@ void mpii_comm_finalize(void)
         if (c && c->refcount > 0) {
             mpii_attr_delete_all(MPII_OBJ_COMM, c->handle, &c->attrs);
             mpii_attr_drop_all(&c->attrs);
+            coll_shm_release(c);
         }
     }
     util_htab_destroy(&comm_tab);
