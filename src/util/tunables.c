@@ -10,11 +10,11 @@
 util_config util_cfg;
 
 const util_tunable util_tunables[] = {
-    {"DCFA_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.eager_limit, "8192", NULL,
+    {"DCFA_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.eager_limit, "16384", NULL,
      "largest message (header included) sent eagerly through the receive ring; larger ones use rendezvous"},
     {"DCFA_MAX_CREDIT", UTIL_T_INT, &util_cfg.max_credit, "64", NULL,
      "blocks in each connection's receive ring (MaxCredit)"},
-    {"DCFA_BLOCK_SIZE", UTIL_T_SIZE, &util_cfg.block_size, "8192", NULL,
+    {"DCFA_BLOCK_SIZE", UTIL_T_SIZE, &util_cfg.block_size, "16384", NULL,
      "bytes in one ring block; an eager packet must fit in one block"},
     {"DCFA_CREDIT_SYNC_LIMIT", UTIL_T_INT, &util_cfg.credit_sync_limit, "2", NULL,
      "a receiver sends an explicit SYNC when the sender's credit falls below this (CreditSyncLimit)"},
@@ -29,7 +29,7 @@ const util_tunable util_tunables[] = {
     {"DCFA_BOUNCE_CHUNK", UTIL_T_SIZE, &util_cfg.bounce_chunk, "262144", NULL,
      "chunk size of the bounce-buffer pipeline"},
     {"DCFA_SPIN_US", UTIL_T_INT, &util_cfg.spin_us, "-1", NULL,
-     "microseconds an idle wait busy-polls before yielding; -1: 2000 when every rank of the node has a core, 20 when oversubscribed"},
+     "microseconds an idle wait busy-polls before yielding; -1: 2000 when every rank of the node has a core, 0 (64 polls, then yield) when oversubscribed"},
     {"DCFA_YIELD_US", UTIL_T_INT, &util_cfg.yield_us, "-1", NULL,
      "microseconds it then yields the core before napping in 20 us sleeps; -1: 20000, or 2000 when oversubscribed"},
     {"DCFA_ASYNC_PROGRESS", UTIL_T_BOOL, &util_cfg.async_progress, "0", NULL,

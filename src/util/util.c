@@ -186,7 +186,7 @@ void util_backoff_configure(int local_ranks)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int over = cores > 0 && local_ranks > cores;
     if (util_cfg.spin_us < 0)
-        util_cfg.spin_us = over ? 20 : 2000;
+        util_cfg.spin_us = over ? 0 : 2000;
     if (util_cfg.yield_us < 0)
         util_cfg.yield_us = over ? 2000 : 20000;
 }
