@@ -183,9 +183,10 @@ static int coll_end(const char *fn, MPI_Comm comm, coll_sched *s, int built, int
     return coll_done(fn, comm, coll_sched_finish(s, mode, req));
 }
 
-/* ---- the int arrays of the non-_c forms: n entries converted; NULL stays NULL ------------ */
+/* ---- the int arrays of the non-_c forms: n entries converted; NULL stays NULL ------------
+ * (declared in mpii.h; the neighbourhood collectives in topo.c use them too) */
 
-static MPI_Count *coll_counts(const int *a, int n)
+MPI_Count *mpii_counts_of_int(const int *a, int n)
 {
     if (!a)
         return NULL;
@@ -195,7 +196,7 @@ static MPI_Count *coll_counts(const int *a, int n)
     return v;
 }
 
-static MPI_Aint *coll_displs(const int *a, int n)
+MPI_Aint *mpii_displs_of_int(const int *a, int n)
 {
     if (!a)
         return NULL;
@@ -491,8 +492,8 @@ static int gatherv_int(const char *fn, int mode, const void *sbuf, int scount, M
                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     int n = coll_nentries_root(comm, root);
-    MPI_Count *rc_ = coll_counts(rcounts, n);
-    MPI_Aint *d = coll_displs(displs, n);
+    MPI_Count *rc_ = mpii_counts_of_int(rcounts, n);
+    MPI_Aint *d = mpii_displs_of_int(displs, n);
     int rc = gather(fn, mode, sbuf, scount, sdt, rbuf, 0, rc_, d, rdt, 1, root, comm, info, req);
     free(d);
     free(rc_);
@@ -504,8 +505,8 @@ static int scatterv_int(const char *fn, int mode, const void *sbuf, const int sc
                         MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     int n = coll_nentries_root(comm, root);
-    MPI_Count *sc = coll_counts(scounts, n);
-    MPI_Aint *d = coll_displs(displs, n);
+    MPI_Count *sc = mpii_counts_of_int(scounts, n);
+    MPI_Aint *d = mpii_displs_of_int(displs, n);
     int rc = scatter(fn, mode, sbuf, 0, sc, d, sdt, rbuf, rcount, rdt, 1, root, comm, info, req);
     free(d);
     free(sc);
@@ -517,8 +518,8 @@ static int allgatherv_int(const char *fn, int mode, const void *sbuf, int scount
                           MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     int n = coll_nentries(comm, 0);
-    MPI_Count *rc_ = coll_counts(rcounts, n);
-    MPI_Aint *d = coll_displs(displs, n);
+    MPI_Count *rc_ = mpii_counts_of_int(rcounts, n);
+    MPI_Aint *d = mpii_displs_of_int(displs, n);
     int rc = allgather(fn, mode, sbuf, scount, sdt, rbuf, 0, rc_, d, rdt, 1, comm, info, req);
     free(d);
     free(rc_);
@@ -533,8 +534,8 @@ static int alltoallvw_int(const char *fn, int mode, const void *sbuf, const int 
                           MPI_Request *req)
 {
     int n = coll_nentries(comm, 0), ns = sbuf == MPI_IN_PLACE ? 0 : n;
-    MPI_Count *sc = coll_counts(scounts, ns), *rc_ = coll_counts(rcounts, n);
-    MPI_Aint *sd = coll_displs(sdispls, ns), *rd = coll_displs(rdispls, n);
+    MPI_Count *sc = mpii_counts_of_int(scounts, ns), *rc_ = mpii_counts_of_int(rcounts, n);
+    MPI_Aint *sd = mpii_displs_of_int(sdispls, ns), *rd = mpii_displs_of_int(rdispls, n);
     int rc = alltoallvw(fn, mode, sbuf, sc, sd, sdt, sdts, rbuf, rc_, rd, rdt, rdts, wform, comm,
                         info, req);
     free(rd);
@@ -548,7 +549,7 @@ static int reduce_scatter_int(const char *fn, int mode, const void *sbuf, void *
                               const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                               MPI_Info info, MPI_Request *req)
 {
-    MPI_Count *rc_ = coll_counts(rcounts, coll_nentries(comm, 1));
+    MPI_Count *rc_ = mpii_counts_of_int(rcounts, coll_nentries(comm, 1));
     int rc = reduce_scatter(fn, mode, sbuf, rbuf, rc_, dt, op, comm, info, req);
     free(rc_);
     return rc;

@@ -189,7 +189,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "maxdims=%d is negative", maxdims);
     if (n > 0 && (!dims || !periods || !coords))
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "dims/periods/coords: NULL array");
-    int *co = malloc((size_t)t->ndims * sizeof(int) + 1);
+    int *co = util_malloc((size_t)t->ndims * sizeof(int) + 1);
     topo_cart_coords(t, c->rank, co);
     for (int i = 0; i < n; i++) {
         dims[i] = t->dims[i];
@@ -619,26 +619,6 @@ static int nbr_finish(const char *fn, MPI_Comm comm, coll_sched *s, int rc, int 
     return MPI_SUCCESS;
 }
 
-static MPI_Count *nbr_counts(const int *a, int n)
-{
-    if (!a)
-        return NULL;
-    MPI_Count *v = malloc((size_t)n * sizeof *v + 1);
-    for (int i = 0; i < n; i++)
-        v[i] = a[i];
-    return v;
-}
-
-static MPI_Aint *nbr_displs(const int *a, int n)
-{
-    if (!a)
-        return NULL;
-    MPI_Aint *v = malloc((size_t)n * sizeof *v + 1);
-    for (int i = 0; i < n; i++)
-        v[i] = a[i];
-    return v;
-}
-
 /* the degrees of comm's topology (0, 0 when the comm is invalid: the checks report it) */
 static void nbr_degrees(MPI_Comm comm, int *indeg, int *outdeg)
 {
@@ -739,9 +719,9 @@ static int nbr_alltoallvw_int(const char *fn, int mode, const void *sbuf, const 
 {
     int indeg, outdeg;
     nbr_degrees(comm, &indeg, &outdeg);
-    MPI_Count *sc = nbr_counts(scounts, outdeg), *rcn = nbr_counts(rcounts, indeg);
-    MPI_Aint *sd = wform ? NULL : nbr_displs(sdispls, outdeg);
-    MPI_Aint *rd = wform ? NULL : nbr_displs(rdispls, indeg);
+    MPI_Count *sc = mpii_counts_of_int(scounts, outdeg), *rcn = mpii_counts_of_int(rcounts, indeg);
+    MPI_Aint *sd = wform ? NULL : mpii_displs_of_int(sdispls, outdeg);
+    MPI_Aint *rd = wform ? NULL : mpii_displs_of_int(rdispls, indeg);
     int rc = nbr_alltoallvw(fn, mode, sbuf, sc, wform ? sdispls_w : sd, sdt, sdts, rbuf, rcn,
                             wform ? rdispls_w : rd, rdt, rdts, wform, comm, info, req);
     free(rd);
@@ -757,8 +737,8 @@ static int nbr_allgatherv_int(const char *fn, int mode, const void *sbuf, int sc
 {
     int indeg, outdeg;
     nbr_degrees(comm, &indeg, &outdeg);
-    MPI_Count *rc_ = nbr_counts(rcounts, indeg);
-    MPI_Aint *d = nbr_displs(displs, indeg);
+    MPI_Count *rc_ = mpii_counts_of_int(rcounts, indeg);
+    MPI_Aint *d = mpii_displs_of_int(displs, indeg);
     int rc = nbr_allgatherv(fn, mode, sbuf, scount, sdt, rbuf, rc_, d, rdt, comm, info, req);
     free(d);
     free(rc_);
