@@ -140,6 +140,16 @@ extern const int util_ntunables;
 int util_tunables_load(void);   /* reads the environment; <0 with a logged message on bad values */
 int util_tunable_format(const util_tunable *t, char *buf, size_t len);  /* current value as text */
 
+/* ---- node identity ----------------------------------------------------------- */
+/* A key naming the shared-memory domain this process lives in: two processes
+ * with the same key can map each other's /dev/shm segments and use
+ * cross-memory attach. It is the hostname, the kernel's boot id and the device
+ * of /dev/shm, so test "hosts" made of namespaces with their own hostname and
+ * /dev/shm mount count as different nodes. DCFA_NODE_KEY overrides it (tests).
+ * Computed once; [A-Za-z0-9._:-] only, at most UTIL_NODE_KEY_MAX chars. */
+#define UTIL_NODE_KEY_MAX 127
+const char *util_node_key(void);
+
 /* ---- time ------------------------------------------------------------------ */
 double util_wtime(void);        /* seconds, monotonic */
 uint64_t util_now_ns(void);
