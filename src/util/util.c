@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
+#include "util/node_key.h"
 #include <unistd.h>
 
 int util_log_rank = -1;
@@ -240,35 +240,7 @@ void util_backoff_wait(util_backoff *b)
 const char *util_node_key(void)
 {
     static char key[UTIL_NODE_KEY_MAX + 1];
-    if (key[0])
-        return key;
-    char raw[3 * 64 + 64] = "";
-    const char *env = getenv("DCFA_NODE_KEY");
-    if (env && *env) {
-        snprintf(raw, sizeof raw, "%s", env);
-    } else {
-        char host[65] = "", boot[64] = "";
-        gethostname(host, sizeof host - 1);
-        FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-        if (f) {
-            if (!fgets(boot, sizeof boot, f))
-                boot[0] = 0;
-            fclose(f);
-        }
-        boot[strcspn(boot, "\n")] = 0;
-        struct stat st;
-        unsigned long long dev = stat("/dev/shm", &st) == 0 ? (unsigned long long)st.st_dev : 0;
-        snprintf(raw, sizeof raw, "%s:%.36s:%llx", host, boot, dev);
-    }
-    size_t n = 0;
-    for (const char *s = raw; *s && n < UTIL_NODE_KEY_MAX; s++) {
-        char ch = *s;
-        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                 ch == '.' || ch == '_' || ch == ':' || ch == '-';
-        key[n++] = ok ? ch : '_';
-    }
-    if (n == 0)
-        key[n++] = '_';
-    key[n] = 0;
+    if (!key[0])
+        util_node_key_make(key, sizeof key, getenv("DCFA_NODE_KEY"));
     return key;
 }

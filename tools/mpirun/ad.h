@@ -1,9 +1,12 @@
-/* ad: the assist daemon (one per node per job run). On the launch node it
- * runs inside the mpirun process; see docs/launcher.md.
+/* ad: the assist daemon (one per host per job run). On the launch node it
+ * runs inside the mpirun process; on other hosts it is "mpirun --dcfa-daemon"
+ * started through a remote-start command. See docs/launcher.md.
  *
  * It owns a table of jobs (one today; spawned jobs later), starts their
- * ranks, serves PMI-1 on each rank's socketpair, forwards stdio, collects
- * exit statuses and ends/cleans up the job.
+ * ranks, serves PMI-1/PMI-2 on each rank's socketpair, forwards stdio,
+ * collects exit statuses and ends/cleans up the job. Across hosts the daemons
+ * form a tree rooted at mpirun (ad_tree.c); each talks to its parent and to
+ * at most DCFA_TREE_FANOUT children.
  */
 #ifndef DCFA_AD_H
 #define DCFA_AD_H
@@ -12,8 +15,26 @@
 #include "assist/pmi_wire.h"
 #include "mpirun.h"
 
+#include <poll.h>
+#include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#define AD_DAEMON_OPTION "--dcfa-daemon"
+
+/* ---- growable byte buffer ---------------------------------------------------- */
+
+struct ad_buf {
+    char *data;
+    size_t len, cap;
+};
+
+int ad_buf_add(struct ad_buf *b, const void *data, size_t len);
+int ad_buf_add_str(struct ad_buf *b, const char *s); /* with its NUL */
+int ad_buf_add_int(struct ad_buf *b, long v);        /* decimal text with NUL */
+void ad_buf_consume(struct ad_buf *b, size_t len);
+void ad_buf_free(struct ad_buf *b);
 
 /* ---- key/value store (ad_kvs.c) ------------------------------------------ */
 
@@ -48,19 +69,23 @@ void ad_stream_init(struct ad_stream *s, int fd, int out, int rank, int prefix);
 void ad_stream_read(struct ad_stream *s);
 void ad_stream_close(struct ad_stream *s);
 /* Writes everything to fd 1 or 2 (EINTR/EAGAIN handled); a broken output is
- * remembered and later output to it is dropped. */
+ * remembered and later output to it is dropped. On a remote host the output
+ * goes to the parent daemon instead (ad_io_set_sink). */
 void ad_io_write(int out, const char *buf, size_t len);
+void ad_io_set_sink(void (*sink)(int out, const char *buf, size_t len));
 
 /* ---- jobs ------------------------------------------------------------------ */
 
 struct ad_proc {
     int rank;
     int appnum;
+    int local_id, local_n; /* MPI_LOCALRANKID / MPI_LOCALNRANKS (its node) */
     pid_t pid;   /* also its process group id; 0 = not started */
     int running; /* started and not yet reaped */
     int pmi_fd;  /* daemon end of the PMI socketpair, -1 when closed */
     char pmi_in[ASSIST_WIRE_LINE_MAX];
     size_t pmi_inlen;
+    int pmi_version; /* 0 until init, then 1 or 2 (wire format) */
     int pmi_inited;
     int pmi_finalized;
     int in_barrier;
@@ -70,9 +95,12 @@ struct ad_proc {
 struct ad_job {
     char jobid[ASSIST_JOBID_MAX + 1];
     char kvsname[64];
-    int size;
+    int size;             /* ranks in the job (all hosts) */
+    int nprocs;           /* ranks on this host: procs[] */
     struct ad_proc *procs;
     struct ad_kvs kvs;
+    struct ad_buf kvs_new; /* "key\0value\0" put here since the last fence */
+    char *mapping;         /* PMI_process_mapping value, NULL = none */
     int barrier_count;
     int nrunning;
 };
@@ -83,6 +111,8 @@ enum ad_phase {
     AD_TERM, /* SIGTERM sent */
     AD_KILL, /* SIGKILL sent */
 };
+
+struct ad_tree; /* ad_tree.c: links to the parent and children daemons */
 
 struct ad_daemon {
     struct ad_job **jobs;
@@ -98,20 +128,100 @@ struct ad_daemon {
     int exit_code;
     char end_msg[1200];
     /* stdin of mpirun -> rank 0 of job 0 */
-    int stdin_open; /* still reading fd 0 */
+    int stdin_open; /* still reading fd 0 (or the tree delivers it) */
     int stdin_pipe; /* write end to rank 0, -1 when closed */
     char *stdin_buf;
     size_t stdin_len;
+    /* several hosts */
+    struct ad_tree *tree; /* NULL: one host, everything in this process */
+    const char *host;     /* this host's name in messages, NULL on one host */
+    int launched;         /* the local ranks were started (or never will be) */
 };
 
 /* ad_daemon.c */
 int ad_run(const struct mpirun_opts *opts);
+/* Signals to a signalfd, subreaper, fd limit, stdin buffer; 0 or -1. */
+int ad_daemon_setup(struct ad_daemon *d, sigset_t *oldmask);
 /* Records the first reason the job ends (later ones are ignored) and starts
- * terminating the ranks. msg is printed to stderr at the end of the run. */
+ * terminating the ranks. msg is printed to stderr at the end of the run (by
+ * mpirun; a remote daemon sends it up the tree). */
 void ad_daemon_end(struct ad_daemon *d, int exit_code, const char *msg);
+void ad_enter_phase(struct ad_daemon *d, enum ad_phase phase);
+double ad_now(void);
+void ad_set_nonblock(int fd);
+/* Sends sig to every local rank (group: to its process group). */
+void ad_signal_all(struct ad_daemon *d, int sig, int to_group);
+/* 1 when mpirun's stdin can be forwarded (open, and not a terminal that
+ * would stop us with SIGTTIN). */
+int ad_stdin_usable(void);
+/* Starts this host's ranks of the job (all its procs). */
+void ad_launch_local(struct ad_daemon *d, const struct mpirun_opts *opts);
+/* Computes the job's process mapping and each local rank's node-local id
+ * from node_of[size] (the node index of every rank). */
+int ad_job_set_nodes(struct ad_job *job, const int *node_of);
+/* The loop shared by mpirun and the remote daemons; returns when the job is
+ * over on this host and its subtree. */
+int ad_loop(struct ad_daemon *d);
+int ad_job_create(const struct mpirun_opts *opts, const char *jobid, const int *ranks, int nranks,
+                  struct ad_job **out);
+void ad_job_destroy(struct ad_job *job);
+void ad_job_cleanup_files(const struct ad_job *job);
+void ad_kill_stragglers(struct ad_daemon *d);
+/* The node key of this host (util_node_key's definition), with DCFA_NODE_KEY
+ * taken from env (NAME=VALUE list, later entries win) when set there. */
+void ad_node_key(char *key, size_t cap, char *const *envs[], const int nenvs[], int nlists);
 
 /* ad_pmi.c: reads once from the rank's channel and handles every complete
- * line. Returns 1 if data was read, 0 if none was waiting or it closed. */
+ * message. Returns 1 if data was read, 0 if none was waiting or it closed. */
 int ad_pmi_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
+/* The job's fence completed everywhere: release the local ranks. */
+void ad_pmi_fence_done(struct ad_daemon *d, struct ad_job *job);
+
+/* ---- the tree of daemons (ad_tree.c) ---------------------------------------- */
+
+/* mpirun side: starts the daemons of opts->hosts and runs the job. */
+int ad_tree_run(const struct mpirun_opts *opts);
+/* "mpirun --dcfa-daemon": a daemon of another host. */
+int ad_remote_main(void);
+/* Hooks of the loop. */
+enum ad_fd_kind {
+    AD_FD_SIG,
+    AD_FD_STDIN,
+    AD_FD_STDIN_PIPE,
+    AD_FD_PMI,
+    AD_FD_OUT,
+    AD_FD_ERR,
+    AD_FD_LINK_IN,  /* a parent or child daemon's messages */
+    AD_FD_LINK_OUT, /* room to write to it */
+    AD_FD_LINK_ERR, /* a child's remote-start command's stderr */
+};
+
+struct ad_link;
+struct ad_fd_ref {
+    enum ad_fd_kind kind;
+    struct ad_job *job;
+    struct ad_proc *proc;
+    struct ad_link *link;
+};
+
+int ad_tree_nfds(struct ad_daemon *d); /* most entries ad_tree_pollfds adds */
+int ad_tree_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n);
+void ad_tree_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents);
+void ad_tree_tick(struct ad_daemon *d, double now);
+double ad_tree_deadline(struct ad_daemon *d); /* next deadline of the tree, 0 = none */
+int ad_tree_finished(struct ad_daemon *d);
+/* 1 when every local rank is reaped and its output drained. */
+int ad_local_done(struct ad_daemon *d);
+/* Events the tree must hear about. */
+void ad_tree_end(struct ad_daemon *d, int exit_code, const char *msg);
+void ad_tree_phase(struct ad_daemon *d, enum ad_phase phase);
+void ad_tree_usr1(struct ad_daemon *d);
+/* All local ranks entered the fence: go up (or complete at the root). */
+void ad_tree_fence(struct ad_daemon *d, struct ad_job *job);
+void ad_tree_stdin_ack(struct ad_daemon *d, int stop);
+int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid);
+void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status);
+/* 1 while output may be read from the ranks (the way up is not congested). */
+int ad_tree_output_ok(struct ad_daemon *d);
 
 #endif

@@ -12,9 +12,16 @@
 #define AD_IO_LINE_HOLD 4096 /* -l: longest incomplete line held back */
 
 static int ad_io_broken[3]; /* fd 1 or 2 failed (EPIPE...): drop output */
+static void (*ad_io_sink)(int out, const char *buf, size_t len);
+
+void ad_io_set_sink(void (*sink)(int out, const char *buf, size_t len)) { ad_io_sink = sink; }
 
 void ad_io_write(int out, const char *buf, size_t len)
 {
+    if (ad_io_sink != NULL) {
+        ad_io_sink(out, buf, len);
+        return;
+    }
     while (len > 0 && !ad_io_broken[out]) {
         ssize_t n = write(out, buf, len);
         if (n < 0 && errno == EINTR)
@@ -64,9 +71,22 @@ static void ad_stream_emit_prefixed(struct ad_stream *s, const char *data, size_
                 return;
             }
         }
-        if (s->at_line_start)
-            ad_io_write(s->out, tag, (size_t)taglen);
-        ad_io_write(s->out, data + start, end - start);
+        if (s->at_line_start) {
+            /* tag and line in one write: output of other ranks (and, across
+             * hosts, of other daemons) never lands in between */
+            char line[AD_IO_LINE_HOLD + 64];
+            size_t len = end - start;
+            if (len + (size_t)taglen <= sizeof(line)) {
+                memcpy(line, tag, (size_t)taglen);
+                memcpy(line + taglen, data + start, len);
+                ad_io_write(s->out, line, (size_t)taglen + len);
+            } else {
+                ad_io_write(s->out, tag, (size_t)taglen);
+                ad_io_write(s->out, data + start, len);
+            }
+        } else {
+            ad_io_write(s->out, data + start, end - start);
+        }
         s->at_line_start = nl != NULL;
         start = end;
     }
@@ -120,4 +140,51 @@ void ad_stream_close(struct ad_stream *s)
     s->plen = 0;
     close(s->fd);
     s->fd = -1;
+}
+
+/* ---- growable buffers ----------------------------------------------------- */
+
+int ad_buf_add(struct ad_buf *b, const void *data, size_t len)
+{
+    if (b->len + len > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + len)
+            cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (p == NULL)
+            return -ENOMEM;
+        b->data = p;
+        b->cap = cap;
+    }
+    if (len > 0)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+int ad_buf_add_str(struct ad_buf *b, const char *s) { return ad_buf_add(b, s, strlen(s) + 1); }
+
+int ad_buf_add_int(struct ad_buf *b, long v)
+{
+    char num[32];
+
+    snprintf(num, sizeof(num), "%ld", v);
+    return ad_buf_add_str(b, num);
+}
+
+void ad_buf_consume(struct ad_buf *b, size_t len)
+{
+    if (len >= b->len) {
+        b->len = 0;
+        return;
+    }
+    memmove(b->data, b->data + len, b->len - len);
+    b->len -= len;
+}
+
+void ad_buf_free(struct ad_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
 }

@@ -20,8 +20,9 @@ static void ad_pmi_send(struct ad_daemon *d, struct ad_proc *p, const char *msg)
             /* EPIPE/ECONNRESET: the rank is gone; its exit is reported. */
             if (errno == EAGAIN) {
                 char m[128];
-                snprintf(m, sizeof(m), "mpirun: rank %d (pid %ld) does not read its PMI replies",
-                         p->rank, (long)p->pid);
+                snprintf(m, sizeof(m),
+                         "mpirun: rank %d (pid %ld%s%s) does not read its PMI replies", p->rank,
+                         (long)p->pid, d->host ? " on " : "", d->host ? d->host : "");
                 ad_daemon_end(d, 1, m);
             }
             close(p->pmi_fd);
@@ -37,9 +38,18 @@ static void ad_pmi_bad(struct ad_daemon *d, struct ad_proc *p, const char *line)
 {
     char m[512];
 
-    snprintf(m, sizeof(m), "mpirun: rank %d (pid %ld) sent a bad PMI command: '%.300s'", p->rank,
-             (long)p->pid, line);
+    snprintf(m, sizeof(m), "mpirun: rank %d (pid %ld%s%s) sent a bad PMI command: '%.300s'",
+             p->rank, (long)p->pid, d->host ? " on " : "", d->host ? d->host : "", line);
     ad_daemon_end(d, 1, m);
+}
+
+void ad_pmi_fence_done(struct ad_daemon *d, struct ad_job *job)
+{
+    job->barrier_count = 0;
+    for (int r = 0; r < job->nprocs; r++) {
+        job->procs[r].in_barrier = 0;
+        ad_pmi_send(d, &job->procs[r], "cmd=barrier_out\n");
+    }
 }
 
 static void ad_pmi_barrier_in(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
@@ -47,13 +57,12 @@ static void ad_pmi_barrier_in(struct ad_daemon *d, struct ad_job *job, struct ad
     if (p->in_barrier)
         return;
     p->in_barrier = 1;
-    if (++job->barrier_count < job->size)
+    if (++job->barrier_count < job->nprocs)
         return;
-    job->barrier_count = 0;
-    for (int r = 0; r < job->size; r++) {
-        job->procs[r].in_barrier = 0;
-        ad_pmi_send(d, &job->procs[r], "cmd=barrier_out\n");
-    }
+    if (d->tree != NULL)
+        ad_tree_fence(d, job); /* the other hosts' ranks too */
+    else
+        ad_pmi_fence_done(d, job);
 }
 
 static void ad_pmi_abort(struct ad_daemon *d, struct ad_proc *p, const char *line)
@@ -65,8 +74,8 @@ static void ad_pmi_abort(struct ad_daemon *d, struct ad_proc *p, const char *lin
 
     if (assist_wire_get_int(line, "exitcode", &code) != 0)
         code = 1;
-    n = snprintf(m, sizeof(m), "mpirun: rank %d (pid %ld) aborted the job with exit code %ld",
-                 p->rank, (long)p->pid, code);
+    n = snprintf(m, sizeof(m), "mpirun: rank %d (pid %ld%s%s) aborted the job with exit code %ld",
+                 p->rank, (long)p->pid, d->host ? " on " : "", d->host ? d->host : "", code);
     if (msg != NULL && msg[10] != '\0' && n > 0 && (size_t)n < sizeof(m))
         snprintf(m + n, sizeof(m) - (size_t)n, ": %s", msg + 10);
     ad_daemon_end(d, (int)(code & 0xff), m);
@@ -107,7 +116,9 @@ static void ad_pmi_line(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
         }
         if (vrc != 0) /* "value=" absent: empty value */
             value[0] = '\0';
-        if (ad_kvs_put(&job->kvs, key, value) != 0)
+        if (ad_kvs_put(&job->kvs, key, value) != 0 ||
+            (d->tree != NULL && (ad_buf_add_str(&job->kvs_new, key) != 0 ||
+                                 ad_buf_add_str(&job->kvs_new, value) != 0)))
             ad_pmi_send(d, p, "cmd=put_result rc=-1 msg=no_memory\n");
         else
             ad_pmi_send(d, p, "cmd=put_result rc=0 msg=success\n");
@@ -115,10 +126,8 @@ static void ad_pmi_line(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
         const char *val = NULL;
         if (assist_wire_get(line, "key", key, sizeof(key)) == 0) {
             val = ad_kvs_get(&job->kvs, key);
-            if (val == NULL && strcmp(key, "PMI_process_mapping") == 0) {
-                snprintf(value, sizeof(value), "(vector,(0,1,%d))", job->size);
-                val = value;
-            }
+            if (val == NULL && strcmp(key, "PMI_process_mapping") == 0)
+                val = job->mapping;
         }
         if (val != NULL)
             snprintf(reply, sizeof(reply), "cmd=get_result rc=0 msg=success value=%s\n", val);

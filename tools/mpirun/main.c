@@ -1,5 +1,7 @@
 /* mpirun / mpiexec: command line parsing; the work is done by the assist
- * daemon (ad_run), which on this node runs inside this process. */
+ * daemon (ad_run), which on this node runs inside this process. The same
+ * binary started as "mpirun --dcfa-daemon" is the assist daemon of another
+ * host (ad_remote_main, reading its job from stdin). */
 #include "ad.h"
 #include "mpirun.h"
 
@@ -31,6 +33,12 @@ static void mpirun_usage(FILE *f)
         "                          MPIEXEC_TIMEOUT. Ranks get SIGUSR1 first to report what\n"
         "                          they are waiting for\n"
         "  -l, --prefix-output     prefix every output line with \"[rank] \"\n"
+        "  -hosts, -host H[:N],... run on these hosts (N ranks per pass on each, default 1);\n"
+        "                          an assist daemon per host is started with $DCFA_RSH\n"
+        "                          (default ssh)\n"
+        "  -hostfile, -f FILE      hosts from FILE: one per line, name[:N] or name slots=N,\n"
+        "                          '#' comments\n"
+        "  -ppn N                  N ranks per host and pass (overrides the slots)\n"
         "  --oversubscribe, --allow-run-as-root   accepted and ignored\n"
         "  -h, --help              this help\n"
         "  --version               print the version\n"
@@ -98,6 +106,7 @@ static void mpirun_opts_free(struct mpirun_opts *o)
     for (int i = 0; i < o->ngenv; i++)
         free(o->genv[i]);
     free(o->genv);
+    mpirun_hosts_free(o);
 }
 
 /* "--name=value" -> value of a long option, else NULL. */
@@ -150,6 +159,7 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
                     0)
                     return mpirun_bad("%s needs a number of ranks between 1 and 4096", a);
                 app->nprocs = (int)v;
+                app->nprocs_given = 1;
                 i++;
             } else if ((val = mpirun_inline_value(a, "--timeout")) != NULL ||
                        strcmp(a, "--timeout") == 0 || strcmp(a, "-timeout") == 0) {
@@ -182,6 +192,30 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
                     if (mpirun_env_add(&o->genv, &o->ngenv, argv[i], getenv(argv[i])) != 0)
                         return -ENOMEM;
                 }
+            } else if (strcmp(a, "-hosts") == 0 || strcmp(a, "-host") == 0 ||
+                       strcmp(a, "--host") == 0 || strcmp(a, "--hosts") == 0 ||
+                       strcmp(a, "-H") == 0) {
+                if (i + 1 >= argc)
+                    return mpirun_bad("%s needs a list of hosts", a);
+                int rc = mpirun_hosts_add_list(o, argv[++i]);
+                if (rc != 0)
+                    return rc == -EINVAL ? -EBADMSG : rc;
+            } else if (strcmp(a, "-hostfile") == 0 || strcmp(a, "--hostfile") == 0 ||
+                       strcmp(a, "-f") == 0 || strcmp(a, "-machinefile") == 0 ||
+                       strcmp(a, "--machinefile") == 0) {
+                if (i + 1 >= argc)
+                    return mpirun_bad("%s needs a file name", a);
+                int rc = mpirun_hosts_read_file(o, argv[++i]);
+                if (rc != 0)
+                    return rc == -EINVAL ? -EBADMSG : rc;
+            } else if (strcmp(a, "-ppn") == 0 || strcmp(a, "--ppn") == 0 ||
+                       strcmp(a, "-perhost") == 0 || strcmp(a, "-npernode") == 0 ||
+                       strcmp(a, "--npernode") == 0) {
+                if (mpirun_parse_int(i + 1 < argc ? argv[i + 1] : NULL, 1, MPIRUN_MAX_PROCS, &v) !=
+                    0)
+                    return mpirun_bad("%s needs a number of ranks per host between 1 and 4096", a);
+                o->ppn = (int)v;
+                i++;
             } else if (strcmp(a, "-l") == 0 || strcmp(a, "--prefix-output") == 0 ||
                        strcmp(a, "-prefix-output") == 0 || strcmp(a, "--tag-output") == 0) {
                 o->prefix_output = 1;
@@ -208,6 +242,13 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
     }
     if (o->napps == 0)
         return mpirun_bad("%s", "no program given");
+    /* With hosts and no -n: as many ranks as the hosts offer. */
+    if (o->nhosts > 0 && o->napps == 1 && !o->apps[0].nprocs_given) {
+        int n = mpirun_hosts_default_size(o);
+        if (n > MPIRUN_MAX_PROCS)
+            return mpirun_bad("%s", "the hosts offer more than 4096 ranks: give -n");
+        o->apps[0].nprocs = n;
+    }
     return 0;
 }
 
@@ -221,9 +262,15 @@ int main(int argc, char **argv)
         if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
             open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
 
+    if (argc == 2 && strcmp(argv[1], AD_DAEMON_OPTION) == 0)
+        return ad_remote_main();
     rc = mpirun_parse(argc, argv, &opts);
     if (rc == 1) {
         rc = 0;
+        goto out;
+    }
+    if (rc == -EBADMSG) { /* the message is printed already */
+        rc = MPIRUN_USAGE_ERROR;
         goto out;
     }
     if (rc < 0) {

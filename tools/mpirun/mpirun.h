@@ -6,9 +6,17 @@
  * contexts are separated by ':' on the command line. */
 struct mpirun_app {
     int nprocs;
-    char **argv; /* NULL-terminated, points into main's argv */
-    char **env;  /* "NAME=VALUE" set for this context only (-env) */
+    int nprocs_given; /* -n was on the command line */
+    char **argv;      /* NULL-terminated, points into main's argv */
+    char **env;       /* "NAME=VALUE" set for this context only (-env) */
     int nenv;
+};
+
+/* A host of -hosts/-hostfile: its name and how many ranks a pass places on
+ * it (":slots", "slots=N"; 1 when not given). */
+struct mpirun_host {
+    char *name;
+    int slots;
 };
 
 struct mpirun_opts {
@@ -18,6 +26,21 @@ struct mpirun_opts {
     int ngenv;
     int timeout;       /* seconds, 0 = none */
     int prefix_output; /* -l: "[rank] " before every output line */
+    struct mpirun_host *hosts; /* -hosts / -hostfile; none = this node only */
+    int nhosts;
+    int ppn; /* -ppn: ranks per host and pass, 0 = the hosts' slots */
 };
+
+/* hosts.c: host lists, host files and rank placement. Each returns 0, or
+ * -EINVAL after printing a one-line "mpirun: ..." message naming the bad
+ * item, or -ENOMEM. */
+int mpirun_hosts_add_list(struct mpirun_opts *o, const char *list);
+int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path);
+void mpirun_hosts_free(struct mpirun_opts *o);
+/* The job size the hosts imply when no -n was given (0 when no hosts). */
+int mpirun_hosts_default_size(const struct mpirun_opts *o);
+/* Rank placement by block: host_of[r] for r < size. Pass after pass, each
+ * host in order takes ppn (or its slots) consecutive ranks. */
+void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of);
 
 #endif

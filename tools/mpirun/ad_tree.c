@@ -1,0 +1,1468 @@
+/* ad: the tree of assist daemons of a job that spans hosts.
+ *
+ * mpirun is the root (tree node 0) and runs no rank itself; host i of the
+ * host list is node i + 1 and runs "mpirun --dcfa-daemon". Node v starts
+ * nodes v*F+1 .. v*F+F (F = DCFA_TREE_FANOUT, default 2) through the
+ * remote-start command (DCFA_RSH, default ssh; a host named localhost or
+ * like this machine is started directly), so no daemon starts or serves more
+ * than F others however many hosts there are. A child's stdin and stdout
+ * (through ssh) are the link to its parent: framed messages, below.
+ *
+ *   down  SETUP (the job), START (node of every rank: launch now), FENCE_OUT
+ *         (every pair put since the last fence), PHASE (dump/term/kill),
+ *         USR1, STDIN (for rank 0's host), EXIT (clean up and leave)
+ *   up    HELLO (alive), READY (subtree up: node keys), END (first failure
+ *         seen in the subtree), FENCE_IN (subtree's pairs), OUTPUT, STDIN_ACK,
+ *         DONE (subtree's ranks all ended, output forwarded)
+ *
+ * A frame is a 12-byte header (length of the payload, type, argument; big
+ * endian) and the payload. A child first writes the 8 bytes "DCFA-AD1";
+ * whatever comes before them (a login banner) is passed to stderr.
+ *
+ * The root decides: it launches the ranks once every daemon is up, ends the
+ * job on the first failure anywhere, and sends EXIT when every subtree is
+ * DONE; each daemon then removes its host's job files and exits. A daemon
+ * that loses its parent ends its ranks, cleans up and exits; a parent that
+ * loses a child ends the job naming the child's host.
+ */
+#include "ad.h"
+#include "util/node_key.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define AD_MAGIC         "DCFA-AD1"
+#define AD_MAGIC_LEN     8
+#define AD_HDR           12
+#define AD_FRAME_MAX     (256u << 20) /* larger is a broken link */
+#define AD_UP_HIGH       (4u << 20)   /* queued upward: stop reading rank output */
+#define AD_ERR_HOLD      4096         /* a child's stderr kept before its HELLO */
+#define AD_EXIT_GRACE    5.0          /* seconds for children to leave after EXIT */
+#define AD_LOST_GRACE    0.5          /* seconds to wait for a lost child's status */
+#define AD_SETUP_VERSION "DCFA-SETUP-1"
+
+enum ad_msg {
+    AD_M_SETUP = 1,
+    AD_M_START,
+    AD_M_FENCE_OUT,
+    AD_M_PHASE,
+    AD_M_USR1,
+    AD_M_STDIN,
+    AD_M_EXIT,
+    AD_M_HELLO = 32,
+    AD_M_READY,
+    AD_M_END,
+    AD_M_FENCE_IN,
+    AD_M_OUTPUT,
+    AD_M_STDIN_ACK,
+    AD_M_DONE,
+};
+
+enum ad_link_state {
+    AD_LINK_STARTING, /* started, no HELLO yet */
+    AD_LINK_UP,       /* HELLO */
+    AD_LINK_READY,    /* its subtree is up */
+    AD_LINK_DONE,     /* its subtree's ranks ended */
+    AD_LINK_CLOSED,   /* its input ended */
+};
+
+struct ad_link {
+    int node;         /* tree node at the other end */
+    const char *host; /* a child's host name */
+    int in, out, err; /* -1 when closed */
+    pid_t pid;        /* a child's start process, 0 = none */
+    int reaped, status;
+    enum ad_link_state state;
+    int synced; /* magic seen */
+    int eof;
+    int reported; /* loss reported (or not to be) */
+    double deadline; /* HELLO deadline, or when to report a loss without status */
+    int fence_in;
+    struct ad_buf inq, outq, errq;
+    struct ad_buf ready; /* READY entries of its subtree */
+};
+
+struct ad_tree {
+    int root;
+    int node;
+    int fanout;
+    double launch_timeout;
+    struct ad_link parent; /* remote: fds 0 and 1 */
+    struct ad_link *kids;
+    int nkids;
+    /* the job */
+    struct ad_buf setup; /* SETUP payload; the remote's strings point into it */
+    const struct mpirun_opts *opts;
+    struct mpirun_opts ropts; /* remote: rebuilt from SETUP */
+    char **hosts;
+    int nhosts;
+    int *host_of; /* [size] */
+    int size;
+    const char *jobid, *cwd, *exe, *rsh;
+    char **env; /* remote: mpirun's environment */
+    int nenv;
+    /* progress */
+    int started;
+    int fence_waiting; /* 1: local ranks in; 2: sent up, waiting for FENCE_OUT */
+    int stdin_inflight;
+    int done_sent;
+    int exiting;
+    double exit_deadline;
+    struct ad_buf ready; /* own READY entries (node, key) */
+    int ready_sent;
+};
+
+/* ---- frames ------------------------------------------------------------------ */
+
+static void ad_put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+static uint32_t ad_get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void ad_link_flush(struct ad_link *l)
+{
+    while (l->out >= 0 && l->outq.len > 0) {
+        ssize_t n = write(l->out, l->outq.data, l->outq.len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n <= 0) { /* the other end is gone: its input side reports it */
+            close(l->out);
+            l->out = -1;
+            l->outq.len = 0;
+            return;
+        }
+        ad_buf_consume(&l->outq, (size_t)n);
+    }
+}
+
+static void ad_link_send(struct ad_link *l, int type, int32_t arg, const void *payload,
+                         size_t len)
+{
+    unsigned char hdr[AD_HDR];
+
+    if (l->out < 0)
+        return;
+    ad_put32(hdr, (uint32_t)len);
+    ad_put32(hdr + 4, (uint32_t)type);
+    ad_put32(hdr + 8, (uint32_t)arg);
+    if (ad_buf_add(&l->outq, hdr, sizeof(hdr)) != 0 || ad_buf_add(&l->outq, payload, len) != 0) {
+        fprintf(stderr, "mpirun: out of memory\n");
+        exit(1);
+    }
+    ad_link_flush(l);
+}
+
+static void ad_link_close(struct ad_link *l)
+{
+    if (l->in >= 0)
+        close(l->in);
+    if (l->out >= 0 && l->out != l->in)
+        close(l->out);
+    if (l->err >= 0)
+        close(l->err);
+    l->in = l->out = l->err = -1;
+    ad_buf_free(&l->inq);
+    ad_buf_free(&l->outq);
+    ad_buf_free(&l->errq);
+    ad_buf_free(&l->ready);
+}
+
+static struct ad_tree *ad_t(struct ad_daemon *d) { return d->tree; }
+
+static int ad_kid_finished(const struct ad_link *l)
+{
+    return l->state == AD_LINK_DONE || l->state == AD_LINK_CLOSED;
+}
+
+static int ad_kids_all(const struct ad_tree *t, int (*pred)(const struct ad_link *))
+{
+    for (int i = 0; i < t->nkids; i++)
+        if (!pred(&t->kids[i]))
+            return 0;
+    return 1;
+}
+
+/* ---- payload strings ---------------------------------------------------------- */
+
+struct ad_cursor {
+    const char *p, *end;
+    int bad;
+};
+
+static const char *ad_take(struct ad_cursor *c)
+{
+    const char *s = c->p;
+    const char *nul = c->p < c->end ? memchr(c->p, '\0', (size_t)(c->end - c->p)) : NULL;
+
+    if (nul == NULL) {
+        c->bad = 1;
+        return "";
+    }
+    c->p = nul + 1;
+    return s;
+}
+
+static long ad_take_int(struct ad_cursor *c, long lo, long hi)
+{
+    const char *s = ad_take(c);
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+        c->bad = 1;
+        return lo;
+    }
+    return v;
+}
+
+/* ---- ending, phases, signals (hooks of ad_daemon.c) ---------------------------- */
+
+void ad_tree_end(struct ad_daemon *d, int exit_code, const char *msg)
+{
+    struct ad_tree *t = ad_t(d);
+
+    if (!t->root)
+        ad_link_send(&t->parent, AD_M_END, exit_code, msg, strlen(msg) + 1);
+}
+
+void ad_tree_phase(struct ad_daemon *d, enum ad_phase phase)
+{
+    struct ad_tree *t = ad_t(d);
+
+    for (int i = 0; i < t->nkids; i++)
+        ad_link_send(&t->kids[i], AD_M_PHASE, (int32_t)phase, NULL, 0);
+    if (!d->launched && phase != AD_RUN)
+        d->launched = 1; /* the ranks will never start here */
+}
+
+void ad_tree_usr1(struct ad_daemon *d)
+{
+    struct ad_tree *t = ad_t(d);
+
+    for (int i = 0; i < t->nkids; i++)
+        ad_link_send(&t->kids[i], AD_M_USR1, 0, NULL, 0);
+}
+
+int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid)
+{
+    struct ad_tree *t = ad_t(d);
+
+    for (int i = 0; i < t->nkids; i++)
+        if (t->kids[i].pid == pid)
+            return 1;
+    return 0;
+}
+
+void ad_tree_stdin_ack(struct ad_daemon *d, int stop)
+{
+    struct ad_tree *t = ad_t(d);
+
+    if (!t->root)
+        ad_link_send(&t->parent, AD_M_STDIN_ACK, stop, NULL, 0);
+}
+
+int ad_tree_output_ok(struct ad_daemon *d)
+{
+    struct ad_tree *t = ad_t(d);
+
+    return t->root || t->parent.outq.len < AD_UP_HIGH;
+}
+
+/* Remote hosts: output of the ranks goes up as OUTPUT frames. */
+static struct ad_daemon *ad_sink_daemon;
+
+static void ad_tree_sink(int out, const char *buf, size_t len)
+{
+    struct ad_tree *t = ad_t(ad_sink_daemon);
+
+    ad_link_send(&t->parent, AD_M_OUTPUT, out, buf, len);
+}
+
+/* ---- children ------------------------------------------------------------------- */
+
+static int ad_host_is_local(const char *host)
+{
+    char me[256] = "";
+
+    if (strcmp(host, "localhost") == 0)
+        return 1;
+    gethostname(me, sizeof(me) - 1);
+    return strcmp(host, me) == 0;
+}
+
+/* The words of DCFA_RSH (default "ssh"), split at blanks. */
+static int ad_rsh_words(const char *rsh, char **words, int max)
+{
+    static char copy[1024];
+    char *save = NULL;
+    int n = 0;
+
+    snprintf(copy, sizeof(copy), "%s", rsh);
+    for (char *w = strtok_r(copy, " \t", &save); w != NULL && n < max;
+         w = strtok_r(NULL, " \t", &save))
+        words[n++] = w;
+    return n;
+}
+
+/* 'text' for a POSIX shell. */
+static void ad_shell_quote(char *out, size_t cap, const char *s)
+{
+    size_t n = 0;
+
+    if (cap < 3)
+        return;
+    out[n++] = '\'';
+    for (; *s != '\0' && n + 5 < cap; s++) {
+        if (*s == '\'') {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n++] = '\'';
+    out[n] = '\0';
+}
+
+/* Starts the daemon of child l; its failure is found by the loop. */
+static void ad_kid_start(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l)
+{
+    int tokid[2] = {-1, -1}, fromkid[2] = {-1, -1}, errp[2] = {-1, -1};
+    char *argv[40], cmd[PATH_MAX * 4 + 32], quoted[PATH_MAX * 4];
+    int argc = 0;
+    pid_t pid;
+
+    l->in = l->out = l->err = -1;
+    l->deadline = ad_now() + t->launch_timeout;
+    if (pipe2(tokid, O_CLOEXEC) != 0 || pipe2(fromkid, O_CLOEXEC) != 0 ||
+        pipe2(errp, O_CLOEXEC) != 0) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "mpirun: cannot start the assist daemon on host '%s': %s",
+                 l->host, strerror(errno));
+        l->state = AD_LINK_CLOSED;
+        l->reported = 1;
+        ad_daemon_end(d, 1, msg);
+        goto out;
+    }
+    if (ad_host_is_local(l->host)) {
+        argv[argc++] = (char *)t->exe;
+        argv[argc++] = AD_DAEMON_OPTION;
+    } else {
+        argc = ad_rsh_words(t->rsh, argv, 32);
+        ad_shell_quote(quoted, sizeof(quoted), t->exe);
+        snprintf(cmd, sizeof(cmd), "%s %s", quoted, AD_DAEMON_OPTION);
+        argv[argc++] = (char *)l->host;
+        argv[argc++] = cmd;
+    }
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid < 0) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "mpirun: cannot start the assist daemon on host '%s': %s",
+                 l->host, strerror(errno));
+        l->state = AD_LINK_CLOSED;
+        l->reported = 1;
+        ad_daemon_end(d, 1, msg);
+        goto out;
+    }
+    if (pid == 0) {
+        sigset_t none;
+        setpgid(0, 0); /* terminal signals go to mpirun only */
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        if (dup2(tokid[0], 0) < 0 || dup2(fromkid[1], 1) < 0 || dup2(errp[1], 2) < 0)
+            _exit(127);
+        execvp(argv[0], argv);
+        fprintf(stderr, "cannot run the remote-start command '%s': %s\n", argv[0],
+                strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    l->pid = pid;
+    l->out = tokid[1];
+    l->in = fromkid[0];
+    l->err = errp[0];
+    tokid[1] = fromkid[0] = errp[0] = -1;
+    ad_set_nonblock(l->out);
+    ad_set_nonblock(l->in);
+    ad_set_nonblock(l->err);
+    l->state = AD_LINK_STARTING;
+    ad_link_send(l, AD_M_SETUP, l->node, t->setup.data, t->setup.len);
+out:
+    for (int i = 0; i < 2; i++) {
+        int *fds[] = {tokid, fromkid, errp};
+        for (int k = 0; k < 3; k++)
+            if (fds[k][i] >= 0)
+                close(fds[k][i]);
+    }
+}
+
+/* The last non-empty line of what a child wrote on stderr. */
+static void ad_kid_err_tail(struct ad_link *l, char *out, size_t cap)
+{
+    size_t end = l->errq.len, start;
+
+    out[0] = '\0';
+    while (end > 0 && (l->errq.data[end - 1] == '\n' || l->errq.data[end - 1] == '\r'))
+        end--;
+    start = end;
+    while (start > 0 && l->errq.data[start - 1] != '\n')
+        start--;
+    if (end > start)
+        snprintf(out, cap, "%.*s", (int)(end - start), l->errq.data + start);
+}
+
+static void ad_status_text(int st, char *out, size_t cap)
+{
+    if (WIFEXITED(st))
+        snprintf(out, cap, "exited with status %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(out, cap, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(out, cap, "ended");
+}
+
+/* Child l is gone (its input ended, its start process ended, or it did not
+ * answer in time): end the job unless it had finished. */
+static void ad_kid_lost(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l,
+                        const char *why)
+{
+    char msg[1200], tail[600], st[128];
+
+    if (l->reported)
+        return;
+    l->reported = 1;
+    if (l->err >= 0) { /* what it said last */
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(l->err, buf, sizeof(buf))) > 0)
+            ad_buf_add(&l->errq, buf, (size_t)n);
+    }
+    if (l->state == AD_LINK_DONE || t->exiting) {
+        l->state = AD_LINK_CLOSED;
+        return;
+    }
+    ad_kid_err_tail(l, tail, sizeof(tail));
+    if (l->reaped)
+        ad_status_text(l->status, st, sizeof(st));
+    else
+        snprintf(st, sizeof(st), "%s", why);
+    if (l->state == AD_LINK_STARTING) {
+        if (tail[0] != '\0')
+            snprintf(msg, sizeof(msg), "mpirun: cannot start the assist daemon on host '%s': %s",
+                     l->host, tail);
+        else
+            snprintf(msg, sizeof(msg),
+                     "mpirun: cannot start the assist daemon on host '%s': '%s' %s", l->host,
+                     ad_host_is_local(l->host) ? t->exe : t->rsh, st);
+    } else {
+        snprintf(msg, sizeof(msg), "mpirun: lost the assist daemon on host '%s' (%s%s%s)", l->host,
+                 st, tail[0] != '\0' ? ": " : "", tail);
+    }
+    l->state = AD_LINK_CLOSED;
+    ad_daemon_end(d, 1, msg);
+}
+
+void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status)
+{
+    struct ad_tree *t = ad_t(d);
+
+    for (int i = 0; i < t->nkids; i++) {
+        struct ad_link *l = &t->kids[i];
+        if (l->pid != pid || l->reaped)
+            continue;
+        l->reaped = 1;
+        l->status = status;
+        if (l->eof)
+            ad_kid_lost(d, t, l, "");
+        else
+            l->deadline = ad_now() + AD_LOST_GRACE; /* its input may still hold frames */
+    }
+}
+
+/* ---- the job description -------------------------------------------------------- */
+
+static int ad_setup_encode(struct ad_tree *t, const struct mpirun_opts *o, int stdin_usable)
+{
+    extern char **environ;
+    struct ad_buf *b = &t->setup;
+    int rc = 0, nenv = 0;
+    static const char *const skip[] = {"HOSTNAME=", "PWD=",    "OLDPWD=",         "SHLVL=",
+                                       "_=",        "SSH_",    "PMI_",            "MPI_LOCALRANKID=",
+                                       "MPI_LOCALNRANKS=",     "DCFA_JOBID=",     "SLURM_",
+                                       "OMPI_",     "HYDRA_",  "HYDI_"};
+
+    rc |= ad_buf_add_str(b, AD_SETUP_VERSION);
+    rc |= ad_buf_add_str(b, t->jobid);
+    rc |= ad_buf_add_str(b, t->cwd);
+    rc |= ad_buf_add_str(b, t->exe);
+    rc |= ad_buf_add_str(b, t->rsh);
+    rc |= ad_buf_add_int(b, t->fanout);
+    rc |= ad_buf_add_int(b, (long)t->launch_timeout);
+    rc |= ad_buf_add_int(b, o->prefix_output);
+    rc |= ad_buf_add_int(b, stdin_usable);
+    rc |= ad_buf_add_int(b, t->nhosts);
+    for (int i = 0; i < t->nhosts; i++)
+        rc |= ad_buf_add_str(b, t->hosts[i]);
+    rc |= ad_buf_add_int(b, t->size);
+    for (int r = 0; r < t->size; r++)
+        rc |= ad_buf_add_int(b, t->host_of[r]);
+    rc |= ad_buf_add_int(b, o->ngenv);
+    for (int i = 0; i < o->ngenv; i++)
+        rc |= ad_buf_add_str(b, o->genv[i]);
+    rc |= ad_buf_add_int(b, o->napps);
+    for (int a = 0; a < o->napps; a++) {
+        int argc = 0;
+        while (o->apps[a].argv[argc] != NULL)
+            argc++;
+        rc |= ad_buf_add_int(b, o->apps[a].nprocs);
+        rc |= ad_buf_add_int(b, argc);
+        for (int i = 0; i < argc; i++)
+            rc |= ad_buf_add_str(b, o->apps[a].argv[i]);
+        rc |= ad_buf_add_int(b, o->apps[a].nenv);
+        for (int i = 0; i < o->apps[a].nenv; i++)
+            rc |= ad_buf_add_str(b, o->apps[a].env[i]);
+    }
+    for (char **e = environ; *e != NULL; e++) {
+        int keep = strchr(*e, '=') != NULL;
+        for (size_t k = 0; keep && k < sizeof(skip) / sizeof(skip[0]); k++)
+            if (strncmp(*e, skip[k], strlen(skip[k])) == 0)
+                keep = 0;
+        nenv += keep;
+    }
+    rc |= ad_buf_add_int(b, nenv);
+    for (char **e = environ; *e != NULL; e++) {
+        int keep = strchr(*e, '=') != NULL;
+        for (size_t k = 0; keep && k < sizeof(skip) / sizeof(skip[0]); k++)
+            if (strncmp(*e, skip[k], strlen(skip[k])) == 0)
+                keep = 0;
+        if (keep)
+            rc |= ad_buf_add_str(b, *e);
+    }
+    return rc != 0 ? -ENOMEM : 0;
+}
+
+/* Remote: rebuilds the job from SETUP (strings stay in t->setup). */
+static int ad_setup_decode(struct ad_tree *t, int *stdin_usable)
+{
+    struct ad_cursor c = {t->setup.data, t->setup.data + t->setup.len, 0};
+    struct mpirun_opts *o = &t->ropts;
+
+    if (strcmp(ad_take(&c), AD_SETUP_VERSION) != 0)
+        return -EPROTO;
+    t->jobid = ad_take(&c);
+    t->cwd = ad_take(&c);
+    t->exe = ad_take(&c);
+    t->rsh = ad_take(&c);
+    t->fanout = (int)ad_take_int(&c, 1, 1024);
+    t->launch_timeout = (double)ad_take_int(&c, 1, 1000000);
+    o->prefix_output = (int)ad_take_int(&c, 0, 1);
+    *stdin_usable = (int)ad_take_int(&c, 0, 1);
+    t->nhosts = (int)ad_take_int(&c, 1, 1 << 20);
+    if (c.bad)
+        return -EPROTO;
+    t->hosts = calloc((size_t)t->nhosts, sizeof(char *));
+    if (t->hosts == NULL)
+        return -ENOMEM;
+    for (int i = 0; i < t->nhosts; i++)
+        t->hosts[i] = (char *)ad_take(&c);
+    t->size = (int)ad_take_int(&c, 1, 1 << 20);
+    if (c.bad)
+        return -EPROTO;
+    t->host_of = calloc((size_t)t->size, sizeof(int));
+    if (t->host_of == NULL)
+        return -ENOMEM;
+    for (int r = 0; r < t->size; r++)
+        t->host_of[r] = (int)ad_take_int(&c, 0, t->nhosts - 1);
+    o->ngenv = (int)ad_take_int(&c, 0, 1 << 20);
+    if (c.bad)
+        return -EPROTO;
+    o->genv = calloc((size_t)o->ngenv + 1, sizeof(char *));
+    if (o->genv == NULL)
+        return -ENOMEM;
+    for (int i = 0; i < o->ngenv; i++)
+        o->genv[i] = (char *)ad_take(&c);
+    o->napps = (int)ad_take_int(&c, 1, 1 << 20);
+    if (c.bad)
+        return -EPROTO;
+    o->apps = calloc((size_t)o->napps, sizeof(*o->apps));
+    if (o->apps == NULL)
+        return -ENOMEM;
+    for (int a = 0; a < o->napps && !c.bad; a++) {
+        struct mpirun_app *app = &o->apps[a];
+        int argc;
+        app->nprocs = (int)ad_take_int(&c, 1, 1 << 20);
+        argc = (int)ad_take_int(&c, 1, 1 << 20);
+        if (c.bad)
+            break;
+        app->argv = calloc((size_t)argc + 1, sizeof(char *));
+        if (app->argv == NULL)
+            return -ENOMEM;
+        for (int i = 0; i < argc; i++)
+            app->argv[i] = (char *)ad_take(&c);
+        app->nenv = (int)ad_take_int(&c, 0, 1 << 20);
+        if (c.bad)
+            break;
+        app->env = calloc((size_t)app->nenv + 1, sizeof(char *));
+        if (app->env == NULL)
+            return -ENOMEM;
+        for (int i = 0; i < app->nenv; i++)
+            app->env[i] = (char *)ad_take(&c);
+    }
+    t->nenv = (int)ad_take_int(&c, 0, 1 << 20);
+    if (c.bad)
+        return -EPROTO;
+    t->env = calloc((size_t)t->nenv + 1, sizeof(char *));
+    if (t->env == NULL)
+        return -ENOMEM;
+    for (int i = 0; i < t->nenv; i++)
+        t->env[i] = (char *)ad_take(&c);
+    t->opts = o;
+    return c.bad ? -EPROTO : 0;
+}
+
+static void ad_setup_free(struct ad_tree *t)
+{
+    if (!t->root) {
+        for (int a = 0; a < t->ropts.napps; a++) {
+            free(t->ropts.apps[a].argv);
+            free(t->ropts.apps[a].env);
+        }
+        free(t->ropts.apps);
+        free(t->ropts.genv);
+        free(t->hosts);
+        free(t->env);
+    }
+    free(t->host_of);
+    free(t->kids);
+    ad_buf_free(&t->setup);
+    ad_buf_free(&t->ready);
+}
+
+/* Children of this node in the tree: v*F+1 .. v*F+F, up to nhosts. */
+static int ad_tree_make_kids(struct ad_tree *t, const char *const *node_host)
+{
+    long first = (long)t->node * t->fanout + 1;
+    int n = 0;
+
+    for (long v = first; v < first + t->fanout && v <= t->nhosts; v++)
+        n++;
+    t->kids = calloc((size_t)(n > 0 ? n : 1), sizeof(*t->kids));
+    if (t->kids == NULL)
+        return -ENOMEM;
+    t->nkids = n;
+    for (int i = 0; i < n; i++) {
+        struct ad_link *l = &t->kids[i];
+        l->node = (int)first + i;
+        l->host = node_host[l->node - 1];
+        l->in = l->out = l->err = -1;
+        l->state = AD_LINK_CLOSED;
+    }
+    return 0;
+}
+
+/* ---- messages ------------------------------------------------------------------- */
+
+/* The node of every rank from the subtree's (node, key) entries and the
+ * DCFA_NODE_KEY a rank's environment sets (root only). */
+static int ad_tree_node_of(struct ad_tree *t, int *node_of)
+{
+    extern char **environ;
+    char (*hostkey)[UTIL_NODE_KEY_CAP] = calloc((size_t)t->nhosts, sizeof(*hostkey));
+    char (*keys)[UTIL_NODE_KEY_CAP] = calloc((size_t)t->size, sizeof(*keys));
+    int nkeys = 0, r = 0;
+
+    if (hostkey == NULL || keys == NULL) {
+        free(hostkey);
+        free(keys);
+        return -ENOMEM;
+    }
+    for (int i = 0; i < t->nkids; i++) {
+        struct ad_cursor c = {t->kids[i].ready.data, t->kids[i].ready.data + t->kids[i].ready.len,
+                              0};
+        while (c.p < c.end && !c.bad) {
+            long node = ad_take_int(&c, 1, t->nhosts);
+            const char *key = ad_take(&c);
+            if (!c.bad)
+                snprintf(hostkey[node - 1], UTIL_NODE_KEY_CAP, "%s", key);
+        }
+    }
+    for (int a = 0; a < t->opts->napps; a++) {
+        const struct mpirun_app *app = &t->opts->apps[a];
+        char *const *envs[3] = {environ, t->opts->genv, app->env};
+        int nenvs[3] = {-1, t->opts->ngenv, app->nenv};
+        char forced[UTIL_NODE_KEY_CAP] = "";
+        int has = 0;
+        for (int l = 0; l < 3; l++)
+            for (int i = 0; envs[l] != NULL && (nenvs[l] < 0 ? envs[l][i] != NULL : i < nenvs[l]);
+                 i++)
+                if (strncmp(envs[l][i], "DCFA_NODE_KEY=", 14) == 0 && envs[l][i][14] != '\0')
+                    has = 1;
+        if (has)
+            ad_node_key(forced, sizeof(forced), envs, nenvs, 3);
+        for (int i = 0; i < app->nprocs; i++, r++) {
+            const char *key = has ? forced : hostkey[t->host_of[r]];
+            int id = 0;
+            while (id < nkeys && strcmp(keys[id], key) != 0)
+                id++;
+            if (id == nkeys)
+                snprintf(keys[nkeys++], UTIL_NODE_KEY_CAP, "%s", key);
+            node_of[r] = id;
+        }
+    }
+    free(hostkey);
+    free(keys);
+    return 0;
+}
+
+static void ad_tree_start(struct ad_daemon *d, struct ad_tree *t, const int *node_of)
+{
+    t->started = 1;
+    if (d->njobs > 0)
+        ad_job_set_nodes(d->jobs[0], node_of);
+    if (d->phase == AD_RUN && !d->ended) {
+        if (d->njobs > 0)
+            ad_launch_local(d, t->opts);
+        else
+            d->launched = 1;
+    } else {
+        d->launched = 1;
+    }
+}
+
+/* Every child is READY: the root starts the job, a daemon reports up. */
+static void ad_tree_check_ready(struct ad_daemon *d, struct ad_tree *t)
+{
+    if (t->ready_sent)
+        return;
+    for (int i = 0; i < t->nkids; i++)
+        if (t->kids[i].state != AD_LINK_READY)
+            return;
+    t->ready_sent = 1;
+    if (!t->root) {
+        for (int i = 0; i < t->nkids; i++)
+            ad_buf_add(&t->ready, t->kids[i].ready.data, t->kids[i].ready.len);
+        ad_link_send(&t->parent, AD_M_READY, 0, t->ready.data, t->ready.len);
+        return;
+    }
+    if (d->phase != AD_RUN || d->ended)
+        return;
+    int *node_of = calloc((size_t)t->size, sizeof(int));
+    unsigned char *wire = calloc((size_t)t->size, 4);
+    if (node_of == NULL || wire == NULL || ad_tree_node_of(t, node_of) != 0) {
+        free(node_of);
+        free(wire);
+        ad_daemon_end(d, 1, "mpirun: out of memory");
+        return;
+    }
+    for (int r = 0; r < t->size; r++)
+        ad_put32(wire + 4 * r, (uint32_t)node_of[r]);
+    for (int i = 0; i < t->nkids; i++)
+        ad_link_send(&t->kids[i], AD_M_START, 0, wire, (size_t)t->size * 4);
+    ad_tree_start(d, t, node_of);
+    free(node_of);
+    free(wire);
+}
+
+/* The fence is complete below this node: go up, or (root) release everyone. */
+static void ad_tree_fence_check(struct ad_daemon *d, struct ad_tree *t)
+{
+    struct ad_job *job = d->njobs > 0 ? d->jobs[0] : NULL;
+    int local_in = t->root ? 1 : t->fence_waiting == 1;
+
+    if (!local_in || job == NULL)
+        return;
+    for (int i = 0; i < t->nkids; i++)
+        if (!t->kids[i].fence_in && t->kids[i].state != AD_LINK_CLOSED)
+            return;
+    if (t->root && t->nkids > 0) {
+        int any = 0;
+        for (int i = 0; i < t->nkids; i++)
+            any |= t->kids[i].fence_in;
+        if (!any)
+            return;
+    }
+    for (int i = 0; i < t->nkids; i++)
+        t->kids[i].fence_in = 0;
+    if (t->root) {
+        for (int i = 0; i < t->nkids; i++)
+            ad_link_send(&t->kids[i], AD_M_FENCE_OUT, 0, job->kvs_new.data, job->kvs_new.len);
+        job->kvs_new.len = 0;
+        return;
+    }
+    ad_link_send(&t->parent, AD_M_FENCE_IN, 0, job->kvs_new.data, job->kvs_new.len);
+    job->kvs_new.len = 0;
+    t->fence_waiting = 2;
+}
+
+void ad_tree_fence(struct ad_daemon *d, struct ad_job *job)
+{
+    struct ad_tree *t = ad_t(d);
+
+    (void)job;
+    t->fence_waiting = 1;
+    ad_tree_fence_check(d, t);
+}
+
+static void ad_fence_out(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
+{
+    struct ad_job *job = d->jobs[0];
+    struct ad_cursor c = {p, p + len, 0};
+
+    while (c.p < c.end) {
+        const char *key = ad_take(&c);
+        const char *value = ad_take(&c);
+        if (c.bad)
+            break;
+        ad_kvs_put(&job->kvs, key, value);
+    }
+    for (int i = 0; i < t->nkids; i++)
+        ad_link_send(&t->kids[i], AD_M_FENCE_OUT, 0, p, len);
+    t->fence_waiting = 0;
+    job->kvs_new.len = 0;
+    ad_pmi_fence_done(d, job);
+}
+
+static void ad_tree_exit(struct ad_tree *t)
+{
+    if (t->exiting)
+        return;
+    t->exiting = 1;
+    t->exit_deadline = ad_now() + AD_EXIT_GRACE;
+    for (int i = 0; i < t->nkids; i++)
+        ad_link_send(&t->kids[i], AD_M_EXIT, 0, NULL, 0);
+}
+
+/* A frame from the parent (remote daemons). */
+static void ad_from_parent(struct ad_daemon *d, struct ad_tree *t, int type, int32_t arg,
+                           const char *p, size_t len)
+{
+    switch (type) {
+    case AD_M_START: {
+        int *node_of = calloc((size_t)t->size, sizeof(int));
+        if (node_of == NULL || len != (size_t)t->size * 4) {
+            free(node_of);
+            ad_daemon_end(d, 1, "mpirun: bad START message");
+            return;
+        }
+        for (int r = 0; r < t->size; r++)
+            node_of[r] = (int)ad_get32((const unsigned char *)p + 4 * r);
+        for (int i = 0; i < t->nkids; i++)
+            ad_link_send(&t->kids[i], AD_M_START, 0, p, len);
+        ad_tree_start(d, t, node_of);
+        free(node_of);
+        break;
+    }
+    case AD_M_FENCE_OUT:
+        ad_fence_out(d, t, p, len);
+        break;
+    case AD_M_PHASE:
+        if (arg > AD_RUN && arg <= AD_KILL)
+            ad_enter_phase(d, (enum ad_phase)arg);
+        break;
+    case AD_M_USR1:
+        ad_signal_all(d, SIGUSR1, 0);
+        ad_tree_usr1(d);
+        break;
+    case AD_M_STDIN:
+        if (len == 0) {
+            d->stdin_open = 0;
+            if (d->stdin_len == 0 && d->stdin_pipe >= 0) {
+                close(d->stdin_pipe);
+                d->stdin_pipe = -1;
+            }
+        } else if (d->stdin_pipe >= 0 && len <= AD_IO_BUF) {
+            memcpy(d->stdin_buf, p, len);
+            d->stdin_len = len;
+        } else {
+            ad_tree_stdin_ack(d, 1);
+        }
+        break;
+    case AD_M_EXIT:
+        ad_tree_exit(t);
+        break;
+    default:
+        ad_daemon_end(d, 1, "mpirun: bad message from the parent daemon");
+        break;
+    }
+}
+
+/* A frame from child l. */
+static void ad_from_kid(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l, int type,
+                        int32_t arg, const char *p, size_t len)
+{
+    switch (type) {
+    case AD_M_HELLO:
+        if (l->state == AD_LINK_STARTING) {
+            l->state = AD_LINK_UP;
+            if (l->errq.len > 0) /* what it said while starting */
+                ad_io_write(2, l->errq.data, l->errq.len);
+            l->errq.len = 0;
+        }
+        break;
+    case AD_M_READY:
+        l->state = AD_LINK_READY;
+        ad_buf_add(&l->ready, p, len);
+        ad_tree_check_ready(d, t);
+        break;
+    case AD_M_END: {
+        char msg[1200];
+        snprintf(msg, sizeof(msg), "%.*s", (int)(len > 0 ? strnlen(p, len) : 0), p);
+        ad_daemon_end(d, arg, msg);
+        break;
+    }
+    case AD_M_FENCE_IN:
+        if (d->njobs > 0 && ad_buf_add(&d->jobs[0]->kvs_new, p, len) == 0) {
+            l->fence_in = 1;
+            ad_tree_fence_check(d, t);
+        }
+        break;
+    case AD_M_OUTPUT:
+        if (arg == 1 || arg == 2)
+            ad_io_write(arg, p, len); /* up again, or to mpirun's stdout/stderr */
+        break;
+    case AD_M_STDIN_ACK:
+        t->stdin_inflight = 0;
+        if (arg != 0)
+            d->stdin_open = 0;
+        break;
+    case AD_M_DONE:
+        l->state = AD_LINK_DONE;
+        break;
+    default: {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "mpirun: bad message %d from the assist daemon on host '%s'",
+                 type, l->host);
+        ad_daemon_end(d, 1, msg);
+        break;
+    }
+    }
+}
+
+/* Reads from link l (the parent when kid is NULL... see callers). */
+static void ad_link_input(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l, int is_kid)
+{
+    char buf[65536];
+    ssize_t n = read(l->in, buf, sizeof(buf));
+
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        close(l->in);
+        if (l->out == l->in)
+            l->out = -1;
+        l->in = -1;
+        l->eof = 1;
+        if (!is_kid) { /* lost mpirun: end everything here */
+            if (!t->exiting) {
+                ad_daemon_end(d, 1, "mpirun: lost the parent daemon");
+                ad_enter_phase(d, AD_TERM);
+            }
+            d->launched = 1;
+            ad_tree_exit(t);
+        } else if (l->reaped || l->state == AD_LINK_DONE || t->exiting) {
+            ad_kid_lost(d, t, l, "its connection closed");
+        } else {
+            l->deadline = ad_now() + AD_LOST_GRACE;
+        }
+        return;
+    }
+    if (ad_buf_add(&l->inq, buf, (size_t)n) != 0)
+        return;
+    if (is_kid && !l->synced) {
+        char *m = memmem(l->inq.data, l->inq.len, AD_MAGIC, AD_MAGIC_LEN);
+        size_t junk = m != NULL ? (size_t)(m - l->inq.data)
+                                : (l->inq.len > AD_MAGIC_LEN ? l->inq.len - AD_MAGIC_LEN : 0);
+        if (junk > 0) { /* a login banner or the like */
+            ad_buf_add(&l->errq, l->inq.data, junk);
+            ad_buf_consume(&l->inq, junk);
+        }
+        if (m == NULL)
+            return;
+        ad_buf_consume(&l->inq, AD_MAGIC_LEN);
+        l->synced = 1;
+    }
+    while (l->inq.len >= AD_HDR && l->in >= 0) {
+        const unsigned char *h = (const unsigned char *)l->inq.data;
+        uint32_t len = ad_get32(h), type = ad_get32(h + 4);
+        int32_t arg = (int32_t)ad_get32(h + 8);
+        if (len > AD_FRAME_MAX) {
+            ad_daemon_end(d, 1, "mpirun: a broken message between assist daemons");
+            l->inq.len = 0;
+            return;
+        }
+        if (l->inq.len < AD_HDR + (size_t)len)
+            break;
+        if (is_kid)
+            ad_from_kid(d, t, l, (int)type, arg, l->inq.data + AD_HDR, len);
+        else
+            ad_from_parent(d, t, (int)type, arg, l->inq.data + AD_HDR, len);
+        ad_buf_consume(&l->inq, AD_HDR + (size_t)len);
+    }
+}
+
+static void ad_kid_err_input(struct ad_link *l)
+{
+    char buf[4096];
+    ssize_t n = read(l->err, buf, sizeof(buf));
+
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        close(l->err);
+        l->err = -1;
+        return;
+    }
+    if (l->state == AD_LINK_STARTING) { /* kept for the error message */
+        ad_buf_add(&l->errq, buf, (size_t)n);
+        if (l->errq.len > AD_ERR_HOLD)
+            ad_buf_consume(&l->errq, l->errq.len - AD_ERR_HOLD);
+    } else {
+        ad_io_write(2, buf, (size_t)n);
+    }
+}
+
+/* ---- the loop's hooks ------------------------------------------------------------- */
+
+int ad_tree_nfds(struct ad_daemon *d) { return 3 * ad_t(d)->nkids + 4; }
+
+int ad_tree_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n)
+{
+    struct ad_tree *t = ad_t(d);
+
+    if (!t->root) {
+        if (t->parent.in >= 0) {
+            pfds[n] = (struct pollfd){.fd = t->parent.in, .events = POLLIN};
+            refs[n++] = (struct ad_fd_ref){AD_FD_LINK_IN, NULL, NULL, &t->parent};
+        }
+        if (t->parent.out >= 0 && t->parent.outq.len > 0) {
+            pfds[n] = (struct pollfd){.fd = t->parent.out, .events = POLLOUT};
+            refs[n++] = (struct ad_fd_ref){AD_FD_LINK_OUT, NULL, NULL, &t->parent};
+        }
+    } else if (d->stdin_open && !t->stdin_inflight && t->started && t->nkids > 0 &&
+               t->kids[0].out >= 0) {
+        pfds[n] = (struct pollfd){.fd = 0, .events = POLLIN};
+        refs[n++] = (struct ad_fd_ref){AD_FD_STDIN, NULL, NULL, NULL};
+    }
+    for (int i = 0; i < t->nkids; i++) {
+        struct ad_link *l = &t->kids[i];
+        if (l->in >= 0) {
+            pfds[n] = (struct pollfd){.fd = l->in, .events = POLLIN};
+            refs[n++] = (struct ad_fd_ref){AD_FD_LINK_IN, NULL, NULL, l};
+        }
+        if (l->out >= 0 && l->outq.len > 0) {
+            pfds[n] = (struct pollfd){.fd = l->out, .events = POLLOUT};
+            refs[n++] = (struct ad_fd_ref){AD_FD_LINK_OUT, NULL, NULL, l};
+        }
+        if (l->err >= 0) {
+            pfds[n] = (struct pollfd){.fd = l->err, .events = POLLIN};
+            refs[n++] = (struct ad_fd_ref){AD_FD_LINK_ERR, NULL, NULL, l};
+        }
+    }
+    return n;
+}
+
+/* Root: mpirun's stdin goes to rank 0's host (node 1, the first child), one
+ * chunk at a time (acknowledged once written to rank 0). */
+static void ad_root_stdin(struct ad_daemon *d, struct ad_tree *t)
+{
+    char buf[AD_IO_BUF];
+    ssize_t n = read(0, buf, sizeof(buf));
+
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        d->stdin_open = 0;
+        ad_link_send(&t->kids[0], AD_M_STDIN, 0, NULL, 0);
+        return;
+    }
+    t->stdin_inflight = 1;
+    ad_link_send(&t->kids[0], AD_M_STDIN, 0, buf, (size_t)n);
+}
+
+void ad_tree_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+{
+    struct ad_tree *t = ad_t(d);
+    struct ad_link *l = ref->link;
+
+    if (ref->kind == AD_FD_STDIN) {
+        if (revents & POLLNVAL)
+            d->stdin_open = 0;
+        else
+            ad_root_stdin(d, t);
+        return;
+    }
+    if (ref->kind == AD_FD_LINK_OUT) {
+        ad_link_flush(l);
+        if (l == &t->parent && l->out < 0 && !t->exiting) {
+            ad_daemon_end(d, 1, "mpirun: lost the parent daemon");
+            d->launched = 1;
+            ad_tree_exit(t);
+        }
+        return;
+    }
+    if (ref->kind == AD_FD_LINK_ERR) {
+        if (l->err >= 0)
+            ad_kid_err_input(l);
+        return;
+    }
+    if (l->in >= 0)
+        ad_link_input(d, t, l, l != &t->parent);
+}
+
+double ad_tree_deadline(struct ad_daemon *d)
+{
+    struct ad_tree *t = ad_t(d);
+    double next = t->exiting ? t->exit_deadline : 0;
+
+    for (int i = 0; i < t->nkids; i++) {
+        const struct ad_link *l = &t->kids[i];
+        if ((l->state == AD_LINK_STARTING || ((l->eof || l->reaped) && !l->reported)) &&
+            l->deadline > 0 &&
+            (next == 0 || l->deadline < next))
+            next = l->deadline;
+    }
+    return next;
+}
+
+void ad_tree_tick(struct ad_daemon *d, double now)
+{
+    struct ad_tree *t = ad_t(d);
+
+    for (int i = 0; i < t->nkids; i++) {
+        struct ad_link *l = &t->kids[i];
+        if (l->reported) {
+            if (l->eof)
+                l->state = AD_LINK_CLOSED;
+            continue;
+        }
+        if (l->state == AD_LINK_STARTING && !l->eof && !l->reaped && l->deadline > 0 &&
+            now >= l->deadline && !t->exiting) {
+            char msg[600];
+            snprintf(msg, sizeof(msg),
+                     "mpirun: no answer from the assist daemon on host '%s' after %.0f s "
+                     "(remote-start command '%s')",
+                     l->host, t->launch_timeout, ad_host_is_local(l->host) ? t->exe : t->rsh);
+            l->reported = 1;
+            l->state = AD_LINK_CLOSED;
+            if (l->pid > 0)
+                kill(-l->pid, SIGKILL);
+            ad_daemon_end(d, 1, msg);
+        } else if ((l->eof || l->reaped) && ((l->eof && l->reaped) || now >= l->deadline)) {
+            ad_kid_lost(d, t, l, "its connection closed");
+        }
+    }
+    if (t->root) {
+        if (!t->exiting && ad_kids_all(t, ad_kid_finished) && (t->started || d->ended))
+            ad_tree_exit(t);
+    } else if (!t->done_sent && !t->exiting && ad_local_done(d) &&
+               ad_kids_all(t, ad_kid_finished)) {
+        t->done_sent = 1;
+        ad_link_send(&t->parent, AD_M_DONE, 0, NULL, 0);
+    }
+    if (t->exiting && now >= t->exit_deadline) {
+        for (int i = 0; i < t->nkids; i++) {
+            struct ad_link *l = &t->kids[i];
+            if (l->pid > 0 && !l->reaped)
+                kill(-l->pid, SIGKILL);
+            ad_link_close(l);
+            l->eof = 1;
+            l->reaped = 1;
+        }
+    }
+}
+
+int ad_tree_finished(struct ad_daemon *d)
+{
+    struct ad_tree *t = ad_t(d);
+
+    if (!t->exiting)
+        return 0;
+    if (!t->root && !ad_local_done(d) && ad_now() < t->exit_deadline + AD_EXIT_GRACE)
+        return 0;
+    for (int i = 0; i < t->nkids; i++)
+        if (!t->kids[i].eof || !t->kids[i].reaped)
+            return 0;
+    if (!t->root && t->parent.outq.len > 0 && t->parent.out >= 0 &&
+        ad_now() < t->exit_deadline) /* the last output and DONE */
+        return 0;
+    return 1;
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
+
+static int ad_tree_env_int(const char *name, int def, int lo, int hi)
+{
+    const char *s = getenv(name);
+    char *end;
+    long v;
+
+    if (s == NULL || *s == '\0')
+        return def;
+    v = strtol(s, &end, 10);
+    if (*end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "mpirun: bad %s '%s' (expected %d to %d), using %d\n", name, s, lo, hi,
+                def);
+        return def;
+    }
+    return (int)v;
+}
+
+static void ad_tree_cleanup_links(struct ad_tree *t)
+{
+    for (int i = 0; i < t->nkids; i++) {
+        if (t->kids[i].pid > 0 && !t->kids[i].reaped)
+            kill(-t->kids[i].pid, SIGKILL);
+        ad_link_close(&t->kids[i]);
+    }
+}
+
+int ad_tree_run(const struct mpirun_opts *opts)
+{
+    struct ad_daemon d = {.sigfd = -1, .stdin_pipe = -1};
+    struct ad_tree t = {.root = 1};
+    struct ad_job *job = NULL;
+    char cwd[PATH_MAX], exe[PATH_MAX], jobid[ASSIST_JOBID_MAX + 1];
+    const char **node_host = NULL;
+    int *used = NULL;
+    sigset_t oldmask;
+    int rc = 1;
+    ssize_t n;
+
+    if (ad_daemon_setup(&d, &oldmask) != 0)
+        return 1;
+    d.tree = &t;
+    d.prefix_output = opts->prefix_output;
+    d.timeout = opts->timeout;
+    d.launched = 1; /* no rank here */
+    t.opts = opts;
+    t.fanout = ad_tree_env_int("DCFA_TREE_FANOUT", 2, 1, 1024);
+    t.launch_timeout = ad_tree_env_int("DCFA_LAUNCH_TIMEOUT", 60, 1, 1000000);
+    t.rsh = getenv("DCFA_RSH") != NULL && *getenv("DCFA_RSH") != '\0' ? getenv("DCFA_RSH") : "ssh";
+    if (getcwd(cwd, sizeof(cwd)) == NULL)
+        snprintf(cwd, sizeof(cwd), "/");
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        fprintf(stderr, "mpirun: cannot find its own executable: %s\n", strerror(errno));
+        goto out;
+    }
+    exe[n] = '\0';
+    t.cwd = cwd;
+    t.exe = exe;
+    if (ad_job_create(opts, NULL, &t.size, 0, &job) != 0) /* no rank runs here */
+        goto oom;
+    snprintf(jobid, sizeof(jobid), "%s", job->jobid);
+    t.jobid = jobid;
+    d.jobs = &job;
+    d.njobs = 1;
+    for (int a = 0; a < opts->napps; a++)
+        t.size += opts->apps[a].nprocs;
+    t.host_of = calloc((size_t)t.size, sizeof(int));
+    used = calloc((size_t)opts->nhosts, sizeof(int));
+    node_host = calloc((size_t)opts->nhosts, sizeof(char *));
+    t.hosts = calloc((size_t)opts->nhosts, sizeof(char *));
+    if (t.host_of == NULL || used == NULL || node_host == NULL || t.hosts == NULL)
+        goto oom;
+    mpirun_hosts_place(opts, t.size, t.host_of);
+    /* hosts without ranks get no daemon: renumber the others */
+    for (int r = 0; r < t.size; r++)
+        used[t.host_of[r]] = 1;
+    for (int h = 0; h < opts->nhosts; h++) {
+        if (used[h]) {
+            used[h] = t.nhosts;
+            t.hosts[t.nhosts++] = opts->hosts[h].name;
+        } else {
+            used[h] = -1;
+        }
+    }
+    for (int r = 0; r < t.size; r++)
+        t.host_of[r] = used[t.host_of[r]];
+    for (int i = 0; i < t.nhosts; i++)
+        node_host[i] = t.hosts[i];
+    d.stdin_open = ad_stdin_usable();
+    if (ad_setup_encode(&t, opts, d.stdin_open) != 0 || ad_tree_make_kids(&t, node_host) != 0)
+        goto oom;
+    if (opts->timeout > 0)
+        d.timeout_deadline = ad_now() + opts->timeout;
+    for (int i = 0; i < t.nkids && !d.ended; i++)
+        ad_kid_start(&d, &t, &t.kids[i]);
+    if (ad_loop(&d) != 0)
+        ad_daemon_end(&d, 1, "mpirun: out of memory");
+    ad_tree_cleanup_links(&t);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    ad_job_cleanup_files(job);
+    if (d.ended) {
+        ad_io_write(2, d.end_msg, strlen(d.end_msg));
+        ad_io_write(2, "\n", 1);
+    }
+    rc = d.ended ? d.exit_code : 0;
+    goto out;
+oom:
+    fprintf(stderr, "mpirun: out of memory\n");
+out:
+    ad_tree_cleanup_links(&t);
+    ad_job_destroy(job);
+    free(used);
+    free(node_host);
+    free(t.hosts);
+    t.hosts = NULL;
+    ad_setup_free(&t);
+    free(d.stdin_buf);
+    close(d.sigfd);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    return rc;
+}
+
+/* Reads exactly len bytes from fd 0 within timeout_s. */
+static int ad_read_full(int fd, void *buf, size_t len, double deadline)
+{
+    char *p = buf;
+
+    while (len > 0) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int ms = (int)((deadline - ad_now()) * 1000.0);
+        if (ms <= 0)
+            return -ETIMEDOUT;
+        int rc = poll(&pfd, 1, ms);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            return rc == 0 ? -ETIMEDOUT : -errno;
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            return n == 0 ? -ECONNRESET : -errno;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int ad_remote_main(void)
+{
+    struct ad_daemon d = {.sigfd = -1, .stdin_pipe = -1};
+    struct ad_tree t = {.root = 0};
+    struct ad_job *job = NULL;
+    const char **node_host = NULL;
+    unsigned char hdr[AD_HDR];
+    char host[256] = "", key[UTIL_NODE_KEY_CAP], msg[PATH_MAX + 300];
+    int *ranks = NULL, nranks = 0, stdin_usable = 0, rc = 1, setup_err = 0;
+    sigset_t oldmask;
+    uint32_t len;
+
+    t.parent.in = 0;
+    t.parent.out = 1;
+    t.parent.err = -1;
+    t.parent.node = -1;
+    /* the job: one SETUP frame */
+    if (ad_read_full(0, hdr, sizeof(hdr), ad_now() + 60) != 0 ||
+        ad_get32(hdr + 4) != AD_M_SETUP || (len = ad_get32(hdr)) > AD_FRAME_MAX) {
+        fprintf(stderr, "mpirun %s: no job from the parent daemon\n", AD_DAEMON_OPTION);
+        return 1;
+    }
+    t.node = (int)ad_get32(hdr + 8);
+    if ((t.setup.data = malloc(len + 1)) == NULL)
+        return 1;
+    t.setup.cap = len + 1;
+    t.setup.len = len;
+    if (ad_read_full(0, t.setup.data, len, ad_now() + 60) != 0 ||
+        ad_setup_decode(&t, &stdin_usable) != 0 || t.node < 1 || t.node > t.nhosts) {
+        fprintf(stderr, "mpirun %s: a bad job from the parent daemon\n", AD_DAEMON_OPTION);
+        goto out_setup;
+    }
+    if (ad_daemon_setup(&d, &oldmask) != 0)
+        goto out_setup;
+    d.tree = &t;
+    d.host = t.hosts[t.node - 1];
+    d.prefix_output = t.ropts.prefix_output;
+    ad_set_nonblock(0);
+    ad_set_nonblock(1);
+    ad_sink_daemon = &d;
+    ad_io_set_sink(ad_tree_sink);
+    /* alive */
+    gethostname(host, sizeof(host) - 1);
+    if (write(1, AD_MAGIC, AD_MAGIC_LEN) != AD_MAGIC_LEN)
+        goto out;
+    ad_link_send(&t.parent, AD_M_HELLO, t.node, host, strlen(host) + 1);
+    /* the ranks' world: mpirun's environment and directory */
+    clearenv();
+    for (int i = 0; i < t.nenv; i++)
+        putenv(t.env[i]);
+    if (chdir(t.cwd) != 0) {
+        snprintf(msg, sizeof(msg), "mpirun: host '%s': cannot change to directory '%s': %s",
+                 d.host, t.cwd, strerror(errno));
+        setup_err = 1;
+    }
+    ranks = calloc((size_t)t.size, sizeof(int));
+    node_host = calloc((size_t)t.nhosts, sizeof(char *));
+    if (ranks == NULL || node_host == NULL)
+        goto out;
+    for (int r = 0; r < t.size; r++)
+        if (t.host_of[r] == t.node - 1)
+            ranks[nranks++] = r;
+    for (int i = 0; i < t.nhosts; i++)
+        node_host[i] = t.hosts[i];
+    if (ad_job_create(&t.ropts, t.jobid, ranks, nranks, &job) != 0 ||
+        ad_tree_make_kids(&t, node_host) != 0)
+        goto out;
+    d.jobs = &job;
+    d.njobs = 1;
+    d.stdin_open = stdin_usable && nranks > 0 && ranks[0] == 0;
+    util_node_key_make(key, sizeof(key), NULL);
+    ad_buf_add_int(&t.ready, t.node);
+    ad_buf_add_str(&t.ready, key);
+    if (setup_err) {
+        ad_daemon_end(&d, 1, msg);
+        ad_enter_phase(&d, AD_TERM);
+    }
+    for (int i = 0; i < t.nkids && !d.ended; i++)
+        ad_kid_start(&d, &t, &t.kids[i]);
+    if (!d.ended)
+        ad_tree_check_ready(&d, &t);
+    if (ad_loop(&d) != 0)
+        ad_daemon_end(&d, 1, "mpirun: out of memory");
+    ad_kill_stragglers(&d);
+    ad_tree_cleanup_links(&t);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    ad_job_cleanup_files(job);
+    ad_link_flush(&t.parent);
+    rc = 0;
+out:
+    ad_io_set_sink(NULL);
+    ad_tree_cleanup_links(&t);
+    if (d.stdin_pipe >= 0)
+        close(d.stdin_pipe);
+    ad_job_destroy(job);
+    free(ranks);
+    free(node_host);
+    free(d.stdin_buf);
+    close(d.sigfd);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+out_setup:
+    ad_setup_free(&t);
+    ad_buf_free(&t.parent.outq);
+    ad_buf_free(&t.parent.inq);
+    return rc;
+}

@@ -1,0 +1,204 @@
+/* mpirun: host lists (-hosts a,b:2), host files and rank placement by block.
+ * See docs/launcher.md ("Several hosts"). */
+#include "mpirun.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MPIRUN_HOST_NAME_MAX 255
+#define MPIRUN_SLOTS_MAX     4096
+
+/* A host name: letters, digits, '.', '-', '_'; not starting with '-'. */
+static int mpirun_host_name_ok(const char *s, size_t len)
+{
+    if (len == 0 || len > MPIRUN_HOST_NAME_MAX || s[0] == '-')
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '-' && s[i] != '_')
+            return 0;
+    return 1;
+}
+
+static int mpirun_slots_parse(const char *s, int *out)
+{
+    char *end;
+    long v;
+
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 1 || v > MPIRUN_SLOTS_MAX)
+        return -EINVAL;
+    *out = (int)v;
+    return 0;
+}
+
+/* Adds name (len bytes) with slots; a name seen before gets the slots added. */
+static int mpirun_host_add(struct mpirun_opts *o, const char *name, size_t len, int slots)
+{
+    struct mpirun_host *h;
+
+    for (int i = 0; i < o->nhosts; i++) {
+        if (strlen(o->hosts[i].name) == len && strncmp(o->hosts[i].name, name, len) == 0) {
+            o->hosts[i].slots += slots;
+            if (o->hosts[i].slots > MPIRUN_SLOTS_MAX)
+                o->hosts[i].slots = MPIRUN_SLOTS_MAX;
+            return 0;
+        }
+    }
+    h = realloc(o->hosts, (size_t)(o->nhosts + 1) * sizeof(*h));
+    if (h == NULL)
+        return -ENOMEM;
+    o->hosts = h;
+    h = &o->hosts[o->nhosts];
+    h->name = strndup(name, len);
+    if (h->name == NULL)
+        return -ENOMEM;
+    h->slots = slots;
+    o->nhosts++;
+    return 0;
+}
+
+/* "name" or "name:slots" -> added, or -EINVAL (no message). */
+static int mpirun_host_entry(struct mpirun_opts *o, const char *entry)
+{
+    const char *colon = strchr(entry, ':');
+    size_t len = colon != NULL ? (size_t)(colon - entry) : strlen(entry);
+    int slots = 1;
+
+    if (!mpirun_host_name_ok(entry, len))
+        return -EINVAL;
+    if (colon != NULL && mpirun_slots_parse(colon + 1, &slots) != 0)
+        return -EINVAL;
+    return mpirun_host_add(o, entry, len, slots);
+}
+
+int mpirun_hosts_add_list(struct mpirun_opts *o, const char *list)
+{
+    char *copy, *save = NULL;
+    int rc = 0;
+
+    if (*list == '\0' || list[0] == ',' || list[strlen(list) - 1] == ',' ||
+        strstr(list, ",,") != NULL) {
+        fprintf(stderr, "mpirun: bad host list '%s' (an empty entry)\n", list);
+        return -EINVAL;
+    }
+    copy = strdup(list);
+    if (copy == NULL)
+        return -ENOMEM;
+    for (char *e = strtok_r(copy, ",", &save); rc == 0 && e != NULL;
+         e = strtok_r(NULL, ",", &save)) {
+        rc = mpirun_host_entry(o, e);
+        if (rc == -EINVAL)
+            fprintf(stderr, "mpirun: bad host '%s' in host list '%s' (expected name or name:slots)\n",
+                    e, list);
+    }
+    free(copy);
+    return rc;
+}
+
+/* One host file line without its comment: "name", "name:N" or "name slots=N". */
+static int mpirun_hostfile_line(struct mpirun_opts *o, char *line)
+{
+    char *save = NULL;
+    char *name = strtok_r(line, " \t\r", &save);
+    char *extra = strtok_r(NULL, " \t\r", &save);
+    int slots = 1;
+
+    if (name == NULL)
+        return 0; /* blank */
+    if (strtok_r(NULL, " \t\r", &save) != NULL)
+        return -EINVAL;
+    if (extra != NULL) {
+        if (strchr(name, ':') != NULL || strncmp(extra, "slots=", 6) != 0 ||
+            mpirun_slots_parse(extra + 6, &slots) != 0)
+            return -EINVAL;
+        if (!mpirun_host_name_ok(name, strlen(name)))
+            return -EINVAL;
+        return mpirun_host_add(o, name, strlen(name), slots);
+    }
+    return mpirun_host_entry(o, name);
+}
+
+int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int lineno = 0, rc = 0, before = o->nhosts;
+
+    if (f == NULL) {
+        fprintf(stderr, "mpirun: cannot read host file '%s': %s\n", path, strerror(errno));
+        return -EINVAL;
+    }
+    while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+        size_t len = strlen(line);
+        char shown[128];
+        lineno++;
+        if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
+            fprintf(stderr, "mpirun: host file '%s' line %d: line too long\n", path, lineno);
+            rc = -EINVAL;
+            break;
+        }
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(shown, sizeof(shown), "%s", line);
+        line[strcspn(line, "#")] = '\0';
+        rc = mpirun_hostfile_line(o, line);
+        if (rc == -EINVAL)
+            fprintf(stderr,
+                    "mpirun: host file '%s' line %d: bad entry '%s' (expected name, name:slots or "
+                    "name slots=N)\n",
+                    path, lineno, shown);
+    }
+    if (rc == 0 && ferror(f)) {
+        fprintf(stderr, "mpirun: cannot read host file '%s': %s\n", path, strerror(errno));
+        rc = -EINVAL;
+    }
+    fclose(f);
+    if (rc == 0 && o->nhosts == before) {
+        fprintf(stderr, "mpirun: host file '%s' names no host\n", path);
+        rc = -EINVAL;
+    }
+    return rc;
+}
+
+void mpirun_hosts_free(struct mpirun_opts *o)
+{
+    for (int i = 0; i < o->nhosts; i++)
+        free(o->hosts[i].name);
+    free(o->hosts);
+    o->hosts = NULL;
+    o->nhosts = 0;
+}
+
+int mpirun_hosts_default_size(const struct mpirun_opts *o)
+{
+    long n = 0;
+
+    if (o->nhosts == 0)
+        return 0;
+    if (o->ppn > 0)
+        n = (long)o->ppn * o->nhosts;
+    else
+        for (int i = 0; i < o->nhosts; i++)
+            n += o->hosts[i].slots;
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of)
+{
+    int h = 0, used = 0;
+
+    for (int r = 0; r < size; r++) {
+        int per = o->ppn > 0 ? o->ppn : o->hosts[h].slots;
+        host_of[r] = h;
+        if (++used == per) {
+            used = 0;
+            h = (h + 1) % o->nhosts;
+        }
+    }
+}
