@@ -21,7 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define AD_DAEMON_OPTION "--dcfa-daemon"
+#define AD_DAEMON_OPTION  "--dcfa-daemon"
+#define AD_CLEANUP_OPTION "--dcfa-cleanup"
 
 /* ---- growable byte buffer ---------------------------------------------------- */
 
@@ -183,6 +184,8 @@ void ad_pmi_fence_done(struct ad_daemon *d, struct ad_job *job);
 int ad_tree_run(const struct mpirun_opts *opts);
 /* "mpirun --dcfa-daemon": a daemon of another host. */
 int ad_remote_main(void);
+/* "mpirun --dcfa-cleanup JOBID": what a dead daemon left on its host. */
+int ad_cleanup_main(const char *jobid);
 /* Hooks of the loop. */
 enum ad_fd_kind {
     AD_FD_SIG,

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@
 #define AD_EXIT_GRACE    5.0          /* seconds for children to leave after EXIT */
 #define AD_LOST_GRACE    0.5          /* seconds to wait for a lost child's status */
 #define AD_SETUP_VERSION "DCFA-SETUP-1"
+#define AD_CLEANUP_WAIT  10.0 /* seconds for the cleanup of a lost daemon's host */
 
 enum ad_msg {
     AD_M_SETUP = 1,
@@ -441,6 +443,52 @@ static void ad_status_text(int st, char *out, size_t cap)
         snprintf(out, cap, "ended");
 }
 
+/* A child's daemon died without cleaning up: run "mpirun --dcfa-cleanup
+ * JOBID" on its host (at most AD_CLEANUP_WAIT seconds), which ends the
+ * job's processes there and removes its files. */
+static void ad_kid_cleanup(struct ad_tree *t, struct ad_link *l)
+{
+    char *argv[40], cmd[PATH_MAX * 4 + 64], quoted[PATH_MAX * 4];
+    int argc = 0, st;
+    pid_t pid;
+
+    if (ad_host_is_local(l->host)) {
+        argv[argc++] = (char *)t->exe;
+        argv[argc++] = AD_CLEANUP_OPTION;
+        argv[argc++] = (char *)t->jobid;
+    } else {
+        argc = ad_rsh_words(t->rsh, argv, 32);
+        ad_shell_quote(quoted, sizeof(quoted), t->exe);
+        snprintf(cmd, sizeof(cmd), "%s %s %s", quoted, AD_CLEANUP_OPTION, t->jobid);
+        argv[argc++] = (char *)l->host;
+        argv[argc++] = cmd;
+    }
+    argv[argc] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        int null = open("/dev/null", O_RDWR);
+        setpgid(0, 0);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+        }
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    if (pid < 0)
+        return;
+    for (double end = ad_now() + AD_CLEANUP_WAIT; ad_now() < end;) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return;
+        usleep(20000);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, &st, 0);
+}
+
 /* Child l is gone (its input ended, its start process ended, or it did not
  * answer in time): end the job unless it had finished. */
 static void ad_kid_lost(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l,
@@ -480,6 +528,8 @@ static void ad_kid_lost(struct ad_daemon *d, struct ad_tree *t, struct ad_link *
     }
     l->state = AD_LINK_CLOSED;
     ad_daemon_end(d, 1, msg);
+    if (l->synced)
+        ad_kid_cleanup(t, l);
 }
 
 void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status)
@@ -1465,4 +1515,45 @@ out_setup:
     ad_buf_free(&t.parent.outq);
     ad_buf_free(&t.parent.inq);
     return rc;
+}
+
+/* "mpirun --dcfa-cleanup JOBID": on a host whose daemon died, kill the
+ * processes of the job (DCFA_JOBID=JOBID in their environment, our user's)
+ * and remove its files. */
+int ad_cleanup_main(const char *jobid)
+{
+    char want[ASSIST_JOBID_MAX + 16], path[64], buf[65536];
+    struct ad_job job = {0};
+    DIR *dp = opendir("/proc");
+    struct dirent *de;
+    size_t wlen;
+
+    if (strlen(jobid) == 0 || strlen(jobid) > ASSIST_JOBID_MAX || strchr(jobid, '/') != NULL)
+        return 2;
+    wlen = (size_t)snprintf(want, sizeof(want), "DCFA_JOBID=%s", jobid) + 1; /* with NUL */
+    while (dp != NULL && (de = readdir(dp)) != NULL) {
+        long pid = strtol(de->d_name, NULL, 10);
+        if (pid <= 1 || pid == (long)getpid())
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        for (char *e = buf; e < buf + n; e += strlen(e) + 1) {
+            if ((size_t)(buf + n - e) >= wlen - 1 && memcmp(e, want, wlen) == 0) {
+                kill((pid_t)pid, SIGKILL);
+                break;
+            }
+        }
+    }
+    if (dp != NULL)
+        closedir(dp);
+    snprintf(job.jobid, sizeof(job.jobid), "%s", jobid);
+    ad_job_cleanup_files(&job);
+    return 0;
 }

@@ -264,6 +264,8 @@ int main(int argc, char **argv)
 
     if (argc == 2 && strcmp(argv[1], AD_DAEMON_OPTION) == 0)
         return ad_remote_main();
+    if (argc == 3 && strcmp(argv[1], AD_CLEANUP_OPTION) == 0)
+        return ad_cleanup_main(argv[2]);
     rc = mpirun_parse(argc, argv, &opts);
     if (rc == 1) {
         rc = 0;
