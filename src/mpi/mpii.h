@@ -48,6 +48,13 @@ mpii_group *mpii_group_create(int size, const int *lpids);   /* refcount 1, hand
 void mpii_group_ref(mpii_group *g);
 void mpii_group_release(mpii_group *g);             /* frees at refcount 0 */
 
+/* ---- nodes (src/mpi/init/node.c): which processes share memory ------------- */
+void mpii_node_init(void);          /* reads PMI_process_mapping (after assist_init) */
+void mpii_node_finalize(void);
+int mpii_node_parse(const char *mapping, int size, int *node_of);   /* 0 or -1 */
+int mpii_node_local_size(void);     /* processes on my node, 0 if unknown */
+int mpii_node_group_local(const mpii_group *g);   /* 1: every member on one node */
+
 /* ---- communicators (src/mpi/comm) --------------------------------------- */
 typedef struct mpii_comm {
     int handle;

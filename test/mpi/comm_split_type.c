@@ -1,6 +1,10 @@
 /* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the node communicator holds
- * exactly the world ranks with the same processor name; MPI_UNDEFINED gives
- * MPI_COMM_NULL; the key orders ranks. */
+ * exactly the world ranks of my node: those the launcher counts in
+ * MPI_LOCALNRANKS/MPI_LOCALRANKID (our mpirun groups ranks by node key, so
+ * DCFA_NODE_KEY set per program splits one machine into "nodes"), else the
+ * ranks with my processor name; MPI_UNDEFINED gives MPI_COMM_NULL; the key
+ * orders ranks. Collectives on the world and on the node communicator give
+ * the right sums whether or not the node segment may be used. */
 #include "mtest.h"
 
 int main(int argc, char **argv)
@@ -26,12 +30,27 @@ int main(int argc, char **argv)
         }
     }
 
+    if (getenv("MPI_LOCALNRANKS") && getenv("MPI_LOCALRANKID")) {
+        same = atoi(getenv("MPI_LOCALNRANKS"));
+        below = atoi(getenv("MPI_LOCALRANKID"));
+    }
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     if (mtest_check(node != MPI_COMM_NULL, "split_type(SHARED) gave MPI_COMM_NULL")) {
+        int x = rank + 1, sum = 0, lo = 0, nsum = 0;
         MPI_Comm_size(node, &nsize);
         MPI_Comm_rank(node, &nrank);
-        mtest_check_int("node comm size = ranks with my processor name", nsize, same);
+        mtest_check_int("node comm size = ranks of my node", nsize, same);
         mtest_check_int("node comm rank (key 0 keeps world order)", nrank, below);
+        for (int rep = 0; rep < 3; rep++) {
+            MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            mtest_check_int("allreduce on the world", sum, size * (size + 1) / 2);
+            MPI_Allreduce(&rank, &lo, 1, MPI_INT, MPI_MIN, node);
+            MPI_Allreduce(&x, &nsum, 1, MPI_INT, MPI_SUM, node);
+            /* my node's ranks are consecutive in these tests: lo .. lo + nsize - 1 */
+            mtest_check_int("allreduce on the node", nsum, nsize * (2 * lo + nsize + 1) / 2);
+            MPI_Barrier(node);
+            MPI_Bcast(&lo, 1, MPI_INT, 0, node);
+        }
         MPI_Comm_free(&node);
     }
 

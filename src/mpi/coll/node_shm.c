@@ -27,8 +27,8 @@
  * (DCFA_COLL_SHM_SLOT bytes per rank) with contiguous datatypes, in blocking
  * and nonblocking collectives (persistent ones, and operations a running
  * schedule appends to itself, use messages);
- * DCFA_COLL_SHM=0 turns it off. All ranks of a communicator are on one node
- * while shm is the only fabric. */
+ * DCFA_COLL_SHM=0 turns it off. Only for communicators whose ranks are all on
+ * one node (mpii_node_group_local: the process mapping). */
 #include "mpi/coll/algo.h"
 #include "mpi/coll/node_shm.h"
 #include "assist/assist.h"
@@ -65,6 +65,7 @@ typedef struct shm_state {
     uint64_t seq;           /* operations built so far */
     uint64_t finished;      /* operations this rank has finished */
     int token;              /* rank 0's segment number, sent to the others */
+    int node_local;         /* 1: all ranks on one node, 0: not, -1: not known yet */
 } shm_state;
 
 typedef struct shm_arg {
@@ -80,6 +81,7 @@ typedef struct shm_arg {
 } shm_arg;
 
 static size_t shm_set_bytes(int n, size_t slot) { return (size_t)(n + 1) * slot; }
+static shm_state *shm_state_of(mpii_comm *c);
 
 int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint count,
                     int reduction)
@@ -90,6 +92,13 @@ int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint
      * would reuse its number at every start). */
     if (!util_cfg.coll_shm || c->is_inter || c->size < 2 || coll_sched_is_persistent(s) ||
         coll_sched_is_started(s))
+        return 0;
+    /* only when every rank is on my node (the process mapping; the same on every
+     * rank, so all decide alike): never shared memory across hosts */
+    shm_state *st = shm_state_of(c);
+    if (st->node_local < 0)
+        st->node_local = mpii_node_group_local(c->group);
+    if (!st->node_local)
         return 0;
     if (dt == MPI_DATATYPE_NULL)
         return 1; /* barrier */
@@ -104,8 +113,11 @@ int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint
 
 static shm_state *shm_state_of(mpii_comm *c)
 {
-    if (!c->coll_shm)
-        c->coll_shm = util_calloc(1, sizeof(shm_state));
+    if (!c->coll_shm) {
+        shm_state *st = util_calloc(1, sizeof(shm_state));
+        st->node_local = -1;
+        c->coll_shm = st;
+    }
     return c->coll_shm;
 }
 

@@ -376,26 +376,27 @@ static void comm_info_value(MPI_Info info, const char *key, char *val, int len)
 
 int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_comm **out)
 {
-    enum { HL = MPI_MAX_PROCESSOR_NAME };
-    char *hosts = util_malloc((size_t)c->size * HL);
-    char me[HL];
+    /* a node is a shared-memory domain: processes with the same util_node_key() */
+    enum { KL = UTIL_NODE_KEY_MAX + 1 };
+    char *keys = util_malloc((size_t)c->size * KL);
+    char me[KL];
     memset(me, 0, sizeof me);
-    memcpy(me, mpii_st.hostname, strnlen(mpii_st.hostname, HL - 1));
-    int rc = mpii_allgather(me, HL, MPI_CHAR, hosts, HL, MPI_CHAR, c);
+    memcpy(me, util_node_key(), strnlen(util_node_key(), KL - 1));
+    int rc = mpii_allgather(me, KL, MPI_CHAR, keys, KL, MPI_CHAR, c);
     if (rc != MPI_SUCCESS) {
-        free(hosts);
+        free(keys);
         return rc;
     }
     /* the processes of my node: color is the lowest rank among them */
     int node_color = -1, node_size = 0;
     for (int r = 0; r < c->size; r++) {
-        if (strncmp(hosts + (size_t)r * HL, me, HL) == 0) {
+        if (memcmp(keys + (size_t)r * KL, me, KL) == 0) {
             if (node_color < 0)
                 node_color = r;
             node_size++;
         }
     }
-    free(hosts);
+    free(keys);
     char want[64];
     int color = MPI_UNDEFINED;
     switch (type) {

@@ -53,10 +53,14 @@ int mpii_runtime_start(int required)
     if (rc < 0)
         util_die("MPI_Init: cannot reach the assist daemon (%s)", strerror(-rc));
     util_log_rank = rank;
-    const char *local = getenv("MPI_LOCALNRANKS");
-    util_backoff_configure(local ? atoi(local) : size);
     mpii_st.world_rank = rank;
     mpii_st.world_size = size;
+    mpii_node_init();
+    /* our mpirun and Hydra set MPI_LOCALNRANKS; Slurm does not: the mapping */
+    const char *local = getenv("MPI_LOCALNRANKS");
+    util_backoff_configure(local               ? atoi(local)
+                           : mpii_node_local_size() > 0 ? mpii_node_local_size()
+                                                        : size);
     mpii_st.appnum = appnum;
     int usize = assist_universe_size();
     mpii_st.universe_size = usize > 0 ? usize : size;
@@ -94,6 +98,7 @@ void mpii_runtime_stop(void)
     mpii_comm_finalize();
     mpii_dtype_finalize();
     mpii_attr_finalize();
+    mpii_node_finalize();
     assist_finalize();
     signal(SIGUSR1, SIG_DFL);
     mpii_runtime_done = 1;
