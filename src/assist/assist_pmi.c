@@ -1,4 +1,6 @@
-/* assist: PMI-1 "simple" client for the command channel (see assist.h). */
+/* assist: PMI client for the command channel (see assist.h): PMI-1
+ * "simple" lines, or PMI-2's length-prefixed messages (Slurm's --mpi=pmi2,
+ * Hydra, our mpirun), chosen by the environment at assist_init. */
 #include "assist/assist.h"
 #include "assist/pmi_wire.h"
 
@@ -22,6 +24,7 @@ static struct {
     int initialized;
     int singleton;
     int fd;
+    int version; /* 1 or 2: the wire protocol */
     int rank, size, appnum;
     char kvsname[ASSIST_WIRE_KVSNAME_MAX + 1];
     char jobid[ASSIST_JOBID_MAX + 1];
@@ -88,6 +91,37 @@ static int assist_chan_read_line(char *line, size_t max)
     }
 }
 
+/* Reads exactly len bytes (after what is buffered). */
+static int assist_chan_read_exact(char *buf, size_t len)
+{
+    while (len > 0) {
+        if (assist_st.inlen > 0) {
+            size_t n = assist_st.inlen < len ? assist_st.inlen : len;
+            memcpy(buf, assist_st.inbuf, n);
+            assist_st.inlen -= n;
+            memmove(assist_st.inbuf, assist_st.inbuf + n, assist_st.inlen);
+            buf += n;
+            len -= n;
+            continue;
+        }
+        ssize_t n = read(assist_st.fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int err = n < 0 ? errno : ECONNRESET;
+            if (n == 0)
+                fprintf(stderr, "dcfa assist: the process manager closed the PMI connection\n");
+            else
+                fprintf(stderr, "dcfa assist: read from PMI fd %d failed: %s\n", assist_st.fd,
+                        strerror(err));
+            return -err;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 /* Sends req (a full line) and reads the reply, which must be "cmd=<expect>". */
 static int assist_chan_call(const char *req, const char *expect, char *reply, size_t max)
 {
@@ -102,6 +136,47 @@ static int assist_chan_call(const char *req, const char *expect, char *reply, si
         fprintf(stderr, "dcfa assist: expected cmd=%s from the process manager, got '%s'\n", expect,
                 reply);
         return -EPROTO;
+    }
+    return 0;
+}
+
+/* PMI-2: sends body ("cmd=...;k=v;...") framed, reads the framed reply into
+ * reply[max] (NUL-terminated), which must be "cmd=<expect>;..." with rc=0. */
+static int assist_chan_call2(const char *body, const char *expect, char *reply, size_t max)
+{
+    char hdr[32];
+    size_t len = strlen(body);
+    long rlen, rc;
+    int err;
+
+    if (len > 999999)
+        return -EMSGSIZE;
+    snprintf(hdr, sizeof(hdr), "%-6zu", len);
+    err = assist_chan_write(hdr, ASSIST_WIRE2_HDR);
+    if (err == 0)
+        err = assist_chan_write(body, len);
+    if (err == 0)
+        err = assist_chan_read_exact(hdr, ASSIST_WIRE2_HDR);
+    if (err != 0)
+        return err;
+    rlen = assist_wire2_len(hdr);
+    if (rlen < 0 || (size_t)rlen + 1 > max) {
+        fprintf(stderr, "dcfa assist: bad PMI-2 reply length '%.6s' from the process manager\n",
+                hdr);
+        return -EPROTO;
+    }
+    err = assist_chan_read_exact(reply, (size_t)rlen);
+    if (err != 0)
+        return err;
+    reply[rlen] = '\0';
+    if (!assist_wire2_is(reply, expect)) {
+        fprintf(stderr, "dcfa assist: expected cmd=%s from the process manager, got '%s'\n", expect,
+                reply);
+        return -EPROTO;
+    }
+    if (assist_wire2_get_int(reply, "rc", &rc) == 0 && rc != 0) {
+        fprintf(stderr, "dcfa assist: the process manager refused %s: '%s'\n", expect, reply);
+        return -EIO;
     }
     return 0;
 }
@@ -232,6 +307,66 @@ static int assist_jobid_ok(const char *s)
     return 1;
 }
 
+/* The wire protocol: DCFA_PMI_VERSION (1 or 2) if set, else PMI-2 where
+ * Slurm's mpi/pmi2 plugin started us (it sets PMI_JOBID), else PMI-1. */
+static int assist_choose_version(void)
+{
+    const char *v = getenv("DCFA_PMI_VERSION");
+
+    if (v != NULL && *v != '\0') {
+        if (strcmp(v, "1") == 0 || strcmp(v, "2") == 0)
+            return *v - '0';
+        fprintf(stderr, "dcfa assist: bad DCFA_PMI_VERSION '%s' (1 or 2): using PMI-1\n", v);
+        return 1;
+    }
+    if (getenv("PMI_FD") != NULL && getenv("PMI_JOBID") != NULL)
+        return 2;
+    return 1;
+}
+
+static void assist_set_jobid(void);
+
+/* The PMI-2 handshake: a PMI-1 init line asking for version 2, then
+ * fullinit and job-getid in PMI-2 messages. */
+static int assist_handshake2(void)
+{
+    char line[ASSIST_WIRE_LINE_MAX], req[256];
+    const char *pmijobid = getenv("PMI_JOBID");
+    long v;
+    int rc;
+
+    rc = assist_chan_call("cmd=init pmi_version=2 pmi_subversion=0\n", "response_to_init", line,
+                          sizeof(line));
+    if (rc != 0)
+        return rc;
+    if (assist_reply_rc(line) != 0 ||
+        (assist_wire_get_int(line, "pmi_version", &v) == 0 && v != 2)) {
+        fprintf(stderr, "dcfa assist: the process manager refused PMI-2: '%s'\n", line);
+        return -EPROTO;
+    }
+    snprintf(req, sizeof(req), "cmd=fullinit;pmijobid=%s;pmirank=%d;threaded=FALSE;",
+             pmijobid != NULL && *pmijobid != '\0' ? pmijobid : "0", assist_st.rank);
+    rc = assist_chan_call2(req, "fullinit-response", line, sizeof(line));
+    if (rc != 0)
+        return rc;
+    if (assist_wire2_get_int(line, "rank", &v) == 0 && v != assist_st.rank) {
+        fprintf(stderr, "dcfa assist: PMI-2 rank %ld differs from PMI_RANK %d\n", v,
+                assist_st.rank);
+        return -EPROTO;
+    }
+    if (assist_wire2_get_int(line, "size", &v) == 0 && v >= 1 && v <= INT32_MAX)
+        assist_st.size = (int)v;
+    if (assist_wire2_get_int(line, "appnum", &v) == 0 && v >= 0 && v <= INT32_MAX)
+        assist_st.appnum = (int)v; /* Slurm answers -1: application 0 */
+    rc = assist_chan_call2("cmd=job-getid;", "job-getid-response", line, sizeof(line));
+    if (rc != 0)
+        return rc;
+    if (assist_wire2_get(line, "jobid", assist_st.kvsname, sizeof(assist_st.kvsname)) != 0)
+        return -EPROTO;
+    assist_set_jobid();
+    return 0;
+}
+
 /* The PMI-1 handshake once the channel is open. */
 static int assist_handshake(void)
 {
@@ -264,17 +399,22 @@ static int assist_handshake(void)
     rc = assist_wire_get(line, "kvsname", assist_st.kvsname, sizeof(assist_st.kvsname));
     if (rc != 0)
         return -EPROTO;
+    assist_set_jobid();
+    return 0;
+}
+
+static void assist_set_jobid(void)
+{
     const char *env_jobid = getenv("DCFA_JOBID");
     if (env_jobid != NULL && assist_jobid_ok(env_jobid))
         snprintf(assist_st.jobid, sizeof(assist_st.jobid), "%s", env_jobid);
     else
         assist_jobid_from_kvsname();
-    return 0;
 }
 
 int assist_init(int *rank, int *size, int *appnum)
 {
-    const char *port;
+    const char *port = NULL;
     int rc = 0;
 
     pthread_mutex_lock(&assist_st.lock);
@@ -316,7 +456,8 @@ int assist_init(int *rank, int *size, int *appnum)
         rc = -EINVAL;
         goto fail_close;
     }
-    rc = assist_handshake();
+    assist_st.version = port != NULL ? 1 : assist_choose_version();
+    rc = assist_st.version == 2 ? assist_handshake2() : assist_handshake();
     if (rc != 0)
         goto fail_close;
 done:
@@ -394,6 +535,13 @@ int assist_kvs_put(const char *key, const char *value)
         rc = -EINVAL;
     } else if (assist_st.singleton) {
         rc = assist_local_put(key, value);
+    } else if (assist_st.version == 2) {
+        if (strchr(key, ';') != NULL || strchr(value, ';') != NULL) {
+            rc = -EINVAL; /* PMI-2 has no escape for ';' */
+        } else {
+            snprintf(req, sizeof(req), "cmd=kvs-put;key=%s;value=%s;", key, value);
+            rc = assist_chan_call2(req, "kvs-put-response", reply, sizeof(reply));
+        }
     } else {
         snprintf(req, sizeof(req), "cmd=put kvsname=%s key=%s value=%s\n", assist_st.kvsname, key,
                  value);
@@ -415,9 +563,40 @@ int assist_kvs_fence(void)
     pthread_mutex_lock(&assist_st.lock);
     if (!assist_st.initialized)
         rc = -EINVAL;
+    else if (!assist_st.singleton && assist_st.version == 2)
+        rc = assist_chan_call2("cmd=kvs-fence;", "kvs-fence-response", reply, sizeof(reply));
     else if (!assist_st.singleton)
         rc = assist_chan_call("cmd=barrier_in\n", "barrier_out", reply, sizeof(reply));
     pthread_mutex_unlock(&assist_st.lock);
+    return rc;
+}
+
+/* PMI-2 get: the job attributes (PMI_process_mapping, ...) are asked with
+ * info-getjobattr, the others with kvs-get. Caller holds the lock. */
+static int assist_get2(const char *key, char *value, int maxlen)
+{
+    char req[ASSIST_WIRE_LINE_MAX], reply[ASSIST_WIRE_LINE_MAX];
+    int rc;
+
+    if (strchr(key, ';') != NULL)
+        return -EINVAL;
+    if (strncmp(key, "PMI_", 4) == 0) {
+        snprintf(req, sizeof(req), "cmd=info-getjobattr;key=%s;", key);
+        rc = assist_chan_call2(req, "info-getjobattr-response", reply, sizeof(reply));
+    } else {
+        snprintf(req, sizeof(req), "cmd=kvs-get;jobid=%s;srcid=-1;key=%s;", assist_st.kvsname,
+                 key);
+        rc = assist_chan_call2(req, "kvs-get-response", reply, sizeof(reply));
+    }
+    if (rc != 0)
+        return rc;
+    if (!assist_wire2_true(reply, "found"))
+        return -ENOENT;
+    rc = assist_wire2_get(reply, "value", value, (size_t)maxlen);
+    if (rc == -ENOENT) {
+        value[0] = '\0';
+        rc = 0;
+    }
     return rc;
 }
 
@@ -441,6 +620,8 @@ int assist_kvs_get(const char *key, char *value, int maxlen)
             memcpy(value, v, strlen(v) + 1);
             rc = 0;
         }
+    } else if (assist_st.version == 2) {
+        rc = assist_get2(key, value, maxlen);
     } else {
         snprintf(req, sizeof(req), "cmd=get kvsname=%s key=%s\n", assist_st.kvsname, key);
         rc = assist_chan_call(req, "get_result", reply, sizeof(reply));
@@ -469,6 +650,20 @@ int assist_abort(int exitcode, const char *msg)
     /* No lock: abort may be called from a thread stuck inside another call. */
     if (!assist_st.initialized || assist_st.singleton || assist_st.fd < 0)
         return 0;
+    if (assist_st.version == 2) {
+        char body[ASSIST_WIRE_LINE_MAX - ASSIST_WIRE2_HDR], hdr[32];
+        n = (size_t)snprintf(body, sizeof(body) - 1, "cmd=abort;isworld=TRUE;exitcode=%d;message=",
+                             exitcode);
+        for (const char *m = msg != NULL ? msg : ""; *m != '\0' && n < sizeof(body) - 2; m++)
+            body[n++] = *m == ';' || *m == '\n' || *m == '\r' ? ' ' : *m;
+        body[n++] = ';';
+        body[n] = '\0';
+        snprintf(hdr, sizeof(hdr), "%-6zu", n);
+        rc = assist_chan_write(hdr, ASSIST_WIRE2_HDR);
+        if (rc == 0)
+            rc = assist_chan_write(body, n);
+        return rc;
+    }
     n = (size_t)snprintf(req, sizeof(req) - 1, "cmd=abort exitcode=%d", exitcode);
     if (msg != NULL && *msg != '\0' && n < sizeof(req) - 16) {
         n += (size_t)snprintf(req + n, sizeof(req) - 1 - n, " error_msg=%s", msg);
@@ -495,7 +690,10 @@ int assist_finalize(void)
         goto out;
     }
     if (!assist_st.singleton) {
-        rc = assist_chan_call("cmd=finalize\n", "finalize_ack", reply, sizeof(reply));
+        if (assist_st.version == 2)
+            rc = assist_chan_call2("cmd=finalize;", "finalize-response", reply, sizeof(reply));
+        else
+            rc = assist_chan_call("cmd=finalize\n", "finalize_ack", reply, sizeof(reply));
         close(assist_st.fd);
         assist_st.fd = -1;
     }
@@ -522,6 +720,16 @@ int assist_universe_size(void)
         rc = -EINVAL;
     } else if (assist_st.singleton) {
         rc = 1;
+    } else if (assist_st.version == 2) {
+        /* PMI-2 has it as a job attribute, when the process manager knows it */
+        rc = assist_chan_call2("cmd=info-getjobattr;key=universeSize;",
+                               "info-getjobattr-response", reply, sizeof(reply));
+        if (rc == 0) {
+            if (!assist_wire2_true(reply, "found") ||
+                assist_wire2_get_int(reply, "value", &v) != 0 || v < 1 || v > INT32_MAX)
+                v = assist_st.size;
+            rc = (int)v;
+        }
     } else {
         rc = assist_chan_call("cmd=get_universe_size\n", "universe_size", reply, sizeof(reply));
         if (rc == 0) {
