@@ -1,8 +1,8 @@
 #!/bin/bash
-# Launcher tests: launcher_test.sh CASE MPIRUN LT_PROG PMI_BASIC PMI_ABORT
+# Launcher tests: launcher_test.sh CASE MPIRUN LT_PROG PMI_BASIC PMI_ABORT [SPLIT_TYPE]
 # Exit 0 = pass, 77 = skipped, anything else = fail.
 set -u
-CASE=$1 MPIRUN=$2 LT=$3 PMI_BASIC=$4 PMI_ABORT=$5
+CASE=$1 MPIRUN=$2 LT=$3 PMI_BASIC=$4 PMI_ABORT=$5 SPLIT=${6:-}
 TMP=$(mktemp -d /tmp/dcfa-launcher-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -25,6 +25,7 @@ err_is() {
     grep -Eq "$1" "$TMP/err" || fail "stderr '$(cat "$TMP/err")' does not match '$1'"
 }
 
+AD_DAEMON=--dcfa-daemon
 no_leftovers() { # MARKER
     sleep 0.3
     if pgrep -f "$1" >/dev/null; then
@@ -227,6 +228,125 @@ usage)
     "$MPIRUN" -n 2 2>/dev/null; [ $? = 2 ] || fail "missing program accepted"
     run 0 --oversubscribe --allow-run-as-root -np 2 true
     [ -s "$TMP/out" ] || [ -s "$TMP/err" ] && fail "output from a quiet job"
+    ;;
+pmi2)
+    # PMI-2 wire protocol between our client and our daemon
+    export DCFA_PMI_VERSION=2
+    for n in 1 4; do
+        run 0 -n $n "$PMI_BASIC"
+        grep -q "No Errors" "$TMP/out" || fail "no 'No Errors' at -n $n with PMI-2"
+        [ -s "$TMP/err" ] && fail "unexpected stderr: $(cat "$TMP/err")"
+    done
+    run 7 -n 3 "$PMI_ABORT"
+    err_is '^mpirun: rank 1 \(pid [0-9]+\) aborted the job with exit code 7: test abort: giving up$'
+    run 1 -n 3 "$LT" nofinalize 2
+    err_is '^mpirun: rank 2 \(pid [0-9]+\) exited with status 0 without calling MPI_Finalize$'
+    # a bad version is refused by the client with a message, not a hang
+    DCFA_PMI_VERSION=7 run 0 -n 2 "$PMI_BASIC"
+    grep -q "bad DCFA_PMI_VERSION" "$TMP/err" || fail "bad DCFA_PMI_VERSION not reported"
+    ;;
+hydra_pmi2)
+    command -v mpiexec.hydra >/dev/null || exit 77
+    DCFA_PMI_VERSION=2 timeout 60 mpiexec.hydra -n 4 "$PMI_BASIC" >"$TMP/out" 2>&1 </dev/null ||
+        fail "mpiexec.hydra with PMI-2 failed: $(cat "$TMP/out")"
+    grep -q "No Errors" "$TMP/out" || fail "no 'No Errors' under Hydra with PMI-2"
+    ;;
+node_key)
+    # DCFA_NODE_KEY per program makes two "nodes" of one machine: the
+    # process mapping, MPI_LOCALRANKID/NRANKS and MPI_Comm_split_type agree
+    [ -n "$SPLIT" ] || exit 77
+    run 0 -n 2 -env DCFA_NODE_KEY a sh -c 'echo "$PMI_RANK $MPI_LOCALRANKID/$MPI_LOCALNRANKS"' : \
+        -n 3 -env DCFA_NODE_KEY b sh -c 'echo "$PMI_RANK $MPI_LOCALRANKID/$MPI_LOCALNRANKS"'
+    [ "$(sort "$TMP/out" | tr '\n' ' ')" = "0 0/2 1 1/2 2 0/3 3 1/3 4 2/3 " ] ||
+        fail "local ranks: $(sort "$TMP/out" | tr '\n' ' ')"
+    run 0 -n 2 -env DCFA_NODE_KEY a "$SPLIT" : -n 3 -env DCFA_NODE_KEY b "$SPLIT"
+    grep -q "No Errors" "$TMP/out" || fail "split_type over two node keys: $(cat "$TMP/out" "$TMP/err")"
+    run 0 -n 4 "$SPLIT"
+    grep -q "No Errors" "$TMP/out" || fail "split_type on one node"
+    ;;
+hostfile)
+    # bad host lists and files: one line naming the item, status 2, nothing started
+    printf 'hostA\n# comment\nhostB:2   # two slots\n\nhostC slots=3\nbad host line\n' >"$TMP/hf"
+    run 2 -hostfile "$TMP/hf" true
+    err_is "^mpirun: host file '$TMP/hf' line 6: bad entry 'bad host line'"
+    run 2 -hostfile "$TMP/nonexistent" true
+    err_is "^mpirun: cannot read host file '$TMP/nonexistent': No such file or directory$"
+    printf '# nothing\n\n' >"$TMP/hf0"
+    run 2 -hostfile "$TMP/hf0" true
+    err_is "^mpirun: host file '$TMP/hf0' names no host$"
+    printf 'h:0\n' >"$TMP/hf1"
+    run 2 -f "$TMP/hf1" true
+    err_is "^mpirun: host file '$TMP/hf1' line 1: bad entry 'h:0'"
+    run 2 -hosts 'a,,b' true
+    err_is "^mpirun: bad host list 'a,,b' \(an empty entry\)$"
+    run 2 -hosts 'a,b:x' true
+    err_is "^mpirun: bad host 'b:x' in host list 'a,b:x'"
+    run 2 -hosts 'a,-b' true
+    err_is "^mpirun: bad host '-b' in host list"
+    run 2 -hosts a -ppn 0 true
+    grep -q "^mpirun: -ppn needs a number of ranks per host between 1 and 4096$" "$TMP/err" ||
+        fail "-ppn 0: $(cat "$TMP/err")"
+    ;;
+hosts_local)
+    # the tree of daemons without a remote shell: localhost and this
+    # machine's name are started directly (two daemons, one node)
+    me=$(hostname)
+    export DCFA_RSH=/nonexistent-rsh   # must not be used for local names
+    run 0 -hosts "localhost,$me" -ppn 2 sh -c 'echo "$PMI_RANK $MPI_LOCALRANKID/$MPI_LOCALNRANKS"'
+    [ "$(sort "$TMP/out" | tr '\n' ' ')" = "0 0/4 1 1/4 2 2/4 3 3/4 " ] ||
+        fail "placement/local ranks: $(sort "$TMP/out" | tr '\n' ' ') $(cat "$TMP/err")"
+    run 0 -hosts "localhost:3,$me" -n 5 "$PMI_BASIC"
+    grep -q "No Errors" "$TMP/out" || fail "PMI across two daemons: $(cat "$TMP/err")"
+    printf 'localhost slots=2\n%s:1\n' "$me" >"$TMP/hf"
+    run 0 -hostfile "$TMP/hf" "$PMI_BASIC"
+    grep -q "No Errors" "$TMP/out" || fail "PMI with a host file"
+    run 3 -hosts "localhost,$me" -ppn 2 "$LT" exit 3 2
+    err_is "^mpirun: rank 2 \(pid [0-9]+ on $me\) exited with status 3$"
+    run 7 -hosts "localhost,$me" -ppn 2 "$PMI_ABORT"
+    err_is "^mpirun: rank 1 \(pid [0-9]+ on localhost\) aborted the job with exit code 7: test abort: giving up$"
+    run 0 -l -hosts "localhost,$me" -ppn 1 sh -c 'echo "from $PMI_RANK"'
+    grep -qx '\[0\] from 0' "$TMP/out" && grep -qx '\[1\] from 1' "$TMP/out" || fail "-l across daemons"
+    head -c 200000 /dev/urandom >"$TMP/in"
+    "$MPIRUN" -hosts "localhost,$me" -ppn 2 "$LT" cat <"$TMP/in" >"$TMP/out" 2>"$TMP/err" ||
+        fail "stdin run: $(cat "$TMP/err")"
+    cmp -s "$TMP/in" "$TMP/out" || fail "stdin across daemons not byte-exact"
+    start=$(date +%s)
+    run 124 --timeout 2 -hosts "localhost,$me" -ppn 1 "$LT" hang
+    [ $(( $(date +%s) - start )) -lt 8 ] || fail "timeout too slow"
+    grep -q '^rank 1: waiting in hang$' "$TMP/err" || fail "rank 1 did not dump"
+    [ "$(tail -n 1 "$TMP/err")" = "mpirun: job timed out after 2 s" ] || fail "timeout message"
+    marker="lt-hl-$$-$RANDOM"
+    "$MPIRUN" -hosts "localhost,$me" -ppn 1 sh -c "touch /dev/shm/dcfa-\$DCFA_JOBID-h; echo \$DCFA_JOBID; $LT linger $marker" \
+        >"$TMP/out" 2>/dev/null </dev/null &
+    pid=$!
+    sleep 1
+    kill -TERM $pid
+    wait $pid
+    [ $? -gt 128 ] || fail "SIGTERM: exit status"
+    no_leftovers "$marker"
+    no_leftovers "$MPIRUN $AD_DAEMON"
+    jobid=$(head -n 1 "$TMP/out")
+    [ -n "$jobid" ] && ! ls /dev/shm | grep -q "^dcfa-$jobid-" || fail "leftover /dev/shm files"
+    ;;
+rsh_fail)
+    # a remote-start command that fails: one line naming the host, status 1
+    DCFA_RSH=/nonexistent-rsh run 1 -hosts some-remote-host true
+    err_is "^mpirun: cannot start the assist daemon on host 'some-remote-host': cannot run the remote-start command '/nonexistent-rsh': No such file or directory$"
+    DCFA_RSH=false run 1 -hosts some-remote-host,other-host true
+    err_is "^mpirun: cannot start the assist daemon on host '(some-remote-host|other-host)': 'false' exited with status 1$"
+    printf '#!/bin/sh\necho "ssh: Could not resolve hostname $1: Name or service not known" >&2\nexit 255\n' >"$TMP/fakessh"
+    chmod +x "$TMP/fakessh"
+    DCFA_RSH="$TMP/fakessh" run 1 -hosts no-such-host true
+    err_is "^mpirun: cannot start the assist daemon on host 'no-such-host': ssh: Could not resolve hostname no-such-host: Name or service not known$"
+    # a remote-start command that never answers: the launch timeout names the host
+    nap="29.$$$RANDOM"   # a unique sleep, found again below
+    printf '#!/bin/sh\nexec sleep %s\n' "$nap" >"$TMP/hangssh"
+    chmod +x "$TMP/hangssh"
+    start=$(date +%s)
+    DCFA_LAUNCH_TIMEOUT=2 DCFA_RSH="$TMP/hangssh" run 1 -hosts silent-host true
+    err_is "^mpirun: no answer from the assist daemon on host 'silent-host' after 2 s \(remote-start command '$TMP/hangssh'\)$"
+    [ $(( $(date +%s) - start )) -lt 8 ] || fail "launch timeout too slow"
+    no_leftovers "sleep $nap"
     ;;
 *)
     fail "unknown case"
