@@ -1,0 +1,167 @@
+#!/bin/bash
+# Slurm starts our ranks: a private munged, slurmctld and slurmd on this
+# machine (a generated slurm.conf, one node with 4 CPUs), then
+#   srun --mpi=pmi2 -n 4 PROGRAM        (our client speaks PMI-2)
+#   srun --mpi=pmi2 -n 4 PROGRAM        with DCFA_PMI_VERSION=1 (Slurm's pmi2
+#                                       plugin serves PMI-1 too)
+#   srun --mpi=pmi1 ...                 where Slurm offers that plugin
+# and every daemon it started is stopped at the end, even on failure.
+#
+#   test/slurm/slurm_test.sh PMI_BASIC PMI_ABORT [MPI_PROGRAM...]
+#
+# PMI_BASIC/PMI_ABORT: test/launcher's programs; MPI_PROGRAMs: test/mpi
+# programs (each must print " No Errors"). Needs root and Debian's slurmctld,
+# slurmd, slurm-client and munge (apt-get install -y slurmctld slurmd
+# slurm-client munge). If Slurm cannot be started this FAILS loudly: it is
+# never skipped. Last line: "N passed, N failed".
+set -u
+PMI_BASIC=$1 PMI_ABORT=$2
+shift 2
+MPI_PROGS=("$@")
+DIR=$(mktemp -d /tmp/dcfa-slurm.XXXXXX)
+chmod 755 "$DIR"
+PASS=0 FAILN=0
+HOST=$(hostname -s)
+PORT0=$((16800 + RANDOM % 100 * 2))
+
+say() { echo "slurm_test: $*" >&2; }
+ok() { PASS=$((PASS + 1)); echo "PASS: $*"; }
+bad() { FAILN=$((FAILN + 1)); echo "FAIL: $*"; }
+
+stop_all() {
+    [ -n "${SLURM_CONF:-}" ] && timeout 10 scancel --quiet -u root 2>/dev/null
+    for f in slurmd slurmctld munged; do
+        if [ -f "$DIR/$f.pid" ]; then
+            pid=$(cat "$DIR/$f.pid")
+            [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
+            for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -KILL "$pid" 2>/dev/null
+        fi
+    done
+    # slurmstepd processes of our jobs, if any survived
+    for p in $(pgrep -f "slurmstepd.*" 2>/dev/null); do
+        grep -q "$DIR" "/proc/$p/cmdline" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+    done
+    rm -rf "$DIR"
+}
+trap stop_all EXIT
+
+fatal() {
+    echo "FAIL: Slurm could not be used: $*" >&2
+    for f in "$DIR"/*.log; do [ -f "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }; done
+    echo "0 passed, 1 failed"
+    exit 1
+}
+
+for c in munged slurmctld slurmd srun sinfo; do
+    command -v $c >/dev/null || fatal "$c is not installed (apt-get install -y slurmctld slurmd slurm-client munge)"
+done
+[ "$(id -u)" = 0 ] || fatal "must run as root (slurmd starts jobs as any user)"
+
+# ---- munge --------------------------------------------------------------------
+mkdir -p "$DIR/munge" "$DIR/state" "$DIR/spool"
+if [ -r /etc/munge/munge.key ]; then
+    cp /etc/munge/munge.key "$DIR/munge/key"
+else
+    dd if=/dev/urandom of="$DIR/munge/key" bs=1024 count=1 2>/dev/null
+fi
+chmod 700 "$DIR/munge"
+chmod 400 "$DIR/munge/key"
+munged --force --socket="$DIR/munge/sock" --key-file="$DIR/munge/key" \
+    --pid-file="$DIR/munged.pid" --log-file="$DIR/munged.log" --seed-file="$DIR/munge/seed" \
+    2>>"$DIR/munged.log" || fatal "munged did not start"
+
+# ---- slurm.conf -------------------------------------------------------------------
+export SLURM_CONF=$DIR/slurm.conf
+cat >"$SLURM_CONF" <<EOF
+ClusterName=dcfatest
+SlurmctldHost=$HOST
+SlurmctldPort=$PORT0
+SlurmdPort=$((PORT0 + 1))
+AuthType=auth/munge
+AuthInfo=socket=$DIR/munge/sock
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool
+SlurmctldPidFile=$DIR/slurmctld.pid
+SlurmdPidFile=$DIR/slurmd.pid
+SlurmctldLogFile=$DIR/slurmctld.log
+SlurmdLogFile=$DIR/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/builtin
+MpiDefault=none
+ReturnToService=2
+SlurmdParameters=config_overrides
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+InactiveLimit=0
+KillWait=5
+MinJobAge=5
+NodeName=$HOST CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN
+PartitionName=dcfa Nodes=$HOST Default=YES MaxTime=10 State=UP OverSubscribe=YES
+EOF
+
+slurmctld -f "$SLURM_CONF" 2>>"$DIR/slurmctld.log" || fatal "slurmctld did not start"
+slurmd -f "$SLURM_CONF" 2>>"$DIR/slurmd.log" || fatal "slurmd did not start"
+up=0
+for _ in $(seq 1 60); do
+    if timeout 5 sinfo -h -o '%t' 2>/dev/null | grep -Eq '^(idle|mix|alloc)'; then
+        up=1
+        break
+    fi
+    sleep 0.5
+done
+[ $up = 1 ] || fatal "the node did not come up: $(timeout 5 sinfo 2>&1 | tr '\n' ' ')"
+say "Slurm $(srun --version 2>&1) is up on $HOST (mpi plugins: $(srun --mpi=list 2>&1 | tr -s ' \n' ' '))"
+
+# srun_ok NAME EXPECT_STATUS [env...] -- srun args...: runs, checks status and " No Errors"
+srun_case() {
+    local name=$1 want=$2
+    shift 2
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" timeout 120 srun --quiet "$@" >"$DIR/out" 2>"$DIR/err" </dev/null
+    local got=$?
+    if [ "$got" != "$want" ]; then
+        bad "$name: exit status $got, expected $want: $(head -c 600 "$DIR/err") $(head -c 300 "$DIR/out")"
+        return 1
+    fi
+    if [ "$want" = 0 ] && ! grep -q " No Errors" "$DIR/out"; then
+        bad "$name: no ' No Errors': $(head -c 600 "$DIR/out") $(head -c 600 "$DIR/err")"
+        return 1
+    fi
+    ok "$name"
+}
+
+srun_case "pmi2 pmi_basic -n 4" 0 DCFA_X=1 -- --mpi=pmi2 -n 4 "$PMI_BASIC"
+srun_case "pmi2 pmi_basic -n 1" 0 DCFA_X=1 -- --mpi=pmi2 -n 1 "$PMI_BASIC"
+# Slurm's pmi2 plugin sets PMI_JOBID: that is how our client picks PMI-2
+timeout 60 srun --quiet --mpi=pmi2 -n 1 sh -c 'echo "jobid=$PMI_JOBID fd=$PMI_FD"' >"$DIR/out" 2>&1 </dev/null
+grep -Eq '^jobid=[^ ]+ fd=[0-9]+$' "$DIR/out" && ok "pmi2 sets PMI_JOBID and PMI_FD" || bad "pmi2 environment: $(cat "$DIR/out")"
+srun_case "pmi2 plugin, PMI-1 client" 0 DCFA_PMI_VERSION=1 -- --mpi=pmi2 -n 4 "$PMI_BASIC"
+# abort ends the step with a failure status
+env timeout 120 srun --quiet --mpi=pmi2 -n 3 "$PMI_ABORT" >"$DIR/out" 2>"$DIR/err" </dev/null
+st=$?
+if [ $st != 0 ] && [ $st != 124 ]; then ok "pmi2 abort (status $st)"; else bad "pmi2 abort: status $st"; fi
+for prog in "${MPI_PROGS[@]}"; do
+    srun_case "pmi2 $(basename "$prog") -n 4" 0 DCFA_X=1 -- --mpi=pmi2 -n 4 "$prog"
+    srun_case "pmi2 PMI-1 $(basename "$prog") -n 4" 0 DCFA_PMI_VERSION=1 -- --mpi=pmi2 -n 4 "$prog"
+done
+if srun --mpi=list 2>&1 | grep -qw pmi1; then
+    srun_case "pmi1 pmi_basic -n 4" 0 DCFA_PMI_VERSION=1 -- --mpi=pmi1 -n 4 "$PMI_BASIC"
+else
+    say "this Slurm offers no mpi/pmi1 plugin (PMI-1 is served by mpi/pmi2, tested above)"
+fi
+# without an mpi plugin every task is a singleton of its own
+srun_case "none: singletons" 0 DCFA_X=1 -- --mpi=none -n 2 "$PMI_BASIC"
+[ "$(grep -c ' No Errors' "$DIR/out")" = 2 ] && ok "none: 2 singletons" || bad "none: $(cat "$DIR/out")"
+
+echo "$PASS passed, $FAILN failed"
+[ $FAILN = 0 ]
