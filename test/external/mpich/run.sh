@@ -27,12 +27,15 @@ LOG=""
 DEFAULT_TIMEOUT=60
 TIME_BUDGET=0
 FOLDERS=()
+MPIRUN_ARGS=()
 
 usage() {
     cat <<EOF
 usage: $0 --with-mpi PREFIX [options] [folder ...]
   --with-mpi PREFIX   MPI installation to test (PREFIX/bin/mpicc is used)
   --mpirun CMD        launcher (default PREFIX/bin/mpirun, else PREFIX/bin/mpiexec)
+  --mpirun-args ARGS  options put before every entry's own, split at blanks, e.g.
+                      "-hosts h1,h2" (with DCFA_RSH in the environment)
   --max-np N          run only entries with at most N ranks (default $MAX_NP);
                       a folder written FOLDER@np=N,nonstrict has its own limit and
                       also runs the entries MPICH marks strict=false
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
         --with-mpi) PREFIX=$2; shift 2 ;;
         --with-mpi=*) PREFIX=${1#*=}; shift ;;
         --mpirun) MPIRUN=$2; shift 2 ;;
+        --mpirun-args) read -r -a MPIRUN_ARGS <<< "$2"; shift 2 ;;
         --max-np) MAX_NP=$2; shift 2 ;;
         --jobs|-j) JOBS=$2; shift 2 ;;
         --slots) SLOTS=$2; shift 2 ;;
@@ -302,7 +306,8 @@ run_entry() { # $1 = index, rest = entry fields
         # MPIEXEC_TIMEOUT asks the launcher to end the job itself; `timeout`
         # (which signals its whole process group) is the last resort.
         (cd "$BUILD/$dir" && env ${e[@]+"${e[@]}"} MPIEXEC_TIMEOUT="$tmo" \
-            timeout -k 10 $((tmo + 15)) "$MPIRUN" ${l[@]+"${l[@]}"} -n "$np" "./$prog" ${a[@]+"${a[@]}"}) \
+            timeout -k 10 $((tmo + 15)) "$MPIRUN" ${MPIRUN_ARGS[@]+"${MPIRUN_ARGS[@]}"} \
+                ${l[@]+"${l[@]}"} -n "$np" "./$prog" ${a[@]+"${a[@]}"}) \
             > "$out" 2>&1 < /dev/null || rc=$?
         local outer=0
         [ $(( ($(date +%s%N) - t0) / 1000000000 )) -lt $((tmo + 14)) ] || outer=1
@@ -326,7 +331,7 @@ run_entry() { # $1 = index, rest = entry fields
         printf '%s\t%s\n' "$verdict" "$shown"
         if [ $verdict = FAIL ] || [ $verdict = XFAIL ]; then
             echo "==== $verdict $shown: $why"
-            echo "     cd $BUILD/$dir && ${envs//$US/ }$MPIRUN ${largs//$US/ }-n $np ./$prog ${args//$US/ }"
+            echo "     cd $BUILD/$dir && ${envs//$US/ }$MPIRUN ${MPIRUN_ARGS[*]+${MPIRUN_ARGS[*]} }${largs//$US/ }-n $np ./$prog ${args//$US/ }"
             head -c 20000 "$out"
             echo
         fi
@@ -369,7 +374,7 @@ wait
 pass=0; fail=0; xfail=0; xpass=0
 {
     echo "MPICH $MPICH_VERSION test suite against $PREFIX ($(date -u +%FT%TZ))"
-    echo "folders: ${FOLDERS[*]}; launcher: $MPIRUN; max np: $MAX_NP"
+    echo "folders: ${FOLDERS[*]}; launcher: $MPIRUN ${MPIRUN_ARGS[*]+${MPIRUN_ARGS[*]}}; max np: $MAX_NP"
 } > "$LOG"
 for ((i = 1; i <= idx; i++)); do
     [ -f "$WORK/res.$i" ] || { fail=$((fail + 1)); continue; }
