@@ -584,8 +584,7 @@ static int assist_get2(const char *key, char *value, int maxlen)
         snprintf(req, sizeof(req), "cmd=info-getjobattr;key=%s;", key);
         rc = assist_chan_call2(req, "info-getjobattr-response", reply, sizeof(reply));
     } else {
-        snprintf(req, sizeof(req), "cmd=kvs-get;jobid=%s;srcid=-1;key=%s;", assist_st.kvsname,
-                 key);
+        snprintf(req, sizeof(req), "cmd=kvs-get;jobid=%s;srcid=-1;key=%s;", assist_st.kvsname, key);
         rc = assist_chan_call2(req, "kvs-get-response", reply, sizeof(reply));
     }
     if (rc != 0)
@@ -652,8 +651,8 @@ int assist_abort(int exitcode, const char *msg)
         return 0;
     if (assist_st.version == 2) {
         char body[ASSIST_WIRE_LINE_MAX - ASSIST_WIRE2_HDR], hdr[32];
-        n = (size_t)snprintf(body, sizeof(body) - 1, "cmd=abort;isworld=TRUE;exitcode=%d;message=",
-                             exitcode);
+        n = (size_t)snprintf(body, sizeof(body) - 1,
+                             "cmd=abort;isworld=TRUE;exitcode=%d;message=", exitcode);
         for (const char *m = msg != NULL ? msg : ""; *m != '\0' && n < sizeof(body) - 2; m++)
             body[n++] = *m == ';' || *m == '\n' || *m == '\r' ? ' ' : *m;
         body[n++] = ';';
@@ -722,8 +721,8 @@ int assist_universe_size(void)
         rc = 1;
     } else if (assist_st.version == 2) {
         /* PMI-2 has it as a job attribute, when the process manager knows it */
-        rc = assist_chan_call2("cmd=info-getjobattr;key=universeSize;",
-                               "info-getjobattr-response", reply, sizeof(reply));
+        rc = assist_chan_call2("cmd=info-getjobattr;key=universeSize;", "info-getjobattr-response",
+                               reply, sizeof(reply));
         if (rc == 0) {
             if (!assist_wire2_true(reply, "found") ||
                 assist_wire2_get_int(reply, "value", &v) != 0 || v < 1 || v > INT32_MAX)

@@ -81,9 +81,9 @@ struct ad_proc {
     int rank;
     int appnum;
     int local_id, local_n; /* MPI_LOCALRANKID / MPI_LOCALNRANKS (its node) */
-    pid_t pid;   /* also its process group id; 0 = not started */
-    int running; /* started and not yet reaped */
-    int pmi_fd;  /* daemon end of the PMI socketpair, -1 when closed */
+    pid_t pid;             /* also its process group id; 0 = not started */
+    int running;           /* started and not yet reaped */
+    int pmi_fd;            /* daemon end of the PMI socketpair, -1 when closed */
     char pmi_in[ASSIST_WIRE_LINE_MAX];
     size_t pmi_inlen;
     int pmi_version; /* 0 until init, then 1 or 2 (wire format) */
@@ -96,8 +96,8 @@ struct ad_proc {
 struct ad_job {
     char jobid[ASSIST_JOBID_MAX + 1];
     char kvsname[64];
-    int size;             /* ranks in the job (all hosts) */
-    int nprocs;           /* ranks on this host: procs[] */
+    int size;   /* ranks in the job (all hosts) */
+    int nprocs; /* ranks on this host: procs[] */
     struct ad_proc *procs;
     struct ad_kvs kvs;
     struct ad_buf kvs_new; /* "key\0value\0" put here since the last fence */

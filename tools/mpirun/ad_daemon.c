@@ -344,7 +344,7 @@ static int ad_job_local_nodes(const struct mpirun_opts *opts, struct ad_job *job
 {
     extern char **environ;
     int *node_of = calloc((size_t)job->size, sizeof(int));
-    char (*keys)[UTIL_NODE_KEY_CAP] = NULL;
+    char(*keys)[UTIL_NODE_KEY_CAP] = NULL;
     int nkeys = 0, r = 0;
 
     if (node_of == NULL)
@@ -417,6 +417,10 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
     ad_putenv_int("MPI_LOCALRANKID", p->local_id);
     ad_putenv_int("MPI_LOCALNRANKS", p->local_n);
     setenv("DCFA_JOBID", job->jobid, 1);
+    if (job->mapping != NULL) /* saves the library a PMI get at start-up */
+        setenv("DCFA_PROCESS_MAPPING", job->mapping, 1);
+    else
+        unsetenv("DCFA_PROCESS_MAPPING");
     setrlimit(RLIMIT_NOFILE, &ad_nofile_orig); /* the other fds close at exec */
     execvp(app->argv[0], app->argv);
 fail:

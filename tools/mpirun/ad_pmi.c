@@ -178,8 +178,7 @@ static void ad_pmi_line(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
 }
 
 /* Stores a put (and notes it for the next fence across hosts); 0 or -1. */
-static int ad_pmi_store(struct ad_daemon *d, struct ad_job *job, const char *key,
-                        const char *value)
+static int ad_pmi_store(struct ad_daemon *d, struct ad_job *job, const char *key, const char *value)
 {
     if (ad_kvs_put(&job->kvs, key, value) != 0 ||
         (d->tree != NULL &&

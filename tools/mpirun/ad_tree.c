@@ -83,7 +83,7 @@ struct ad_link {
     enum ad_link_state state;
     int synced; /* magic seen */
     int eof;
-    int reported; /* loss reported (or not to be) */
+    int reported;    /* loss reported (or not to be) */
     double deadline; /* HELLO deadline, or when to report a loss without status */
     int fence_in;
     struct ad_buf inq, outq, errq;
@@ -153,8 +153,7 @@ static void ad_link_flush(struct ad_link *l)
     }
 }
 
-static void ad_link_send(struct ad_link *l, int type, int32_t arg, const void *payload,
-                         size_t len)
+static void ad_link_send(struct ad_link *l, int type, int32_t arg, const void *payload, size_t len)
 {
     unsigned char hdr[AD_HDR];
 
@@ -394,8 +393,7 @@ static void ad_kid_start(struct ad_daemon *d, struct ad_tree *t, struct ad_link 
         if (dup2(tokid[0], 0) < 0 || dup2(fromkid[1], 1) < 0 || dup2(errp[1], 2) < 0)
             _exit(127);
         execvp(argv[0], argv);
-        fprintf(stderr, "cannot run the remote-start command '%s': %s\n", argv[0],
-                strerror(errno));
+        fprintf(stderr, "cannot run the remote-start command '%s': %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     setpgid(pid, pid);
@@ -491,8 +489,7 @@ static void ad_kid_cleanup(struct ad_tree *t, struct ad_link *l)
 
 /* Child l is gone (its input ended, its start process ended, or it did not
  * answer in time): end the job unless it had finished. */
-static void ad_kid_lost(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l,
-                        const char *why)
+static void ad_kid_lost(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l, const char *why)
 {
     char msg[1200], tail[600], st[128];
 
@@ -556,10 +553,21 @@ static int ad_setup_encode(struct ad_tree *t, const struct mpirun_opts *o, int s
     extern char **environ;
     struct ad_buf *b = &t->setup;
     int rc = 0, nenv = 0;
-    static const char *const skip[] = {"HOSTNAME=", "PWD=",    "OLDPWD=",         "SHLVL=",
-                                       "_=",        "SSH_",    "PMI_",            "MPI_LOCALRANKID=",
-                                       "MPI_LOCALNRANKS=",     "DCFA_JOBID=",     "SLURM_",
-                                       "OMPI_",     "HYDRA_",  "HYDI_"};
+    static const char *const skip[] = {"HOSTNAME=",
+                                       "PWD=",
+                                       "OLDPWD=",
+                                       "SHLVL=",
+                                       "_=",
+                                       "SSH_",
+                                       "PMI_",
+                                       "MPI_LOCALRANKID=",
+                                       "MPI_LOCALNRANKS=",
+                                       "DCFA_JOBID=",
+                                       "DCFA_PROCESS_MAPPING=",
+                                       "SLURM_",
+                                       "OMPI_",
+                                       "HYDRA_",
+                                       "HYDI_"};
 
     rc |= ad_buf_add_str(b, AD_SETUP_VERSION);
     rc |= ad_buf_add_str(b, t->jobid);
@@ -737,8 +745,8 @@ static int ad_tree_make_kids(struct ad_tree *t, const char *const *node_host)
 static int ad_tree_node_of(struct ad_tree *t, int *node_of)
 {
     extern char **environ;
-    char (*hostkey)[UTIL_NODE_KEY_CAP] = calloc((size_t)t->nhosts, sizeof(*hostkey));
-    char (*keys)[UTIL_NODE_KEY_CAP] = calloc((size_t)t->size, sizeof(*keys));
+    char(*hostkey)[UTIL_NODE_KEY_CAP] = calloc((size_t)t->nhosts, sizeof(*hostkey));
+    char(*keys)[UTIL_NODE_KEY_CAP] = calloc((size_t)t->size, sizeof(*keys));
     int nkeys = 0, r = 0;
 
     if (hostkey == NULL || keys == NULL) {
@@ -1187,8 +1195,7 @@ double ad_tree_deadline(struct ad_daemon *d)
     for (int i = 0; i < t->nkids; i++) {
         const struct ad_link *l = &t->kids[i];
         if ((l->state == AD_LINK_STARTING || ((l->eof || l->reaped) && !l->reported)) &&
-            l->deadline > 0 &&
-            (next == 0 || l->deadline < next))
+            l->deadline > 0 && (next == 0 || l->deadline < next))
             next = l->deadline;
     }
     return next;
@@ -1426,8 +1433,8 @@ int ad_remote_main(void)
     t.parent.err = -1;
     t.parent.node = -1;
     /* the job: one SETUP frame */
-    if (ad_read_full(0, hdr, sizeof(hdr), ad_now() + 60) != 0 ||
-        ad_get32(hdr + 4) != AD_M_SETUP || (len = ad_get32(hdr)) > AD_FRAME_MAX) {
+    if (ad_read_full(0, hdr, sizeof(hdr), ad_now() + 60) != 0 || ad_get32(hdr + 4) != AD_M_SETUP ||
+        (len = ad_get32(hdr)) > AD_FRAME_MAX) {
         fprintf(stderr, "mpirun %s: no job from the parent daemon\n", AD_DAEMON_OPTION);
         return 1;
     }
@@ -1460,8 +1467,8 @@ int ad_remote_main(void)
     for (int i = 0; i < t.nenv; i++)
         putenv(t.env[i]);
     if (chdir(t.cwd) != 0) {
-        snprintf(msg, sizeof(msg), "mpirun: host '%s': cannot change to directory '%s': %s",
-                 d.host, t.cwd, strerror(errno));
+        snprintf(msg, sizeof(msg), "mpirun: host '%s': cannot change to directory '%s': %s", d.host,
+                 t.cwd, strerror(errno));
         setup_err = 1;
     }
     ranks = calloc((size_t)t.size, sizeof(int));

@@ -95,8 +95,9 @@ int mpirun_hosts_add_list(struct mpirun_opts *o, const char *list)
          e = strtok_r(NULL, ",", &save)) {
         rc = mpirun_host_entry(o, e);
         if (rc == -EINVAL)
-            fprintf(stderr, "mpirun: bad host '%s' in host list '%s' (expected name or name:slots)\n",
-                    e, list);
+            fprintf(stderr,
+                    "mpirun: bad host '%s' in host list '%s' (expected name or name:slots)\n", e,
+                    list);
     }
     free(copy);
     return rc;

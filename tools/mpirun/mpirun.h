@@ -24,8 +24,8 @@ struct mpirun_opts {
     int napps;
     char **genv; /* "NAME=VALUE" set for every rank (-genv, -x) */
     int ngenv;
-    int timeout;       /* seconds, 0 = none */
-    int prefix_output; /* -l: "[rank] " before every output line */
+    int timeout;               /* seconds, 0 = none */
+    int prefix_output;         /* -l: "[rank] " before every output line */
     struct mpirun_host *hosts; /* -hosts / -hostfile; none = this node only */
     int nhosts;
     int ppn; /* -ppn: ranks per host and pass, 0 = the hosts' slots */

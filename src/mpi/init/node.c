@@ -4,8 +4,9 @@
  * (hostname, boot id, /dev/shm device). The process manager tells each rank
  * the node of every rank in the PMI key PMI_process_mapping, as Hydra and
  * Slurm do; our mpirun groups ranks by util_node_key() (DCFA_NODE_KEY
- * included) when it writes it, so both agree. Read once at start-up (one
- * key/value get); communicators whose ranks are all on one node may use the
+ * included) when it writes it, so both agree, and also passes it as
+ * DCFA_PROCESS_MAPPING (start-up then asks the daemon nothing more). Read
+ * once at start-up; communicators whose ranks are all on one node may use the
  * node-level collective segment (node_shm.c). MPI_Comm_split_type(SHARED)
  * compares the keys themselves (comm.c).
  *
@@ -15,10 +16,11 @@
 #include "mpi/mpii.h"
 #include "assist/assist.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int *mpii_node_tab; /* node of each world process, NULL = unknown */
+static int *mpii_node_tab;   /* node of each world process, NULL = unknown */
 static int mpii_node_mine_n; /* processes on my node, 0 = unknown */
 
 struct node_block {
@@ -76,7 +78,11 @@ void mpii_node_init(void)
         mpii_node_mine_n = 1;
         return;
     }
-    if (assist_kvs_get("PMI_process_mapping", val, sizeof val) != 0)
+    /* our mpirun also passes it in the environment: no round trip to the daemon */
+    const char *env = getenv("DCFA_PROCESS_MAPPING");
+    if (env != NULL && strlen(env) < sizeof val)
+        snprintf(val, sizeof val, "%s", env);
+    else if (assist_kvs_get("PMI_process_mapping", val, sizeof val) != 0)
         return;
     int *tab = util_malloc((size_t)n * sizeof(int));
     if (mpii_node_parse(val, n, tab) != 0) {
@@ -103,8 +109,7 @@ int mpii_node_group_local(const mpii_group *g)
         return 0;
     for (int i = 0; i < g->size; i++) {
         int p = g->lpids[i];
-        if (p < 0 || p >= mpii_st.world_size ||
-            mpii_node_tab[p] != mpii_node_tab[g->lpids[0]])
+        if (p < 0 || p >= mpii_st.world_size || mpii_node_tab[p] != mpii_node_tab[g->lpids[0]])
             return 0;
     }
     return 1;
