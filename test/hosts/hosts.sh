@@ -30,7 +30,12 @@ NET=10.77.0
 STATE=${DCFA_HOSTS_STATE:-/run/dcfa-hosts}
 TTL=${DCFA_HOSTS_TTL:-3600}
 
-die() { echo "hosts.sh: $*" >&2; exit 1; }
+# a failed 'up' removes what it made before it says why
+die() {
+    echo "hosts.sh: $*" >&2
+    down >/dev/null 2>&1
+    exit 1
+}
 
 host_down() { # INDEX
     local h=$PREFIX$1 pid
