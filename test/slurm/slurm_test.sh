@@ -127,8 +127,17 @@ srun_case() {
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
+    ls /dev/shm >"$DIR/shm.before"
     env "${envs[@]}" timeout 120 srun --quiet "$@" >"$DIR/out" 2>"$DIR/err" </dev/null
     local got=$?
+    sleep 0.2
+    # nobody removes a job's files under Slurm: the library must leave none
+    local leaked
+    leaked=$(ls /dev/shm | grep '^dcfa-k' | grep -vxF -f "$DIR/shm.before" | tr '\n' ' ')
+    if [ -n "$leaked" ]; then
+        bad "$name: left in /dev/shm: $leaked ($(head -c 300 "$DIR/err"))"
+        return 1
+    fi
     if [ "$got" != "$want" ]; then
         bad "$name: exit status $got, expected $want: $(head -c 600 "$DIR/err") $(head -c 300 "$DIR/out")"
         return 1
@@ -140,6 +149,10 @@ srun_case() {
     ok "$name"
 }
 
+if [ -n "${DCFA_SLURM_CMD:-}" ]; then # debugging: run this instead of the tests
+    bash -c "$DCFA_SLURM_CMD"
+    exit $?
+fi
 srun_case "pmi2 pmi_basic -n 4" 0 DCFA_X=1 -- --mpi=pmi2 -n 4 "$PMI_BASIC"
 srun_case "pmi2 pmi_basic -n 1" 0 DCFA_X=1 -- --mpi=pmi2 -n 1 "$PMI_BASIC"
 # Slurm's pmi2 plugin sets PMI_JOBID: that is how our client picks PMI-2
