@@ -51,4 +51,9 @@ int assist_finalize(void);
 /* Universe size (>= 1), or a negative error. */
 int assist_universe_size(void);
 
+/* 1 when the daemon's end of the command channel is closed (the daemon or
+ * the launcher died), else 0 (also for a singleton or after finalize). One
+ * poll() with no timeout and no lock: async-signal-safe, consumes nothing. */
+int assist_channel_lost(void);
+
 #endif

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -533,4 +534,18 @@ int assist_universe_size(void)
     }
     pthread_mutex_unlock(&assist_st.lock);
     return rc;
+}
+
+int assist_channel_lost(void)
+{
+    int fd = assist_st.fd;
+
+    if (!assist_st.initialized || assist_st.singleton || fd < 0)
+        return 0;
+    struct pollfd pfd = {.fd = fd, .events = POLLRDHUP};
+    int n;
+    do {
+        n = poll(&pfd, 1, 0);
+    } while (n < 0 && errno == EINTR);
+    return n == 1 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)) != 0;
 }

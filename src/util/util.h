@@ -164,14 +164,30 @@ typedef struct util_backoff {
     int polls;
     int yielding;
     uint64_t start_ns;
+    uint64_t idle_ns;       /* when util_wait_idle last ran for this wait */
 } util_backoff;
 static inline void util_backoff_reset(util_backoff *b)
 {
     b->polls = 0;
     b->yielding = 0;
+    b->idle_ns = 0;
 }
 void util_backoff_wait(util_backoff *b);   /* spin, then sched_yield, then short sleeps */
 /* resolve the "auto" waiting policy: spin long when every local rank has a core */
 void util_backoff_configure(int local_ranks);
+/* Set by the layer above: called by a waiting thread once it naps (the slow
+ * phase of the backoff) and then every UTIL_IDLE_CHECK_MS while it keeps
+ * napping, with the entry lock held. It watches what may fail while nobody
+ * talks: the launcher's channel, messages held for unknown contexts. Never on
+ * the small-message path. */
+#define UTIL_IDLE_CHECK_MS 100
+extern void (*util_wait_idle)(void);
+
+/* ---- job resources in /dev/shm ------------------------------------------------- */
+/* Removes every /dev/shm/dcfa-<job_id>-* entry this process may remove (the
+ * job is over: its launcher is gone). Async-signal-safe: no allocation, no
+ * stdio; names that are not there or not ours are skipped. Returns how many
+ * entries were removed. */
+int util_shm_unlink_job(const char *job_id);
 
 #endif

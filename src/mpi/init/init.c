@@ -5,6 +5,8 @@
 #include "mpi/coll/sched.h"
 #include "assist/assist.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdio.h>
@@ -22,6 +24,80 @@ static void mpii_hang_report(int sig)
     (void)sig;
     core_dump_pending();
     coll_sched_dump_pending();
+}
+
+/* ---- the launcher's death ---------------------------------------------------------
+ * The ranks of a job must not outlive their assist daemon / launcher: a rank
+ * notices that the daemon's end of the command channel closed (mpirun or the
+ * daemon died) and ends itself, removing the job's /dev/shm entries first
+ * (the job is over, and nobody else is left to remove them). Two ways in:
+ *  - a waiting rank checks the channel from the backoff's slow phase
+ *    (util_wait_idle, every 100 ms while it naps; never on the message path);
+ *  - a rank computing outside MPI gets its parent-death signal, SIGTERM (set
+ *    by our daemon for every rank it starts): if SIGTERM was at its default
+ *    when MPI started, the handler below looks at the channel; if the daemon
+ *    is alive it is an ordinary SIGTERM and the default action runs. */
+static char mpii_gone_msg[256];
+static size_t mpii_gone_len;
+static int mpii_term_installed;
+
+static _Noreturn void mpii_launcher_gone(void)
+{
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    /* stderr is most likely a pipe to the dead launcher: no SIGPIPE for the message */
+    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
+    util_shm_unlink_job(assist_job_id());
+    ssize_t w = write(STDERR_FILENO, mpii_gone_msg, mpii_gone_len);
+    (void)w;
+    _exit(1);
+}
+
+static void mpii_on_sigterm(int sig)
+{
+    int saved = errno;
+    if (assist_channel_lost())
+        mpii_launcher_gone();
+    /* an ordinary SIGTERM: end the way the default action does */
+    signal(sig, SIG_DFL);
+    raise(sig);
+    errno = saved;
+}
+
+static void mpii_idle_check(void)
+{
+    if (assist_channel_lost())
+        mpii_launcher_gone();
+}
+
+static void mpii_watch_launcher(int rank)
+{
+    int n = snprintf(mpii_gone_msg, sizeof mpii_gone_msg,
+                     "[dcfa-mpi] rank %d: the assist daemon closed the command channel (mpirun or "
+                     "its daemon died): ending this process\n",
+                     rank);
+    mpii_gone_len = n > 0 && (size_t)n < sizeof mpii_gone_msg ? (size_t)n : 0;
+    util_wait_idle = mpii_idle_check;
+    if (assist_is_singleton())
+        return;
+    struct sigaction old, sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = mpii_on_sigterm;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+        !(old.sa_flags & SA_SIGINFO) && sigaction(SIGTERM, &sa, NULL) == 0)
+        mpii_term_installed = 1;
+}
+
+static void mpii_unwatch_launcher(void)
+{
+    util_wait_idle = NULL;
+    struct sigaction cur;
+    if (mpii_term_installed && sigaction(SIGTERM, NULL, &cur) == 0 &&
+        cur.sa_handler == mpii_on_sigterm)
+        signal(SIGTERM, SIG_DFL);
+    mpii_term_installed = 0;
 }
 
 /* The runtime (daemon channel, fabric, predefined objects) is shared by the
@@ -53,6 +129,7 @@ int mpii_runtime_start(int required)
     if (rc < 0)
         util_die("MPI_Init: cannot reach the assist daemon (%s)", strerror(-rc));
     util_log_rank = rank;
+    mpii_watch_launcher(rank);
     const char *local = getenv("MPI_LOCALNRANKS");
     util_backoff_configure(local ? atoi(local) : size);
     mpii_st.world_rank = rank;
@@ -94,6 +171,7 @@ void mpii_runtime_stop(void)
     mpii_comm_finalize();
     mpii_dtype_finalize();
     mpii_attr_finalize();
+    mpii_unwatch_launcher();
     assist_finalize();
     signal(SIGUSR1, SIG_DFL);
     mpii_runtime_done = 1;
