@@ -1020,7 +1020,7 @@ static int dt_pack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count i
                    int external)
 {
     mpii_dtype *t = NULL;
-    MPI_Count bytes;
+    MPI_Count bytes = 0;
     int rc = dt_packcheck(fn, comm, incount, datatype, position, &t, &bytes, external);
     if (rc)
         return rc;
@@ -1048,7 +1048,7 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
                      int external)
 {
     mpii_dtype *t = NULL;
-    MPI_Count bytes;
+    MPI_Count bytes = 0;
     int rc = dt_packcheck(fn, comm, outcount, datatype, position, &t, &bytes, external);
     if (rc)
         return rc;
@@ -1116,7 +1116,7 @@ static int dt_pack_size(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Data
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     const char *fn = "MPI_Pack_size";
-    MPI_Count bytes;
+    MPI_Count bytes = 0;
     int rc = dt_pack_size(fn, comm, incount, datatype, size, &bytes, 0);
     if (rc)
         return rc;
@@ -1188,7 +1188,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
                             MPI_Aint *size)
 {
     const char *fn = "MPI_Pack_external_size";
-    MPI_Count bytes;
+    MPI_Count bytes = 0;
     int rc;
     if ((rc = dt_datarep(fn, datarep)) ||
         (rc = dt_pack_size(fn, DT_NOCOMM, incount, datatype, size, &bytes, 1)))

@@ -56,7 +56,7 @@ static MPI_Request pt2pt_handle(core_req *r) { return MPII_HANDLE(MPII_KIND_REQU
 static int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
                       int tag, MPI_Comm comm)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -95,7 +95,7 @@ static int b_Bsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, 
 static int b_Recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
               MPI_Status *status)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Recv", CHK_RECV, count, dt, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -112,7 +112,7 @@ static int b_Recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int t
 static int b_Sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                   MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Sendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = pt2pt_check("MPI_Sendrecv", CHK_RECV, rcount, rdt, source, rtag, comm, &c);
@@ -136,7 +136,7 @@ static int b_Sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int 
 static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                           int rtag, MPI_Comm comm, MPI_Status *status)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Sendrecv_replace", CHK_SEND, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = pt2pt_check("MPI_Sendrecv_replace", CHK_RECV, count, dt, source, rtag, comm, &c);
@@ -170,7 +170,7 @@ static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int d
 static int pt2pt_isend(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt,
                        int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -203,7 +203,7 @@ static int b_Ibsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
 
 static int b_Irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Irecv", CHK_RECV, count, dt, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -220,7 +220,7 @@ static int b_Irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int 
 static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, MPI_Count count,
                       MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check(fn, is_send ? CHK_SEND : CHK_RECV, count, dt, peer, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -592,7 +592,7 @@ int PMPI_Cancel(MPI_Request *req)
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Iprobe", CHK_RECV, 0, MPI_BYTE, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -630,7 +630,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Improbe", CHK_RECV, 0, MPI_BYTE, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -740,7 +740,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 static int b_Isendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                    MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Isendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = pt2pt_check("MPI_Isendrecv", CHK_RECV, rcount, rdt, source, rtag, comm, &c);
@@ -757,7 +757,7 @@ static int b_Isendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int
 static int b_Isendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                            int rtag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
+    mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Isendrecv_replace", CHK_SEND, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = pt2pt_check("MPI_Isendrecv_replace", CHK_RECV, count, dt, source, rtag, comm, &c);
