@@ -127,6 +127,9 @@ typedef struct util_config {
 extern util_config util_cfg;
 
 enum util_tunable_type { UTIL_T_SIZE, UTIL_T_INT, UTIL_T_BOOL, UTIL_T_ENUM };
+/* UTIL_TF_AGREE: every process of a job must have the same value (ring
+ * geometry, collective algorithm choice); checked at start-up. */
+enum util_tunable_flags { UTIL_TF_AGREE = 1 };
 typedef struct util_tunable {
     const char *name;           /* environment variable */
     enum util_tunable_type type;
@@ -134,11 +137,20 @@ typedef struct util_tunable {
     const char *defval;
     const char *choices;        /* UTIL_T_ENUM: "auto,read,write" */
     const char *help;
+    unsigned flags;             /* enum util_tunable_flags (0 when left out) */
 } util_tunable;
 extern const util_tunable util_tunables[];
 extern const int util_ntunables;
 int util_tunables_load(void);   /* reads the environment; <0 with a logged message on bad values */
 int util_tunable_format(const util_tunable *t, char *buf, size_t len);  /* current value as text */
+/* The UTIL_TF_AGREE values as one string ("<version>/v1,v2,...": no spaces),
+ * to compare with another process's. UTIL_OK, or UTIL_ENOMEM if len is short. */
+int util_tunables_agree_format(const char *version, char *buf, size_t len);
+/* Compares two such strings, a of process `ra` and b of process `rb`; writes
+ * "NAME is A on rank ra but B on rank rb" for each tunable that differs
+ * (joined by "; ", or that the versions differ) to msg. Returns how many differ. */
+int util_tunables_agree_compare(const char *a, int ra, const char *b, int rb, char *msg,
+                                size_t len);
 
 /* ---- node identity ----------------------------------------------------------- */
 /* A key naming the shared-memory domain this process lives in: two processes

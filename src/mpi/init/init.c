@@ -100,6 +100,43 @@ static void mpii_unwatch_launcher(void)
     mpii_term_installed = 0;
 }
 
+/* ---- the start-up exchange ---------------------------------------------------------
+ * One round through the key/value store, the only one at start-up: each rank
+ * puts its values, one fence, each reads what it needs. It carries the
+ * settings every rank must share (tunables flagged UTIL_TF_AGREE: ring
+ * geometry, collective algorithms), compared with rank 0's; more start-up data
+ * (fabric addresses) joins the same put and fence. A rank whose settings
+ * differ ends the job through the daemon with one message naming the
+ * tunables, both ranks and both values, before any connection exists. */
+static void mpii_startup_exchange(int rank, int size)
+{
+    char key[ASSIST_KEY_MAX + 1], mine[ASSIST_VALUE_MAX + 1], root[ASSIST_VALUE_MAX + 1];
+    char msg[1024];
+    int rc;
+    if (size < 2)
+        return;
+    if (util_tunables_agree_format(DCFA_VERSION, mine, sizeof mine) != UTIL_OK)
+        util_die("MPI_Init: the settings to agree on do not fit one key/value entry");
+    snprintf(key, sizeof key, "dcfa-cfg-%d", rank);
+    if ((rc = assist_kvs_put(key, mine)) < 0 || (rc = assist_kvs_fence()) < 0)
+        util_die("MPI_Init: start-up exchange with the assist daemon failed (%s)", strerror(-rc));
+    if (rank == 0)
+        return;
+    if ((rc = assist_kvs_get("dcfa-cfg-0", root, sizeof root)) < 0)
+        util_die("MPI_Init: cannot read rank 0's settings from the key/value store (%s)",
+                 strerror(-rc));
+    if (util_tunables_agree_compare(mine, rank, root, 0, msg, sizeof msg) == 0)
+        return;
+    char text[1200];
+    snprintf(text, sizeof text,
+             "MPI_Init: settings that must be the same on every rank differ: %s (set them alike "
+             "for every rank, e.g. with mpirun -genv)",
+             msg);
+    fflush(stdout);
+    assist_abort(1, text);
+    _exit(1);
+}
+
 /* The runtime (daemon channel, fabric, predefined objects) is shared by the
  * world model (MPI_Init) and every session; it starts with the first of them
  * and ends with the last. */
@@ -139,6 +176,7 @@ int mpii_runtime_start(int required)
     mpii_st.universe_size = usize > 0 ? usize : size;
     gethostname(mpii_st.hostname, sizeof mpii_st.hostname - 1);
     mpii_st.thread_level = mpii_thread_grant(required);
+    mpii_startup_exchange(rank, size);
     rc = core_init(rank, size, assist_job_id());
     if (rc != UTIL_OK)
         util_die("MPI_Init: cannot set up the shared-memory fabric");
