@@ -42,7 +42,9 @@ int assist_kvs_fence(void);
 int assist_kvs_get(const char *key, char *value, int maxlen);
 
 /* Asks the daemon to end the whole job with exitcode; msg is reported by
- * mpirun. Returns after sending: the caller must _exit(exitcode) next. */
+ * mpirun (under another process manager, which does not print it, it is
+ * written to stderr here). Returns after sending: the caller must
+ * _exit(exitcode) next. */
 int assist_abort(int exitcode, const char *msg);
 
 /* Tells the daemon this process finalized and closes the channel. */

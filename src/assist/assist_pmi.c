@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 struct assist_kv {
@@ -23,6 +24,7 @@ static struct {
     int initialized;
     int singleton;
     int fd;
+    int own_daemon; /* our mpirun (DCFA_JOBID set): it prints abort messages itself */
     int rank, size, appnum;
     char kvsname[ASSIST_WIRE_KVSNAME_MAX + 1];
     char jobid[ASSIST_JOBID_MAX + 1];
@@ -266,7 +268,8 @@ static int assist_handshake(void)
     if (rc != 0)
         return -EPROTO;
     const char *env_jobid = getenv("DCFA_JOBID");
-    if (env_jobid != NULL && assist_jobid_ok(env_jobid))
+    assist_st.own_daemon = env_jobid != NULL && assist_jobid_ok(env_jobid);
+    if (assist_st.own_daemon)
         snprintf(assist_st.jobid, sizeof(assist_st.jobid), "%s", env_jobid);
     else
         assist_jobid_from_kvsname();
@@ -481,6 +484,15 @@ int assist_abort(int exitcode, const char *msg)
     }
     req[n++] = '\n';
     req[n] = '\0';
+    /* Our mpirun prints the message as the job's end line; other process
+     * managers (Hydra) do not print it: say it here, once. */
+    if (!assist_st.own_daemon && msg != NULL && *msg != '\0') {
+        fprintf(stderr, "[dcfa-mpi] rank %d: %s\n", assist_st.rank, msg);
+        /* Hydra ends the job as soon as it reads the abort, output still in
+         * the pipe may be dropped: give its proxy a moment to forward the line */
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     rc = assist_chan_write(req, n);
     return rc;
 }
