@@ -123,6 +123,7 @@ typedef struct util_config {
     int coll_shm;               /* DCFA_COLL_SHM: node-level collectives in shared memory */
     size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
     size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
+    int ctx_wait;               /* DCFA_CTX_WAIT: seconds a message may wait for its context */
 } util_config;
 extern util_config util_cfg;
 

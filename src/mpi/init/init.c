@@ -69,6 +69,7 @@ static void mpii_idle_check(void)
 {
     if (assist_channel_lost())
         mpii_launcher_gone();
+    core_idle_check();
 }
 
 static void mpii_watch_launcher(int rank)
