@@ -1024,6 +1024,9 @@ static int dt_pack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count i
     int rc = dt_packcheck(fn, comm, incount, datatype, position, &t, &bytes, external);
     if (rc)
         return rc;
+    if (mpii_buf_is_null(inbuf, incount, t) || (!outbuf && bytes > 0))
+        return mpii_err(DT_NOOBJ, MPI_ERR_BUFFER, fn, "%s: NULL with %lld bytes to pack",
+                        inbuf ? "outbuf" : "inbuf", (long long)bytes);
     if (*position < 0 || *position > outsize || bytes > outsize - *position)
         return mpii_err(DT_NOOBJ, MPI_ERR_TRUNCATE, fn,
                         "%lld bytes do not fit at position %lld of a %lld-byte buffer",
@@ -1052,6 +1055,9 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
     int rc = dt_packcheck(fn, comm, outcount, datatype, position, &t, &bytes, external);
     if (rc)
         return rc;
+    if ((!inbuf && bytes > 0) || mpii_buf_is_null(outbuf, outcount, t))
+        return mpii_err(DT_NOOBJ, MPI_ERR_BUFFER, fn, "%s: NULL with %lld bytes to unpack",
+                        inbuf ? "outbuf" : "inbuf", (long long)bytes);
     if (*position < 0 || *position > insize || bytes > insize - *position)
         return mpii_err(DT_NOOBJ, MPI_ERR_TRUNCATE, fn,
                         "%lld bytes wanted at position %lld of a %lld-byte buffer", (long long)bytes,

@@ -144,6 +144,22 @@ static void mpii_startup_exchange(int rank, int size)
 static int mpii_runtime_users;
 static int mpii_runtime_done;
 
+/* 1 while the runtime runs (MPI_Init'ed or a session open): the generated
+ * MPI_X entry points (stubs.c) test it and refuse calls outside (mpii_not_live) */
+int mpii_live;
+
+int mpii_not_live(const char *fn)
+{
+    if (mpii_runtime_done)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, fn,
+                        "MPI is finalized (MPI_Finalize, or the last MPI_Session_finalize, was "
+                        "called): only MPI_Initialized, MPI_Finalized, MPI_Get_version and a few "
+                        "others may follow");
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, fn,
+                    "MPI is not initialized: call MPI_Init, MPI_Init_thread or MPI_Session_init "
+                    "first");
+}
+
 static int mpii_thread_grant(int required)
 {
     /* MULTIPLE: every entry point then holds the entry lock (async.c) */
@@ -193,6 +209,7 @@ int mpii_runtime_start(int required)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
     mpii_async_start(mpii_st.thread_level);
+    mpii_live = 1;
     return MPI_SUCCESS;
 }
 
@@ -214,6 +231,7 @@ void mpii_runtime_stop(void)
     assist_finalize();
     signal(SIGUSR1, SIG_DFL);
     mpii_runtime_done = 1;
+    mpii_live = 0;
 }
 
 static int mpii_init(int required, int *provided)
