@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 int util_log_rank = -1;
+int util_log_fd = STDERR_FILENO;
 
 static void util_vlog(const char *fmt, va_list ap)
 {
@@ -31,7 +32,9 @@ static void util_vlog(const char *fmt, va_list ap)
         buf[len] = 0;
     }
     /* one write so lines of different ranks do not interleave */
-    ssize_t w = write(STDERR_FILENO, buf, len);
+    if (util_log_fd < 0)
+        return;
+    ssize_t w = write(util_log_fd, buf, len);
     (void)w;
 }
 
@@ -43,12 +46,16 @@ void util_log(const char *fmt, ...)
     va_end(ap);
 }
 
+void (*util_die_hook)(void);
+
 _Noreturn void util_die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     util_vlog(fmt, ap);
     va_end(ap);
+    if (util_die_hook)
+        util_die_hook();
     _exit(1);
 }
 

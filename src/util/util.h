@@ -26,8 +26,12 @@ enum {
 
 /* ---- logging ------------------------------------------------------------ */
 extern int util_log_rank;   /* set once the rank is known, -1 before */
+extern int util_log_fd;     /* where log lines go: stderr; -1 drops them (fuzzers) */
 void util_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void util_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Fuzzers only (test/fuzz): when set, util_die calls it after the message
+ * instead of ending the process; it must not return (it longjmps back). */
+extern void (*util_die_hook)(void);
 
 /* ---- memory ------------------------------------------------------------- */
 void *util_malloc(size_t n);            /* dies with a message on failure */
