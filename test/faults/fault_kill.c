@@ -100,7 +100,8 @@ int main(int argc, char **argv)
             ready += read_ready(dir, r, &pids[r], job, sizeof job);
         int st;
         if (waitpid(mpirun, &st, WNOHANG) == mpirun) {
-            fprintf(stderr, "fault_kill: mpirun ended before the job was ready (status 0x%x)\n", st);
+            fprintf(stderr, "fault_kill: mpirun ended before the job was ready (status 0x%x)\n",
+                    st);
             return 1;
         }
         usleep(20000);

@@ -37,7 +37,11 @@ static char job[32];
 static jmp_buf die_jump;
 static int inited;
 static uint8_t sbuf[1 << 16], rbuf[3][1 << 16];
-static core_dt bytes_dt = {.size = 1, .extent = 1, .true_extent = 1, .contig = 1, .nruns = 1,
+static core_dt bytes_dt = {.size = 1,
+                           .extent = 1,
+                           .true_extent = 1,
+                           .contig = 1,
+                           .nruns = 1,
                            .runs = &(core_dt_run){0, 1}};
 
 /* context 7 (and 8) is a two-rank world, rank r = process r; the rest unknown */

@@ -66,8 +66,8 @@ static void init_once(void)
 
 static void wire_helpers(const uint8_t *data, size_t size)
 {
-    static const char *keys[] = {"cmd", "rc", "key", "value", "kvsname", "pmi_version",
-                                 "exitcode", "error_msg", "size", "rank", "appnum", ""};
+    static const char *keys[] = {"cmd",      "rc",        "key",  "value", "kvsname", "pmi_version",
+                                 "exitcode", "error_msg", "size", "rank",  "appnum",  ""};
     char line[ASSIST_WIRE_LINE_MAX + 1], out[ASSIST_VALUE_MAX + 1];
     size_t n = size < ASSIST_WIRE_LINE_MAX ? size : ASSIST_WIRE_LINE_MAX;
     memcpy(line, data, n);

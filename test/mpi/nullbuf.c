@@ -34,13 +34,15 @@ int main(int argc, char **argv)
     expect_buffer_error("MPI_Irecv", MPI_Irecv(NULL, 1, MPI_INT, from, 0, w, &req));
     expect_buffer_error("MPI_Send_init", MPI_Send_init(NULL, 1, MPI_INT, peer, 0, w, &req));
     expect_buffer_error("MPI_Recv_init", MPI_Recv_init(NULL, 1, MPI_INT, from, 0, w, &req));
-    expect_buffer_error("MPI_Sendrecv (send)", MPI_Sendrecv(NULL, 1, MPI_INT, peer, 0, &y, 1,
-                                                            MPI_INT, from, 0, w, MPI_STATUS_IGNORE));
-    expect_buffer_error("MPI_Sendrecv (recv)", MPI_Sendrecv(&x, 1, MPI_INT, peer, 0, NULL, 1,
-                                                            MPI_INT, from, 0, w, MPI_STATUS_IGNORE));
-    expect_buffer_error("MPI_Sendrecv_replace",
-                        MPI_Sendrecv_replace(NULL, 1, MPI_INT, peer, 0, from, 0, w,
-                                             MPI_STATUS_IGNORE));
+    expect_buffer_error(
+        "MPI_Sendrecv (send)",
+        MPI_Sendrecv(NULL, 1, MPI_INT, peer, 0, &y, 1, MPI_INT, from, 0, w, MPI_STATUS_IGNORE));
+    expect_buffer_error(
+        "MPI_Sendrecv (recv)",
+        MPI_Sendrecv(&x, 1, MPI_INT, peer, 0, NULL, 1, MPI_INT, from, 0, w, MPI_STATUS_IGNORE));
+    expect_buffer_error(
+        "MPI_Sendrecv_replace",
+        MPI_Sendrecv_replace(NULL, 1, MPI_INT, peer, 0, from, 0, w, MPI_STATUS_IGNORE));
     expect_buffer_error("MPI_Send to MPI_PROC_NULL",
                         MPI_Send(NULL, 1, MPI_INT, MPI_PROC_NULL, 0, w));
     expect_buffer_error("MPI_Buffer_attach", MPI_Buffer_attach(NULL, 1024));
@@ -54,9 +56,11 @@ int main(int argc, char **argv)
         expect_buffer_error("MPI_Reduce (root recvbuf)",
                             MPI_Reduce(&x, NULL, 1, MPI_INT, MPI_SUM, 0, w));
     else
-        expect_buffer_error("MPI_Reduce (sendbuf)", MPI_Reduce(NULL, NULL, 1, MPI_INT, MPI_SUM, 0, w));
+        expect_buffer_error("MPI_Reduce (sendbuf)",
+                            MPI_Reduce(NULL, NULL, 1, MPI_INT, MPI_SUM, 0, w));
     int *all = malloc((size_t)size * sizeof *all);
-    int *counts = malloc((size_t)size * sizeof *counts), *displs = malloc((size_t)size * sizeof *displs);
+    int *counts = malloc((size_t)size * sizeof *counts),
+        *displs = malloc((size_t)size * sizeof *displs);
     for (int i = 0; i < size; i++) {
         counts[i] = 1;
         displs[i] = i;
@@ -65,8 +69,8 @@ int main(int argc, char **argv)
     expect_buffer_error("MPI_Allgatherv (recv)",
                         MPI_Allgatherv(&x, 1, MPI_INT, NULL, counts, displs, MPI_INT, w));
     expect_buffer_error("MPI_Alltoall (send)", MPI_Alltoall(NULL, 1, MPI_INT, all, 1, MPI_INT, w));
-    expect_buffer_error("MPI_Alltoallv (recv)",
-                        MPI_Alltoallv(all, counts, displs, MPI_INT, NULL, counts, displs, MPI_INT, w));
+    expect_buffer_error("MPI_Alltoallv (recv)", MPI_Alltoallv(all, counts, displs, MPI_INT, NULL,
+                                                              counts, displs, MPI_INT, w));
     expect_buffer_error("MPI_Scan", MPI_Scan(NULL, &y, 1, MPI_INT, MPI_SUM, w));
     if (rank == 0)
         expect_buffer_error("MPI_Scatter (root sendbuf)",
@@ -77,7 +81,8 @@ int main(int argc, char **argv)
     /* local calls */
     char packed[64];
     int pos = 0;
-    expect_buffer_error("MPI_Pack (inbuf)", MPI_Pack(NULL, 2, MPI_INT, packed, sizeof packed, &pos, w));
+    expect_buffer_error("MPI_Pack (inbuf)",
+                        MPI_Pack(NULL, 2, MPI_INT, packed, sizeof packed, &pos, w));
     pos = 0;
     expect_buffer_error("MPI_Unpack (outbuf)",
                         MPI_Unpack(packed, sizeof packed, &pos, NULL, 2, MPI_INT, w));
@@ -96,9 +101,9 @@ int main(int argc, char **argv)
     MPI_Comm_free(&ring);
 
     /* still legal: count 0, buffers not significant here, MPI_BOTTOM with absolute addresses */
-    mtest_check_rc("MPI_Sendrecv of 0 elements from NULL",
-                   MPI_Sendrecv(NULL, 0, MPI_INT, peer, 1, NULL, 0, MPI_INT, from, 1, w,
-                                MPI_STATUS_IGNORE));
+    mtest_check_rc(
+        "MPI_Sendrecv of 0 elements from NULL",
+        MPI_Sendrecv(NULL, 0, MPI_INT, peer, 1, NULL, 0, MPI_INT, from, 1, w, MPI_STATUS_IGNORE));
     mtest_check_rc("MPI_Gather with NULL recvbuf off the root",
                    MPI_Gather(&x, 1, MPI_INT, rank == 0 ? all : NULL, 1, MPI_INT, 0, w));
     mtest_check_rc("MPI_Bcast of 0 elements from NULL", MPI_Bcast(NULL, 0, MPI_INT, 0, w));

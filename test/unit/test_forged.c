@@ -16,8 +16,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static core_dt bytes_dt = {.size = 1, .lb = 0, .extent = 1, .true_lb = 0, .true_extent = 1,
-                           .contig = 1, .nruns = 1, .runs = &(core_dt_run){0, 1}};
+static core_dt bytes_dt = {.size = 1,
+                           .lb = 0,
+                           .extent = 1,
+                           .true_lb = 0,
+                           .true_extent = 1,
+                           .contig = 1,
+                           .nruns = 1,
+                           .runs = &(core_dt_run){0, 1}};
 static int ctx9_known;
 
 static int peer_of(uint32_t ctx, int32_t src)
@@ -289,12 +295,15 @@ int main(void)
     } cases[] = {
         {"posted", 1, "from process 1: it claims to be rank 0 of context 7, which is process 0"},
         {"anysource", 1, "from process 1: it claims to be rank 0 of context 7, which is process 0"},
-        {"unexpected", 1, "from process 1: it claims to be rank 0 of context 7, which is process 0"},
+        {"unexpected", 1,
+         "from process 1: it claims to be rank 0 of context 7, which is process 0"},
         {"rts", 1, "from process 1: it claims to be rank 0 of context 7, which is process 0"},
-        {"norank", 1, "from process 1: it claims to be rank 5 of context 7, which has no such rank"},
+        {"norank", 1,
+         "from process 1: it claims to be rank 5 of context 7, which has no such rank"},
         {"unknownctx", 1, "process 1 sent messages for context 99, which no communicator"},
         {"latectx", 0, NULL},
-        {"heldforged", 1, "from process 1: it claims to be rank 0 of context 9, which is process 0"},
+        {"heldforged", 1,
+         "from process 1: it claims to be rank 0 of context 9, which is process 0"},
         {"badlen", 1, "malformed packet from process 1: payload longer than a ring block"},
         {"baddone", 1, "malformed packet from process 1: DONE names request 12345"},
         {"baddata", 1, "malformed packet from process 1: DATA names request 1"},
