@@ -36,8 +36,9 @@ NO_ENTRY_LOCK = {"Wtime", "Wtick", "Initialized", "Finalized", "Query_thread",
                  "Get_library_version"}
 
 # Entry points allowed when MPI is not running (before MPI_Init / MPI_Session_init,
-# after the last MPI_Finalize / MPI_Session_finalize): MPI 4.1 section 11.4.1's
-# list (version queries, info objects, MPI_Session_init and its error handler),
+# after the last MPI_Finalize / MPI_Session_finalize): MPI 4.1 Table 9 ("MPI
+# functionality that is always available": version queries, info objects, the
+# session error handler calls, error classes, codes and strings, MPI_T_*),
 # the init/finalize calls themselves (they report their own misuse), the
 # clock and MPI_T. Any other call then raises "MPI is not initialized" /
 # "already finalized" through the initial error handler (mpii_not_live).
@@ -45,7 +46,9 @@ NO_ENTRY_LOCK = {"Wtime", "Wtick", "Initialized", "Finalized", "Query_thread",
 # error code, are always allowed.
 ANYTIME = {"Init", "Init_thread", "Initialized", "Finalized", "Finalize", "Get_version",
            "Get_library_version", "Query_thread", "Is_thread_main", "Abort", "Wtime", "Wtick",
-           "Pcontrol", "Error_class", "Error_string", "Errhandler_free"}
+           "Pcontrol", "Error_class", "Error_string", "Errhandler_free", "Add_error_class",
+           "Add_error_code", "Add_error_string", "Remove_error_class", "Remove_error_code",
+           "Remove_error_string"}
 ANYTIME_PREFIXES = ("Info_", "Session_", "T_")
 
 # Which handle a stub reports its error on: the first by-value parameter of

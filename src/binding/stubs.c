@@ -7718,8 +7718,6 @@ int PMPI_Add_error_class(int *errorclass) __attribute__((weak, alias("stub_Add_e
 int MPI_Add_error_class(int *errorclass) __attribute__((weak));
 int MPI_Add_error_class(int *errorclass)
 {
-    if (__builtin_expect(!mpii_live, 0))
-        return mpii_not_live("MPI_Add_error_class");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_class(errorclass);
@@ -7738,8 +7736,6 @@ int PMPI_Add_error_code(int errorclass, int *errorcode) __attribute__((weak, ali
 int MPI_Add_error_code(int errorclass, int *errorcode) __attribute__((weak));
 int MPI_Add_error_code(int errorclass, int *errorcode)
 {
-    if (__builtin_expect(!mpii_live, 0))
-        return mpii_not_live("MPI_Add_error_code");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_code(errorclass, errorcode);
@@ -7758,8 +7754,6 @@ int PMPI_Add_error_string(int errorcode, const char *string) __attribute__((weak
 int MPI_Add_error_string(int errorcode, const char *string) __attribute__((weak));
 int MPI_Add_error_string(int errorcode, const char *string)
 {
-    if (__builtin_expect(!mpii_live, 0))
-        return mpii_not_live("MPI_Add_error_string");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_string(errorcode, string);
@@ -7778,8 +7772,6 @@ int PMPI_Remove_error_class(int errorclass) __attribute__((weak, alias("stub_Rem
 int MPI_Remove_error_class(int errorclass) __attribute__((weak));
 int MPI_Remove_error_class(int errorclass)
 {
-    if (__builtin_expect(!mpii_live, 0))
-        return mpii_not_live("MPI_Remove_error_class");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_class(errorclass);
@@ -7798,8 +7790,6 @@ int PMPI_Remove_error_code(int errorcode) __attribute__((weak, alias("stub_Remov
 int MPI_Remove_error_code(int errorcode) __attribute__((weak));
 int MPI_Remove_error_code(int errorcode)
 {
-    if (__builtin_expect(!mpii_live, 0))
-        return mpii_not_live("MPI_Remove_error_code");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_code(errorcode);
@@ -7818,8 +7808,6 @@ int PMPI_Remove_error_string(int errorcode) __attribute__((weak, alias("stub_Rem
 int MPI_Remove_error_string(int errorcode) __attribute__((weak));
 int MPI_Remove_error_string(int errorcode)
 {
-    if (__builtin_expect(!mpii_live, 0))
-        return mpii_not_live("MPI_Remove_error_string");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_string(errorcode);
