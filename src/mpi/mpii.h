@@ -28,6 +28,10 @@ typedef struct mpii_state {
     char hostname[MPI_MAX_PROCESSOR_NAME];
 } mpii_state;
 extern mpii_state mpii_st;
+/* 1 while MPI runs (MPI_Init'ed or a session open); the MPI_X entry points
+ * refuse calls otherwise (init.c: mpii_not_live). Unit tests that set up a
+ * layer directly set it themselves. */
+extern int mpii_live;
 
 /* ---- attributes (src/mpi/attr) --------------------------------------------- */
 typedef struct mpii_attr mpii_attr;     /* list node, private to attr.c */
