@@ -5,11 +5,15 @@
 #   2. build-asan/  -DDCFA_SANITIZE=ON (ASan + UBSan); ctest
 #   3. install build/ into build/prefix and run the MPICH test suite on the
 #      folders of test/external/mpich/folders.txt
+#   4. other builds, warnings as errors: build-release/ (gcc, Release: -O3,
+#      what packagers build; library and tools) and build-clang/ (clang, the
+#      whole tree, then 3 MPI tests as a smoke test); each build is one test
 #
 # The last line is "N passed, N failed" over all three (the only line of that
 # form in the output); the exit status is non-zero iff something failed
 # unexpectedly (MPICH-suite entries listed in xfail.txt are expected).
 #   DCFA_SKIP_ASAN=1 / DCFA_SKIP_MPICH=1   leave out stage 2 / 3
+#   DCFA_SKIP_COMPILERS=1                  leave out stage 4
 #   DCFA_ASAN_LEAKS=1                      run the sanitizer tree with leak detection
 #   DCFA_MPICH_BUDGET=SEC                  time budget of stage 3 (default 1500)
 #   DCFA_MPICH_LISTS=testlist,testlist.dtp  MPICH test lists per folder (default
@@ -25,7 +29,7 @@ SUMMARY=()
 
 # Packages the tests need (Debian 12); missing ones are installed with apt-get
 # when running as root (DCFA_NO_APT=1: never).
-PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev)
+PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang)
 install_packages() {
     local missing=() p
     for p in "${PACKAGES[@]}"; do
@@ -59,6 +63,12 @@ build_tree() {
     fi
     result "build $dir" 0 1
     return 1
+}
+
+# build_counted DIR [cmake args]: build_tree whose success also counts, as one passed test.
+build_counted() {
+    build_tree "$@" || return 1
+    result "build $1" 1 0
 }
 
 # run_ctest DIR: run ctest and add its "N% tests passed, F tests failed out of M" line.
@@ -153,6 +163,32 @@ if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
     else
         echo "not run: the normal build failed or could not be installed"
         result "MPICH suite (not run)" 0 1
+    fi
+fi
+
+# ---- 4. other builds: Release (gcc -O3) and clang, warnings as errors -----------------
+if [ "${DCFA_SKIP_COMPILERS:-0}" != 1 ]; then
+    # later cache entries win: Release instead of build_tree's RelWithDebInfo
+    build_counted build-release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
+    if command -v clang > /dev/null; then
+        if CC=clang CXX=clang++ build_counted build-clang; then
+            touch "$ROOT/build-clang/.stamp"
+            note "smoke test of build-clang"
+            log=$ROOT/build-clang/ctest-smoke.log
+            ctest --test-dir "$ROOT/build-clang" --output-on-failure -j"$JOBS" --timeout 120 \
+                -R '^mpi\.(sendrecv|coll_forms|pt2pt_sizes)\.np4$' < /dev/null 2>&1 | tee "$log"
+            line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+            if [ -n "$line" ] && [ "$(sed -E 's/.* out of ([0-9]+).*/\1/' <<< "$line")" -eq 3 ]; then
+                failed=$(sed -E 's/.* ([0-9]+) tests? failed out of.*/\1/' <<< "$line")
+                result "smoke build-clang" $((3 - failed)) "$failed"
+            else
+                result "smoke build-clang (not 3 tests)" 0 1
+            fi
+            check_leftovers build-clang "$ROOT/build-clang/.stamp"
+        fi
+    else
+        echo "clang not found: build-clang not built"
+        result "build build-clang (no clang)" 0 1
     fi
 fi
 

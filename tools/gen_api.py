@@ -35,6 +35,22 @@ NO_ENTRY_LOCK = {"Wtime", "Wtick", "Initialized", "Finalized", "Query_thread",
                  "Is_thread_main", "Aint_add", "Aint_diff", "Get_version",
                  "Get_library_version"}
 
+# Entry points allowed when MPI is not running (before MPI_Init / MPI_Session_init,
+# after the last MPI_Finalize / MPI_Session_finalize): MPI 4.1 Table 9 ("MPI
+# functionality that is always available": version queries, info objects, the
+# session error handler calls, error classes, codes and strings, MPI_T_*),
+# the init/finalize calls themselves (they report their own misuse), the
+# clock and MPI_T. Any other call then raises "MPI is not initialized" /
+# "already finalized" through the initial error handler (mpii_not_live).
+# Functions whose prefix is in ANYTIME_PREFIXES, and those not returning an
+# error code, are always allowed.
+ANYTIME = {"Init", "Init_thread", "Initialized", "Finalized", "Finalize", "Get_version",
+           "Get_library_version", "Query_thread", "Is_thread_main", "Abort", "Wtime", "Wtick",
+           "Pcontrol", "Error_class", "Error_string", "Errhandler_free", "Add_error_class",
+           "Add_error_code", "Add_error_string", "Remove_error_class", "Remove_error_code",
+           "Remove_error_string"}
+ANYTIME_PREFIXES = ("Info_", "Session_", "T_")
+
 # Which handle a stub reports its error on: the first by-value parameter of
 # the first of these types that the function has.
 ERR_OBJECTS = [
@@ -200,6 +216,10 @@ def gen_stub(fn):
     lines.append("{")
     if any(p.type == "..." for p in fn.params):
         lines.append("    /* the variadic arguments cannot be forwarded; none are defined */")
+    if (fn.ret == "int" and fn.short not in ANYTIME and
+            not fn.short.startswith(ANYTIME_PREFIXES)):
+        lines.append("    if (__builtin_expect(!mpii_live, 0))")
+        lines.append('        return mpii_not_live("%s");' % fn.name)
     if fn.short in NO_ENTRY_LOCK:
         lines.append("    return PMPI_%s(%s);" % (fn.short, fn.call_args()))
     else:
@@ -233,6 +253,8 @@ def gen_stubs_c(funcs):
     out.append('#include "binding/api_table.h"')
     out.append("")
     out.append("extern int mpii_entry_lock_on;")
+    out.append("extern int mpii_live;")
+    out.append("int mpii_not_live(const char *fn);")
     out.append("void mpii_entry_enter(void);")
     out.append("void mpii_entry_leave(void);")
     out.append("")

@@ -20,13 +20,16 @@ static void usage(void)
 static void show_tunables(void)
 {
     util_tunables_load();
-    printf("Tunables (environment variables; current value from this environment):\n");
+    printf("Tunables (environment variables; current value from this environment;\n"
+           "[agree]: must be the same on every rank, checked at MPI_Init):\n");
     for (int i = 0; i < util_ntunables; i++) {
         char val[64];
         util_tunable_format(&util_tunables[i], val, sizeof val);
-        printf("  %-24s = %-10s %s\n", util_tunables[i].name, val, util_tunables[i].help);
+        printf("  %-24s = %-10s %s%s\n", util_tunables[i].name, val,
+               util_tunables[i].flags & UTIL_TF_AGREE ? "[agree] " : "", util_tunables[i].help);
         if (util_tunables[i].choices)
             printf("  %-24s   %-10s (one of: %s)\n", "", "", util_tunables[i].choices);
+
     }
     size_t per_conn = 2 * (size_t)util_cfg.max_credit * util_cfg.block_size;
     printf("Memory per connected peer (shm rings, both directions): %zu bytes\n", per_conn);

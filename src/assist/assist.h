@@ -42,7 +42,9 @@ int assist_kvs_fence(void);
 int assist_kvs_get(const char *key, char *value, int maxlen);
 
 /* Asks the daemon to end the whole job with exitcode; msg is reported by
- * mpirun. Returns after sending: the caller must _exit(exitcode) next. */
+ * mpirun (under another process manager, which does not print it, it is
+ * written to stderr here). Returns after sending: the caller must
+ * _exit(exitcode) next. */
 int assist_abort(int exitcode, const char *msg);
 
 /* Tells the daemon this process finalized and closes the channel. */
@@ -50,5 +52,10 @@ int assist_finalize(void);
 
 /* Universe size (>= 1), or a negative error. */
 int assist_universe_size(void);
+
+/* 1 when the daemon's end of the command channel is closed (the daemon or
+ * the launcher died), else 0 (also for a singleton or after finalize). One
+ * poll() with no timeout and no lock: async-signal-safe, consumes nothing. */
+int assist_channel_lost(void);
 
 #endif

@@ -6,12 +6,14 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 struct assist_kv {
@@ -25,6 +27,7 @@ static struct {
     int singleton;
     int fd;
     int version; /* 1 or 2: the wire protocol */
+    int own_daemon; /* our mpirun (DCFA_JOBID set): it prints abort messages itself */
     int rank, size, appnum;
     char kvsname[ASSIST_WIRE_KVSNAME_MAX + 1];
     char jobid[ASSIST_JOBID_MAX + 1];
@@ -406,7 +409,8 @@ static int assist_handshake(void)
 static void assist_set_jobid(void)
 {
     const char *env_jobid = getenv("DCFA_JOBID");
-    if (env_jobid != NULL && assist_jobid_ok(env_jobid))
+    assist_st.own_daemon = env_jobid != NULL && assist_jobid_ok(env_jobid);
+    if (assist_st.own_daemon)
         snprintf(assist_st.jobid, sizeof(assist_st.jobid), "%s", env_jobid);
     else
         assist_jobid_from_kvsname();
@@ -674,6 +678,15 @@ int assist_abort(int exitcode, const char *msg)
     }
     req[n++] = '\n';
     req[n] = '\0';
+    /* Our mpirun prints the message as the job's end line; other process
+     * managers (Hydra) do not print it: say it here, once. */
+    if (!assist_st.own_daemon && msg != NULL && *msg != '\0') {
+        fprintf(stderr, "[dcfa-mpi] rank %d: %s\n", assist_st.rank, msg);
+        /* Hydra ends the job as soon as it reads the abort, output still in
+         * the pipe may be dropped: give its proxy a moment to forward the line */
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     rc = assist_chan_write(req, n);
     return rc;
 }
@@ -740,4 +753,18 @@ int assist_universe_size(void)
     }
     pthread_mutex_unlock(&assist_st.lock);
     return rc;
+}
+
+int assist_channel_lost(void)
+{
+    int fd = assist_st.fd;
+
+    if (!assist_st.initialized || assist_st.singleton || fd < 0)
+        return 0;
+    struct pollfd pfd = {.fd = fd, .events = POLLRDHUP};
+    int n;
+    do {
+        n = poll(&pfd, 1, 0);
+    } while (n < 0 && errno == EINTR);
+    return n == 1 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)) != 0;
 }

@@ -70,6 +70,27 @@ static int coll_bufs(const char *fn, MPI_Comm comm, int n, const MPI_Count count
     return rc;
 }
 
+/* `what`buf must not be NULL where count > 0 elements of a datatype with data at its true
+ * lower bound are significant (mpii_buf_is_null); called once the datatype is checked */
+static int coll_null(const char *fn, MPI_Comm comm, const void *buf, MPI_Count count,
+                     MPI_Datatype dt, const char *what)
+{
+    if (!mpii_buf_is_null(buf, count, mpii_dtype_get(dt)))
+        return MPI_SUCCESS;
+    return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn, "%sbuf: NULL with %scount=%lld", what,
+                    what, (long long)count);
+}
+
+/* the same for a v form: the first nonzero count decides */
+static int coll_nullv(const char *fn, MPI_Comm comm, const void *buf, int n,
+                      const MPI_Count counts[], MPI_Datatype dt, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0)
+            return coll_null(fn, comm, buf, counts[i], dt, what);
+    return MPI_SUCCESS;
+}
+
 /* intra: a rank; inter: MPI_ROOT (the root itself), MPI_PROC_NULL (the rest of its group) or a
  * rank of the remote group (the root's peers) */
 static int coll_root(const char *fn, MPI_Comm comm, const mpii_comm *c, int root)
@@ -251,6 +272,8 @@ static int bcast(const char *fn, int mode, void *buf, MPI_Count count, MPI_Datat
         rc = coll_inplace(fn, comm, c, buf, "buffer", 0, "a broadcast has a single buffer");
     if (rc == MPI_SUCCESS && (at_root || at_peer))
         rc = coll_buf(fn, comm, count, dt, "");
+    if (rc == MPI_SUCCESS && (at_root || at_peer))
+        rc = coll_null(fn, comm, buf, count, dt, "");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -274,12 +297,18 @@ static int gather(const char *fn, int mode, const void *sbuf, MPI_Count scount, 
         rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", at_root, coll_root_send);
     if (rc == MPI_SUCCESS && at_peer && sbuf != MPI_IN_PLACE)
         rc = coll_buf(fn, comm, scount, sdt, "send");
+    if (rc == MPI_SUCCESS && at_peer && sbuf != MPI_IN_PLACE)
+        rc = coll_null(fn, comm, sbuf, scount, sdt, "send");
     if (rc == MPI_SUCCESS && at_root)
         rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", 0, coll_in_send);
     if (rc == MPI_SUCCESS && at_root && vform)
         rc = coll_bufs(fn, comm, mpii_comm_peer_size(c), rcounts, displs, rdt, "recv");
+    if (rc == MPI_SUCCESS && at_root && vform)
+        rc = coll_nullv(fn, comm, rbuf, mpii_comm_peer_size(c), rcounts, rdt, "recv");
     if (rc == MPI_SUCCESS && at_root && !vform)
         rc = coll_buf(fn, comm, rcount, rdt, "recv");
+    if (rc == MPI_SUCCESS && at_root && !vform)
+        rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS && at_root && at_peer)
         rc = coll_alias(fn, comm, sbuf, rbuf, scount);
     if (rc != MPI_SUCCESS)
@@ -309,12 +338,18 @@ static int scatter(const char *fn, int mode, const void *sbuf, MPI_Count scount,
         rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", at_root, coll_root_recv);
     if (rc == MPI_SUCCESS && at_peer && rbuf != MPI_IN_PLACE)
         rc = coll_buf(fn, comm, rcount, rdt, "recv");
+    if (rc == MPI_SUCCESS && at_peer && rbuf != MPI_IN_PLACE)
+        rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS && at_root)
         rc = coll_inplace(fn, comm, c, sbuf, "sendbuf", 0, coll_root_recv);
     if (rc == MPI_SUCCESS && at_root && vform)
         rc = coll_bufs(fn, comm, mpii_comm_peer_size(c), scounts, displs, sdt, "send");
+    if (rc == MPI_SUCCESS && at_root && vform)
+        rc = coll_nullv(fn, comm, sbuf, mpii_comm_peer_size(c), scounts, sdt, "send");
     if (rc == MPI_SUCCESS && at_root && !vform)
         rc = coll_buf(fn, comm, scount, sdt, "send");
+    if (rc == MPI_SUCCESS && at_root && !vform)
+        rc = coll_null(fn, comm, sbuf, scount, sdt, "send");
     if (rc == MPI_SUCCESS && at_root && at_peer)
         rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
     if (rc != MPI_SUCCESS)
@@ -341,10 +376,16 @@ static int allgather(const char *fn, int mode, const void *sbuf, MPI_Count scoun
         rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", 0, coll_in_send);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = coll_buf(fn, comm, scount, sdt, "send");
+    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
+        rc = coll_null(fn, comm, sbuf, scount, sdt, "send");
     if (rc == MPI_SUCCESS && vform)
         rc = coll_bufs(fn, comm, mpii_comm_peer_size(c), rcounts, displs, rdt, "recv");
+    if (rc == MPI_SUCCESS && vform)
+        rc = coll_nullv(fn, comm, rbuf, mpii_comm_peer_size(c), rcounts, rdt, "recv");
     if (rc == MPI_SUCCESS && !vform)
         rc = coll_buf(fn, comm, rcount, rdt, "recv");
+    if (rc == MPI_SUCCESS && !vform)
+        rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS)
         rc = coll_alias(fn, comm, sbuf, rbuf, scount);
     if (rc != MPI_SUCCESS)
@@ -369,8 +410,12 @@ static int alltoall(const char *fn, int mode, const void *sbuf, MPI_Count scount
         rc = coll_inplace(fn, comm, c, rbuf, "recvbuf", 0, coll_in_send);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = coll_buf(fn, comm, scount, sdt, "send");
+    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
+        rc = coll_null(fn, comm, sbuf, scount, sdt, "send");
     if (rc == MPI_SUCCESS)
         rc = coll_buf(fn, comm, rcount, rdt, "recv");
+    if (rc == MPI_SUCCESS)
+        rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS)
         rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
     if (rc != MPI_SUCCESS)
@@ -402,8 +447,12 @@ static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Coun
     int n = rc == MPI_SUCCESS ? mpii_comm_peer_size(c) : 0;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
         rc = coll_buf(fn, comm, rcounts[i], wform ? rdts[i] : rdt, "recv");
+        if (rc == MPI_SUCCESS)
+            rc = coll_null(fn, comm, rbuf, rcounts[i], wform ? rdts[i] : rdt, "recv");
         if (rc == MPI_SUCCESS && !inplace)
             rc = coll_buf(fn, comm, scounts[i], wform ? sdts[i] : sdt, "send");
+        if (rc == MPI_SUCCESS && !inplace)
+            rc = coll_null(fn, comm, sbuf, scounts[i], wform ? sdts[i] : sdt, "send");
     }
     if (rc == MPI_SUCCESS)
         rc = coll_alias(fn, comm, sbuf, rbuf, 1);
@@ -434,6 +483,10 @@ static int reduce(const char *fn, int mode, const void *sbuf, void *rbuf, MPI_Co
     if (rc == MPI_SUCCESS && (at_root || at_peer))
         rc =
             coll_red_args(fn, comm, c, at_peer ? sbuf : NULL, at_root ? rbuf : NULL, count, dt, op);
+    if (rc == MPI_SUCCESS && at_peer && sbuf != MPI_IN_PLACE)
+        rc = coll_null(fn, comm, sbuf, count, dt, "send");
+    if (rc == MPI_SUCCESS && at_root)
+        rc = coll_null(fn, comm, rbuf, count, dt, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -456,6 +509,11 @@ static int allred(const char *fn, int mode, coll_red_builder build, const void *
                       "comm: an inter-communicator (scans are defined on intra-communicators)");
     if (rc == MPI_SUCCESS)
         rc = coll_red_args(fn, comm, c, sbuf, rbuf, count, dt, op);
+    if (rc == MPI_SUCCESS)
+        rc = coll_null(fn, comm, sbuf, count, dt, "send");
+    /* reduce_scatter_block: count elements arrive here; exscan's rank 0 gets nothing */
+    if (rc == MPI_SUCCESS && !(build == coll_exscan && c->rank == 0))
+        rc = coll_null(fn, comm, rbuf, count, dt, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -479,6 +537,10 @@ static int reduce_scatter(const char *fn, int mode, const void *sbuf, void *rbuf
     }
     if (rc == MPI_SUCCESS)
         rc = coll_red_args(fn, comm, c, sbuf, rbuf, total, dt, op);
+    if (rc == MPI_SUCCESS)
+        rc = coll_null(fn, comm, sbuf, total, dt, "send");
+    if (rc == MPI_SUCCESS)
+        rc = coll_null(fn, comm, rbuf, sbuf == MPI_IN_PLACE ? total : rcounts[c->rank], dt, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);

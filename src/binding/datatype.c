@@ -1020,10 +1020,13 @@ static int dt_pack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count i
                    int external)
 {
     mpii_dtype *t = NULL;
-    MPI_Count bytes;
+    MPI_Count bytes = 0;
     int rc = dt_packcheck(fn, comm, incount, datatype, position, &t, &bytes, external);
     if (rc)
         return rc;
+    if (mpii_buf_is_null(inbuf, incount, t) || (!outbuf && bytes > 0))
+        return mpii_err(DT_NOOBJ, MPI_ERR_BUFFER, fn, "%s: NULL with %lld bytes to pack",
+                        inbuf ? "outbuf" : "inbuf", (long long)bytes);
     if (*position < 0 || *position > outsize || bytes > outsize - *position)
         return mpii_err(DT_NOOBJ, MPI_ERR_TRUNCATE, fn,
                         "%lld bytes do not fit at position %lld of a %lld-byte buffer",
@@ -1048,10 +1051,13 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
                      int external)
 {
     mpii_dtype *t = NULL;
-    MPI_Count bytes;
+    MPI_Count bytes = 0;
     int rc = dt_packcheck(fn, comm, outcount, datatype, position, &t, &bytes, external);
     if (rc)
         return rc;
+    if ((!inbuf && bytes > 0) || mpii_buf_is_null(outbuf, outcount, t))
+        return mpii_err(DT_NOOBJ, MPI_ERR_BUFFER, fn, "%s: NULL with %lld bytes to unpack",
+                        inbuf ? "outbuf" : "inbuf", (long long)bytes);
     if (*position < 0 || *position > insize || bytes > insize - *position)
         return mpii_err(DT_NOOBJ, MPI_ERR_TRUNCATE, fn,
                         "%lld bytes wanted at position %lld of a %lld-byte buffer", (long long)bytes,
@@ -1116,7 +1122,7 @@ static int dt_pack_size(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Data
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     const char *fn = "MPI_Pack_size";
-    MPI_Count bytes;
+    MPI_Count bytes = 0;
     int rc = dt_pack_size(fn, comm, incount, datatype, size, &bytes, 0);
     if (rc)
         return rc;
@@ -1188,7 +1194,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
                             MPI_Aint *size)
 {
     const char *fn = "MPI_Pack_external_size";
-    MPI_Count bytes;
+    MPI_Count bytes = 0;
     int rc;
     if ((rc = dt_datarep(fn, datarep)) ||
         (rc = dt_pack_size(fn, DT_NOCOMM, incount, datatype, size, &bytes, 1)))

@@ -66,6 +66,9 @@ static int op_reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MP
     if (rc != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_NONE, 0, rc, fn, "op: %s is not defined for datatype %s",
                         mpii_op_name(op), t->name[0] ? t->name : "(derived)");
+    if (mpii_buf_is_null(inbuf, count, t) || mpii_buf_is_null(inoutbuf, count, t))
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, fn, "%s: NULL with count=%lld",
+                        inbuf ? "inoutbuf" : "inbuf", count);
     if (count > 0 && inbuf == inoutbuf)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, fn,
                         "inbuf and inoutbuf are the same buffer");

@@ -11,8 +11,8 @@
 enum { CHK_SEND, CHK_RECV };
 
 /* checks shared by every call that names (buf, count, datatype, peer, tag, comm) */
-static int pt2pt_check(const char *fn, int kind, MPI_Aint count, MPI_Datatype dt, int peer,
-                       int tag, MPI_Comm comm, mpii_comm **out)
+static int pt2pt_check(const char *fn, int kind, const void *buf, MPI_Aint count, MPI_Datatype dt,
+                       int peer, int tag, MPI_Comm comm, mpii_comm **out)
 {
     mpii_comm *c = mpii_comm_get(comm);
     if (!c)
@@ -24,6 +24,9 @@ static int pt2pt_check(const char *fn, int kind, MPI_Aint count, MPI_Datatype dt
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TYPE, fn, "datatype: invalid datatype");
     if (!t->committed)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TYPE, fn, "datatype: not committed (call MPI_Type_commit)");
+    if (mpii_buf_is_null(buf, count, t))
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn, "buf: NULL with count=%ld",
+                        (long)count);
     int n = mpii_comm_peer_size(c);
     const char *who = kind == CHK_SEND ? "dest" : "source";
     if (peer != MPI_PROC_NULL && !(kind == CHK_RECV && peer == MPI_ANY_SOURCE) && (peer < 0 || peer >= n))
@@ -56,8 +59,8 @@ static MPI_Request pt2pt_handle(core_req *r) { return MPII_HANDLE(MPII_KIND_REQU
 static int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
                       int tag, MPI_Comm comm)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, tag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check(fn, CHK_SEND, buf, count, dt, dest, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     mpii_dtype *t = mpii_dtype_get(dt);
@@ -95,8 +98,8 @@ static int b_Bsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, 
 static int b_Recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
               MPI_Status *status)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check("MPI_Recv", CHK_RECV, count, dt, source, tag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check("MPI_Recv", CHK_RECV, buf, count, dt, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
@@ -112,10 +115,10 @@ static int b_Recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int t
 static int b_Sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                   MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check("MPI_Sendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check("MPI_Sendrecv", CHK_SEND, sbuf, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Sendrecv", CHK_RECV, rcount, rdt, source, rtag, comm, &c);
+        rc = pt2pt_check("MPI_Sendrecv", CHK_RECV, rbuf, rcount, rdt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *rr, *sr;
@@ -136,10 +139,10 @@ static int b_Sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int 
 static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                           int rtag, MPI_Comm comm, MPI_Status *status)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check("MPI_Sendrecv_replace", CHK_SEND, count, dt, dest, stag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check("MPI_Sendrecv_replace", CHK_SEND, buf, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Sendrecv_replace", CHK_RECV, count, dt, source, rtag, comm, &c);
+        rc = pt2pt_check("MPI_Sendrecv_replace", CHK_RECV, buf, count, dt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     /* send a packed copy so the receive can land in place */
@@ -170,8 +173,8 @@ static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int d
 static int pt2pt_isend(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt,
                        int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, tag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check(fn, CHK_SEND, buf, count, dt, dest, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!req)
@@ -203,8 +206,8 @@ static int b_Ibsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
 
 static int b_Irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check("MPI_Irecv", CHK_RECV, count, dt, source, tag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check("MPI_Irecv", CHK_RECV, buf, count, dt, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
@@ -220,8 +223,8 @@ static int b_Irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int 
 static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, MPI_Count count,
                       MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check(fn, is_send ? CHK_SEND : CHK_RECV, count, dt, peer, tag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check(fn, is_send ? CHK_SEND : CHK_RECV, buf, count, dt, peer, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r = core_req_alloc(CORE_REQ_PERSIST);
@@ -592,8 +595,8 @@ int PMPI_Cancel(MPI_Request *req)
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check("MPI_Iprobe", CHK_RECV, 0, MPI_BYTE, source, tag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check("MPI_Iprobe", CHK_RECV, NULL, 0, MPI_BYTE, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (source == MPI_PROC_NULL) {
@@ -630,8 +633,8 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check("MPI_Improbe", CHK_RECV, 0, MPI_BYTE, source, tag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check("MPI_Improbe", CHK_RECV, NULL, 0, MPI_BYTE, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (source == MPI_PROC_NULL) {
@@ -690,6 +693,9 @@ static int b_Imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *me
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, "MPI_Imrecv", "count=%lld is negative", (long long)count);
     if (!t || !t->committed)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_TYPE, "MPI_Imrecv", "datatype: invalid or not committed");
+    if (mpii_buf_is_null(buf, count, t))
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Imrecv", "buf: NULL with count=%lld",
+                        (long long)count);
     core_msg *m = mpii_msg_take(*message);
     if (!m)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Imrecv", "message: not a matched message handle");
@@ -720,6 +726,9 @@ int PMPI_Buffer_attach(void *buffer, int size)
 {
     if (size < 0)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Buffer_attach", "size=%d is negative", size);
+    if (!buffer && size > 0)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach",
+                        "buffer: NULL with size=%d", size);
     if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
     return MPI_SUCCESS;
@@ -740,10 +749,10 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 static int b_Isendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                    MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check("MPI_Isendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check("MPI_Isendrecv", CHK_SEND, sbuf, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Isendrecv", CHK_RECV, rcount, rdt, source, rtag, comm, &c);
+        rc = pt2pt_check("MPI_Isendrecv", CHK_RECV, rbuf, rcount, rdt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
@@ -757,10 +766,10 @@ static int b_Isendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int
 static int b_Isendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                            int rtag, MPI_Comm comm, MPI_Request *req)
 {
-    mpii_comm *c;
-    int rc = pt2pt_check("MPI_Isendrecv_replace", CHK_SEND, count, dt, dest, stag, comm, &c);
+    mpii_comm *c = NULL;
+    int rc = pt2pt_check("MPI_Isendrecv_replace", CHK_SEND, buf, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Isendrecv_replace", CHK_RECV, count, dt, source, rtag, comm, &c);
+        rc = pt2pt_check("MPI_Isendrecv_replace", CHK_RECV, buf, count, dt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     mpii_dtype *t = mpii_dtype_get(dt);
@@ -1014,6 +1023,9 @@ int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
     if (size < 0)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Buffer_attach_c", "size=%lld is negative", size);
+    if (!buffer && size > 0)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach_c",
+                        "buffer: NULL with size=%lld", size);
     if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach_c", "a buffer is already attached");
     return MPI_SUCCESS;

@@ -14,6 +14,8 @@
 #include "binding/api_table.h"
 
 extern int mpii_entry_lock_on;
+extern int mpii_live;
+int mpii_not_live(const char *fn);
 void mpii_entry_enter(void);
 void mpii_entry_leave(void);
 
@@ -32,6 +34,8 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Send");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
@@ -50,6 +54,8 @@ int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Send_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
@@ -68,6 +74,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Recv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
@@ -86,6 +94,8 @@ int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Recv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
@@ -104,6 +114,8 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) __attribute__((weak));
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_count");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_count(status, datatype, count);
@@ -122,6 +134,8 @@ int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count 
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_count_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_count_c(status, datatype, count);
@@ -140,6 +154,8 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Bsend");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
@@ -158,6 +174,8 @@ int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Bsend_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
@@ -176,6 +194,8 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ssend");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
@@ -194,6 +214,8 @@ int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ssend_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
@@ -212,6 +234,8 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rsend");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend(buf, count, datatype, dest, tag, comm);
@@ -230,6 +254,8 @@ int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rsend_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
@@ -248,6 +274,8 @@ int PMPI_Buffer_attach(void *buffer, int size) __attribute__((weak, alias("stub_
 int MPI_Buffer_attach(void *buffer, int size) __attribute__((weak));
 int MPI_Buffer_attach(void *buffer, int size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Buffer_attach");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_attach(buffer, size);
@@ -266,6 +294,8 @@ int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) __attribute__((weak, alia
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Buffer_attach_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_attach_c(buffer, size);
@@ -284,6 +314,8 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size) __attribute__((weak, alias(
 int MPI_Buffer_detach(void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Buffer_detach");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_detach(buffer_addr, size);
@@ -302,6 +334,8 @@ int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) __attribute__((weak
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Buffer_detach_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_detach_c(buffer_addr, size);
@@ -320,6 +354,8 @@ int PMPI_Buffer_flush(void) __attribute__((weak, alias("stub_Buffer_flush")));
 int MPI_Buffer_flush(void) __attribute__((weak));
 int MPI_Buffer_flush(void)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Buffer_flush");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_flush();
@@ -338,6 +374,8 @@ int PMPI_Buffer_iflush(MPI_Request *request) __attribute__((weak, alias("stub_Bu
 int MPI_Buffer_iflush(MPI_Request *request) __attribute__((weak));
 int MPI_Buffer_iflush(MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Buffer_iflush");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_iflush(request);
@@ -356,6 +394,8 @@ int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) __attribute__
 int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) __attribute__((weak));
 int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_attach_buffer");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_attach_buffer(comm, buffer, size);
@@ -374,6 +414,8 @@ int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) __att
 int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_attach_buffer_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_attach_buffer_c(comm, buffer, size);
@@ -392,6 +434,8 @@ int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) __attri
 int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_detach_buffer");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_detach_buffer(comm, buffer_addr, size);
@@ -410,6 +454,8 @@ int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_detach_buffer_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_detach_buffer_c(comm, buffer_addr, size);
@@ -428,6 +474,8 @@ int PMPI_Comm_flush_buffer(MPI_Comm comm) __attribute__((weak, alias("stub_Comm_
 int MPI_Comm_flush_buffer(MPI_Comm comm) __attribute__((weak));
 int MPI_Comm_flush_buffer(MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_flush_buffer");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_flush_buffer(comm);
@@ -446,6 +494,8 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) __attribute__((
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_iflush_buffer");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_iflush_buffer(comm, request);
@@ -572,6 +622,8 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Isend");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
@@ -590,6 +642,8 @@ int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Isend_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
@@ -608,6 +662,8 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ibsend");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
@@ -626,6 +682,8 @@ int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ibsend_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
@@ -644,6 +702,8 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Issend");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
@@ -662,6 +722,8 @@ int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Issend_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
@@ -680,6 +742,8 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Irsend");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
@@ -698,6 +762,8 @@ int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Irsend_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
@@ -716,6 +782,8 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Irecv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
@@ -734,6 +802,8 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Irecv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
@@ -752,6 +822,8 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) __attribute__((weak, ali
 int MPI_Wait(MPI_Request *request, MPI_Status *status) __attribute__((weak));
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Wait");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Wait(request, status);
@@ -770,6 +842,8 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) __attribute__
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Test");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Test(request, flag, status);
@@ -788,6 +862,8 @@ int PMPI_Request_free(MPI_Request *request) __attribute__((weak, alias("stub_Req
 int MPI_Request_free(MPI_Request *request) __attribute__((weak));
 int MPI_Request_free(MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Request_free");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_free(request);
@@ -806,6 +882,8 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) __attribute__((weak));
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Waitany");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitany(count, array_of_requests, index, status);
@@ -824,6 +902,8 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Testany");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testany(count, array_of_requests, index, flag, status);
@@ -842,6 +922,8 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Waitall");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
@@ -860,6 +942,8 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Testall");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
@@ -878,6 +962,8 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Waitsome");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
@@ -896,6 +982,8 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Testsome");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
@@ -914,6 +1002,8 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Request_get_status");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status(request, flag, status);
@@ -932,6 +1022,8 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
 int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Request_get_status_any");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_any(count, array_of_requests, index, flag, status);
@@ -950,6 +1042,8 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Request_get_status_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
@@ -968,6 +1062,8 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Request_get_status_some");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
@@ -986,6 +1082,8 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iprobe");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iprobe(source, tag, comm, flag, status);
@@ -1004,6 +1102,8 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) __attribu
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Probe");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Probe(source, tag, comm, status);
@@ -1022,6 +1122,8 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Improbe");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
@@ -1040,6 +1142,8 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Mprobe");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mprobe(source, tag, comm, message, status);
@@ -1058,6 +1162,8 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Mrecv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mrecv(buf, count, datatype, message, status);
@@ -1076,6 +1182,8 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Mrecv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
@@ -1094,6 +1202,8 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) __attribute__((weak));
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Imrecv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Imrecv(buf, count, datatype, message, request);
@@ -1112,6 +1222,8 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) __attribute__((weak));
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Imrecv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
@@ -1130,6 +1242,8 @@ int PMPI_Cancel(MPI_Request *request) __attribute__((weak, alias("stub_Cancel"))
 int MPI_Cancel(MPI_Request *request) __attribute__((weak));
 int MPI_Cancel(MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cancel");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cancel(request);
@@ -1148,6 +1262,8 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag) __attribute__((weak
 int MPI_Test_cancelled(const MPI_Status *status, int *flag) __attribute__((weak));
 int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Test_cancelled");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Test_cancelled(status, flag);
@@ -1166,6 +1282,8 @@ int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Send_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
@@ -1184,6 +1302,8 @@ int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Send_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -1202,6 +1322,8 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Bsend_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
@@ -1220,6 +1342,8 @@ int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Bsend_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -1238,6 +1362,8 @@ int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ssend_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
@@ -1256,6 +1382,8 @@ int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ssend_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -1274,6 +1402,8 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rsend_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
@@ -1292,6 +1422,8 @@ int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rsend_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
@@ -1310,6 +1442,8 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Recv_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
@@ -1328,6 +1462,8 @@ int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sour
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Recv_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
@@ -1346,6 +1482,8 @@ int PMPI_Start(MPI_Request *request) __attribute__((weak, alias("stub_Start")));
 int MPI_Start(MPI_Request *request) __attribute__((weak));
 int MPI_Start(MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Start");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Start(request);
@@ -1364,6 +1502,8 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[]) __attribute__((wea
 int MPI_Startall(int count, MPI_Request array_of_requests[]) __attribute__((weak));
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Startall");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Startall(count, array_of_requests);
@@ -1382,6 +1522,8 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Sendrecv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
@@ -1400,6 +1542,8 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Sendrecv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
@@ -1418,6 +1562,8 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Sendrecv_replace");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
@@ -1436,6 +1582,8 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Sendrecv_replace_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
@@ -1454,6 +1602,8 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Isendrecv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
@@ -1472,6 +1622,8 @@ int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Isendrecv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
@@ -1490,6 +1642,8 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Isendrecv_replace");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
@@ -1508,6 +1662,8 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Isendrecv_replace_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
@@ -1526,6 +1682,8 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Psend_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
@@ -1544,6 +1702,8 @@ int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
 int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Precv_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
@@ -1562,6 +1722,8 @@ int PMPI_Pready(int partition, MPI_Request request) __attribute__((weak, alias("
 int MPI_Pready(int partition, MPI_Request request) __attribute__((weak));
 int MPI_Pready(int partition, MPI_Request request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pready");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready(partition, request);
@@ -1580,6 +1742,8 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request) __attribute__((weak));
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pready_range");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready_range(partition_low, partition_high, request);
@@ -1598,6 +1762,8 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) __attribute__((weak));
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pready_list");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready_list(length, array_of_partitions, request);
@@ -1616,6 +1782,8 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag) __attribute__((
 int MPI_Parrived(MPI_Request request, int partition, int *flag) __attribute__((weak));
 int MPI_Parrived(MPI_Request request, int partition, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Parrived");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Parrived(request, partition, flag);
@@ -1634,6 +1802,8 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_contiguous");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_contiguous(count, oldtype, newtype);
@@ -1652,6 +1822,8 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_contiguous_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_contiguous_c(count, oldtype, newtype);
@@ -1670,6 +1842,8 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_vector");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_vector(count, blocklength, stride, oldtype, newtype);
@@ -1688,6 +1862,8 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_vector_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_vector_c(count, blocklength, stride, oldtype, newtype);
@@ -1706,6 +1882,8 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_hvector");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
@@ -1724,6 +1902,8 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_hvector_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hvector_c(count, blocklength, stride, oldtype, newtype);
@@ -1742,6 +1922,8 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int ar
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_indexed");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
@@ -1760,6 +1942,8 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_indexed_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
@@ -1778,6 +1962,8 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_hindexed");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
@@ -1796,6 +1982,8 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_hindexed_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
@@ -1814,6 +2002,8 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_indexed_block");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
@@ -1832,6 +2022,8 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, con
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_indexed_block_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
@@ -1850,6 +2042,8 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint a
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_hindexed_block");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
@@ -1868,6 +2062,8 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, co
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_hindexed_block_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
@@ -1886,6 +2082,8 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const 
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_struct");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
@@ -1904,6 +2102,8 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_struct_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
@@ -1922,6 +2122,8 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_subarray");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
@@ -1940,6 +2142,8 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_subarray_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
@@ -1958,6 +2162,8 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_darray");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
@@ -1976,6 +2182,8 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_darray_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
@@ -1994,6 +2202,8 @@ int PMPI_Get_address(const void *location, MPI_Aint *address) __attribute__((wea
 int MPI_Get_address(const void *location, MPI_Aint *address) __attribute__((weak));
 int MPI_Get_address(const void *location, MPI_Aint *address)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_address");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_address(location, address);
@@ -2036,6 +2246,8 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size) __attribute__((weak, alias(
 int MPI_Type_size(MPI_Datatype datatype, int *size) __attribute__((weak));
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size(datatype, size);
@@ -2054,6 +2266,8 @@ int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_size_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size_c(datatype, size);
@@ -2072,6 +2286,8 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_size_x");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size_x(datatype, size);
@@ -2090,6 +2306,8 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) __attribute__((weak));
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_extent");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent(datatype, lb, extent);
@@ -2108,6 +2326,8 @@ int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) __attribute__((weak));
 int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_extent_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent_c(datatype, lb, extent);
@@ -2126,6 +2346,8 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) __attribute__((weak));
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_extent_x");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent_x(datatype, lb, extent);
@@ -2144,6 +2366,8 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_resized");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_resized(oldtype, lb, extent, newtype);
@@ -2162,6 +2386,8 @@ int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count ext
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_resized_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_resized_c(oldtype, lb, extent, newtype);
@@ -2180,6 +2406,8 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_true_extent");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent(datatype, true_lb, true_extent);
@@ -2198,6 +2426,8 @@ int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_true_extent_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent_c(datatype, true_lb, true_extent);
@@ -2216,6 +2446,8 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_true_extent_x");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent);
@@ -2234,6 +2466,8 @@ int PMPI_Type_commit(MPI_Datatype *datatype) __attribute__((weak, alias("stub_Ty
 int MPI_Type_commit(MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_commit");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_commit(datatype);
@@ -2252,6 +2486,8 @@ int PMPI_Type_free(MPI_Datatype *datatype) __attribute__((weak, alias("stub_Type
 int MPI_Type_free(MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_free(MPI_Datatype *datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_free");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_free(datatype);
@@ -2270,6 +2506,8 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((we
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_dup");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_dup(oldtype, newtype);
@@ -2288,6 +2526,8 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) __attribute__((weak));
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_elements");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements(status, datatype, count);
@@ -2306,6 +2546,8 @@ int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_elements_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements_c(status, datatype, count);
@@ -2324,6 +2566,8 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_elements_x");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements_x(status, datatype, count);
@@ -2342,6 +2586,8 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) __attribute__((weak));
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_envelope");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner);
@@ -2360,6 +2606,8 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI
 int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) __attribute__((weak));
 int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_envelope_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
@@ -2378,6 +2626,8 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) __attribute__((weak));
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_contents");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
@@ -2396,6 +2646,8 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
 int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) __attribute__((weak));
 int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_contents_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes);
@@ -2414,6 +2666,8 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
 int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) __attribute__((weak));
 int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_value_index");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_value_index(value_type, index_type, pair_type);
@@ -2432,6 +2686,8 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) __attribute__((weak));
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pack");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
@@ -2450,6 +2706,8 @@ int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) __attribute__((weak));
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pack_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
@@ -2468,6 +2726,8 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm) __attribute__((weak));
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Unpack");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
@@ -2486,6 +2746,8 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) __attribute__((weak));
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Unpack_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
@@ -2504,6 +2766,8 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pack_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_size(incount, datatype, comm, size);
@@ -2522,6 +2786,8 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) __attribute__((weak));
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pack_size_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_size_c(incount, datatype, comm, size);
@@ -2540,6 +2806,8 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) __attribute__((weak));
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pack_external");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
@@ -2558,6 +2826,8 @@ int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count inco
 int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) __attribute__((weak));
 int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pack_external_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
@@ -2576,6 +2846,8 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) __attribute__((weak));
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Unpack_external");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
@@ -2594,6 +2866,8 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) __attribute__((weak));
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Unpack_external_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
@@ -2612,6 +2886,8 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size) __attribute__((weak));
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pack_external_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_size(datarep, incount, datatype, size);
@@ -2630,6 +2906,8 @@ int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datat
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Pack_external_size_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_size_c(datarep, incount, datatype, size);
@@ -2648,6 +2926,8 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) __attribute__
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_f90_real");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_real(p, r, newtype);
@@ -2666,6 +2946,8 @@ int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) __attribut
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_f90_complex");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_complex(p, r, newtype);
@@ -2684,6 +2966,8 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) __attribute__((we
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_f90_integer");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_integer(r, newtype);
@@ -2702,6 +2986,8 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) __attr
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_match_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_match_size(typeclass, size, datatype);
@@ -2720,6 +3006,8 @@ int PMPI_Barrier(MPI_Comm comm) __attribute__((weak, alias("stub_Barrier")));
 int MPI_Barrier(MPI_Comm comm) __attribute__((weak));
 int MPI_Barrier(MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Barrier");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Barrier(comm);
@@ -2738,6 +3026,8 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) __attribute__((weak, alia
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ibarrier");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibarrier(comm, request);
@@ -2756,6 +3046,8 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) __attr
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Barrier_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Barrier_init(comm, info, request);
@@ -2774,6 +3066,8 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Bcast");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
@@ -2792,6 +3086,8 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Bcast_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
@@ -2810,6 +3106,8 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ibcast");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
@@ -2828,6 +3126,8 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ibcast_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
@@ -2846,6 +3146,8 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Bcast_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
@@ -2864,6 +3166,8 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Bcast_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
@@ -2882,6 +3186,8 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Gather");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -2900,6 +3206,8 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Gather_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -2918,6 +3226,8 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Igather");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -2936,6 +3246,8 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Igather_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -2954,6 +3266,8 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Gather_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -2972,6 +3286,8 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Gather_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -2990,6 +3306,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Gatherv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
@@ -3008,6 +3326,8 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Gatherv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
@@ -3026,6 +3346,8 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Igatherv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
@@ -3044,6 +3366,8 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Igatherv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
@@ -3062,6 +3386,8 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Gatherv_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
@@ -3080,6 +3406,8 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Gatherv_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
@@ -3098,6 +3426,8 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scatter");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -3116,6 +3446,8 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scatter_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -3134,6 +3466,8 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iscatter");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -3152,6 +3486,8 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iscatter_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -3170,6 +3506,8 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scatter_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -3188,6 +3526,8 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scatter_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -3206,6 +3546,8 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scatterv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -3224,6 +3566,8 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scatterv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
@@ -3242,6 +3586,8 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iscatterv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -3260,6 +3606,8 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iscatterv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
@@ -3278,6 +3626,8 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scatterv_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -3296,6 +3646,8 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scatterv_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
@@ -3314,6 +3666,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allgather");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -3332,6 +3686,8 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allgather_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -3350,6 +3706,8 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iallgather");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -3368,6 +3726,8 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iallgather_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -3386,6 +3746,8 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allgather_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -3404,6 +3766,8 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allgather_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -3422,6 +3786,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allgatherv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -3440,6 +3806,8 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allgatherv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -3458,6 +3826,8 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iallgatherv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
@@ -3476,6 +3846,8 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iallgatherv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
@@ -3494,6 +3866,8 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
 int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allgatherv_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -3512,6 +3886,8 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allgatherv_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -3530,6 +3906,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoall");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -3548,6 +3926,8 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoall_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -3566,6 +3946,8 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ialltoall");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -3584,6 +3966,8 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ialltoall_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -3602,6 +3986,8 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoall_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -3620,6 +4006,8 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoall_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -3638,6 +4026,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoallv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -3656,6 +4046,8 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoallv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -3674,6 +4066,8 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ialltoallv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
@@ -3692,6 +4086,8 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ialltoallv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
@@ -3710,6 +4106,8 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoallv_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -3728,6 +4126,8 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoallv_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -3746,6 +4146,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoallw");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
@@ -3764,6 +4166,8 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoallw_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
@@ -3782,6 +4186,8 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ialltoallw");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
@@ -3800,6 +4206,8 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ialltoallw_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
@@ -3818,6 +4226,8 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
 int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoallw_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -3836,6 +4246,8 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alltoallw_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -3854,6 +4266,8 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
@@ -3872,6 +4286,8 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
@@ -3890,6 +4306,8 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ireduce");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
@@ -3908,6 +4326,8 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ireduce_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
@@ -3926,6 +4346,8 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
@@ -3944,6 +4366,8 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
@@ -3962,6 +4386,8 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allreduce");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
@@ -3980,6 +4406,8 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allreduce_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -3998,6 +4426,8 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iallreduce");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -4016,6 +4446,8 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iallreduce_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -4034,6 +4466,8 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allreduce_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -4052,6 +4486,8 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, M
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Allreduce_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -4070,6 +4506,8 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) __attribute__((weak));
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_local");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
@@ -4088,6 +4526,8 @@ int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_
 int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) __attribute__((weak));
 int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_local_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
@@ -4106,6 +4546,8 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_scatter_block");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
@@ -4124,6 +4566,8 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_scatter_block_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
@@ -4142,6 +4586,8 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ireduce_scatter_block");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
@@ -4160,6 +4606,8 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ireduce_scatter_block_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
@@ -4178,6 +4626,8 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
 int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_scatter_block_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
@@ -4196,6 +4646,8 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_scatter_block_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
@@ -4214,6 +4666,8 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_scatter");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
@@ -4232,6 +4686,8 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_scatter_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
@@ -4250,6 +4706,8 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ireduce_scatter");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
@@ -4268,6 +4726,8 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ireduce_scatter_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
@@ -4286,6 +4746,8 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
 int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_scatter_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
@@ -4304,6 +4766,8 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Reduce_scatter_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
@@ -4322,6 +4786,8 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scan");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
@@ -4340,6 +4806,8 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scan_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -4358,6 +4826,8 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iscan");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -4376,6 +4846,8 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iscan_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -4394,6 +4866,8 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scan_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -4412,6 +4886,8 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Scan_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -4430,6 +4906,8 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Exscan");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
@@ -4448,6 +4926,8 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Exscan_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
@@ -4466,6 +4946,8 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iexscan");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -4484,6 +4966,8 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Iexscan_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
@@ -4502,6 +4986,8 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Exscan_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -4520,6 +5006,8 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Exscan_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
@@ -4538,6 +5026,8 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) __attrib
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) __attribute__((weak));
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Op_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_create(user_fn, commute, op);
@@ -4556,6 +5046,8 @@ int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) __at
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) __attribute__((weak));
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Op_create_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_create_c(user_fn, commute, op);
@@ -4574,6 +5066,8 @@ int PMPI_Op_free(MPI_Op *op) __attribute__((weak, alias("stub_Op_free")));
 int MPI_Op_free(MPI_Op *op) __attribute__((weak));
 int MPI_Op_free(MPI_Op *op)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Op_free");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_free(op);
@@ -4592,6 +5086,8 @@ int PMPI_Op_commutative(MPI_Op op, int *commute) __attribute__((weak, alias("stu
 int MPI_Op_commutative(MPI_Op op, int *commute) __attribute__((weak));
 int MPI_Op_commutative(MPI_Op op, int *commute)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Op_commutative");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_commutative(op, commute);
@@ -4610,6 +5106,8 @@ int PMPI_Group_size(MPI_Group group, int *size) __attribute__((weak, alias("stub
 int MPI_Group_size(MPI_Group group, int *size) __attribute__((weak));
 int MPI_Group_size(MPI_Group group, int *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_size(group, size);
@@ -4628,6 +5126,8 @@ int PMPI_Group_rank(MPI_Group group, int *rank) __attribute__((weak, alias("stub
 int MPI_Group_rank(MPI_Group group, int *rank) __attribute__((weak));
 int MPI_Group_rank(MPI_Group group, int *rank)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_rank");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_rank(group, rank);
@@ -4646,6 +5146,8 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) __attribute__((weak));
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_translate_ranks");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2);
@@ -4664,6 +5166,8 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) __attrib
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) __attribute__((weak));
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_compare");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_compare(group1, group2, result);
@@ -4682,6 +5186,8 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak, alias(
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak));
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_group");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_group(comm, group);
@@ -4700,6 +5206,8 @@ int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_union");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_union(group1, group2, newgroup);
@@ -4718,6 +5226,8 @@ int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgr
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_intersection");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_intersection(group1, group2, newgroup);
@@ -4736,6 +5246,8 @@ int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_difference");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_difference(group1, group2, newgroup);
@@ -4754,6 +5266,8 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_incl");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_incl(group, n, ranks, newgroup);
@@ -4772,6 +5286,8 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_excl");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_excl(group, n, ranks, newgroup);
@@ -4790,6 +5306,8 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_range_incl");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
@@ -4808,6 +5326,8 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_range_excl");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
@@ -4826,6 +5346,8 @@ int PMPI_Group_free(MPI_Group *group) __attribute__((weak, alias("stub_Group_fre
 int MPI_Group_free(MPI_Group *group) __attribute__((weak));
 int MPI_Group_free(MPI_Group *group)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_free");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_free(group);
@@ -4844,6 +5366,8 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Group_from_session_pset");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_from_session_pset(session, pset_name, newgroup);
@@ -4862,6 +5386,8 @@ int PMPI_Comm_size(MPI_Comm comm, int *size) __attribute__((weak, alias("stub_Co
 int MPI_Comm_size(MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Comm_size(MPI_Comm comm, int *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_size(comm, size);
@@ -4880,6 +5406,8 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank) __attribute__((weak, alias("stub_Co
 int MPI_Comm_rank(MPI_Comm comm, int *rank) __attribute__((weak));
 int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_rank");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_rank(comm, rank);
@@ -4898,6 +5426,8 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) __attribute__
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) __attribute__((weak));
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_compare");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_compare(comm1, comm2, result);
@@ -4916,6 +5446,8 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak, alias("
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_dup");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_dup(comm, newcomm);
@@ -4934,6 +5466,8 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) __a
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_dup_with_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
@@ -4952,6 +5486,8 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) __att
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_idup");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_idup(comm, newcomm, request);
@@ -4970,6 +5506,8 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_idup_with_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
@@ -4988,6 +5526,8 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) __attrib
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create(comm, group, newcomm);
@@ -5006,6 +5546,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_create_group");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
@@ -5024,6 +5566,8 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_create_from_group");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
@@ -5042,6 +5586,8 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) __attr
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_split");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_split(comm, color, key, newcomm);
@@ -5060,6 +5606,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_split_type");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
@@ -5078,6 +5626,8 @@ int PMPI_Comm_free(MPI_Comm *comm) __attribute__((weak, alias("stub_Comm_free"))
 int MPI_Comm_free(MPI_Comm *comm) __attribute__((weak));
 int MPI_Comm_free(MPI_Comm *comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_free");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_free(comm);
@@ -5096,6 +5646,8 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) __attribute__((weak, alias(
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) __attribute__((weak));
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_set_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_info(comm, info);
@@ -5114,6 +5666,8 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) __attribute__((weak, 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) __attribute__((weak));
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_get_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_info(comm, info_used);
@@ -5132,6 +5686,8 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) __attribute__((weak, alias("s
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag) __attribute__((weak));
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_test_inter");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_test_inter(comm, flag);
@@ -5150,6 +5706,8 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size) __attribute__((weak, alias("
 int MPI_Comm_remote_size(MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_remote_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_remote_size(comm, size);
@@ -5168,6 +5726,8 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak,
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak));
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_remote_group");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_remote_group(comm, group);
@@ -5186,6 +5746,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) __attribute__((weak));
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Intercomm_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
@@ -5204,6 +5766,8 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) __attribute__((weak));
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Intercomm_create_from_groups");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
@@ -5222,6 +5786,8 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) _
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) __attribute__((weak));
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Intercomm_merge");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
@@ -5240,6 +5806,8 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) __attribute__((weak));
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_create_keyval");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
@@ -5258,6 +5826,8 @@ int PMPI_Comm_free_keyval(int *comm_keyval) __attribute__((weak, alias("stub_Com
 int MPI_Comm_free_keyval(int *comm_keyval) __attribute__((weak));
 int MPI_Comm_free_keyval(int *comm_keyval)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_free_keyval");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_free_keyval(comm_keyval);
@@ -5276,6 +5846,8 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) __at
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_set_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
@@ -5294,6 +5866,8 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_get_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
@@ -5312,6 +5886,8 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) __attribute__((weak, a
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) __attribute__((weak));
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_delete_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_delete_attr(comm, comm_keyval);
@@ -5330,6 +5906,8 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) __attribute__((weak));
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_create_keyval");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
@@ -5348,6 +5926,8 @@ int PMPI_Win_free_keyval(int *win_keyval) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_free_keyval(int *win_keyval) __attribute__((weak));
 int MPI_Win_free_keyval(int *win_keyval)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_free_keyval");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_free_keyval(win_keyval);
@@ -5366,6 +5946,8 @@ int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) __attrib
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_set_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_attr(win, win_keyval, attribute_val);
@@ -5384,6 +5966,8 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_get_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
@@ -5402,6 +5986,8 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((weak, alias
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((weak));
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_delete_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_delete_attr(win, win_keyval);
@@ -5420,6 +6006,8 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) __attribute__((weak));
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_create_keyval");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state);
@@ -5438,6 +6026,8 @@ int PMPI_Type_free_keyval(int *type_keyval) __attribute__((weak, alias("stub_Typ
 int MPI_Type_free_keyval(int *type_keyval) __attribute__((weak));
 int MPI_Type_free_keyval(int *type_keyval)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_free_keyval");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_free_keyval(type_keyval);
@@ -5456,6 +6046,8 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_set_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_set_attr(datatype, type_keyval, attribute_val);
@@ -5474,6 +6066,8 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag);
@@ -5492,6 +6086,8 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) __attribute__(
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) __attribute__((weak));
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_delete_attr");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_delete_attr(datatype, type_keyval);
@@ -5510,6 +6106,8 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) __attribute__((weak
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name) __attribute__((weak));
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_set_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_name(comm, comm_name);
@@ -5528,6 +6126,8 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) __attribu
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) __attribute__((weak));
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_get_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_name(comm, comm_name, resultlen);
@@ -5546,6 +6146,8 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) __attribute
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name) __attribute__((weak));
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_set_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_set_name(datatype, type_name);
@@ -5564,6 +6166,8 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) _
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) __attribute__((weak));
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_get_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_name(datatype, type_name, resultlen);
@@ -5582,6 +6186,8 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name) __attribute__((weak, al
 int MPI_Win_set_name(MPI_Win win, const char *win_name) __attribute__((weak));
 int MPI_Win_set_name(MPI_Win win, const char *win_name)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_set_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_name(win, win_name);
@@ -5600,6 +6206,8 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) __attribute__
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) __attribute__((weak));
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_get_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_name(win, win_name, resultlen);
@@ -5618,6 +6226,8 @@ int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_f
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) __attribute__((weak));
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Keyval_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
@@ -5636,6 +6246,8 @@ int PMPI_Keyval_free(int *keyval) __attribute__((weak, alias("stub_Keyval_free")
 int MPI_Keyval_free(int *keyval) __attribute__((weak));
 int MPI_Keyval_free(int *keyval)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Keyval_free");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Keyval_free(keyval);
@@ -5654,6 +6266,8 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) __attribute__(
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) __attribute__((weak));
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Attr_put");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_put(comm, keyval, attribute_val);
@@ -5672,6 +6286,8 @@ int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) __a
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Attr_get");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_get(comm, keyval, attribute_val, flag);
@@ -5690,6 +6306,8 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval) __attribute__((weak, alias("stub
 int MPI_Attr_delete(MPI_Comm comm, int keyval) __attribute__((weak));
 int MPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Attr_delete");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_delete(comm, keyval);
@@ -5708,6 +6326,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) __attribute__((weak));
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cart_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
@@ -5726,6 +6346,8 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) __attribute__((weak, ali
 int MPI_Dims_create(int nnodes, int ndims, int dims[]) __attribute__((weak));
 int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Dims_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dims_create(nnodes, ndims, dims);
@@ -5744,6 +6366,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) __attribute__((weak));
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Graph_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
@@ -5762,6 +6386,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) __attribute__((weak));
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Dist_graph_create_adjacent");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
@@ -5780,6 +6406,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) __attribute__((weak));
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Dist_graph_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
@@ -5798,6 +6426,8 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) __attribute__((weak, alias("stub_
 int MPI_Topo_test(MPI_Comm comm, int *status) __attribute__((weak));
 int MPI_Topo_test(MPI_Comm comm, int *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Topo_test");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Topo_test(comm, status);
@@ -5816,6 +6446,8 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) __attribute__((w
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) __attribute__((weak));
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Graphdims_get");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graphdims_get(comm, nnodes, nedges);
@@ -5834,6 +6466,8 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) __attribute__((weak));
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Graph_get");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_get(comm, maxindex, maxedges, index, edges);
@@ -5852,6 +6486,8 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) __attribute__((weak, alias("stub
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims) __attribute__((weak));
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cartdim_get");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cartdim_get(comm, ndims);
@@ -5870,6 +6506,8 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) __attribute__((weak));
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cart_get");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_get(comm, maxdims, dims, periods, coords);
@@ -5888,6 +6526,8 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) __attribute__((
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) __attribute__((weak));
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cart_rank");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_rank(comm, coords, rank);
@@ -5906,6 +6546,8 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) __attri
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) __attribute__((weak));
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cart_coords");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_coords(comm, rank, maxdims, coords);
@@ -5924,6 +6566,8 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) __attri
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) __attribute__((weak));
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Graph_neighbors_count");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_neighbors_count(comm, rank, nneighbors);
@@ -5942,6 +6586,8 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) __attribute__((weak));
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Graph_neighbors");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors);
@@ -5960,6 +6606,8 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) __attribute__((weak));
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Dist_graph_neighbors_count");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
@@ -5978,6 +6626,8 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[]) __attribute__((weak));
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Dist_graph_neighbors");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
@@ -5996,6 +6646,8 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) __attribute__((weak));
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cart_shift");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest);
@@ -6014,6 +6666,8 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) __a
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cart_sub");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
@@ -6032,6 +6686,8 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) __attribute__((weak));
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Cart_map");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_map(comm, ndims, dims, periods, newrank);
@@ -6050,6 +6706,8 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) __attribute__((weak));
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Graph_map");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_map(comm, nnodes, index, edges, newrank);
@@ -6068,6 +6726,8 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_allgather");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -6086,6 +6746,8 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_allgather_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -6104,6 +6766,8 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_allgather");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -6122,6 +6786,8 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_allgather_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -6140,6 +6806,8 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatyp
 int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_allgather_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -6158,6 +6826,8 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_allgather_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -6176,6 +6846,8 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_allgatherv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -6194,6 +6866,8 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_allgatherv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
@@ -6212,6 +6886,8 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_allgatherv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
@@ -6230,6 +6906,8 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_allgatherv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
@@ -6248,6 +6926,8 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
 int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_allgatherv_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -6266,6 +6946,8 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_allgatherv_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -6284,6 +6966,8 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoall");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -6302,6 +6986,8 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoall_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -6320,6 +7006,8 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_alltoall");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -6338,6 +7026,8 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_alltoall_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
@@ -6356,6 +7046,8 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
 int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoall_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -6374,6 +7066,8 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoall_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
@@ -6392,6 +7086,8 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoallv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -6410,6 +7106,8 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoallv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -6428,6 +7126,8 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_alltoallv");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
@@ -6446,6 +7146,8 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_alltoallv_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
@@ -6464,6 +7166,8 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
 int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoallv_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -6482,6 +7186,8 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoallv_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
@@ -6500,6 +7206,8 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoallw");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
@@ -6518,6 +7226,8 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoallw_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
@@ -6536,6 +7246,8 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_alltoallw");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
@@ -6554,6 +7266,8 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Ineighbor_alltoallw_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
@@ -6572,6 +7286,8 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], co
 int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoallw_init");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -6590,6 +7306,8 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Neighbor_alltoallw_init_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
@@ -6632,6 +7350,8 @@ int PMPI_Get_processor_name(char *name, int *resultlen) __attribute__((weak, ali
 int MPI_Get_processor_name(char *name, int *resultlen) __attribute__((weak));
 int MPI_Get_processor_name(char *name, int *resultlen)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_processor_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_processor_name(name, resultlen);
@@ -6650,6 +7370,8 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info) __attribute__((weak, alias("stu
 int MPI_Get_hw_resource_info(MPI_Info *hw_info) __attribute__((weak));
 int MPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_hw_resource_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_hw_resource_info(hw_info);
@@ -6668,6 +7390,8 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) __attribute__((w
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) __attribute__((weak));
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Alloc_mem");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alloc_mem(size, info, baseptr);
@@ -6686,6 +7410,8 @@ int PMPI_Free_mem(void *base) __attribute__((weak, alias("stub_Free_mem")));
 int MPI_Free_mem(void *base) __attribute__((weak));
 int MPI_Free_mem(void *base)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Free_mem");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Free_mem(base);
@@ -6704,6 +7430,8 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_create_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler);
@@ -6722,6 +7450,8 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) __attribu
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_set_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_errhandler(comm, errhandler);
@@ -6740,6 +7470,8 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) __attrib
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_get_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_errhandler(comm, errhandler);
@@ -6758,6 +7490,8 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, M
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_create_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_errhandler(win_errhandler_fn, errhandler);
@@ -6776,6 +7510,8 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) __attribute_
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_set_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_errhandler(win, errhandler);
@@ -6794,6 +7530,8 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) __attribute
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_get_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_errhandler(win, errhandler);
@@ -6812,6 +7550,8 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn
 int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_create_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_create_errhandler(file_errhandler_fn, errhandler);
@@ -6830,6 +7570,8 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) __attribu
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_set_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_errhandler(file, errhandler);
@@ -6848,6 +7590,8 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) __attrib
 int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_errhandler(file, errhandler);
@@ -7082,6 +7826,8 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) __attribute__((weak,
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) __attribute__((weak));
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_call_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_call_errhandler(comm, errorcode);
@@ -7100,6 +7846,8 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) __attribute__((weak, al
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode) __attribute__((weak));
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_call_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_call_errhandler(win, errorcode);
@@ -7118,6 +7866,8 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode) __attribute__((weak, a
 int MPI_File_call_errhandler(MPI_File fh, int errorcode) __attribute__((weak));
 int MPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_call_errhandler");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_call_errhandler(fh, errorcode);
@@ -7604,6 +8354,8 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((weak));
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_spawn");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
@@ -7622,6 +8374,8 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((weak));
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_spawn_multiple");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
@@ -7640,6 +8394,8 @@ int PMPI_Comm_get_parent(MPI_Comm *parent) __attribute__((weak, alias("stub_Comm
 int MPI_Comm_get_parent(MPI_Comm *parent) __attribute__((weak));
 int MPI_Comm_get_parent(MPI_Comm *parent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_get_parent");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_parent(parent);
@@ -7658,6 +8414,8 @@ int PMPI_Open_port(MPI_Info info, char *port_name) __attribute__((weak, alias("s
 int MPI_Open_port(MPI_Info info, char *port_name) __attribute__((weak));
 int MPI_Open_port(MPI_Info info, char *port_name)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Open_port");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Open_port(info, port_name);
@@ -7676,6 +8434,8 @@ int PMPI_Close_port(const char *port_name) __attribute__((weak, alias("stub_Clos
 int MPI_Close_port(const char *port_name) __attribute__((weak));
 int MPI_Close_port(const char *port_name)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Close_port");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Close_port(port_name);
@@ -7694,6 +8454,8 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_accept");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
@@ -7712,6 +8474,8 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_connect");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
@@ -7730,6 +8494,8 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
 int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) __attribute__((weak));
 int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Publish_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Publish_name(service_name, info, port_name);
@@ -7748,6 +8514,8 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) __attribute__((weak));
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Unpublish_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpublish_name(service_name, info, port_name);
@@ -7766,6 +8534,8 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) _
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) __attribute__((weak));
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Lookup_name");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Lookup_name(service_name, info, port_name);
@@ -7784,6 +8554,8 @@ int PMPI_Comm_disconnect(MPI_Comm *comm) __attribute__((weak, alias("stub_Comm_d
 int MPI_Comm_disconnect(MPI_Comm *comm) __attribute__((weak));
 int MPI_Comm_disconnect(MPI_Comm *comm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_disconnect");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_disconnect(comm);
@@ -7802,6 +8574,8 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm) __attribute__((weak, alias("stub
 int MPI_Comm_join(int fd, MPI_Comm *intercomm) __attribute__((weak));
 int MPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Comm_join");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_join(fd, intercomm);
@@ -7820,6 +8594,8 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
@@ -7838,6 +8614,8 @@ int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_create_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
@@ -7856,6 +8634,8 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_allocate");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
@@ -7874,6 +8654,8 @@ int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Co
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_allocate_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
@@ -7892,6 +8674,8 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_allocate_shared");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
@@ -7910,6 +8694,8 @@ int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_allocate_shared_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
@@ -7928,6 +8714,8 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) __attribute__((weak));
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_shared_query");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
@@ -7946,6 +8734,8 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
 int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) __attribute__((weak));
 int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_shared_query_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
@@ -7964,6 +8754,8 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) __attrib
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_create_dynamic");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_dynamic(info, comm, win);
@@ -7982,6 +8774,8 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) __attribute__((weak,
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) __attribute__((weak));
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_attach");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_attach(win, base, size);
@@ -8000,6 +8794,8 @@ int PMPI_Win_detach(MPI_Win win, const void *base) __attribute__((weak, alias("s
 int MPI_Win_detach(MPI_Win win, const void *base) __attribute__((weak));
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_detach");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_detach(win, base);
@@ -8018,6 +8814,8 @@ int PMPI_Win_free(MPI_Win *win) __attribute__((weak, alias("stub_Win_free")));
 int MPI_Win_free(MPI_Win *win) __attribute__((weak));
 int MPI_Win_free(MPI_Win *win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_free");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_free(win);
@@ -8036,6 +8834,8 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) __attribute__((weak, alias
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group) __attribute__((weak));
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_get_group");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_group(win, group);
@@ -8054,6 +8854,8 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info) __attribute__((weak, alias("st
 int MPI_Win_set_info(MPI_Win win, MPI_Info info) __attribute__((weak));
 int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_set_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_info(win, info);
@@ -8072,6 +8874,8 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) __attribute__((weak, ali
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) __attribute__((weak));
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_get_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_info(win, info_used);
@@ -8090,6 +8894,8 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Put");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -8108,6 +8914,8 @@ int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Put_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -8126,6 +8934,8 @@ int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -8144,6 +8954,8 @@ int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
@@ -8162,6 +8974,8 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Accumulate");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -8180,6 +8994,8 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Accumulate_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -8198,6 +9014,8 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_accumulate");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -8216,6 +9034,8 @@ int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Get_accumulate_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
@@ -8234,6 +9054,8 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Fetch_and_op");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
@@ -8252,6 +9074,8 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) __attribute__((weak));
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Compare_and_swap");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
@@ -8270,6 +9094,8 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rput");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -8288,6 +9114,8 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rput_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -8306,6 +9134,8 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rget");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -8324,6 +9154,8 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rget_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
@@ -8342,6 +9174,8 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Raccumulate");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -8360,6 +9194,8 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Data
 int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Raccumulate_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -8378,6 +9214,8 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rget_accumulate");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -8396,6 +9234,8 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Rget_accumulate_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
@@ -8414,6 +9254,8 @@ int PMPI_Win_fence(int assert, MPI_Win win) __attribute__((weak, alias("stub_Win
 int MPI_Win_fence(int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_fence(int assert, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_fence");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_fence(assert, win);
@@ -8432,6 +9274,8 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) __attribute__((weak
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_start");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_start(group, assert, win);
@@ -8450,6 +9294,8 @@ int PMPI_Win_complete(MPI_Win win) __attribute__((weak, alias("stub_Win_complete
 int MPI_Win_complete(MPI_Win win) __attribute__((weak));
 int MPI_Win_complete(MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_complete");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_complete(win);
@@ -8468,6 +9314,8 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) __attribute__((weak,
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_post");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_post(group, assert, win);
@@ -8486,6 +9334,8 @@ int PMPI_Win_wait(MPI_Win win) __attribute__((weak, alias("stub_Win_wait")));
 int MPI_Win_wait(MPI_Win win) __attribute__((weak));
 int MPI_Win_wait(MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_wait");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_wait(win);
@@ -8504,6 +9354,8 @@ int PMPI_Win_test(MPI_Win win, int *flag) __attribute__((weak, alias("stub_Win_t
 int MPI_Win_test(MPI_Win win, int *flag) __attribute__((weak));
 int MPI_Win_test(MPI_Win win, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_test");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_test(win, flag);
@@ -8522,6 +9374,8 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) __attribute_
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_lock");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_lock(lock_type, rank, assert, win);
@@ -8540,6 +9394,8 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) __attribute__((weak, alias("stub_
 int MPI_Win_lock_all(int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_lock_all(int assert, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_lock_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_lock_all(assert, win);
@@ -8558,6 +9414,8 @@ int PMPI_Win_unlock(int rank, MPI_Win win) __attribute__((weak, alias("stub_Win_
 int MPI_Win_unlock(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_unlock");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_unlock(rank, win);
@@ -8576,6 +9434,8 @@ int PMPI_Win_unlock_all(MPI_Win win) __attribute__((weak, alias("stub_Win_unlock
 int MPI_Win_unlock_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_unlock_all(MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_unlock_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_unlock_all(win);
@@ -8594,6 +9454,8 @@ int PMPI_Win_flush(int rank, MPI_Win win) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_flush(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_flush(int rank, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_flush");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush(rank, win);
@@ -8612,6 +9474,8 @@ int PMPI_Win_flush_all(MPI_Win win) __attribute__((weak, alias("stub_Win_flush_a
 int MPI_Win_flush_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_all(MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_flush_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_all(win);
@@ -8630,6 +9494,8 @@ int PMPI_Win_flush_local(int rank, MPI_Win win) __attribute__((weak, alias("stub
 int MPI_Win_flush_local(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_local(int rank, MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_flush_local");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_local(rank, win);
@@ -8648,6 +9514,8 @@ int PMPI_Win_flush_local_all(MPI_Win win) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_flush_local_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_local_all(MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_flush_local_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_local_all(win);
@@ -8666,6 +9534,8 @@ int PMPI_Win_sync(MPI_Win win) __attribute__((weak, alias("stub_Win_sync")));
 int MPI_Win_sync(MPI_Win win) __attribute__((weak));
 int MPI_Win_sync(MPI_Win win)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Win_sync");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_sync(win);
@@ -8684,6 +9554,8 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) __attribute__((weak));
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Grequest_start");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request);
@@ -8702,6 +9574,8 @@ int PMPI_Grequest_complete(MPI_Request request) __attribute__((weak, alias("stub
 int MPI_Grequest_complete(MPI_Request request) __attribute__((weak));
 int MPI_Grequest_complete(MPI_Request request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Grequest_complete");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Grequest_complete(request);
@@ -8720,6 +9594,8 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) __attribute__((weak));
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_set_elements");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements(status, datatype, count);
@@ -8738,6 +9614,8 @@ int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) __attribute__((weak));
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_set_elements_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements_c(status, datatype, count);
@@ -8756,6 +9634,8 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) __attribute__((weak));
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_set_elements_x");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements_x(status, datatype, count);
@@ -8774,6 +9654,8 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag) __attribute__((weak,
 int MPI_Status_set_cancelled(MPI_Status *status, int flag) __attribute__((weak));
 int MPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_set_cancelled");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_cancelled(status, flag);
@@ -8792,6 +9674,8 @@ int PMPI_Status_get_source(MPI_Status *status, int *source) __attribute__((weak,
 int MPI_Status_get_source(MPI_Status *status, int *source) __attribute__((weak));
 int MPI_Status_get_source(MPI_Status *status, int *source)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_get_source");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_source(status, source);
@@ -8810,6 +9694,8 @@ int PMPI_Status_set_source(MPI_Status *status, int source) __attribute__((weak, 
 int MPI_Status_set_source(MPI_Status *status, int source) __attribute__((weak));
 int MPI_Status_set_source(MPI_Status *status, int source)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_set_source");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_source(status, source);
@@ -8828,6 +9714,8 @@ int PMPI_Status_get_tag(MPI_Status *status, int *tag) __attribute__((weak, alias
 int MPI_Status_get_tag(MPI_Status *status, int *tag) __attribute__((weak));
 int MPI_Status_get_tag(MPI_Status *status, int *tag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_get_tag");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_tag(status, tag);
@@ -8846,6 +9734,8 @@ int PMPI_Status_set_tag(MPI_Status *status, int tag) __attribute__((weak, alias(
 int MPI_Status_set_tag(MPI_Status *status, int tag) __attribute__((weak));
 int MPI_Status_set_tag(MPI_Status *status, int tag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_set_tag");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_tag(status, tag);
@@ -8864,6 +9754,8 @@ int PMPI_Status_get_error(MPI_Status *status, int *error) __attribute__((weak, a
 int MPI_Status_get_error(MPI_Status *status, int *error) __attribute__((weak));
 int MPI_Status_get_error(MPI_Status *status, int *error)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_get_error");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_error(status, error);
@@ -8882,6 +9774,8 @@ int PMPI_Status_set_error(MPI_Status *status, int error) __attribute__((weak, al
 int MPI_Status_set_error(MPI_Status *status, int error) __attribute__((weak));
 int MPI_Status_set_error(MPI_Status *status, int error)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_set_error");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_error(status, error);
@@ -8900,6 +9794,8 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) __attribute__((weak));
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_open");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_open(comm, filename, amode, info, fh);
@@ -8918,6 +9814,8 @@ int PMPI_File_close(MPI_File *fh) __attribute__((weak, alias("stub_File_close"))
 int MPI_File_close(MPI_File *fh) __attribute__((weak));
 int MPI_File_close(MPI_File *fh)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_close");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_close(fh);
@@ -8936,6 +9834,8 @@ int PMPI_File_delete(const char *filename, MPI_Info info) __attribute__((weak, a
 int MPI_File_delete(const char *filename, MPI_Info info) __attribute__((weak));
 int MPI_File_delete(const char *filename, MPI_Info info)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_delete");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_delete(filename, info);
@@ -8954,6 +9854,8 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) __attribute__((weak, alias(
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) __attribute__((weak));
 int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_set_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_size(fh, size);
@@ -8972,6 +9874,8 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) __attribute__((weak, ali
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) __attribute__((weak));
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_preallocate");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_preallocate(fh, size);
@@ -8990,6 +9894,8 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size) __attribute__((weak, alias
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size) __attribute__((weak));
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_size");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_size(fh, size);
@@ -9008,6 +9914,8 @@ int PMPI_File_get_group(MPI_File fh, MPI_Group *group) __attribute__((weak, alia
 int MPI_File_get_group(MPI_File fh, MPI_Group *group) __attribute__((weak));
 int MPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_group");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_group(fh, group);
@@ -9026,6 +9934,8 @@ int PMPI_File_get_amode(MPI_File fh, int *amode) __attribute__((weak, alias("stu
 int MPI_File_get_amode(MPI_File fh, int *amode) __attribute__((weak));
 int MPI_File_get_amode(MPI_File fh, int *amode)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_amode");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_amode(fh, amode);
@@ -9044,6 +9954,8 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info) __attribute__((weak, alias("s
 int MPI_File_set_info(MPI_File fh, MPI_Info info) __attribute__((weak));
 int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_set_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_info(fh, info);
@@ -9062,6 +9974,8 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used) __attribute__((weak, al
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used) __attribute__((weak));
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_info");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_info(fh, info_used);
@@ -9080,6 +9994,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) __attribute__((weak));
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_set_view");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
@@ -9098,6 +10014,8 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_D
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) __attribute__((weak));
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_view");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_view(fh, disp, etype, filetype, datarep);
@@ -9116,6 +10034,8 @@ int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_at");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
@@ -9134,6 +10054,8 @@ int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count cou
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_at_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
@@ -9152,6 +10074,8 @@ int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, 
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_at_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
@@ -9170,6 +10094,8 @@ int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count
 int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_at_all_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
@@ -9188,6 +10114,8 @@ int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int coun
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_at");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
@@ -9206,6 +10134,8 @@ int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_at_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
@@ -9224,6 +10154,8 @@ int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int 
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_at_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
@@ -9242,6 +10174,8 @@ int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MP
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_at_all_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
@@ -9260,6 +10194,8 @@ int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_at");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
@@ -9278,6 +10214,8 @@ int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count co
 int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_at_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
@@ -9296,6 +10234,8 @@ int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int cou
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_at");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
@@ -9314,6 +10254,8 @@ int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_C
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_at_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
@@ -9332,6 +10274,8 @@ int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_at_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
@@ -9350,6 +10294,8 @@ int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Coun
 int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_at_all_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
@@ -9368,6 +10314,8 @@ int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_at_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
@@ -9386,6 +10334,8 @@ int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, M
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_at_all_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
@@ -9404,6 +10354,8 @@ int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read(fh, buf, count, datatype, status);
@@ -9422,6 +10374,8 @@ int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datat
 int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_c(fh, buf, count, datatype, status);
@@ -9440,6 +10394,8 @@ int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all(fh, buf, count, datatype, status);
@@ -9458,6 +10414,8 @@ int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
 int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_all_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
@@ -9476,6 +10434,8 @@ int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dataty
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write(fh, buf, count, datatype, status);
@@ -9494,6 +10454,8 @@ int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_c(fh, buf, count, datatype, status);
@@ -9512,6 +10474,8 @@ int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype da
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all(fh, buf, count, datatype, status);
@@ -9530,6 +10494,8 @@ int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dat
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_all_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
@@ -9548,6 +10514,8 @@ int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MP
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread(fh, buf, count, datatype, request);
@@ -9566,6 +10534,8 @@ int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype data
 int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
@@ -9584,6 +10554,8 @@ int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datat
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
@@ -9602,6 +10574,8 @@ int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
@@ -9620,6 +10594,8 @@ int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
@@ -9638,6 +10614,8 @@ int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype 
 int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_all_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
@@ -9656,6 +10634,8 @@ int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype d
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_all");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
@@ -9674,6 +10654,8 @@ int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Da
 int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_all_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
@@ -9692,6 +10674,8 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) __attribute__((we
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) __attribute__((weak));
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_seek");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_seek(fh, offset, whence);
@@ -9710,6 +10694,8 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset) __attribute__((weak,
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset) __attribute__((weak));
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_position");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_position(fh, offset);
@@ -9728,6 +10714,8 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) 
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) __attribute__((weak));
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_byte_offset");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_byte_offset(fh, offset, disp);
@@ -9746,6 +10734,8 @@ int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dataty
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_shared");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
@@ -9764,6 +10754,8 @@ int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_shared_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
@@ -9782,6 +10774,8 @@ int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_shared");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
@@ -9800,6 +10794,8 @@ int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_shared_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
@@ -9818,6 +10814,8 @@ int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datat
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_shared");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
@@ -9836,6 +10834,8 @@ int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iread_shared_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
@@ -9854,6 +10854,8 @@ int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatyp
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_shared");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
@@ -9872,6 +10874,8 @@ int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_iwrite_shared_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
@@ -9890,6 +10894,8 @@ int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datat
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_ordered");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
@@ -9908,6 +10914,8 @@ int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_ordered_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
@@ -9926,6 +10934,8 @@ int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatyp
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_ordered");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
@@ -9944,6 +10954,8 @@ int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_ordered_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
@@ -9962,6 +10974,8 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) __attribut
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) __attribute__((weak));
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_seek_shared");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_seek_shared(fh, offset, whence);
@@ -9980,6 +10994,8 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) __attribute__
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) __attribute__((weak));
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_position_shared");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_position_shared(fh, offset);
@@ -9998,6 +11014,8 @@ int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int c
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_at_all_begin");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
@@ -10016,6 +11034,8 @@ int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_at_all_begin_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
@@ -10034,6 +11054,8 @@ int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) __attr
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_at_all_end");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_end(fh, buf, status);
@@ -10052,6 +11074,8 @@ int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_at_all_begin");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
@@ -10070,6 +11094,8 @@ int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *b
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_at_all_begin_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
@@ -10088,6 +11114,8 @@ int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_at_all_end");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_end(fh, buf, status);
@@ -10106,6 +11134,8 @@ int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dat
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_all_begin");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
@@ -10124,6 +11154,8 @@ int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Data
 int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_all_begin_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
@@ -10142,6 +11174,8 @@ int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribu
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_all_end");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_end(fh, buf, status);
@@ -10160,6 +11194,8 @@ int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datat
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_all_begin");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
@@ -10178,6 +11214,8 @@ int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, M
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_all_begin_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
@@ -10196,6 +11234,8 @@ int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) __
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_all_end");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_end(fh, buf, status);
@@ -10214,6 +11254,8 @@ int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_ordered_begin");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
@@ -10232,6 +11274,8 @@ int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_ordered_begin_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
@@ -10250,6 +11294,8 @@ int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) __att
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_read_ordered_end");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_end(fh, buf, status);
@@ -10268,6 +11314,8 @@ int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_D
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_ordered_begin");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
@@ -10286,6 +11334,8 @@ int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count coun
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_ordered_begin_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
@@ -10304,6 +11354,8 @@ int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_write_ordered_end");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_end(fh, buf, status);
@@ -10322,6 +11374,8 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak));
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_type_extent");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_type_extent(fh, datatype, extent);
@@ -10340,6 +11394,8 @@ int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *e
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent) __attribute__((weak));
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_type_extent_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_type_extent_c(fh, datatype, extent);
@@ -10358,6 +11414,8 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) __attribute__((weak));
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Register_datarep");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
@@ -10376,6 +11434,8 @@ int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function
 int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) __attribute__((weak));
 int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Register_datarep_c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
@@ -10394,6 +11454,8 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag) __attribute__((weak, alias("s
 int MPI_File_set_atomicity(MPI_File fh, int flag) __attribute__((weak));
 int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_set_atomicity");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_atomicity(fh, flag);
@@ -10412,6 +11474,8 @@ int PMPI_File_get_atomicity(MPI_File fh, int *flag) __attribute__((weak, alias("
 int MPI_File_get_atomicity(MPI_File fh, int *flag) __attribute__((weak));
 int MPI_File_get_atomicity(MPI_File fh, int *flag)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_get_atomicity");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_atomicity(fh, flag);
@@ -10430,6 +11494,8 @@ int PMPI_File_sync(MPI_File fh) __attribute__((weak, alias("stub_File_sync")));
 int MPI_File_sync(MPI_File fh) __attribute__((weak));
 int MPI_File_sync(MPI_File fh)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_File_sync");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_sync(fh);
@@ -11781,6 +12847,8 @@ int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) __attribute_
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) __attribute__((weak));
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_c2f");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_c2f(c_status, f_status);
@@ -11799,6 +12867,8 @@ int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) __attribute_
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) __attribute__((weak));
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_f2c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f2c(f_status, c_status);
@@ -11817,6 +12887,8 @@ int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) __
 int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) __attribute__((weak));
 int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_c2f08");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_c2f08(c_status, f08_status);
@@ -11835,6 +12907,8 @@ int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) __
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) __attribute__((weak));
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_f082c");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f082c(f08_status, c_status);
@@ -11853,6 +12927,8 @@ int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) __at
 int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) __attribute__((weak));
 int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_f2f08");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f2f08(f_status, f08_status);
@@ -11871,6 +12947,8 @@ int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) __at
 int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) __attribute__((weak));
 int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Status_f082f");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f082f(f08_status, f_status);
@@ -11889,6 +12967,8 @@ int PMPI_Address(void *location, MPI_Aint *address) __attribute__((weak, alias("
 int MPI_Address(void *location, MPI_Aint *address) __attribute__((weak));
 int MPI_Address(void *location, MPI_Aint *address)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Address");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Address(location, address);
@@ -11907,6 +12987,8 @@ int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of
 int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_hindexed");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
@@ -11925,6 +13007,8 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_hvector");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype);
@@ -11943,6 +13027,8 @@ int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_d
 int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_struct");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
@@ -11961,6 +13047,8 @@ int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((wea
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak));
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_extent");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_extent(datatype, extent);
@@ -11979,6 +13067,8 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((w
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak));
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_lb");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_lb(datatype, displacement);
@@ -11997,6 +13087,8 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((w
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak));
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Type_ub");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_ub(datatype, displacement);
@@ -12015,6 +13107,8 @@ int PMPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandle
 int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Errhandler_create");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_create(function, errhandler);
@@ -12033,6 +13127,8 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Errhandler_get");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_get(comm, errhandler);
@@ -12051,6 +13147,8 @@ int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__(
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    if (__builtin_expect(!mpii_live, 0))
+        return mpii_not_live("MPI_Errhandler_set");
     if (__builtin_expect(mpii_entry_lock_on, 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_set(comm, errhandler);

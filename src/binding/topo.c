@@ -571,6 +571,26 @@ static int nbr_buf(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
+/* a NULL buffer where n neighbours' counts[i] (count for all when counts is NULL) elements
+ * of dts[i] (dt for all when dts is NULL) are significant: MPI_ERR_BUFFER (mpii_buf_is_null;
+ * the first nonzero count decides, as MPICH does) */
+static int nbr_null(const char *fn, MPI_Comm comm, const void *buf, int n, MPI_Count count,
+                    const MPI_Count counts[], MPI_Datatype dt, const MPI_Datatype dts[],
+                    const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        MPI_Count k = counts ? counts[i] : count;
+        if (k <= 0)
+            continue;
+        if (mpii_buf_is_null(buf, k, mpii_dtype_get(dts ? dts[i] : dt)))
+            return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
+                            "%sbuf: NULL with %s elements to %s", what, counts ? "counts[i]" : "count",
+                            *what == 's' ? "send" : "receive");
+        return MPI_SUCCESS;
+    }
+    return MPI_SUCCESS;
+}
+
 /* comm with a topology, the call form's request / info, no MPI_IN_PLACE */
 static int nbr_start(const char *fn, MPI_Comm comm, const void *sbuf, int mode, MPI_Info info,
                      MPI_Request *req, mpii_comm **c)
@@ -640,6 +660,13 @@ static int nbr_allgather(const char *fn, int mode, const void *sbuf, MPI_Count s
         rc = nbr_buf(fn, comm, rcount, rdt, "recv", -1);
     if (rc != MPI_SUCCESS)
         return rc;
+    int indeg, outdeg;
+    topo_degrees(c, &indeg, &outdeg);
+    rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, "send");
+    if (rc == MPI_SUCCESS)
+        rc = nbr_null(fn, comm, rbuf, indeg, rcount, NULL, rdt, NULL, "recv");
+    if (rc != MPI_SUCCESS)
+        return rc;
     coll_sched *s = coll_sched_create(c);
     rc = topo_neighbor_allgather(s, sbuf, (MPI_Aint)scount, sdt, rbuf, (MPI_Aint)rcount, rdt);
     return nbr_finish(fn, comm, s, rc, mode, req);
@@ -659,6 +686,10 @@ static int nbr_allgatherv(const char *fn, int mode, const void *sbuf, MPI_Count 
         return rc;
     topo_degrees(c, &indeg, &outdeg);
     rc = nbr_bufs(fn, comm, indeg, rcounts, displs, rdt, NULL, 0, "recv");
+    if (rc == MPI_SUCCESS)
+        rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, "send");
+    if (rc == MPI_SUCCESS)
+        rc = nbr_null(fn, comm, rbuf, indeg, 0, rcounts, rdt, NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_sched_create(c);
@@ -676,6 +707,13 @@ static int nbr_alltoall(const char *fn, int mode, const void *sbuf, MPI_Count sc
         rc = nbr_buf(fn, comm, scount, sdt, "send", -1);
     if (rc == MPI_SUCCESS)
         rc = nbr_buf(fn, comm, rcount, rdt, "recv", -1);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int indeg, outdeg;
+    topo_degrees(c, &indeg, &outdeg);
+    rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, "send");
+    if (rc == MPI_SUCCESS)
+        rc = nbr_null(fn, comm, rbuf, indeg, rcount, NULL, rdt, NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_sched_create(c);
@@ -699,6 +737,10 @@ static int nbr_alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_
     rc = nbr_bufs(fn, comm, outdeg, scounts, sdispls, sdt, sdts, wform, "send");
     if (rc == MPI_SUCCESS)
         rc = nbr_bufs(fn, comm, indeg, rcounts, rdispls, rdt, rdts, wform, "recv");
+    if (rc == MPI_SUCCESS)
+        rc = nbr_null(fn, comm, sbuf, outdeg, 0, scounts, sdt, sdts, "send");
+    if (rc == MPI_SUCCESS)
+        rc = nbr_null(fn, comm, rbuf, indeg, 0, rcounts, rdt, rdts, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_sched_create(c);

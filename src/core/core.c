@@ -70,6 +70,7 @@ int core_finalize(void)
     }
     free(core_s.conns);
     free(core_s.active);
+    free(core_s.held);
     util_htab_destroy(&core_s.reqs);
     return UTIL_OK;
 }

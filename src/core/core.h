@@ -121,6 +121,21 @@ int core_cancel_recv(core_req *r);
 /* ask to withdraw a send; it completes (with status.dcfa_cancelled set or not) once decided */
 int core_cancel_send(core_req *r);
 
+/* Who may send what: the MPI layer's answer to "which process is rank `src`
+ * of the communicator with context `ctx`" (ctx and ctx + 1 of a pair give the
+ * same answer): its lpid, CORE_PEER_NO_CTX when no communicator of this
+ * process has that context (yet), CORE_PEER_NO_RANK when src is not one of
+ * its ranks. O(1); set once by the MPI layer. An arriving message whose
+ * connection is not that process is a forged packet: reported with the peer,
+ * never matched. One for a context not known yet is held (a communicator may
+ * be created a moment later) for at most DCFA_CTX_WAIT seconds. */
+enum { CORE_PEER_NO_CTX = -1, CORE_PEER_NO_RANK = -2 };
+typedef int (*core_peer_fn)(uint32_t ctx, int32_t src);
+void core_set_peer_lookup(core_peer_fn fn);
+/* The slow checks a waiting process runs (util_wait_idle): messages held for
+ * a context that became known are verified, ones held too long reported. */
+void core_idle_check(void);
+
 int core_progress(void);            /* one pass; returns the number of events handled */
 /* The layer above's poller, called at the end of every progress pass while set
  * (collective schedules set it while any runs); it returns its event count. */

@@ -85,6 +85,13 @@ typedef struct core_state {
     int in_progress;
     int (*poller)(void);    /* core_set_poller */
     unsigned passes;        /* progress passes, to pace the check for new connections */
+    core_peer_fn peer_of;   /* core_set_peer_lookup, NULL: nothing checked (unit tests) */
+    struct core_held {      /* (context, process) pairs that sent for a context unknown here */
+        uint32_t ctx;
+        int lpid;
+        uint64_t since_ns;
+    } *held;
+    int nheld, held_cap;
 } core_state;
 extern core_state core_s;
 
@@ -110,6 +117,10 @@ static inline int core_send_is_eager(const core_req *r)
 
 /* match.c */
 core_req *core_match_posted(uint32_t ctx, int32_t src, int32_t tag);   /* removes it */
+/* the posted receive an arriving EAGER/RTS takes (removed), or NULL for the
+ * unexpected queue; first checks that connection c may claim the header's
+ * (ctx, src): a forged one ends the process with the peer named */
+core_req *core_match_arrival(core_conn *c, const wire_hdr *h);
 core_msg *core_match_unexpected(uint32_t ctx, int32_t src, int32_t tag, int remove);
 int core_posted_blocks_rtr(const core_req *r);  /* an earlier receive could take the message */
 

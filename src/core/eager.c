@@ -128,7 +128,7 @@ void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload)
         data += CORE_SSEND_PREFIX;
         size -= CORE_SSEND_PREFIX;
     }
-    core_req *r = core_match_posted(h->ctx, h->src, h->tag);
+    core_req *r = core_match_arrival(c, h);
     if (r) {
         size_t got;
         int trunc = core_unpack_to(r, data, size, &got);

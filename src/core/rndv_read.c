@@ -44,7 +44,7 @@ int core_rts_send(core_conn *c, core_req *r)
 
 void core_rts_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv)
 {
-    core_req *r = core_match_posted(h->ctx, h->src, h->tag);
+    core_req *r = core_match_arrival(c, h);
     if (r) {
         core_rts_matched(r, c->lpid, h, rv);
         return;
@@ -139,7 +139,7 @@ void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
         c->rtr_out = NULL;
         r->u.recv.lpid = c->lpid;
         core_st.cma_bytes += d->size;
-        core_recv_finish(r, h->src, h->tag, (size_t)d->size, 0);
+        core_recv_finish(r, r->u.recv.src, r->u.recv.tag, (size_t)d->size, 0);   /* an RTR names both */
         return;
     }
     core_req *s = core_req_expect(c, d->req, CORE_REQ_SEND, CORE_S_RNDV_WAIT, "DONE");

@@ -28,6 +28,10 @@ typedef struct mpii_state {
     char hostname[MPI_MAX_PROCESSOR_NAME];
 } mpii_state;
 extern mpii_state mpii_st;
+/* 1 while MPI runs (MPI_Init'ed or a session open); the MPI_X entry points
+ * refuse calls otherwise (init.c: mpii_not_live). Unit tests that set up a
+ * layer directly set it themselves. */
+extern int mpii_live;
 
 /* ---- attributes (src/mpi/attr) --------------------------------------------- */
 typedef struct mpii_attr mpii_attr;     /* list node, private to attr.c */
@@ -113,6 +117,13 @@ int mpii_dtype_init(void);
 static inline const void *mpii_buf_at(const void *buf, MPI_Aint off)
 {
     return (const void *)((uintptr_t)buf + (uintptr_t)off);
+}
+/* MPI_ERR_BUFFER's test (MPICH's): a NULL buffer for count > 0 elements of a
+ * datatype with data at its true lower bound 0. MPI_BOTTOM (NULL) with a
+ * derived type of absolute addresses has a nonzero true lower bound: legal. */
+static inline int mpii_buf_is_null(const void *buf, MPI_Count count, const mpii_dtype *t)
+{
+    return buf == NULL && count > 0 && t && t->dt.size > 0 && t->dt.true_lb == 0;
 }
 void mpii_dtype_finalize(void);
 void mpii_dtype_ref(mpii_dtype *t);

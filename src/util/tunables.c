@@ -11,11 +11,11 @@ util_config util_cfg;
 
 const util_tunable util_tunables[] = {
     {"DCFA_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.eager_limit, "16384", NULL,
-     "largest message (header included) sent eagerly through the receive ring; larger ones use rendezvous"},
+     "largest message (header included) sent eagerly through the receive ring; larger ones use rendezvous", UTIL_TF_AGREE},
     {"DCFA_MAX_CREDIT", UTIL_T_INT, &util_cfg.max_credit, "64", NULL,
-     "blocks in each connection's receive ring (MaxCredit)"},
+     "blocks in each connection's receive ring (MaxCredit)", UTIL_TF_AGREE},
     {"DCFA_BLOCK_SIZE", UTIL_T_SIZE, &util_cfg.block_size, "16384", NULL,
-     "bytes in one ring block; an eager packet must fit in one block"},
+     "bytes in one ring block; an eager packet must fit in one block", UTIL_TF_AGREE},
     {"DCFA_CREDIT_SYNC_LIMIT", UTIL_T_INT, &util_cfg.credit_sync_limit, "2", NULL,
      "a receiver sends an explicit SYNC when the sender's credit falls below this (CreditSyncLimit)"},
     {"DCFA_INLINE_LIMIT", UTIL_T_SIZE, &util_cfg.inline_limit, "16", NULL,
@@ -39,40 +39,42 @@ const util_tunable util_tunables[] = {
     {"DCFA_DEBUG", UTIL_T_INT, &util_cfg.debug, "0", NULL,
      "debug verbosity (0 silent)"},
     {"DCFA_COLL_BARRIER", UTIL_T_ENUM, &util_cfg.coll_barrier, "auto", "auto,dissemination,linear,shm",
-     "barrier algorithm: dissemination (ceil(log2 n) rounds), linear (gather to rank 0 and release) or shm (flags in the node segment); auto: shm when DCFA_COLL_SHM allows, else dissemination"},
+     "barrier algorithm: dissemination (ceil(log2 n) rounds), linear (gather to rank 0 and release) or shm (flags in the node segment); auto: shm when DCFA_COLL_SHM allows, else dissemination", UTIL_TF_AGREE},
     {"DCFA_COLL_BCAST", UTIL_T_ENUM, &util_cfg.coll_bcast, "auto", "auto,binomial,scatter_allgather,linear,shm",
-     "broadcast algorithm; auto: shm while the message fits the node segment, else binomial below DCFA_COLL_BCAST_LONG bytes, scatter + ring allgather above"},
+     "broadcast algorithm; auto: shm while the message fits the node segment, else binomial below DCFA_COLL_BCAST_LONG bytes, scatter + ring allgather above", UTIL_TF_AGREE},
     {"DCFA_COLL_REDUCE", UTIL_T_ENUM, &util_cfg.coll_reduce, "auto", "auto,binomial,linear,shm",
-     "reduce algorithm: binomial tree (rank order kept for non-commutative ops), linear at the root, or shm (each rank folds a slice in the node segment); auto: shm when it fits, else binomial"},
+     "reduce algorithm: binomial tree (rank order kept for non-commutative ops), linear at the root, or shm (each rank folds a slice in the node segment); auto: shm when it fits, else binomial", UTIL_TF_AGREE},
     {"DCFA_COLL_ALLREDUCE", UTIL_T_ENUM, &util_cfg.coll_allreduce, "auto",
      "auto,recursive_doubling,rabenseifner,ring,reduce_bcast,shm",
-     "allreduce algorithm; auto: shm when the vector fits DCFA_COLL_SHM_SLOT, else recursive doubling below DCFA_COLL_ALLREDUCE_SHORT bytes, Rabenseifner (reduce-scatter + allgather) up to DCFA_COLL_ALLREDUCE_LONG, ring above; non-commutative ops: reduce_bcast"},
+     "allreduce algorithm; auto: shm when the vector fits DCFA_COLL_SHM_SLOT, else recursive doubling below DCFA_COLL_ALLREDUCE_SHORT bytes, Rabenseifner (reduce-scatter + allgather) up to DCFA_COLL_ALLREDUCE_LONG, ring above; non-commutative ops: reduce_bcast", UTIL_TF_AGREE},
     {"DCFA_COLL_GATHER", UTIL_T_ENUM, &util_cfg.coll_gather, "auto", "auto,binomial,linear",
-     "gather and scatter algorithm: binomial tree or linear at the root"},
+     "gather and scatter algorithm: binomial tree or linear at the root", UTIL_TF_AGREE},
     {"DCFA_COLL_ALLGATHER", UTIL_T_ENUM, &util_cfg.coll_allgather, "auto", "auto,ring,recursive_doubling,bruck",
-     "allgather algorithm; auto: recursive doubling (power-of-two sizes) or Bruck below DCFA_COLL_ALLGATHER_SHORT total bytes, ring above"},
+     "allgather algorithm; auto: recursive doubling (power-of-two sizes) or Bruck below DCFA_COLL_ALLGATHER_SHORT total bytes, ring above", UTIL_TF_AGREE},
     {"DCFA_COLL_ALLTOALL", UTIL_T_ENUM, &util_cfg.coll_alltoall, "auto", "auto,bruck,pairwise,linear",
-     "alltoall algorithm; auto: Bruck below DCFA_COLL_ALLTOALL_SHORT bytes per block on 32 ranks or more, else linear (all at once) up to 32 KiB blocks, pairwise exchange above"},
+     "alltoall algorithm; auto: Bruck below DCFA_COLL_ALLTOALL_SHORT bytes per block on 32 ranks or more, else linear (all at once) up to 32 KiB blocks, pairwise exchange above", UTIL_TF_AGREE},
     {"DCFA_COLL_REDUCE_SCATTER", UTIL_T_ENUM, &util_cfg.coll_reduce_scatter, "auto", "auto,reduce_scatterv,pairwise",
-     "reduce_scatter algorithm; auto: pairwise exchange of blocks for commutative ops from DCFA_COLL_REDUCE_SCATTER_LONG bytes, else reduce to rank 0 + scatterv"},
+     "reduce_scatter algorithm; auto: pairwise exchange of blocks for commutative ops from DCFA_COLL_REDUCE_SCATTER_LONG bytes, else reduce to rank 0 + scatterv", UTIL_TF_AGREE},
     {"DCFA_COLL_SCAN", UTIL_T_ENUM, &util_cfg.coll_scan, "auto", "auto,recursive_doubling,linear",
-     "scan and exscan algorithm: recursive doubling or a chain in rank order"},
+     "scan and exscan algorithm: recursive doubling or a chain in rank order", UTIL_TF_AGREE},
     {"DCFA_COLL_BCAST_LONG", UTIL_T_SIZE, &util_cfg.coll_bcast_long, "67108864", NULL,
-     "bcast messages of at least this many bytes use scatter + allgather (with 3 or more ranks); on one node the binomial tree moves less data and won at every size measured"},
+     "bcast messages of at least this many bytes use scatter + allgather (with 3 or more ranks); on one node the binomial tree moves less data and won at every size measured", UTIL_TF_AGREE},
     {"DCFA_COLL_ALLREDUCE_SHORT", UTIL_T_SIZE, &util_cfg.coll_allreduce_short, "4096", NULL,
-     "allreduce below this many bytes uses recursive doubling"},
+     "allreduce below this many bytes uses recursive doubling", UTIL_TF_AGREE},
     {"DCFA_COLL_ALLREDUCE_LONG", UTIL_T_SIZE, &util_cfg.coll_allreduce_long, "1048576", NULL,
-     "allreduce of at least this many bytes uses the ring algorithm"},
+     "allreduce of at least this many bytes uses the ring algorithm", UTIL_TF_AGREE},
     {"DCFA_COLL_ALLGATHER_SHORT", UTIL_T_SIZE, &util_cfg.coll_allgather_short, "1048576", NULL,
-     "allgather below this many bytes in total uses recursive doubling or Bruck, above it the ring"},
+     "allgather below this many bytes in total uses recursive doubling or Bruck, above it the ring", UTIL_TF_AGREE},
     {"DCFA_COLL_ALLTOALL_SHORT", UTIL_T_SIZE, &util_cfg.coll_alltoall_short, "256", NULL,
-     "alltoall with blocks below this many bytes uses Bruck's algorithm (on 32 ranks or more)"},
+     "alltoall with blocks below this many bytes uses Bruck's algorithm (on 32 ranks or more)", UTIL_TF_AGREE},
     {"DCFA_COLL_SHM", UTIL_T_BOOL, &util_cfg.coll_shm, "1", NULL,
-     "node-level barrier, bcast, reduce and allreduce through a shared-memory segment per communicator (made on first use)"},
+     "node-level barrier, bcast, reduce and allreduce through a shared-memory segment per communicator (made on first use)", UTIL_TF_AGREE},
     {"DCFA_COLL_SHM_SLOT", UTIL_T_SIZE, &util_cfg.coll_shm_slot, "32768", NULL,
-     "bytes per rank in the node segment: the largest reduce/allreduce vector it takes (bcast: (ranks + 1) times this)"},
+     "bytes per rank in the node segment: the largest reduce/allreduce vector it takes (bcast: (ranks + 1) times this)", UTIL_TF_AGREE},
     {"DCFA_COLL_REDUCE_SCATTER_LONG", UTIL_T_SIZE, &util_cfg.coll_reduce_scatter_long, "262144", NULL,
-     "reduce_scatter of a vector of at least this many bytes (commutative op) uses the pairwise exchange"},
+     "reduce_scatter of a vector of at least this many bytes (commutative op) uses the pairwise exchange", UTIL_TF_AGREE},
+    {"DCFA_CTX_WAIT", UTIL_T_INT, &util_cfg.ctx_wait, "60", NULL,
+     "seconds a message for a context (communicator) this process does not know may wait for it to be created; then it is reported as an error naming the sender"},
 };
 const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
 
@@ -185,4 +187,61 @@ int util_tunable_format(const util_tunable *t, char *buf, size_t len)
     }
     }
     return 0;
+}
+
+/* ---- settings every process must share ------------------------------------------ */
+
+int util_tunables_agree_format(const char *version, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "%s/", version);
+    for (int i = 0; i < util_ntunables && n < len; i++) {
+        if (!(util_tunables[i].flags & UTIL_TF_AGREE))
+            continue;
+        char val[64];
+        util_tunable_format(&util_tunables[i], val, sizeof val);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", buf[n - 1] == '/' ? "" : ",", val);
+    }
+    return n < len ? UTIL_OK : UTIL_ENOMEM;
+}
+
+/* the next comma-separated field of *s into out[len]; 0 at the end */
+static int util_agree_field(const char **s, char *out, size_t len)
+{
+    if (!*s)
+        return 0;
+    const char *comma = strchr(*s, ',');
+    size_t n = comma ? (size_t)(comma - *s) : strlen(*s);
+    snprintf(out, len, "%.*s", (int)n, *s);
+    *s = comma ? comma + 1 : NULL;
+    return 1;
+}
+
+int util_tunables_agree_compare(const char *a, int ra, const char *b, int rb, char *msg,
+                                size_t len)
+{
+    const char *va = strchr(a, '/'), *vb = strchr(b, '/');
+    size_t n = 0;
+    int diffs = 0;
+    msg[0] = 0;
+    if (!va || !vb || va - a != vb - b || strncmp(a, b, (size_t)(va - a)) != 0) {
+        snprintf(msg, len, "rank %d runs DCFA-MPI %.*s but rank %d runs %.*s", ra,
+                 va ? (int)(va - a) : 0, a, rb, vb ? (int)(vb - b) : 0, b);
+        return 1;
+    }
+    va++;
+    vb++;
+    for (int i = 0; i < util_ntunables; i++) {
+        if (!(util_tunables[i].flags & UTIL_TF_AGREE))
+            continue;
+        char fa[64] = "", fb[64] = "";
+        util_agree_field(&va, fa, sizeof fa);
+        util_agree_field(&vb, fb, sizeof fb);
+        if (strcmp(fa, fb) == 0)
+            continue;
+        diffs++;
+        if (n < len)
+            n += (size_t)snprintf(msg + n, len - n, "%s%s is %s on rank %d but %s on rank %d",
+                                  n ? "; " : "", util_tunables[i].name, fa, ra, fb, rb);
+    }
+    return diffs;
 }

@@ -8,9 +8,13 @@
 #include <string.h>
 #include <time.h>
 #include "util/node_key.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int util_log_rank = -1;
+int util_log_fd = STDERR_FILENO;
 
 static void util_vlog(const char *fmt, va_list ap)
 {
@@ -29,7 +33,9 @@ static void util_vlog(const char *fmt, va_list ap)
         buf[len] = 0;
     }
     /* one write so lines of different ranks do not interleave */
-    ssize_t w = write(STDERR_FILENO, buf, len);
+    if (util_log_fd < 0)
+        return;
+    ssize_t w = write(util_log_fd, buf, len);
     (void)w;
 }
 
@@ -41,12 +47,16 @@ void util_log(const char *fmt, ...)
     va_end(ap);
 }
 
+void (*util_die_hook)(void);
+
 _Noreturn void util_die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     util_vlog(fmt, ap);
     va_end(ap);
+    if (util_die_hook)
+        util_die_hook();
     _exit(1);
 }
 
@@ -201,6 +211,7 @@ static inline void util_cpu_relax(void)
 
 void (*util_wait_unlock)(void);
 void (*util_wait_lock)(void);
+void (*util_wait_idle)(void);
 
 static void util_backoff_pause(util_backoff *b, uint64_t waited_us)
 {
@@ -227,7 +238,13 @@ void util_backoff_wait(util_backoff *b)
      * between: on recent x86 it costs ~140 cycles, a third of a message's latency */
     if (!b->yielding && (b->polls & 63) != 0)
         return;
-    uint64_t waited_us = (util_now_ns() - b->start_ns) / 1000;
+    uint64_t now = util_now_ns();
+    uint64_t waited_us = (now - b->start_ns) / 1000;
+    if (util_wait_idle && waited_us >= (uint64_t)util_cfg.spin_us + (uint64_t)util_cfg.yield_us &&
+        now - b->idle_ns >= (uint64_t)UTIL_IDLE_CHECK_MS * 1000000u) {
+        b->idle_ns = now;
+        util_wait_idle();
+    }
     if (!util_wait_unlock) {
         util_backoff_pause(b, waited_us);
         return;
@@ -243,4 +260,51 @@ const char *util_node_key(void)
     if (!key[0])
         util_node_key_make(key, sizeof key, getenv("DCFA_NODE_KEY"));
     return key;
+}
+
+/* ---- job resources in /dev/shm ---------------------------------------------------- */
+
+int util_shm_unlink_job(const char *job_id)
+{
+    /* "dcfa-<job_id>-", built by hand: snprintf is not async-signal-safe */
+    char prefix[96];
+    size_t plen = 0, jlen = strlen(job_id);
+    if (jlen == 0 || jlen + 6 >= sizeof prefix)
+        return 0;
+    memcpy(prefix, "dcfa-", 5);
+    plen = 5;
+    memcpy(prefix + plen, job_id, jlen);
+    plen += jlen;
+    prefix[plen++] = '-';
+    int dfd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0;
+    /* getdents64 straight from the kernel: opendir() allocates. Removing
+     * entries while reading may make a pass skip some: read again until a
+     * pass finds nothing to remove. */
+    _Alignas(8) char buf[4096];
+    int removed = 0;
+    for (int pass = 0, more = 1; more && pass < 8; pass++) {
+        more = 0;
+        lseek(dfd, 0, SEEK_SET);
+        long n;
+        while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
+            for (long off = 0; off < n;) {
+                struct util_dirent64 {
+                    uint64_t ino;
+                    int64_t off;
+                    unsigned short reclen;
+                    unsigned char type;
+                    char name[];
+                } *d = (struct util_dirent64 *)(buf + off);
+                off += d->reclen;
+                if (strncmp(d->name, prefix, plen) == 0 && unlinkat(dfd, d->name, 0) == 0) {
+                    removed++;
+                    more = 1;
+                }
+            }
+        }
+    }
+    close(dfd);
+    return removed;
 }

@@ -26,8 +26,12 @@ enum {
 
 /* ---- logging ------------------------------------------------------------ */
 extern int util_log_rank;   /* set once the rank is known, -1 before */
+extern int util_log_fd;     /* where log lines go: stderr; -1 drops them (fuzzers) */
 void util_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void util_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Fuzzers only (test/fuzz): when set, util_die calls it after the message
+ * instead of ending the process; it must not return (it longjmps back). */
+extern void (*util_die_hook)(void);
 
 /* ---- memory ------------------------------------------------------------- */
 void *util_malloc(size_t n);            /* dies with a message on failure */
@@ -123,10 +127,14 @@ typedef struct util_config {
     int coll_shm;               /* DCFA_COLL_SHM: node-level collectives in shared memory */
     size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
     size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
+    int ctx_wait;               /* DCFA_CTX_WAIT: seconds a message may wait for its context */
 } util_config;
 extern util_config util_cfg;
 
 enum util_tunable_type { UTIL_T_SIZE, UTIL_T_INT, UTIL_T_BOOL, UTIL_T_ENUM };
+/* UTIL_TF_AGREE: every process of a job must have the same value (ring
+ * geometry, collective algorithm choice); checked at start-up. */
+enum util_tunable_flags { UTIL_TF_AGREE = 1 };
 typedef struct util_tunable {
     const char *name;           /* environment variable */
     enum util_tunable_type type;
@@ -134,11 +142,20 @@ typedef struct util_tunable {
     const char *defval;
     const char *choices;        /* UTIL_T_ENUM: "auto,read,write" */
     const char *help;
+    unsigned flags;             /* enum util_tunable_flags (0 when left out) */
 } util_tunable;
 extern const util_tunable util_tunables[];
 extern const int util_ntunables;
 int util_tunables_load(void);   /* reads the environment; <0 with a logged message on bad values */
 int util_tunable_format(const util_tunable *t, char *buf, size_t len);  /* current value as text */
+/* The UTIL_TF_AGREE values as one string ("<version>/v1,v2,...": no spaces),
+ * to compare with another process's. UTIL_OK, or UTIL_ENOMEM if len is short. */
+int util_tunables_agree_format(const char *version, char *buf, size_t len);
+/* Compares two such strings, a of process `ra` and b of process `rb`; writes
+ * "NAME is A on rank ra but B on rank rb" for each tunable that differs
+ * (joined by "; ", or that the versions differ) to msg. Returns how many differ. */
+int util_tunables_agree_compare(const char *a, int ra, const char *b, int rb, char *msg,
+                                size_t len);
 
 /* ---- node identity ----------------------------------------------------------- */
 /* A key naming the shared-memory domain this process lives in: two processes
@@ -164,14 +181,30 @@ typedef struct util_backoff {
     int polls;
     int yielding;
     uint64_t start_ns;
+    uint64_t idle_ns;       /* when util_wait_idle last ran for this wait */
 } util_backoff;
 static inline void util_backoff_reset(util_backoff *b)
 {
     b->polls = 0;
     b->yielding = 0;
+    b->idle_ns = 0;
 }
 void util_backoff_wait(util_backoff *b);   /* spin, then sched_yield, then short sleeps */
 /* resolve the "auto" waiting policy: spin long when every local rank has a core */
 void util_backoff_configure(int local_ranks);
+/* Set by the layer above: called by a waiting thread once it naps (the slow
+ * phase of the backoff) and then every UTIL_IDLE_CHECK_MS while it keeps
+ * napping, with the entry lock held. It watches what may fail while nobody
+ * talks: the launcher's channel, messages held for unknown contexts. Never on
+ * the small-message path. */
+#define UTIL_IDLE_CHECK_MS 100
+extern void (*util_wait_idle)(void);
+
+/* ---- job resources in /dev/shm ------------------------------------------------- */
+/* Removes every /dev/shm/dcfa-<job_id>-* entry this process may remove (the
+ * job is over: its launcher is gone). Async-signal-safe: no allocation, no
+ * stdio; names that are not there or not ours are skipped. Returns how many
+ * entries were removed. */
+int util_shm_unlink_job(const char *job_id);
 
 #endif

@@ -49,6 +49,8 @@ step "mpicc build"
 "$P/bin/mpicc" -O2 "$HERE/hello.c" -o "$WORK/hello-mpicc"
 step "mpirun -n 2 (mpicc build)"
 run2 "$WORK/hello-mpicc"
+step "soname of the installed library and of the mpicc build"
+sh "$HERE/soname.sh" "$(ls "$P"/lib*/libdcfampi.so | head -1)" "$WORK/hello-mpicc"
 
 step "pkg-config build"
 PKG_CONFIG_PATH=$(dirname "$(ls "$P"/lib*/pkgconfig/mpi.pc | head -1)")

@@ -20,6 +20,8 @@
 #     the same time are not blamed; a job of another test that leaks while this
 #     one runs still can be: serialise with a CTest RESOURCE_LOCK if needed).
 # Environment variables of the caller (DCFA_EAGER_LIMIT, ...) pass through.
+# DCFA_TEST_LAST_RANK_ENV="VAR=VAL ...": the last rank gets these on top, as a
+# program of its own (MPMD: -n N-1 PROGRAM : -n 1 -env VAR VAL ... PROGRAM).
 # Exit status: 0 pass, 1 fail, 2 usage error.
 
 set -u
@@ -85,6 +87,13 @@ if [ "$mpirun" = none ]; then
 else
     read -r -a launcher <<<"$mpirun"
     cmd=("${launcher[@]}" -n "$nprocs" "$prog")
+    if [ -n "${DCFA_TEST_LAST_RANK_ENV:-}" ] && [ "$nprocs" -ge 2 ]; then
+        last=()
+        for kv in $DCFA_TEST_LAST_RANK_ENV; do
+            last+=(-env "${kv%%=*}" "${kv#*=}")
+        done
+        cmd=("${launcher[@]}" -n $((nprocs - 1)) "$prog" : -n 1 "${last[@]}" "$prog")
+    fi
 fi
 
 start=$(date +%s.%N)

@@ -27,6 +27,7 @@
 #define AD_DRAIN 2.0 /* seconds to wait for output after the last rank */
 
 static struct rlimit ad_nofile_orig; /* restored in the ranks */
+static pid_t ad_pid;                  /* this daemon: the ranks' parent */
 
 double ad_now(void)
 {
@@ -397,6 +398,13 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
     int err;
 
     setpgid(0, 0);
+    /* A rank must not outlive its daemon, even one that never calls MPI: if
+     * the daemon dies (even by SIGKILL) the rank gets SIGTERM (the library
+     * then removes the job's segments, docs/faults.md). The daemon may have
+     * died before this line: then end at once. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != ad_pid)
+        _exit(127);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
@@ -853,6 +861,7 @@ int ad_daemon_setup(struct ad_daemon *d, sigset_t *oldmask)
     }
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    ad_pid = getpid();
     /* Three descriptors per rank: raise the soft limit for large jobs. */
     if (getrlimit(RLIMIT_NOFILE, &ad_nofile_orig) == 0) {
         struct rlimit raised = ad_nofile_orig;

@@ -357,9 +357,13 @@ static int shm_red_fold(coll_sched *s, void *arg)
     char *set = g->set[a->seq & 1], *res = set + (size_t)n * g->slot + off;
     int rc = MPI_SUCCESS;
     if (hi > lo) {
+        /* the slots hold the elements from offset 0; the op looks at buf + true_lb, which is
+         * not 0 for a type of absolute addresses used with MPI_BOTTOM: shift it back */
+        MPI_Aint lb = mpii_dtype_get(a->dt)->dt.true_lb;
         memcpy(res, set + (size_t)(n - 1) * g->slot + off, (size_t)(hi - lo) * esz);
         for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
-            rc = mpii_op_apply(a->op, set + (size_t)i * g->slot + off, res, hi - lo, a->dt);
+            rc = mpii_op_apply(a->op, mpii_buf_at(set + (size_t)i * g->slot + off, -lb),
+                               (void *)mpii_buf_at(res, -lb), hi - lo, a->dt);
     }
     shm_set(&g->ctl[r].done, a->seq);
     if (a->root >= 0 && r != a->root)

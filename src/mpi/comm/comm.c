@@ -3,6 +3,7 @@
  * info. An inter-communicator also owns an intra-communicator over its
  * local group (local_comm) for the library's collectives; it gets a context
  * pair of its own in the same agreement. */
+#include "core/core.h"
 #include "mpi/coll/node_shm.h"
 #include "mpi/comm/comm.h"
 #include "mpi/group/group.h"
@@ -32,6 +33,21 @@ enum {
 
 static util_htab comm_tab;
 static int comm_inited;
+/* the communicator holding each context pair in this process (at most one:
+ * comm.h), for the core's check of who may send what */
+static mpii_comm *comm_by_pair[MPII_CTX_PAIRS];
+
+/* core_peer_fn: the process behind rank src of the communicator of ctx */
+static int comm_peer_of(uint32_t ctx, int32_t src)
+{
+    uint32_t pair = ctx / 2;
+    mpii_comm *c = pair < MPII_CTX_PAIRS ? comm_by_pair[pair] : NULL;
+    if (!c)
+        return CORE_PEER_NO_CTX;
+    if (src < 0 || src >= mpii_comm_peer_size(c))
+        return CORE_PEER_NO_RANK;
+    return mpii_comm_peer_lpid(c, src);
+}
 
 mpii_comm *mpii_comm_get(MPI_Comm h)
 {
@@ -49,6 +65,8 @@ static void comm_fill(mpii_comm *c, const mpii_comm *parent, mpii_group *g, uint
 {
     c->refcount = 1;
     c->ctx = ctx;
+    if (ctx / 2 < MPII_CTX_PAIRS)
+        comm_by_pair[ctx / 2] = c;
     c->group = g;
     c->rank = g->rank;
     c->size = g->size;
@@ -79,6 +97,8 @@ static mpii_comm *comm_build(const mpii_comm *parent, mpii_group *g, mpii_group 
 
 static void comm_destroy(mpii_comm *c)
 {
+    if (c->ctx / 2 < MPII_CTX_PAIRS && comm_by_pair[c->ctx / 2] == c)
+        comm_by_pair[c->ctx / 2] = NULL;
     mpii_ctx_release(&mpii_ctx_st, c->ctx);
     if (c->local_comm)
         comm_destroy(c->local_comm);
@@ -141,6 +161,7 @@ int mpii_comm_init_world(void)
     int me = mpii_group_self_lpid();
     comm_predefined(COMM_SELF_INDEX, 1, &me, mpii_ctx_of_pair(1), "MPI_COMM_SELF");
     free(l);
+    core_set_peer_lookup(comm_peer_of);
     return MPI_SUCCESS;
 }
 
@@ -160,6 +181,7 @@ void mpii_comm_finalize(void)
         }
     }
     util_htab_destroy(&comm_tab);
+    memset(comm_by_pair, 0, sizeof comm_by_pair);
     comm_inited = 0;
     mpii_group_finalize();
 }

@@ -5,6 +5,8 @@
 #include "mpi/coll/sched.h"
 #include "assist/assist.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdio.h>
@@ -24,11 +26,139 @@ static void mpii_hang_report(int sig)
     coll_sched_dump_pending();
 }
 
+/* ---- the launcher's death ---------------------------------------------------------
+ * The ranks of a job must not outlive their assist daemon / launcher: a rank
+ * notices that the daemon's end of the command channel closed (mpirun or the
+ * daemon died) and ends itself, removing the job's /dev/shm entries first
+ * (the job is over, and nobody else is left to remove them). Two ways in:
+ *  - a waiting rank checks the channel from the backoff's slow phase
+ *    (util_wait_idle, every 100 ms while it naps; never on the message path);
+ *  - a rank computing outside MPI gets its parent-death signal, SIGTERM (set
+ *    by our daemon for every rank it starts): if SIGTERM was at its default
+ *    when MPI started, the handler below looks at the channel; if the daemon
+ *    is alive it is an ordinary SIGTERM and the default action runs. */
+static char mpii_gone_msg[256];
+static size_t mpii_gone_len;
+static int mpii_term_installed;
+
+static _Noreturn void mpii_launcher_gone(void)
+{
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    /* stderr is most likely a pipe to the dead launcher: no SIGPIPE for the message */
+    pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
+    util_shm_unlink_job(assist_job_id());
+    ssize_t w = write(STDERR_FILENO, mpii_gone_msg, mpii_gone_len);
+    (void)w;
+    _exit(1);
+}
+
+static void mpii_on_sigterm(int sig)
+{
+    int saved = errno;
+    if (assist_channel_lost())
+        mpii_launcher_gone();
+    /* an ordinary SIGTERM: end the way the default action does */
+    signal(sig, SIG_DFL);
+    raise(sig);
+    errno = saved;
+}
+
+static void mpii_idle_check(void)
+{
+    if (assist_channel_lost())
+        mpii_launcher_gone();
+    core_idle_check();
+}
+
+static void mpii_watch_launcher(int rank)
+{
+    int n = snprintf(mpii_gone_msg, sizeof mpii_gone_msg,
+                     "[dcfa-mpi] rank %d: the assist daemon closed the command channel (mpirun or "
+                     "its daemon died): ending this process\n",
+                     rank);
+    mpii_gone_len = n > 0 && (size_t)n < sizeof mpii_gone_msg ? (size_t)n : 0;
+    util_wait_idle = mpii_idle_check;
+    if (assist_is_singleton())
+        return;
+    struct sigaction old, sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = mpii_on_sigterm;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+        !(old.sa_flags & SA_SIGINFO) && sigaction(SIGTERM, &sa, NULL) == 0)
+        mpii_term_installed = 1;
+}
+
+static void mpii_unwatch_launcher(void)
+{
+    util_wait_idle = NULL;
+    struct sigaction cur;
+    if (mpii_term_installed && sigaction(SIGTERM, NULL, &cur) == 0 &&
+        cur.sa_handler == mpii_on_sigterm)
+        signal(SIGTERM, SIG_DFL);
+    mpii_term_installed = 0;
+}
+
+/* ---- the start-up exchange ---------------------------------------------------------
+ * One round through the key/value store, the only one at start-up: each rank
+ * puts its values, one fence, each reads what it needs. It carries the
+ * settings every rank must share (tunables flagged UTIL_TF_AGREE: ring
+ * geometry, collective algorithms), compared with rank 0's; more start-up data
+ * (fabric addresses) joins the same put and fence. A rank whose settings
+ * differ ends the job through the daemon with one message naming the
+ * tunables, both ranks and both values, before any connection exists. */
+static void mpii_startup_exchange(int rank, int size)
+{
+    char key[ASSIST_KEY_MAX + 1], mine[ASSIST_VALUE_MAX + 1], root[ASSIST_VALUE_MAX + 1];
+    char msg[1024];
+    int rc;
+    if (size < 2)
+        return;
+    if (util_tunables_agree_format(DCFA_VERSION, mine, sizeof mine) != UTIL_OK)
+        util_die("MPI_Init: the settings to agree on do not fit one key/value entry");
+    snprintf(key, sizeof key, "dcfa-cfg-%d", rank);
+    if ((rc = assist_kvs_put(key, mine)) < 0 || (rc = assist_kvs_fence()) < 0)
+        util_die("MPI_Init: start-up exchange with the assist daemon failed (%s)", strerror(-rc));
+    if (rank == 0)
+        return;
+    if ((rc = assist_kvs_get("dcfa-cfg-0", root, sizeof root)) < 0)
+        util_die("MPI_Init: cannot read rank 0's settings from the key/value store (%s)",
+                 strerror(-rc));
+    if (util_tunables_agree_compare(mine, rank, root, 0, msg, sizeof msg) == 0)
+        return;
+    char text[1200];
+    snprintf(text, sizeof text,
+             "MPI_Init: settings that must be the same on every rank differ: %s (set them alike "
+             "for every rank, e.g. with mpirun -genv)",
+             msg);
+    fflush(stdout);
+    assist_abort(1, text);
+    _exit(1);
+}
+
 /* The runtime (daemon channel, fabric, predefined objects) is shared by the
  * world model (MPI_Init) and every session; it starts with the first of them
  * and ends with the last. */
 static int mpii_runtime_users;
 static int mpii_runtime_done;
+
+/* 1 while the runtime runs (MPI_Init'ed or a session open): the generated
+ * MPI_X entry points (stubs.c) test it and refuse calls outside (mpii_not_live) */
+int mpii_live;
+
+int mpii_not_live(const char *fn)
+{
+    if (mpii_runtime_done)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, fn,
+                        "MPI is finalized (MPI_Finalize, or the last MPI_Session_finalize, was "
+                        "called): only MPI_Initialized, MPI_Finalized, MPI_Get_version and a few "
+                        "others may follow");
+    return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, fn,
+                    "MPI is not initialized: call MPI_Init, MPI_Init_thread or MPI_Session_init "
+                    "first");
+}
 
 static int mpii_thread_grant(int required)
 {
@@ -53,6 +183,7 @@ int mpii_runtime_start(int required)
     if (rc < 0)
         util_die("MPI_Init: cannot reach the assist daemon (%s)", strerror(-rc));
     util_log_rank = rank;
+    mpii_watch_launcher(rank);
     mpii_st.world_rank = rank;
     mpii_st.world_size = size;
     mpii_node_init();
@@ -66,6 +197,7 @@ int mpii_runtime_start(int required)
     mpii_st.universe_size = usize > 0 ? usize : size;
     gethostname(mpii_st.hostname, sizeof mpii_st.hostname - 1);
     mpii_st.thread_level = mpii_thread_grant(required);
+    mpii_startup_exchange(rank, size);
     rc = core_init(rank, size, assist_job_id());
     if (rc != UTIL_OK)
         util_die("MPI_Init: cannot set up the shared-memory fabric");
@@ -81,6 +213,7 @@ int mpii_runtime_start(int required)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
     mpii_async_start(mpii_st.thread_level);
+    mpii_live = 1;
     return MPI_SUCCESS;
 }
 
@@ -99,9 +232,11 @@ void mpii_runtime_stop(void)
     mpii_dtype_finalize();
     mpii_attr_finalize();
     mpii_node_finalize();
+    mpii_unwatch_launcher();
     assist_finalize();
     signal(SIGUSR1, SIG_DFL);
     mpii_runtime_done = 1;
+    mpii_live = 0;
 }
 
 static int mpii_init(int required, int *provided)
