@@ -62,6 +62,7 @@ typedef struct mpii_comm {
     MPI_Info info;
     mpii_attr *attrs;
     uint32_t coll_tag;      /* sequence for internal collective tags */
+    uint32_t ctxag_seq;     /* context agreements begun on this parent (their keys) */
     char name[MPI_MAX_OBJECT_NAME];
     void *topo;             /* topology (src/mpi/topo), NULL if none */
     void *coll_shm;         /* node-level collective segment (src/mpi/coll/node_shm.c) */
