@@ -5,6 +5,7 @@
 #define DCFA_MPII_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include "util/util.h"
 #include "core/dtype.h"
@@ -23,6 +24,7 @@ enum mpii_kind {
 typedef struct mpii_state {
     int initialized, finalized;
     int thread_level;
+    pthread_t main_thread;  /* the thread that called MPI_Init (MPI_Is_thread_main) */
     int world_rank, world_size;
     int appnum, universe_size;
     char hostname[MPI_MAX_PROCESSOR_NAME];
@@ -156,7 +158,13 @@ int mpii_waitall(int n, MPI_Request *reqs, MPI_Status *statuses);
 extern int mpii_entry_lock_on;      /* every MPI_X entry holds the entry lock */
 void mpii_entry_enter(void);
 void mpii_entry_leave(void);
+int mpii_entry_hold(void);           /* take the lock if it was turned on since the call began */
 void mpii_async_start(int thread_level);
+/* a later session asked for MPI_THREAD_MULTIPLE: turn the entry lock on */
+void mpii_async_multiple(void);
+/* start and stop of the runtime, serialised (sessions may start in any thread) */
+void mpii_init_lock(void);
+void mpii_init_unlock(void);
 void mpii_async_stop(void);
 void mpii_async_kick(void);         /* a schedule started: wake the assist thread */
 

@@ -38,6 +38,16 @@ void mpii_entry_leave(void)
         pthread_mutex_unlock(&mpii_entry_mutex);
 }
 
+/* the caller entered while the lock was off and it has since been turned on
+ * (a session asked for MULTIPLE): take it now; 1 if taken (mpii_entry_leave) */
+int mpii_entry_hold(void)
+{
+    if (!__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_SEQ_CST) || mpii_entry_depth > 0)
+        return 0;
+    mpii_entry_enter();
+    return 1;
+}
+
 static void mpii_wait_unlock(void)
 {
     if (mpii_entry_depth > 0)
@@ -107,15 +117,29 @@ static void *mpii_assist_main(void *arg)
     }
 }
 
+static pthread_mutex_t mpii_init_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void mpii_init_lock(void) { pthread_mutex_lock(&mpii_init_mutex); }
+void mpii_init_unlock(void) { pthread_mutex_unlock(&mpii_init_mutex); }
+
+/* Turning the lock on while the library runs: the caller is inside without
+ * the lock (it was off when it entered) and, the level granted so far being
+ * below MULTIPLE, no other thread is inside; every call from now on takes it. */
+void mpii_async_multiple(void)
+{
+    if (mpii_entry_lock_on)
+        return;
+    util_wait_unlock = mpii_wait_unlock;
+    util_wait_lock = mpii_wait_lock;
+    __atomic_store_n(&mpii_entry_lock_on, 1, __ATOMIC_SEQ_CST);
+}
+
 /* called at the end of MPI_Init / the first session, before any other thread
  * may call in: turn the entry lock on if needed and start the assist thread */
 void mpii_async_start(int thread_level)
 {
-    if (thread_level == MPI_THREAD_MULTIPLE || util_cfg.async_progress) {
-        util_wait_unlock = mpii_wait_unlock;
-        util_wait_lock = mpii_wait_lock;
-        mpii_entry_lock_on = 1;
-    }
+    if (thread_level == MPI_THREAD_MULTIPLE || util_cfg.async_progress)
+        mpii_async_multiple();
     if (!util_cfg.async_progress)
         return;
     mpii_assist.stop = 0;

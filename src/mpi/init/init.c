@@ -39,8 +39,11 @@ static int mpii_thread_grant(int required)
 
 int mpii_runtime_start(int required)
 {
-    if (mpii_runtime_users++ > 0)
+    if (mpii_runtime_users++ > 0) {
+        if (required == MPI_THREAD_MULTIPLE)
+            mpii_async_multiple();
         return MPI_SUCCESS;
+    }
     if (mpii_runtime_done) {
         mpii_runtime_users--;
         return MPI_ERR_OTHER;   /* the daemon channel cannot be reopened */
@@ -106,9 +109,13 @@ static int mpii_init(int required, int *provided)
     if (mpii_st.finalized)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init",
                         "MPI cannot be initialized again after MPI_Finalize");
-    if (mpii_runtime_start(required) != MPI_SUCCESS)
+    mpii_init_lock();
+    int rc = mpii_runtime_start(required);
+    mpii_init_unlock();
+    if (rc != MPI_SUCCESS)
         util_die("MPI_Init: the library was already shut down by the last MPI_Session_finalize");
     mpii_st.thread_level = mpii_thread_grant(required);
+    mpii_st.main_thread = pthread_self();
     if (provided)
         *provided = mpii_st.thread_level;
     mpii_st.initialized = 1;
@@ -148,7 +155,7 @@ int PMPI_Query_thread(int *provided)
 
 int PMPI_Is_thread_main(int *flag)
 {
-    *flag = 1;
+    *flag = !mpii_st.initialized || pthread_equal(pthread_self(), mpii_st.main_thread);
     return MPI_SUCCESS;
 }
 
@@ -160,7 +167,9 @@ int PMPI_Finalize(void)
     mpii_comm *self = mpii_comm_get(MPI_COMM_SELF);
     if (self)
         mpii_attr_delete_all(MPII_OBJ_COMM, MPI_COMM_SELF, &self->attrs);
+    mpii_init_lock();
     mpii_runtime_stop();
+    mpii_init_unlock();
     mpii_st.finalized = 1;
     return MPI_SUCCESS;
 }
