@@ -32,7 +32,7 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -50,7 +50,7 @@ int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -68,7 +68,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
         mpii_entry_leave();
@@ -86,7 +86,7 @@ int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
         mpii_entry_leave();
@@ -104,7 +104,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) __attribute__((weak));
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_count(status, datatype, count);
         mpii_entry_leave();
@@ -122,7 +122,7 @@ int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count 
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_count_c(status, datatype, count);
         mpii_entry_leave();
@@ -140,7 +140,7 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -158,7 +158,7 @@ int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -176,7 +176,7 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -194,7 +194,7 @@ int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -212,7 +212,7 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -230,7 +230,7 @@ int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((weak));
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -248,7 +248,7 @@ int PMPI_Buffer_attach(void *buffer, int size) __attribute__((weak, alias("stub_
 int MPI_Buffer_attach(void *buffer, int size) __attribute__((weak));
 int MPI_Buffer_attach(void *buffer, int size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_attach(buffer, size);
         mpii_entry_leave();
@@ -266,7 +266,7 @@ int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) __attribute__((weak, alia
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_attach_c(buffer, size);
         mpii_entry_leave();
@@ -284,7 +284,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size) __attribute__((weak, alias(
 int MPI_Buffer_detach(void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_detach(buffer_addr, size);
         mpii_entry_leave();
@@ -302,7 +302,7 @@ int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) __attribute__((weak
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_detach_c(buffer_addr, size);
         mpii_entry_leave();
@@ -320,7 +320,7 @@ int PMPI_Buffer_flush(void) __attribute__((weak, alias("stub_Buffer_flush")));
 int MPI_Buffer_flush(void) __attribute__((weak));
 int MPI_Buffer_flush(void)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_flush();
         mpii_entry_leave();
@@ -338,7 +338,7 @@ int PMPI_Buffer_iflush(MPI_Request *request) __attribute__((weak, alias("stub_Bu
 int MPI_Buffer_iflush(MPI_Request *request) __attribute__((weak));
 int MPI_Buffer_iflush(MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_iflush(request);
         mpii_entry_leave();
@@ -356,7 +356,7 @@ int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) __attribute__
 int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) __attribute__((weak));
 int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_attach_buffer(comm, buffer, size);
         mpii_entry_leave();
@@ -374,7 +374,7 @@ int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) __att
 int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_attach_buffer_c(comm, buffer, size);
         mpii_entry_leave();
@@ -392,7 +392,7 @@ int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) __attri
 int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_detach_buffer(comm, buffer_addr, size);
         mpii_entry_leave();
@@ -410,7 +410,7 @@ int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_detach_buffer_c(comm, buffer_addr, size);
         mpii_entry_leave();
@@ -428,7 +428,7 @@ int PMPI_Comm_flush_buffer(MPI_Comm comm) __attribute__((weak, alias("stub_Comm_
 int MPI_Comm_flush_buffer(MPI_Comm comm) __attribute__((weak));
 int MPI_Comm_flush_buffer(MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_flush_buffer(comm);
         mpii_entry_leave();
@@ -446,7 +446,7 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) __attribute__((
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_iflush_buffer(comm, request);
         mpii_entry_leave();
@@ -464,7 +464,7 @@ int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) __at
 int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) __attribute__((weak));
 int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_attach_buffer(session, buffer, size);
         mpii_entry_leave();
@@ -482,7 +482,7 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count si
 int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_attach_buffer_c(session, buffer, size);
         mpii_entry_leave();
@@ -500,7 +500,7 @@ int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size
 int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_detach_buffer(session, buffer_addr, size);
         mpii_entry_leave();
@@ -518,7 +518,7 @@ int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Cou
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_detach_buffer_c(session, buffer_addr, size);
         mpii_entry_leave();
@@ -536,7 +536,7 @@ int PMPI_Session_flush_buffer(MPI_Session session) __attribute__((weak, alias("s
 int MPI_Session_flush_buffer(MPI_Session session) __attribute__((weak));
 int MPI_Session_flush_buffer(MPI_Session session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_flush_buffer(session);
         mpii_entry_leave();
@@ -554,7 +554,7 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) __attr
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) __attribute__((weak));
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_iflush_buffer(session, request);
         mpii_entry_leave();
@@ -572,7 +572,7 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -590,7 +590,7 @@ int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -608,7 +608,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -626,7 +626,7 @@ int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -644,7 +644,7 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -662,7 +662,7 @@ int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -680,7 +680,7 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -698,7 +698,7 @@ int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -716,7 +716,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
         mpii_entry_leave();
@@ -734,7 +734,7 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
         mpii_entry_leave();
@@ -752,7 +752,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status) __attribute__((weak, ali
 int MPI_Wait(MPI_Request *request, MPI_Status *status) __attribute__((weak));
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Wait(request, status);
         mpii_entry_leave();
@@ -770,7 +770,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) __attribute__
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Test(request, flag, status);
         mpii_entry_leave();
@@ -788,7 +788,7 @@ int PMPI_Request_free(MPI_Request *request) __attribute__((weak, alias("stub_Req
 int MPI_Request_free(MPI_Request *request) __attribute__((weak));
 int MPI_Request_free(MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_free(request);
         mpii_entry_leave();
@@ -806,7 +806,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) __attribute__((weak));
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitany(count, array_of_requests, index, status);
         mpii_entry_leave();
@@ -824,7 +824,7 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testany(count, array_of_requests, index, flag, status);
         mpii_entry_leave();
@@ -842,7 +842,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
         mpii_entry_leave();
@@ -860,7 +860,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
         mpii_entry_leave();
@@ -878,7 +878,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         mpii_entry_leave();
@@ -896,7 +896,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         mpii_entry_leave();
@@ -914,7 +914,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status(request, flag, status);
         mpii_entry_leave();
@@ -932,7 +932,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
 int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_any(count, array_of_requests, index, flag, status);
         mpii_entry_leave();
@@ -950,7 +950,7 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
         mpii_entry_leave();
@@ -968,7 +968,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) __attribute__((weak));
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         mpii_entry_leave();
@@ -986,7 +986,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) __attribute__((weak));
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iprobe(source, tag, comm, flag, status);
         mpii_entry_leave();
@@ -1004,7 +1004,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) __attribu
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Probe(source, tag, comm, status);
         mpii_entry_leave();
@@ -1022,7 +1022,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
         mpii_entry_leave();
@@ -1040,7 +1040,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mprobe(source, tag, comm, message, status);
         mpii_entry_leave();
@@ -1058,7 +1058,7 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mrecv(buf, count, datatype, message, status);
         mpii_entry_leave();
@@ -1076,7 +1076,7 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) __attribute__((weak));
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
         mpii_entry_leave();
@@ -1094,7 +1094,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) __attribute__((weak));
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Imrecv(buf, count, datatype, message, request);
         mpii_entry_leave();
@@ -1112,7 +1112,7 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) __attribute__((weak));
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
         mpii_entry_leave();
@@ -1130,7 +1130,7 @@ int PMPI_Cancel(MPI_Request *request) __attribute__((weak, alias("stub_Cancel"))
 int MPI_Cancel(MPI_Request *request) __attribute__((weak));
 int MPI_Cancel(MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cancel(request);
         mpii_entry_leave();
@@ -1148,7 +1148,7 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag) __attribute__((weak
 int MPI_Test_cancelled(const MPI_Status *status, int *flag) __attribute__((weak));
 int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Test_cancelled(status, flag);
         mpii_entry_leave();
@@ -1166,7 +1166,7 @@ int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1184,7 +1184,7 @@ int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1202,7 +1202,7 @@ int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1220,7 +1220,7 @@ int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1238,7 +1238,7 @@ int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1256,7 +1256,7 @@ int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1274,7 +1274,7 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1292,7 +1292,7 @@ int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1310,7 +1310,7 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
         mpii_entry_leave();
@@ -1328,7 +1328,7 @@ int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sour
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
         mpii_entry_leave();
@@ -1346,7 +1346,7 @@ int PMPI_Start(MPI_Request *request) __attribute__((weak, alias("stub_Start")));
 int MPI_Start(MPI_Request *request) __attribute__((weak));
 int MPI_Start(MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Start(request);
         mpii_entry_leave();
@@ -1364,7 +1364,7 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[]) __attribute__((wea
 int MPI_Startall(int count, MPI_Request array_of_requests[]) __attribute__((weak));
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Startall(count, array_of_requests);
         mpii_entry_leave();
@@ -1382,7 +1382,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
         mpii_entry_leave();
@@ -1400,7 +1400,7 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
         mpii_entry_leave();
@@ -1418,7 +1418,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
         mpii_entry_leave();
@@ -1436,7 +1436,7 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) __attribute__((weak));
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
         mpii_entry_leave();
@@ -1454,7 +1454,7 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
         mpii_entry_leave();
@@ -1472,7 +1472,7 @@ int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
         mpii_entry_leave();
@@ -1490,7 +1490,7 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
         mpii_entry_leave();
@@ -1508,7 +1508,7 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
         mpii_entry_leave();
@@ -1526,7 +1526,7 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
         mpii_entry_leave();
@@ -1544,7 +1544,7 @@ int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
 int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
         mpii_entry_leave();
@@ -1562,7 +1562,7 @@ int PMPI_Pready(int partition, MPI_Request request) __attribute__((weak, alias("
 int MPI_Pready(int partition, MPI_Request request) __attribute__((weak));
 int MPI_Pready(int partition, MPI_Request request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready(partition, request);
         mpii_entry_leave();
@@ -1580,7 +1580,7 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request) __attribute__((weak));
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready_range(partition_low, partition_high, request);
         mpii_entry_leave();
@@ -1598,7 +1598,7 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) __attribute__((weak));
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready_list(length, array_of_partitions, request);
         mpii_entry_leave();
@@ -1616,7 +1616,7 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag) __attribute__((
 int MPI_Parrived(MPI_Request request, int partition, int *flag) __attribute__((weak));
 int MPI_Parrived(MPI_Request request, int partition, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Parrived(request, partition, flag);
         mpii_entry_leave();
@@ -1634,7 +1634,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_contiguous(count, oldtype, newtype);
         mpii_entry_leave();
@@ -1652,7 +1652,7 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_contiguous_c(count, oldtype, newtype);
         mpii_entry_leave();
@@ -1670,7 +1670,7 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_vector(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -1688,7 +1688,7 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_vector_c(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -1706,7 +1706,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -1724,7 +1724,7 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hvector_c(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -1742,7 +1742,7 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int ar
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1760,7 +1760,7 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1778,7 +1778,7 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1796,7 +1796,7 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1814,7 +1814,7 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1832,7 +1832,7 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, con
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1850,7 +1850,7 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint a
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1868,7 +1868,7 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, co
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1886,7 +1886,7 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const 
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
         mpii_entry_leave();
@@ -1904,7 +1904,7 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
         mpii_entry_leave();
@@ -1922,7 +1922,7 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
         mpii_entry_leave();
@@ -1940,7 +1940,7 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
         mpii_entry_leave();
@@ -1958,7 +1958,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
         mpii_entry_leave();
@@ -1976,7 +1976,7 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
         mpii_entry_leave();
@@ -1994,7 +1994,7 @@ int PMPI_Get_address(const void *location, MPI_Aint *address) __attribute__((wea
 int MPI_Get_address(const void *location, MPI_Aint *address) __attribute__((weak));
 int MPI_Get_address(const void *location, MPI_Aint *address)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_address(location, address);
         mpii_entry_leave();
@@ -2036,7 +2036,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size) __attribute__((weak, alias(
 int MPI_Type_size(MPI_Datatype datatype, int *size) __attribute__((weak));
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size(datatype, size);
         mpii_entry_leave();
@@ -2054,7 +2054,7 @@ int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size_c(datatype, size);
         mpii_entry_leave();
@@ -2072,7 +2072,7 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size_x(datatype, size);
         mpii_entry_leave();
@@ -2090,7 +2090,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) __attribute__((weak));
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent(datatype, lb, extent);
         mpii_entry_leave();
@@ -2108,7 +2108,7 @@ int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) __attribute__((weak));
 int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent_c(datatype, lb, extent);
         mpii_entry_leave();
@@ -2126,7 +2126,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) __attribute__((weak));
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent_x(datatype, lb, extent);
         mpii_entry_leave();
@@ -2144,7 +2144,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_resized(oldtype, lb, extent, newtype);
         mpii_entry_leave();
@@ -2162,7 +2162,7 @@ int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count ext
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_resized_c(oldtype, lb, extent, newtype);
         mpii_entry_leave();
@@ -2180,7 +2180,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent(datatype, true_lb, true_extent);
         mpii_entry_leave();
@@ -2198,7 +2198,7 @@ int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent_c(datatype, true_lb, true_extent);
         mpii_entry_leave();
@@ -2216,7 +2216,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) __attribute__((weak));
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent);
         mpii_entry_leave();
@@ -2234,7 +2234,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype) __attribute__((weak, alias("stub_Ty
 int MPI_Type_commit(MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_commit(datatype);
         mpii_entry_leave();
@@ -2252,7 +2252,7 @@ int PMPI_Type_free(MPI_Datatype *datatype) __attribute__((weak, alias("stub_Type
 int MPI_Type_free(MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_free(MPI_Datatype *datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_free(datatype);
         mpii_entry_leave();
@@ -2270,7 +2270,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((we
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_dup(oldtype, newtype);
         mpii_entry_leave();
@@ -2288,7 +2288,7 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) __attribute__((weak));
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements(status, datatype, count);
         mpii_entry_leave();
@@ -2306,7 +2306,7 @@ int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements_c(status, datatype, count);
         mpii_entry_leave();
@@ -2324,7 +2324,7 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) __attribute__((weak));
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements_x(status, datatype, count);
         mpii_entry_leave();
@@ -2342,7 +2342,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) __attribute__((weak));
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner);
         mpii_entry_leave();
@@ -2360,7 +2360,7 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI
 int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) __attribute__((weak));
 int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
         mpii_entry_leave();
@@ -2378,7 +2378,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) __attribute__((weak));
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
         mpii_entry_leave();
@@ -2396,7 +2396,7 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
 int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) __attribute__((weak));
 int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes);
         mpii_entry_leave();
@@ -2414,7 +2414,7 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
 int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) __attribute__((weak));
 int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_value_index(value_type, index_type, pair_type);
         mpii_entry_leave();
@@ -2432,7 +2432,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) __attribute__((weak));
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
         mpii_entry_leave();
@@ -2450,7 +2450,7 @@ int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) __attribute__((weak));
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
         mpii_entry_leave();
@@ -2468,7 +2468,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm) __attribute__((weak));
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
         mpii_entry_leave();
@@ -2486,7 +2486,7 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) __attribute__((weak));
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
         mpii_entry_leave();
@@ -2504,7 +2504,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_size(incount, datatype, comm, size);
         mpii_entry_leave();
@@ -2522,7 +2522,7 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) __attribute__((weak));
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_size_c(incount, datatype, comm, size);
         mpii_entry_leave();
@@ -2540,7 +2540,7 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) __attribute__((weak));
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
         mpii_entry_leave();
@@ -2558,7 +2558,7 @@ int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count inco
 int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) __attribute__((weak));
 int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
         mpii_entry_leave();
@@ -2576,7 +2576,7 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) __attribute__((weak));
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
         mpii_entry_leave();
@@ -2594,7 +2594,7 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) __attribute__((weak));
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
         mpii_entry_leave();
@@ -2612,7 +2612,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size) __attribute__((weak));
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_size(datarep, incount, datatype, size);
         mpii_entry_leave();
@@ -2630,7 +2630,7 @@ int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datat
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) __attribute__((weak));
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_size_c(datarep, incount, datatype, size);
         mpii_entry_leave();
@@ -2648,7 +2648,7 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) __attribute__
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_real(p, r, newtype);
         mpii_entry_leave();
@@ -2666,7 +2666,7 @@ int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) __attribut
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_complex(p, r, newtype);
         mpii_entry_leave();
@@ -2684,7 +2684,7 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) __attribute__((we
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_integer(r, newtype);
         mpii_entry_leave();
@@ -2702,7 +2702,7 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) __attr
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) __attribute__((weak));
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_match_size(typeclass, size, datatype);
         mpii_entry_leave();
@@ -2720,7 +2720,7 @@ int PMPI_Barrier(MPI_Comm comm) __attribute__((weak, alias("stub_Barrier")));
 int MPI_Barrier(MPI_Comm comm) __attribute__((weak));
 int MPI_Barrier(MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Barrier(comm);
         mpii_entry_leave();
@@ -2738,7 +2738,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) __attribute__((weak, alia
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibarrier(comm, request);
         mpii_entry_leave();
@@ -2756,7 +2756,7 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) __attr
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Barrier_init(comm, info, request);
         mpii_entry_leave();
@@ -2774,7 +2774,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
         mpii_entry_leave();
@@ -2792,7 +2792,7 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
         mpii_entry_leave();
@@ -2810,7 +2810,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
         mpii_entry_leave();
@@ -2828,7 +2828,7 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
         mpii_entry_leave();
@@ -2846,7 +2846,7 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
         mpii_entry_leave();
@@ -2864,7 +2864,7 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
         mpii_entry_leave();
@@ -2882,7 +2882,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -2900,7 +2900,7 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -2918,7 +2918,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -2936,7 +2936,7 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -2954,7 +2954,7 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -2972,7 +2972,7 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -2990,7 +2990,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
         mpii_entry_leave();
@@ -3008,7 +3008,7 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
         mpii_entry_leave();
@@ -3026,7 +3026,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3044,7 +3044,7 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3062,7 +3062,7 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3080,7 +3080,7 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3098,7 +3098,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3116,7 +3116,7 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3134,7 +3134,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3152,7 +3152,7 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3170,7 +3170,7 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3188,7 +3188,7 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3206,7 +3206,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3224,7 +3224,7 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3242,7 +3242,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3260,7 +3260,7 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3278,7 +3278,7 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3296,7 +3296,7 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3314,7 +3314,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -3332,7 +3332,7 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -3350,7 +3350,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -3368,7 +3368,7 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -3386,7 +3386,7 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3404,7 +3404,7 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3422,7 +3422,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
         mpii_entry_leave();
@@ -3440,7 +3440,7 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
         mpii_entry_leave();
@@ -3458,7 +3458,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
         mpii_entry_leave();
@@ -3476,7 +3476,7 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
         mpii_entry_leave();
@@ -3494,7 +3494,7 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
 int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3512,7 +3512,7 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3530,7 +3530,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -3548,7 +3548,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -3566,7 +3566,7 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -3584,7 +3584,7 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -3602,7 +3602,7 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3620,7 +3620,7 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3638,7 +3638,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
         mpii_entry_leave();
@@ -3656,7 +3656,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
         mpii_entry_leave();
@@ -3674,7 +3674,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
         mpii_entry_leave();
@@ -3692,7 +3692,7 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
         mpii_entry_leave();
@@ -3710,7 +3710,7 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3728,7 +3728,7 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3746,7 +3746,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
         mpii_entry_leave();
@@ -3764,7 +3764,7 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
         mpii_entry_leave();
@@ -3782,7 +3782,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
         mpii_entry_leave();
@@ -3800,7 +3800,7 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
         mpii_entry_leave();
@@ -3818,7 +3818,7 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
 int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
         mpii_entry_leave();
@@ -3836,7 +3836,7 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
         mpii_entry_leave();
@@ -3854,7 +3854,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
         mpii_entry_leave();
@@ -3872,7 +3872,7 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
         mpii_entry_leave();
@@ -3890,7 +3890,7 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
         mpii_entry_leave();
@@ -3908,7 +3908,7 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
         mpii_entry_leave();
@@ -3926,7 +3926,7 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
         mpii_entry_leave();
@@ -3944,7 +3944,7 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
         mpii_entry_leave();
@@ -3962,7 +3962,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -3980,7 +3980,7 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -3998,7 +3998,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4016,7 +4016,7 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4034,7 +4034,7 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4052,7 +4052,7 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, M
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4070,7 +4070,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) __attribute__((weak));
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
         mpii_entry_leave();
@@ -4088,7 +4088,7 @@ int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_
 int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) __attribute__((weak));
 int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
         mpii_entry_leave();
@@ -4106,7 +4106,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
         mpii_entry_leave();
@@ -4124,7 +4124,7 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
         mpii_entry_leave();
@@ -4142,7 +4142,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4160,7 +4160,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4178,7 +4178,7 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
 int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4196,7 +4196,7 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4214,7 +4214,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
         mpii_entry_leave();
@@ -4232,7 +4232,7 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
         mpii_entry_leave();
@@ -4250,7 +4250,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4268,7 +4268,7 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4286,7 +4286,7 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
 int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4304,7 +4304,7 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4322,7 +4322,7 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4340,7 +4340,7 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4358,7 +4358,7 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4376,7 +4376,7 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4394,7 +4394,7 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4412,7 +4412,7 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4430,7 +4430,7 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4448,7 +4448,7 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) __attribute__((weak));
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4466,7 +4466,7 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4484,7 +4484,7 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4502,7 +4502,7 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4520,7 +4520,7 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4538,7 +4538,7 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) __attrib
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) __attribute__((weak));
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_create(user_fn, commute, op);
         mpii_entry_leave();
@@ -4556,7 +4556,7 @@ int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) __at
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) __attribute__((weak));
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_create_c(user_fn, commute, op);
         mpii_entry_leave();
@@ -4574,7 +4574,7 @@ int PMPI_Op_free(MPI_Op *op) __attribute__((weak, alias("stub_Op_free")));
 int MPI_Op_free(MPI_Op *op) __attribute__((weak));
 int MPI_Op_free(MPI_Op *op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_free(op);
         mpii_entry_leave();
@@ -4592,7 +4592,7 @@ int PMPI_Op_commutative(MPI_Op op, int *commute) __attribute__((weak, alias("stu
 int MPI_Op_commutative(MPI_Op op, int *commute) __attribute__((weak));
 int MPI_Op_commutative(MPI_Op op, int *commute)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_commutative(op, commute);
         mpii_entry_leave();
@@ -4610,7 +4610,7 @@ int PMPI_Group_size(MPI_Group group, int *size) __attribute__((weak, alias("stub
 int MPI_Group_size(MPI_Group group, int *size) __attribute__((weak));
 int MPI_Group_size(MPI_Group group, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_size(group, size);
         mpii_entry_leave();
@@ -4628,7 +4628,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank) __attribute__((weak, alias("stub
 int MPI_Group_rank(MPI_Group group, int *rank) __attribute__((weak));
 int MPI_Group_rank(MPI_Group group, int *rank)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_rank(group, rank);
         mpii_entry_leave();
@@ -4646,7 +4646,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) __attribute__((weak));
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2);
         mpii_entry_leave();
@@ -4664,7 +4664,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) __attrib
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) __attribute__((weak));
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_compare(group1, group2, result);
         mpii_entry_leave();
@@ -4682,7 +4682,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak, alias(
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak));
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_group(comm, group);
         mpii_entry_leave();
@@ -4700,7 +4700,7 @@ int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_union(group1, group2, newgroup);
         mpii_entry_leave();
@@ -4718,7 +4718,7 @@ int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgr
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_intersection(group1, group2, newgroup);
         mpii_entry_leave();
@@ -4736,7 +4736,7 @@ int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_difference(group1, group2, newgroup);
         mpii_entry_leave();
@@ -4754,7 +4754,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_incl(group, n, ranks, newgroup);
         mpii_entry_leave();
@@ -4772,7 +4772,7 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_excl(group, n, ranks, newgroup);
         mpii_entry_leave();
@@ -4790,7 +4790,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
         mpii_entry_leave();
@@ -4808,7 +4808,7 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
         mpii_entry_leave();
@@ -4826,7 +4826,7 @@ int PMPI_Group_free(MPI_Group *group) __attribute__((weak, alias("stub_Group_fre
 int MPI_Group_free(MPI_Group *group) __attribute__((weak));
 int MPI_Group_free(MPI_Group *group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_free(group);
         mpii_entry_leave();
@@ -4844,7 +4844,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) __attribute__((weak));
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_from_session_pset(session, pset_name, newgroup);
         mpii_entry_leave();
@@ -4862,7 +4862,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size) __attribute__((weak, alias("stub_Co
 int MPI_Comm_size(MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Comm_size(MPI_Comm comm, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_size(comm, size);
         mpii_entry_leave();
@@ -4880,7 +4880,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank) __attribute__((weak, alias("stub_Co
 int MPI_Comm_rank(MPI_Comm comm, int *rank) __attribute__((weak));
 int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_rank(comm, rank);
         mpii_entry_leave();
@@ -4898,7 +4898,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) __attribute__
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) __attribute__((weak));
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_compare(comm1, comm2, result);
         mpii_entry_leave();
@@ -4916,7 +4916,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak, alias("
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_dup(comm, newcomm);
         mpii_entry_leave();
@@ -4934,7 +4934,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) __a
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
         mpii_entry_leave();
@@ -4952,7 +4952,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) __att
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_idup(comm, newcomm, request);
         mpii_entry_leave();
@@ -4970,7 +4970,7 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) __attribute__((weak));
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
         mpii_entry_leave();
@@ -4988,7 +4988,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) __attrib
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create(comm, group, newcomm);
         mpii_entry_leave();
@@ -5006,7 +5006,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
         mpii_entry_leave();
@@ -5024,7 +5024,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
         mpii_entry_leave();
@@ -5042,7 +5042,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) __attr
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_split(comm, color, key, newcomm);
         mpii_entry_leave();
@@ -5060,7 +5060,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
         mpii_entry_leave();
@@ -5078,7 +5078,7 @@ int PMPI_Comm_free(MPI_Comm *comm) __attribute__((weak, alias("stub_Comm_free"))
 int MPI_Comm_free(MPI_Comm *comm) __attribute__((weak));
 int MPI_Comm_free(MPI_Comm *comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_free(comm);
         mpii_entry_leave();
@@ -5096,7 +5096,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) __attribute__((weak, alias(
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) __attribute__((weak));
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_info(comm, info);
         mpii_entry_leave();
@@ -5114,7 +5114,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) __attribute__((weak, 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) __attribute__((weak));
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_info(comm, info_used);
         mpii_entry_leave();
@@ -5132,7 +5132,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) __attribute__((weak, alias("s
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag) __attribute__((weak));
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_test_inter(comm, flag);
         mpii_entry_leave();
@@ -5150,7 +5150,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size) __attribute__((weak, alias("
 int MPI_Comm_remote_size(MPI_Comm comm, int *size) __attribute__((weak));
 int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_remote_size(comm, size);
         mpii_entry_leave();
@@ -5168,7 +5168,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak,
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) __attribute__((weak));
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_remote_group(comm, group);
         mpii_entry_leave();
@@ -5186,7 +5186,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) __attribute__((weak));
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
         mpii_entry_leave();
@@ -5204,7 +5204,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) __attribute__((weak));
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
         mpii_entry_leave();
@@ -5222,7 +5222,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) _
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) __attribute__((weak));
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
         mpii_entry_leave();
@@ -5240,7 +5240,7 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) __attribute__((weak));
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
         mpii_entry_leave();
@@ -5258,7 +5258,7 @@ int PMPI_Comm_free_keyval(int *comm_keyval) __attribute__((weak, alias("stub_Com
 int MPI_Comm_free_keyval(int *comm_keyval) __attribute__((weak));
 int MPI_Comm_free_keyval(int *comm_keyval)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_free_keyval(comm_keyval);
         mpii_entry_leave();
@@ -5276,7 +5276,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) __at
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
         mpii_entry_leave();
@@ -5294,7 +5294,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
         mpii_entry_leave();
@@ -5312,7 +5312,7 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) __attribute__((weak, a
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) __attribute__((weak));
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_delete_attr(comm, comm_keyval);
         mpii_entry_leave();
@@ -5330,7 +5330,7 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) __attribute__((weak));
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
         mpii_entry_leave();
@@ -5348,7 +5348,7 @@ int PMPI_Win_free_keyval(int *win_keyval) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_free_keyval(int *win_keyval) __attribute__((weak));
 int MPI_Win_free_keyval(int *win_keyval)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_free_keyval(win_keyval);
         mpii_entry_leave();
@@ -5366,7 +5366,7 @@ int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) __attrib
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_attr(win, win_keyval, attribute_val);
         mpii_entry_leave();
@@ -5384,7 +5384,7 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
         mpii_entry_leave();
@@ -5402,7 +5402,7 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((weak, alias
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval) __attribute__((weak));
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_delete_attr(win, win_keyval);
         mpii_entry_leave();
@@ -5420,7 +5420,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) __attribute__((weak));
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state);
         mpii_entry_leave();
@@ -5438,7 +5438,7 @@ int PMPI_Type_free_keyval(int *type_keyval) __attribute__((weak, alias("stub_Typ
 int MPI_Type_free_keyval(int *type_keyval) __attribute__((weak));
 int MPI_Type_free_keyval(int *type_keyval)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_free_keyval(type_keyval);
         mpii_entry_leave();
@@ -5456,7 +5456,7 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) __attribute__((weak));
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_set_attr(datatype, type_keyval, attribute_val);
         mpii_entry_leave();
@@ -5474,7 +5474,7 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag);
         mpii_entry_leave();
@@ -5492,7 +5492,7 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) __attribute__(
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) __attribute__((weak));
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_delete_attr(datatype, type_keyval);
         mpii_entry_leave();
@@ -5510,7 +5510,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) __attribute__((weak
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name) __attribute__((weak));
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_name(comm, comm_name);
         mpii_entry_leave();
@@ -5528,7 +5528,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) __attribu
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) __attribute__((weak));
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_name(comm, comm_name, resultlen);
         mpii_entry_leave();
@@ -5546,7 +5546,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) __attribute
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name) __attribute__((weak));
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_set_name(datatype, type_name);
         mpii_entry_leave();
@@ -5564,7 +5564,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) _
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) __attribute__((weak));
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_name(datatype, type_name, resultlen);
         mpii_entry_leave();
@@ -5582,7 +5582,7 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name) __attribute__((weak, al
 int MPI_Win_set_name(MPI_Win win, const char *win_name) __attribute__((weak));
 int MPI_Win_set_name(MPI_Win win, const char *win_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_name(win, win_name);
         mpii_entry_leave();
@@ -5600,7 +5600,7 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) __attribute__
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) __attribute__((weak));
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_name(win, win_name, resultlen);
         mpii_entry_leave();
@@ -5618,7 +5618,7 @@ int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_f
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) __attribute__((weak));
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
         mpii_entry_leave();
@@ -5636,7 +5636,7 @@ int PMPI_Keyval_free(int *keyval) __attribute__((weak, alias("stub_Keyval_free")
 int MPI_Keyval_free(int *keyval) __attribute__((weak));
 int MPI_Keyval_free(int *keyval)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Keyval_free(keyval);
         mpii_entry_leave();
@@ -5654,7 +5654,7 @@ int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) __attribute__(
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) __attribute__((weak));
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_put(comm, keyval, attribute_val);
         mpii_entry_leave();
@@ -5672,7 +5672,7 @@ int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) __a
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) __attribute__((weak));
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_get(comm, keyval, attribute_val, flag);
         mpii_entry_leave();
@@ -5690,7 +5690,7 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval) __attribute__((weak, alias("stub
 int MPI_Attr_delete(MPI_Comm comm, int keyval) __attribute__((weak));
 int MPI_Attr_delete(MPI_Comm comm, int keyval)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_delete(comm, keyval);
         mpii_entry_leave();
@@ -5708,7 +5708,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) __attribute__((weak));
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
         mpii_entry_leave();
@@ -5726,7 +5726,7 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[]) __attribute__((weak, ali
 int MPI_Dims_create(int nnodes, int ndims, int dims[]) __attribute__((weak));
 int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dims_create(nnodes, ndims, dims);
         mpii_entry_leave();
@@ -5744,7 +5744,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) __attribute__((weak));
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
         mpii_entry_leave();
@@ -5762,7 +5762,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) __attribute__((weak));
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
         mpii_entry_leave();
@@ -5780,7 +5780,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) __attribute__((weak));
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
         mpii_entry_leave();
@@ -5798,7 +5798,7 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) __attribute__((weak, alias("stub_
 int MPI_Topo_test(MPI_Comm comm, int *status) __attribute__((weak));
 int MPI_Topo_test(MPI_Comm comm, int *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Topo_test(comm, status);
         mpii_entry_leave();
@@ -5816,7 +5816,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) __attribute__((w
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) __attribute__((weak));
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graphdims_get(comm, nnodes, nedges);
         mpii_entry_leave();
@@ -5834,7 +5834,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) __attribute__((weak));
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_get(comm, maxindex, maxedges, index, edges);
         mpii_entry_leave();
@@ -5852,7 +5852,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) __attribute__((weak, alias("stub
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims) __attribute__((weak));
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cartdim_get(comm, ndims);
         mpii_entry_leave();
@@ -5870,7 +5870,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) __attribute__((weak));
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_get(comm, maxdims, dims, periods, coords);
         mpii_entry_leave();
@@ -5888,7 +5888,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) __attribute__((
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) __attribute__((weak));
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_rank(comm, coords, rank);
         mpii_entry_leave();
@@ -5906,7 +5906,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) __attri
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) __attribute__((weak));
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_coords(comm, rank, maxdims, coords);
         mpii_entry_leave();
@@ -5924,7 +5924,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) __attri
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) __attribute__((weak));
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_neighbors_count(comm, rank, nneighbors);
         mpii_entry_leave();
@@ -5942,7 +5942,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) __attribute__((weak));
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors);
         mpii_entry_leave();
@@ -5960,7 +5960,7 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) __attribute__((weak));
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
         mpii_entry_leave();
@@ -5978,7 +5978,7 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[]) __attribute__((weak));
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
         mpii_entry_leave();
@@ -5996,7 +5996,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) __attribute__((weak));
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest);
         mpii_entry_leave();
@@ -6014,7 +6014,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) __a
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
         mpii_entry_leave();
@@ -6032,7 +6032,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) __attribute__((weak));
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_map(comm, ndims, dims, periods, newrank);
         mpii_entry_leave();
@@ -6050,7 +6050,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) __attribute__((weak));
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_map(comm, nnodes, index, edges, newrank);
         mpii_entry_leave();
@@ -6068,7 +6068,7 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -6086,7 +6086,7 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -6104,7 +6104,7 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -6122,7 +6122,7 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -6140,7 +6140,7 @@ int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatyp
 int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6158,7 +6158,7 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6176,7 +6176,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
         mpii_entry_leave();
@@ -6194,7 +6194,7 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
         mpii_entry_leave();
@@ -6212,7 +6212,7 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
         mpii_entry_leave();
@@ -6230,7 +6230,7 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
         mpii_entry_leave();
@@ -6248,7 +6248,7 @@ int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Dataty
 int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6266,7 +6266,7 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6284,7 +6284,7 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -6302,7 +6302,7 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -6320,7 +6320,7 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -6338,7 +6338,7 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -6356,7 +6356,7 @@ int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
 int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6374,7 +6374,7 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6392,7 +6392,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
         mpii_entry_leave();
@@ -6410,7 +6410,7 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
         mpii_entry_leave();
@@ -6428,7 +6428,7 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
         mpii_entry_leave();
@@ -6446,7 +6446,7 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
         mpii_entry_leave();
@@ -6464,7 +6464,7 @@ int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], co
 int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6482,7 +6482,7 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6500,7 +6500,7 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
         mpii_entry_leave();
@@ -6518,7 +6518,7 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) __attribute__((weak));
 int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
         mpii_entry_leave();
@@ -6536,7 +6536,7 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
         mpii_entry_leave();
@@ -6554,7 +6554,7 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) __attribute__((weak));
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
         mpii_entry_leave();
@@ -6572,7 +6572,7 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], co
 int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
         mpii_entry_leave();
@@ -6590,7 +6590,7 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) __attribute__((weak));
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
         mpii_entry_leave();
@@ -6632,7 +6632,7 @@ int PMPI_Get_processor_name(char *name, int *resultlen) __attribute__((weak, ali
 int MPI_Get_processor_name(char *name, int *resultlen) __attribute__((weak));
 int MPI_Get_processor_name(char *name, int *resultlen)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_processor_name(name, resultlen);
         mpii_entry_leave();
@@ -6650,7 +6650,7 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info) __attribute__((weak, alias("stu
 int MPI_Get_hw_resource_info(MPI_Info *hw_info) __attribute__((weak));
 int MPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_hw_resource_info(hw_info);
         mpii_entry_leave();
@@ -6668,7 +6668,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) __attribute__((w
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) __attribute__((weak));
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alloc_mem(size, info, baseptr);
         mpii_entry_leave();
@@ -6686,7 +6686,7 @@ int PMPI_Free_mem(void *base) __attribute__((weak, alias("stub_Free_mem")));
 int MPI_Free_mem(void *base) __attribute__((weak));
 int MPI_Free_mem(void *base)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Free_mem(base);
         mpii_entry_leave();
@@ -6704,7 +6704,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler);
         mpii_entry_leave();
@@ -6722,7 +6722,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) __attribu
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_errhandler(comm, errhandler);
         mpii_entry_leave();
@@ -6740,7 +6740,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) __attrib
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_errhandler(comm, errhandler);
         mpii_entry_leave();
@@ -6758,7 +6758,7 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, M
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_errhandler(win_errhandler_fn, errhandler);
         mpii_entry_leave();
@@ -6776,7 +6776,7 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) __attribute_
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_errhandler(win, errhandler);
         mpii_entry_leave();
@@ -6794,7 +6794,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) __attribute
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_errhandler(win, errhandler);
         mpii_entry_leave();
@@ -6812,7 +6812,7 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn
 int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_create_errhandler(file_errhandler_fn, errhandler);
         mpii_entry_leave();
@@ -6830,7 +6830,7 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) __attribu
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_errhandler(file, errhandler);
         mpii_entry_leave();
@@ -6848,7 +6848,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) __attrib
 int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_errhandler(file, errhandler);
         mpii_entry_leave();
@@ -6866,7 +6866,7 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errh
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_create_errhandler(session_errhandler_fn, errhandler);
         mpii_entry_leave();
@@ -6884,7 +6884,7 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) 
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_set_errhandler(session, errhandler);
         mpii_entry_leave();
@@ -6902,7 +6902,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_errhandler(session, errhandler);
         mpii_entry_leave();
@@ -6920,7 +6920,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler) __attribute__((weak, alias(
 int MPI_Errhandler_free(MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_free(errhandler);
         mpii_entry_leave();
@@ -6938,7 +6938,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) __attribute__
 int MPI_Error_string(int errorcode, char *string, int *resultlen) __attribute__((weak));
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Error_string(errorcode, string, resultlen);
         mpii_entry_leave();
@@ -6956,7 +6956,7 @@ int PMPI_Error_class(int errorcode, int *errorclass) __attribute__((weak, alias(
 int MPI_Error_class(int errorcode, int *errorclass) __attribute__((weak));
 int MPI_Error_class(int errorcode, int *errorclass)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Error_class(errorcode, errorclass);
         mpii_entry_leave();
@@ -6974,7 +6974,7 @@ int PMPI_Add_error_class(int *errorclass) __attribute__((weak, alias("stub_Add_e
 int MPI_Add_error_class(int *errorclass) __attribute__((weak));
 int MPI_Add_error_class(int *errorclass)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_class(errorclass);
         mpii_entry_leave();
@@ -6992,7 +6992,7 @@ int PMPI_Add_error_code(int errorclass, int *errorcode) __attribute__((weak, ali
 int MPI_Add_error_code(int errorclass, int *errorcode) __attribute__((weak));
 int MPI_Add_error_code(int errorclass, int *errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_code(errorclass, errorcode);
         mpii_entry_leave();
@@ -7010,7 +7010,7 @@ int PMPI_Add_error_string(int errorcode, const char *string) __attribute__((weak
 int MPI_Add_error_string(int errorcode, const char *string) __attribute__((weak));
 int MPI_Add_error_string(int errorcode, const char *string)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_string(errorcode, string);
         mpii_entry_leave();
@@ -7028,7 +7028,7 @@ int PMPI_Remove_error_class(int errorclass) __attribute__((weak, alias("stub_Rem
 int MPI_Remove_error_class(int errorclass) __attribute__((weak));
 int MPI_Remove_error_class(int errorclass)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_class(errorclass);
         mpii_entry_leave();
@@ -7046,7 +7046,7 @@ int PMPI_Remove_error_code(int errorcode) __attribute__((weak, alias("stub_Remov
 int MPI_Remove_error_code(int errorcode) __attribute__((weak));
 int MPI_Remove_error_code(int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_code(errorcode);
         mpii_entry_leave();
@@ -7064,7 +7064,7 @@ int PMPI_Remove_error_string(int errorcode) __attribute__((weak, alias("stub_Rem
 int MPI_Remove_error_string(int errorcode) __attribute__((weak));
 int MPI_Remove_error_string(int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_string(errorcode);
         mpii_entry_leave();
@@ -7082,7 +7082,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) __attribute__((weak,
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) __attribute__((weak));
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_call_errhandler(comm, errorcode);
         mpii_entry_leave();
@@ -7100,7 +7100,7 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) __attribute__((weak, al
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode) __attribute__((weak));
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_call_errhandler(win, errorcode);
         mpii_entry_leave();
@@ -7118,7 +7118,7 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode) __attribute__((weak, a
 int MPI_File_call_errhandler(MPI_File fh, int errorcode) __attribute__((weak));
 int MPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_call_errhandler(fh, errorcode);
         mpii_entry_leave();
@@ -7136,7 +7136,7 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) __attribute
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode) __attribute__((weak));
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_call_errhandler(session, errorcode);
         mpii_entry_leave();
@@ -7178,7 +7178,7 @@ int PMPI_Info_create(MPI_Info *info) __attribute__((weak, alias("stub_Info_creat
 int MPI_Info_create(MPI_Info *info) __attribute__((weak));
 int MPI_Info_create(MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_create(info);
         mpii_entry_leave();
@@ -7196,7 +7196,7 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) __attribute__((
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info) __attribute__((weak));
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_create_env(argc, argv, info);
         mpii_entry_leave();
@@ -7214,7 +7214,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value) __attribute
 int MPI_Info_set(MPI_Info info, const char *key, const char *value) __attribute__((weak));
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_set(info, key, value);
         mpii_entry_leave();
@@ -7232,7 +7232,7 @@ int PMPI_Info_delete(MPI_Info info, const char *key) __attribute__((weak, alias(
 int MPI_Info_delete(MPI_Info info, const char *key) __attribute__((weak));
 int MPI_Info_delete(MPI_Info info, const char *key)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_delete(info, key);
         mpii_entry_leave();
@@ -7250,7 +7250,7 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) __attribute__((weak));
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get(info, key, valuelen, value, flag);
         mpii_entry_leave();
@@ -7268,7 +7268,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) __attribute__((weak));
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get_valuelen(info, key, valuelen, flag);
         mpii_entry_leave();
@@ -7286,7 +7286,7 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) __attribute__((weak));
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get_string(info, key, buflen, value, flag);
         mpii_entry_leave();
@@ -7304,7 +7304,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) __attribute__((weak, alias("s
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys) __attribute__((weak));
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get_nkeys(info, nkeys);
         mpii_entry_leave();
@@ -7322,7 +7322,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) __attribute__((weak, a
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) __attribute__((weak));
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get_nthkey(info, n, key);
         mpii_entry_leave();
@@ -7340,7 +7340,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) __attribute__((weak, alias("
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo) __attribute__((weak));
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_dup(info, newinfo);
         mpii_entry_leave();
@@ -7358,7 +7358,7 @@ int PMPI_Info_free(MPI_Info *info) __attribute__((weak, alias("stub_Info_free"))
 int MPI_Info_free(MPI_Info *info) __attribute__((weak));
 int MPI_Info_free(MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_free(info);
         mpii_entry_leave();
@@ -7376,7 +7376,7 @@ int PMPI_Init(int *argc, char ***argv) __attribute__((weak, alias("stub_Init")))
 int MPI_Init(int *argc, char ***argv) __attribute__((weak));
 int MPI_Init(int *argc, char ***argv)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Init(argc, argv);
         mpii_entry_leave();
@@ -7394,7 +7394,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) __att
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) __attribute__((weak));
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Init_thread(argc, argv, required, provided);
         mpii_entry_leave();
@@ -7412,7 +7412,7 @@ int PMPI_Finalize(void) __attribute__((weak, alias("stub_Finalize")));
 int MPI_Finalize(void) __attribute__((weak));
 int MPI_Finalize(void)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Finalize();
         mpii_entry_leave();
@@ -7478,7 +7478,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) __attribute__((weak, alias("stub_Ab
 int MPI_Abort(MPI_Comm comm, int errorcode) __attribute__((weak));
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Abort(comm, errorcode);
         mpii_entry_leave();
@@ -7496,7 +7496,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) __attribute__((weak));
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_init(info, errhandler, session);
         mpii_entry_leave();
@@ -7514,7 +7514,7 @@ int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak, alias("stub
 int MPI_Session_finalize(MPI_Session *session) __attribute__((weak));
 int MPI_Session_finalize(MPI_Session *session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_finalize(session);
         mpii_entry_leave();
@@ -7532,7 +7532,7 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_na
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) __attribute__((weak));
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_num_psets(session, info, npset_names);
         mpii_entry_leave();
@@ -7550,7 +7550,7 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) __attribute__((weak));
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name);
         mpii_entry_leave();
@@ -7568,7 +7568,7 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) __attribute_
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used) __attribute__((weak));
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_info(session, info_used);
         mpii_entry_leave();
@@ -7586,7 +7586,7 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) __attribute__((weak));
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_pset_info(session, pset_name, info);
         mpii_entry_leave();
@@ -7604,7 +7604,7 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((weak));
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
         mpii_entry_leave();
@@ -7622,7 +7622,7 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) __attribute__((weak));
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
         mpii_entry_leave();
@@ -7640,7 +7640,7 @@ int PMPI_Comm_get_parent(MPI_Comm *parent) __attribute__((weak, alias("stub_Comm
 int MPI_Comm_get_parent(MPI_Comm *parent) __attribute__((weak));
 int MPI_Comm_get_parent(MPI_Comm *parent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_parent(parent);
         mpii_entry_leave();
@@ -7658,7 +7658,7 @@ int PMPI_Open_port(MPI_Info info, char *port_name) __attribute__((weak, alias("s
 int MPI_Open_port(MPI_Info info, char *port_name) __attribute__((weak));
 int MPI_Open_port(MPI_Info info, char *port_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Open_port(info, port_name);
         mpii_entry_leave();
@@ -7676,7 +7676,7 @@ int PMPI_Close_port(const char *port_name) __attribute__((weak, alias("stub_Clos
 int MPI_Close_port(const char *port_name) __attribute__((weak));
 int MPI_Close_port(const char *port_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Close_port(port_name);
         mpii_entry_leave();
@@ -7694,7 +7694,7 @@ int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm co
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
         mpii_entry_leave();
@@ -7712,7 +7712,7 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) __attribute__((weak));
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
         mpii_entry_leave();
@@ -7730,7 +7730,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
 int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) __attribute__((weak));
 int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Publish_name(service_name, info, port_name);
         mpii_entry_leave();
@@ -7748,7 +7748,7 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) __attribute__((weak));
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpublish_name(service_name, info, port_name);
         mpii_entry_leave();
@@ -7766,7 +7766,7 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) _
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) __attribute__((weak));
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Lookup_name(service_name, info, port_name);
         mpii_entry_leave();
@@ -7784,7 +7784,7 @@ int PMPI_Comm_disconnect(MPI_Comm *comm) __attribute__((weak, alias("stub_Comm_d
 int MPI_Comm_disconnect(MPI_Comm *comm) __attribute__((weak));
 int MPI_Comm_disconnect(MPI_Comm *comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_disconnect(comm);
         mpii_entry_leave();
@@ -7802,7 +7802,7 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm) __attribute__((weak, alias("stub
 int MPI_Comm_join(int fd, MPI_Comm *intercomm) __attribute__((weak));
 int MPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_join(fd, intercomm);
         mpii_entry_leave();
@@ -7820,7 +7820,7 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
         mpii_entry_leave();
@@ -7838,7 +7838,7 @@ int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
         mpii_entry_leave();
@@ -7856,7 +7856,7 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
         mpii_entry_leave();
@@ -7874,7 +7874,7 @@ int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Co
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
         mpii_entry_leave();
@@ -7892,7 +7892,7 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
         mpii_entry_leave();
@@ -7910,7 +7910,7 @@ int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) __attribute__((weak));
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
         mpii_entry_leave();
@@ -7928,7 +7928,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) __attribute__((weak));
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
         mpii_entry_leave();
@@ -7946,7 +7946,7 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
 int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) __attribute__((weak));
 int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
         mpii_entry_leave();
@@ -7964,7 +7964,7 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) __attrib
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) __attribute__((weak));
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_dynamic(info, comm, win);
         mpii_entry_leave();
@@ -7982,7 +7982,7 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) __attribute__((weak,
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) __attribute__((weak));
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_attach(win, base, size);
         mpii_entry_leave();
@@ -8000,7 +8000,7 @@ int PMPI_Win_detach(MPI_Win win, const void *base) __attribute__((weak, alias("s
 int MPI_Win_detach(MPI_Win win, const void *base) __attribute__((weak));
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_detach(win, base);
         mpii_entry_leave();
@@ -8018,7 +8018,7 @@ int PMPI_Win_free(MPI_Win *win) __attribute__((weak, alias("stub_Win_free")));
 int MPI_Win_free(MPI_Win *win) __attribute__((weak));
 int MPI_Win_free(MPI_Win *win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_free(win);
         mpii_entry_leave();
@@ -8036,7 +8036,7 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) __attribute__((weak, alias
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group) __attribute__((weak));
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_group(win, group);
         mpii_entry_leave();
@@ -8054,7 +8054,7 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info) __attribute__((weak, alias("st
 int MPI_Win_set_info(MPI_Win win, MPI_Info info) __attribute__((weak));
 int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_info(win, info);
         mpii_entry_leave();
@@ -8072,7 +8072,7 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) __attribute__((weak, ali
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) __attribute__((weak));
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_info(win, info_used);
         mpii_entry_leave();
@@ -8090,7 +8090,7 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
         mpii_entry_leave();
@@ -8108,7 +8108,7 @@ int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
         mpii_entry_leave();
@@ -8126,7 +8126,7 @@ int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
         mpii_entry_leave();
@@ -8144,7 +8144,7 @@ int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) __attribute__((weak));
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
         mpii_entry_leave();
@@ -8162,7 +8162,7 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
         mpii_entry_leave();
@@ -8180,7 +8180,7 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
         mpii_entry_leave();
@@ -8198,7 +8198,7 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
         mpii_entry_leave();
@@ -8216,7 +8216,7 @@ int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
         mpii_entry_leave();
@@ -8234,7 +8234,7 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) __attribute__((weak));
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
         mpii_entry_leave();
@@ -8252,7 +8252,7 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) __attribute__((weak));
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
         mpii_entry_leave();
@@ -8270,7 +8270,7 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
         mpii_entry_leave();
@@ -8288,7 +8288,7 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
         mpii_entry_leave();
@@ -8306,7 +8306,7 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
         mpii_entry_leave();
@@ -8324,7 +8324,7 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
         mpii_entry_leave();
@@ -8342,7 +8342,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
         mpii_entry_leave();
@@ -8360,7 +8360,7 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Data
 int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
         mpii_entry_leave();
@@ -8378,7 +8378,7 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
         mpii_entry_leave();
@@ -8396,7 +8396,7 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) __attribute__((weak));
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
         mpii_entry_leave();
@@ -8414,7 +8414,7 @@ int PMPI_Win_fence(int assert, MPI_Win win) __attribute__((weak, alias("stub_Win
 int MPI_Win_fence(int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_fence(int assert, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_fence(assert, win);
         mpii_entry_leave();
@@ -8432,7 +8432,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) __attribute__((weak
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_start(group, assert, win);
         mpii_entry_leave();
@@ -8450,7 +8450,7 @@ int PMPI_Win_complete(MPI_Win win) __attribute__((weak, alias("stub_Win_complete
 int MPI_Win_complete(MPI_Win win) __attribute__((weak));
 int MPI_Win_complete(MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_complete(win);
         mpii_entry_leave();
@@ -8468,7 +8468,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) __attribute__((weak,
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_post(group, assert, win);
         mpii_entry_leave();
@@ -8486,7 +8486,7 @@ int PMPI_Win_wait(MPI_Win win) __attribute__((weak, alias("stub_Win_wait")));
 int MPI_Win_wait(MPI_Win win) __attribute__((weak));
 int MPI_Win_wait(MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_wait(win);
         mpii_entry_leave();
@@ -8504,7 +8504,7 @@ int PMPI_Win_test(MPI_Win win, int *flag) __attribute__((weak, alias("stub_Win_t
 int MPI_Win_test(MPI_Win win, int *flag) __attribute__((weak));
 int MPI_Win_test(MPI_Win win, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_test(win, flag);
         mpii_entry_leave();
@@ -8522,7 +8522,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) __attribute_
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_lock(lock_type, rank, assert, win);
         mpii_entry_leave();
@@ -8540,7 +8540,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) __attribute__((weak, alias("stub_
 int MPI_Win_lock_all(int assert, MPI_Win win) __attribute__((weak));
 int MPI_Win_lock_all(int assert, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_lock_all(assert, win);
         mpii_entry_leave();
@@ -8558,7 +8558,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win) __attribute__((weak, alias("stub_Win_
 int MPI_Win_unlock(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_unlock(rank, win);
         mpii_entry_leave();
@@ -8576,7 +8576,7 @@ int PMPI_Win_unlock_all(MPI_Win win) __attribute__((weak, alias("stub_Win_unlock
 int MPI_Win_unlock_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_unlock_all(MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_unlock_all(win);
         mpii_entry_leave();
@@ -8594,7 +8594,7 @@ int PMPI_Win_flush(int rank, MPI_Win win) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_flush(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_flush(int rank, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush(rank, win);
         mpii_entry_leave();
@@ -8612,7 +8612,7 @@ int PMPI_Win_flush_all(MPI_Win win) __attribute__((weak, alias("stub_Win_flush_a
 int MPI_Win_flush_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_all(MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_all(win);
         mpii_entry_leave();
@@ -8630,7 +8630,7 @@ int PMPI_Win_flush_local(int rank, MPI_Win win) __attribute__((weak, alias("stub
 int MPI_Win_flush_local(int rank, MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_local(int rank, MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_local(rank, win);
         mpii_entry_leave();
@@ -8648,7 +8648,7 @@ int PMPI_Win_flush_local_all(MPI_Win win) __attribute__((weak, alias("stub_Win_f
 int MPI_Win_flush_local_all(MPI_Win win) __attribute__((weak));
 int MPI_Win_flush_local_all(MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_local_all(win);
         mpii_entry_leave();
@@ -8666,7 +8666,7 @@ int PMPI_Win_sync(MPI_Win win) __attribute__((weak, alias("stub_Win_sync")));
 int MPI_Win_sync(MPI_Win win) __attribute__((weak));
 int MPI_Win_sync(MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_sync(win);
         mpii_entry_leave();
@@ -8684,7 +8684,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) __attribute__((weak));
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request);
         mpii_entry_leave();
@@ -8702,7 +8702,7 @@ int PMPI_Grequest_complete(MPI_Request request) __attribute__((weak, alias("stub
 int MPI_Grequest_complete(MPI_Request request) __attribute__((weak));
 int MPI_Grequest_complete(MPI_Request request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Grequest_complete(request);
         mpii_entry_leave();
@@ -8720,7 +8720,7 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) __attribute__((weak));
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements(status, datatype, count);
         mpii_entry_leave();
@@ -8738,7 +8738,7 @@ int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) __attribute__((weak));
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements_c(status, datatype, count);
         mpii_entry_leave();
@@ -8756,7 +8756,7 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) __attribute__((weak));
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements_x(status, datatype, count);
         mpii_entry_leave();
@@ -8774,7 +8774,7 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag) __attribute__((weak,
 int MPI_Status_set_cancelled(MPI_Status *status, int flag) __attribute__((weak));
 int MPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_cancelled(status, flag);
         mpii_entry_leave();
@@ -8792,7 +8792,7 @@ int PMPI_Status_get_source(MPI_Status *status, int *source) __attribute__((weak,
 int MPI_Status_get_source(MPI_Status *status, int *source) __attribute__((weak));
 int MPI_Status_get_source(MPI_Status *status, int *source)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_source(status, source);
         mpii_entry_leave();
@@ -8810,7 +8810,7 @@ int PMPI_Status_set_source(MPI_Status *status, int source) __attribute__((weak, 
 int MPI_Status_set_source(MPI_Status *status, int source) __attribute__((weak));
 int MPI_Status_set_source(MPI_Status *status, int source)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_source(status, source);
         mpii_entry_leave();
@@ -8828,7 +8828,7 @@ int PMPI_Status_get_tag(MPI_Status *status, int *tag) __attribute__((weak, alias
 int MPI_Status_get_tag(MPI_Status *status, int *tag) __attribute__((weak));
 int MPI_Status_get_tag(MPI_Status *status, int *tag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_tag(status, tag);
         mpii_entry_leave();
@@ -8846,7 +8846,7 @@ int PMPI_Status_set_tag(MPI_Status *status, int tag) __attribute__((weak, alias(
 int MPI_Status_set_tag(MPI_Status *status, int tag) __attribute__((weak));
 int MPI_Status_set_tag(MPI_Status *status, int tag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_tag(status, tag);
         mpii_entry_leave();
@@ -8864,7 +8864,7 @@ int PMPI_Status_get_error(MPI_Status *status, int *error) __attribute__((weak, a
 int MPI_Status_get_error(MPI_Status *status, int *error) __attribute__((weak));
 int MPI_Status_get_error(MPI_Status *status, int *error)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_error(status, error);
         mpii_entry_leave();
@@ -8882,7 +8882,7 @@ int PMPI_Status_set_error(MPI_Status *status, int error) __attribute__((weak, al
 int MPI_Status_set_error(MPI_Status *status, int error) __attribute__((weak));
 int MPI_Status_set_error(MPI_Status *status, int error)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_error(status, error);
         mpii_entry_leave();
@@ -8900,7 +8900,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) __attribute__((weak));
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_open(comm, filename, amode, info, fh);
         mpii_entry_leave();
@@ -8918,7 +8918,7 @@ int PMPI_File_close(MPI_File *fh) __attribute__((weak, alias("stub_File_close"))
 int MPI_File_close(MPI_File *fh) __attribute__((weak));
 int MPI_File_close(MPI_File *fh)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_close(fh);
         mpii_entry_leave();
@@ -8936,7 +8936,7 @@ int PMPI_File_delete(const char *filename, MPI_Info info) __attribute__((weak, a
 int MPI_File_delete(const char *filename, MPI_Info info) __attribute__((weak));
 int MPI_File_delete(const char *filename, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_delete(filename, info);
         mpii_entry_leave();
@@ -8954,7 +8954,7 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) __attribute__((weak, alias(
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) __attribute__((weak));
 int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_size(fh, size);
         mpii_entry_leave();
@@ -8972,7 +8972,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) __attribute__((weak, ali
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) __attribute__((weak));
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_preallocate(fh, size);
         mpii_entry_leave();
@@ -8990,7 +8990,7 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size) __attribute__((weak, alias
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size) __attribute__((weak));
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_size(fh, size);
         mpii_entry_leave();
@@ -9008,7 +9008,7 @@ int PMPI_File_get_group(MPI_File fh, MPI_Group *group) __attribute__((weak, alia
 int MPI_File_get_group(MPI_File fh, MPI_Group *group) __attribute__((weak));
 int MPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_group(fh, group);
         mpii_entry_leave();
@@ -9026,7 +9026,7 @@ int PMPI_File_get_amode(MPI_File fh, int *amode) __attribute__((weak, alias("stu
 int MPI_File_get_amode(MPI_File fh, int *amode) __attribute__((weak));
 int MPI_File_get_amode(MPI_File fh, int *amode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_amode(fh, amode);
         mpii_entry_leave();
@@ -9044,7 +9044,7 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info) __attribute__((weak, alias("s
 int MPI_File_set_info(MPI_File fh, MPI_Info info) __attribute__((weak));
 int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_info(fh, info);
         mpii_entry_leave();
@@ -9062,7 +9062,7 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used) __attribute__((weak, al
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used) __attribute__((weak));
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_info(fh, info_used);
         mpii_entry_leave();
@@ -9080,7 +9080,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) __attribute__((weak));
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
         mpii_entry_leave();
@@ -9098,7 +9098,7 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_D
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) __attribute__((weak));
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_view(fh, disp, etype, filetype, datarep);
         mpii_entry_leave();
@@ -9116,7 +9116,7 @@ int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9134,7 +9134,7 @@ int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count cou
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9152,7 +9152,7 @@ int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, 
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9170,7 +9170,7 @@ int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count
 int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9188,7 +9188,7 @@ int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int coun
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9206,7 +9206,7 @@ int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9224,7 +9224,7 @@ int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int 
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9242,7 +9242,7 @@ int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MP
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9260,7 +9260,7 @@ int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9278,7 +9278,7 @@ int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count co
 int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9296,7 +9296,7 @@ int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int cou
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9314,7 +9314,7 @@ int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_C
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9332,7 +9332,7 @@ int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9350,7 +9350,7 @@ int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Coun
 int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9368,7 +9368,7 @@ int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9386,7 +9386,7 @@ int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, M
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9404,7 +9404,7 @@ int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9422,7 +9422,7 @@ int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datat
 int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9440,7 +9440,7 @@ int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9458,7 +9458,7 @@ int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
 int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9476,7 +9476,7 @@ int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype dataty
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9494,7 +9494,7 @@ int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9512,7 +9512,7 @@ int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype da
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9530,7 +9530,7 @@ int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dat
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9548,7 +9548,7 @@ int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MP
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9566,7 +9566,7 @@ int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype data
 int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9584,7 +9584,7 @@ int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datat
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9602,7 +9602,7 @@ int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9620,7 +9620,7 @@ int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9638,7 +9638,7 @@ int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype 
 int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9656,7 +9656,7 @@ int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype d
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9674,7 +9674,7 @@ int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Da
 int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9692,7 +9692,7 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) __attribute__((we
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) __attribute__((weak));
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_seek(fh, offset, whence);
         mpii_entry_leave();
@@ -9710,7 +9710,7 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset) __attribute__((weak,
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset) __attribute__((weak));
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_position(fh, offset);
         mpii_entry_leave();
@@ -9728,7 +9728,7 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) 
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) __attribute__((weak));
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_byte_offset(fh, offset, disp);
         mpii_entry_leave();
@@ -9746,7 +9746,7 @@ int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype dataty
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9764,7 +9764,7 @@ int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9782,7 +9782,7 @@ int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9800,7 +9800,7 @@ int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9818,7 +9818,7 @@ int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datat
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9836,7 +9836,7 @@ int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9854,7 +9854,7 @@ int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatyp
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9872,7 +9872,7 @@ int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) __attribute__((weak));
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -9890,7 +9890,7 @@ int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datat
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9908,7 +9908,7 @@ int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Dataty
 int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9926,7 +9926,7 @@ int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatyp
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9944,7 +9944,7 @@ int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -9962,7 +9962,7 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) __attribut
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) __attribute__((weak));
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_seek_shared(fh, offset, whence);
         mpii_entry_leave();
@@ -9980,7 +9980,7 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) __attribute__
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) __attribute__((weak));
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_position_shared(fh, offset);
         mpii_entry_leave();
@@ -9998,7 +9998,7 @@ int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int c
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
         mpii_entry_leave();
@@ -10016,7 +10016,7 @@ int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
         mpii_entry_leave();
@@ -10034,7 +10034,7 @@ int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) __attr
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_end(fh, buf, status);
         mpii_entry_leave();
@@ -10052,7 +10052,7 @@ int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
         mpii_entry_leave();
@@ -10070,7 +10070,7 @@ int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *b
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
         mpii_entry_leave();
@@ -10088,7 +10088,7 @@ int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_end(fh, buf, status);
         mpii_entry_leave();
@@ -10106,7 +10106,7 @@ int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype dat
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -10124,7 +10124,7 @@ int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Data
 int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -10142,7 +10142,7 @@ int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribu
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_end(fh, buf, status);
         mpii_entry_leave();
@@ -10160,7 +10160,7 @@ int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datat
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -10178,7 +10178,7 @@ int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, M
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -10196,7 +10196,7 @@ int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) __
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_end(fh, buf, status);
         mpii_entry_leave();
@@ -10214,7 +10214,7 @@ int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -10232,7 +10232,7 @@ int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -10250,7 +10250,7 @@ int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) __att
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_end(fh, buf, status);
         mpii_entry_leave();
@@ -10268,7 +10268,7 @@ int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_D
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -10286,7 +10286,7 @@ int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count coun
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) __attribute__((weak));
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -10304,7 +10304,7 @@ int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) __attribute__((weak));
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_end(fh, buf, status);
         mpii_entry_leave();
@@ -10322,7 +10322,7 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak));
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_type_extent(fh, datatype, extent);
         mpii_entry_leave();
@@ -10340,7 +10340,7 @@ int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *e
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent) __attribute__((weak));
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_type_extent_c(fh, datatype, extent);
         mpii_entry_leave();
@@ -10358,7 +10358,7 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) __attribute__((weak));
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
         mpii_entry_leave();
@@ -10376,7 +10376,7 @@ int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function
 int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) __attribute__((weak));
 int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
         mpii_entry_leave();
@@ -10394,7 +10394,7 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag) __attribute__((weak, alias("s
 int MPI_File_set_atomicity(MPI_File fh, int flag) __attribute__((weak));
 int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_atomicity(fh, flag);
         mpii_entry_leave();
@@ -10412,7 +10412,7 @@ int PMPI_File_get_atomicity(MPI_File fh, int *flag) __attribute__((weak, alias("
 int MPI_File_get_atomicity(MPI_File fh, int *flag) __attribute__((weak));
 int MPI_File_get_atomicity(MPI_File fh, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_atomicity(fh, flag);
         mpii_entry_leave();
@@ -10430,7 +10430,7 @@ int PMPI_File_sync(MPI_File fh) __attribute__((weak, alias("stub_File_sync")));
 int MPI_File_sync(MPI_File fh) __attribute__((weak));
 int MPI_File_sync(MPI_File fh)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_sync(fh);
         mpii_entry_leave();
@@ -10449,7 +10449,7 @@ int MPI_Pcontrol(const int level, ...) __attribute__((weak));
 int MPI_Pcontrol(const int level, ...)
 {
     /* the variadic arguments cannot be forwarded; none are defined */
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pcontrol(level);
         mpii_entry_leave();
@@ -10467,7 +10467,7 @@ int PMPI_T_init_thread(int required, int *provided) __attribute__((weak, alias("
 int MPI_T_init_thread(int required, int *provided) __attribute__((weak));
 int MPI_T_init_thread(int required, int *provided)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_init_thread(required, provided);
         mpii_entry_leave();
@@ -10485,7 +10485,7 @@ int PMPI_T_finalize(void) __attribute__((weak, alias("stub_T_finalize")));
 int MPI_T_finalize(void) __attribute__((weak));
 int MPI_T_finalize(void)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_finalize();
         mpii_entry_leave();
@@ -10503,7 +10503,7 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_le
 int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) __attribute__((weak));
 int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_enum_get_info(enumtype, num, name, name_len);
         mpii_entry_leave();
@@ -10521,7 +10521,7 @@ int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name,
 int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len) __attribute__((weak));
 int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_enum_get_item(enumtype, index, value, name, name_len);
         mpii_entry_leave();
@@ -10539,7 +10539,7 @@ int PMPI_T_cvar_get_num(int *num_cvar) __attribute__((weak, alias("stub_T_cvar_g
 int MPI_T_cvar_get_num(int *num_cvar) __attribute__((weak));
 int MPI_T_cvar_get_num(int *num_cvar)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_get_num(num_cvar);
         mpii_entry_leave();
@@ -10557,7 +10557,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) __attribute__((weak));
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope);
         mpii_entry_leave();
@@ -10575,7 +10575,7 @@ int PMPI_T_cvar_get_index(const char *name, int *cvar_index) __attribute__((weak
 int MPI_T_cvar_get_index(const char *name, int *cvar_index) __attribute__((weak));
 int MPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_get_index(name, cvar_index);
         mpii_entry_leave();
@@ -10593,7 +10593,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
 int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count) __attribute__((weak));
 int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_handle_alloc(cvar_index, obj_handle, handle, count);
         mpii_entry_leave();
@@ -10611,7 +10611,7 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) __attribute__((weak, alia
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) __attribute__((weak));
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_handle_free(handle);
         mpii_entry_leave();
@@ -10629,7 +10629,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) __attribute__((weak, a
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_read(handle, buf);
         mpii_entry_leave();
@@ -10647,7 +10647,7 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) __attribute__((
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) __attribute__((weak));
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_write(handle, buf);
         mpii_entry_leave();
@@ -10665,7 +10665,7 @@ int PMPI_T_pvar_get_num(int *num_pvar) __attribute__((weak, alias("stub_T_pvar_g
 int MPI_T_pvar_get_num(int *num_pvar) __attribute__((weak));
 int MPI_T_pvar_get_num(int *num_pvar)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_get_num(num_pvar);
         mpii_entry_leave();
@@ -10683,7 +10683,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic) __attribute__((weak));
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic);
         mpii_entry_leave();
@@ -10701,7 +10701,7 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) __at
 int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) __attribute__((weak));
 int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_get_index(name, var_class, pvar_index);
         mpii_entry_leave();
@@ -10719,7 +10719,7 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) __attribute__((weak,
 int MPI_T_pvar_session_create(MPI_T_pvar_session *session) __attribute__((weak));
 int MPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_session_create(session);
         mpii_entry_leave();
@@ -10737,7 +10737,7 @@ int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) __attribute__((weak, a
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session) __attribute__((weak));
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_session_free(session);
         mpii_entry_leave();
@@ -10755,7 +10755,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
 int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count) __attribute__((weak));
 int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count);
         mpii_entry_leave();
@@ -10773,7 +10773,7 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) __attribute__((weak));
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_handle_free(session, handle);
         mpii_entry_leave();
@@ -10791,7 +10791,7 @@ int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __at
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_start(session, handle);
         mpii_entry_leave();
@@ -10809,7 +10809,7 @@ int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __att
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_stop(session, handle);
         mpii_entry_leave();
@@ -10827,7 +10827,7 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_read(session, handle, buf);
         mpii_entry_leave();
@@ -10845,7 +10845,7 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) __attribute__((weak));
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_write(session, handle, buf);
         mpii_entry_leave();
@@ -10863,7 +10863,7 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __at
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_reset(session, handle);
         mpii_entry_leave();
@@ -10881,7 +10881,7 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_readreset(session, handle, buf);
         mpii_entry_leave();
@@ -10899,7 +10899,7 @@ int PMPI_T_category_get_num(int *num_cat) __attribute__((weak, alias("stub_T_cat
 int MPI_T_category_get_num(int *num_cat) __attribute__((weak));
 int MPI_T_category_get_num(int *num_cat)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_num(num_cat);
         mpii_entry_leave();
@@ -10917,7 +10917,7 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
 int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories) __attribute__((weak));
 int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories);
         mpii_entry_leave();
@@ -10935,7 +10935,7 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events) __attribute__
 int MPI_T_category_get_num_events(int cat_index, int *num_events) __attribute__((weak));
 int MPI_T_category_get_num_events(int cat_index, int *num_events)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_num_events(cat_index, num_events);
         mpii_entry_leave();
@@ -10953,7 +10953,7 @@ int PMPI_T_category_get_index(const char *name, int *cat_index) __attribute__((w
 int MPI_T_category_get_index(const char *name, int *cat_index) __attribute__((weak));
 int MPI_T_category_get_index(const char *name, int *cat_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_index(name, cat_index);
         mpii_entry_leave();
@@ -10971,7 +10971,7 @@ int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]) __attribute
 int MPI_T_category_get_cvars(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_cvars(int cat_index, int len, int indices[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_cvars(cat_index, len, indices);
         mpii_entry_leave();
@@ -10989,7 +10989,7 @@ int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) __attribute
 int MPI_T_category_get_pvars(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_pvars(cat_index, len, indices);
         mpii_entry_leave();
@@ -11007,7 +11007,7 @@ int PMPI_T_category_get_events(int cat_index, int len, int indices[]) __attribut
 int MPI_T_category_get_events(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_events(int cat_index, int len, int indices[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_events(cat_index, len, indices);
         mpii_entry_leave();
@@ -11025,7 +11025,7 @@ int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) __attr
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_categories(int cat_index, int len, int indices[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_categories(cat_index, len, indices);
         mpii_entry_leave();
@@ -11043,7 +11043,7 @@ int PMPI_T_category_changed(int *update_number) __attribute__((weak, alias("stub
 int MPI_T_category_changed(int *update_number) __attribute__((weak));
 int MPI_T_category_changed(int *update_number)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_changed(update_number);
         mpii_entry_leave();
@@ -11061,7 +11061,7 @@ int PMPI_T_source_get_num(int *num_sources) __attribute__((weak, alias("stub_T_s
 int MPI_T_source_get_num(int *num_sources) __attribute__((weak));
 int MPI_T_source_get_num(int *num_sources)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_source_get_num(num_sources);
         mpii_entry_leave();
@@ -11079,7 +11079,7 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info) __attribute__((weak));
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info);
         mpii_entry_leave();
@@ -11097,7 +11097,7 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) __attrib
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) __attribute__((weak));
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_source_get_timestamp(source_index, timestamp);
         mpii_entry_leave();
@@ -11115,7 +11115,7 @@ int PMPI_T_event_get_num(int *num_events) __attribute__((weak, alias("stub_T_eve
 int MPI_T_event_get_num(int *num_events) __attribute__((weak));
 int MPI_T_event_get_num(int *num_events)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_num(num_events);
         mpii_entry_leave();
@@ -11133,7 +11133,7 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind) __attribute__((weak));
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind);
         mpii_entry_leave();
@@ -11151,7 +11151,7 @@ int PMPI_T_event_get_index(const char *name, int *event_index) __attribute__((we
 int MPI_T_event_get_index(const char *name, int *event_index) __attribute__((weak));
 int MPI_T_event_get_index(const char *name, int *event_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_index(name, event_index);
         mpii_entry_leave();
@@ -11169,7 +11169,7 @@ int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, 
 int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration) __attribute__((weak));
 int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_handle_alloc(event_index, obj_handle, info, event_registration);
         mpii_entry_leave();
@@ -11187,7 +11187,7 @@ int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MP
 int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) __attribute__((weak));
 int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_handle_set_info(event_registration, info);
         mpii_entry_leave();
@@ -11205,7 +11205,7 @@ int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MP
 int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used) __attribute__((weak));
 int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_handle_get_info(event_registration, info_used);
         mpii_entry_leave();
@@ -11223,7 +11223,7 @@ int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, 
 int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function) __attribute__((weak));
 int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function);
         mpii_entry_leave();
@@ -11241,7 +11241,7 @@ int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, 
 int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info) __attribute__((weak));
 int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_callback_set_info(event_registration, cb_safety, info);
         mpii_entry_leave();
@@ -11259,7 +11259,7 @@ int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, 
 int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used) __attribute__((weak));
 int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used);
         mpii_entry_leave();
@@ -11277,7 +11277,7 @@ int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *
 int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function) __attribute__((weak));
 int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_handle_free(event_registration, user_data, free_cb_function);
         mpii_entry_leave();
@@ -11295,7 +11295,7 @@ int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function) __attribute__((weak));
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function);
         mpii_entry_leave();
@@ -11313,7 +11313,7 @@ int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, vo
 int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer) __attribute__((weak));
 int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_read(event_instance, element_index, buffer);
         mpii_entry_leave();
@@ -11331,7 +11331,7 @@ int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) __attri
 int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) __attribute__((weak));
 int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_copy(event_instance, buffer);
         mpii_entry_leave();
@@ -11349,7 +11349,7 @@ int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *e
 int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp) __attribute__((weak));
 int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_timestamp(event_instance, event_timestamp);
         mpii_entry_leave();
@@ -11367,7 +11367,7 @@ int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_ind
 int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index) __attribute__((weak));
 int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_source(event_instance, source_index);
         mpii_entry_leave();
@@ -11385,7 +11385,7 @@ MPI_Fint PMPI_Comm_c2f(MPI_Comm comm) __attribute__((weak, alias("stub_Comm_c2f"
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm) __attribute__((weak));
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Comm_c2f(comm);
         mpii_entry_leave();
@@ -11403,7 +11403,7 @@ MPI_Comm PMPI_Comm_f2c(MPI_Fint comm) __attribute__((weak, alias("stub_Comm_f2c"
 MPI_Comm MPI_Comm_f2c(MPI_Fint comm) __attribute__((weak));
 MPI_Comm MPI_Comm_f2c(MPI_Fint comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Comm rc = PMPI_Comm_f2c(comm);
         mpii_entry_leave();
@@ -11421,7 +11421,7 @@ MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler) __attribute__((weak, ali
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler) __attribute__((weak));
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Errhandler_c2f(errhandler);
         mpii_entry_leave();
@@ -11439,7 +11439,7 @@ MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler) __attribute__((weak, ali
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler) __attribute__((weak));
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Errhandler rc = PMPI_Errhandler_f2c(errhandler);
         mpii_entry_leave();
@@ -11457,7 +11457,7 @@ MPI_Fint PMPI_File_c2f(MPI_File file) __attribute__((weak, alias("stub_File_c2f"
 MPI_Fint MPI_File_c2f(MPI_File file) __attribute__((weak));
 MPI_Fint MPI_File_c2f(MPI_File file)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_File_c2f(file);
         mpii_entry_leave();
@@ -11475,7 +11475,7 @@ MPI_File PMPI_File_f2c(MPI_Fint file) __attribute__((weak, alias("stub_File_f2c"
 MPI_File MPI_File_f2c(MPI_Fint file) __attribute__((weak));
 MPI_File MPI_File_f2c(MPI_Fint file)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_File rc = PMPI_File_f2c(file);
         mpii_entry_leave();
@@ -11493,7 +11493,7 @@ MPI_Fint PMPI_Group_c2f(MPI_Group group) __attribute__((weak, alias("stub_Group_
 MPI_Fint MPI_Group_c2f(MPI_Group group) __attribute__((weak));
 MPI_Fint MPI_Group_c2f(MPI_Group group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Group_c2f(group);
         mpii_entry_leave();
@@ -11511,7 +11511,7 @@ MPI_Group PMPI_Group_f2c(MPI_Fint group) __attribute__((weak, alias("stub_Group_
 MPI_Group MPI_Group_f2c(MPI_Fint group) __attribute__((weak));
 MPI_Group MPI_Group_f2c(MPI_Fint group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Group rc = PMPI_Group_f2c(group);
         mpii_entry_leave();
@@ -11529,7 +11529,7 @@ MPI_Fint PMPI_Info_c2f(MPI_Info info) __attribute__((weak, alias("stub_Info_c2f"
 MPI_Fint MPI_Info_c2f(MPI_Info info) __attribute__((weak));
 MPI_Fint MPI_Info_c2f(MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Info_c2f(info);
         mpii_entry_leave();
@@ -11547,7 +11547,7 @@ MPI_Info PMPI_Info_f2c(MPI_Fint info) __attribute__((weak, alias("stub_Info_f2c"
 MPI_Info MPI_Info_f2c(MPI_Fint info) __attribute__((weak));
 MPI_Info MPI_Info_f2c(MPI_Fint info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Info rc = PMPI_Info_f2c(info);
         mpii_entry_leave();
@@ -11565,7 +11565,7 @@ MPI_Fint PMPI_Message_c2f(MPI_Message message) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Message_c2f(MPI_Message message) __attribute__((weak));
 MPI_Fint MPI_Message_c2f(MPI_Message message)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Message_c2f(message);
         mpii_entry_leave();
@@ -11583,7 +11583,7 @@ MPI_Message PMPI_Message_f2c(MPI_Fint message) __attribute__((weak, alias("stub_
 MPI_Message MPI_Message_f2c(MPI_Fint message) __attribute__((weak));
 MPI_Message MPI_Message_f2c(MPI_Fint message)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Message rc = PMPI_Message_f2c(message);
         mpii_entry_leave();
@@ -11601,7 +11601,7 @@ MPI_Fint PMPI_Op_c2f(MPI_Op op) __attribute__((weak, alias("stub_Op_c2f")));
 MPI_Fint MPI_Op_c2f(MPI_Op op) __attribute__((weak));
 MPI_Fint MPI_Op_c2f(MPI_Op op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Op_c2f(op);
         mpii_entry_leave();
@@ -11619,7 +11619,7 @@ MPI_Op PMPI_Op_f2c(MPI_Fint op) __attribute__((weak, alias("stub_Op_f2c")));
 MPI_Op MPI_Op_f2c(MPI_Fint op) __attribute__((weak));
 MPI_Op MPI_Op_f2c(MPI_Fint op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Op rc = PMPI_Op_f2c(op);
         mpii_entry_leave();
@@ -11637,7 +11637,7 @@ MPI_Fint PMPI_Request_c2f(MPI_Request request) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Request_c2f(MPI_Request request) __attribute__((weak));
 MPI_Fint MPI_Request_c2f(MPI_Request request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Request_c2f(request);
         mpii_entry_leave();
@@ -11655,7 +11655,7 @@ MPI_Request PMPI_Request_f2c(MPI_Fint request) __attribute__((weak, alias("stub_
 MPI_Request MPI_Request_f2c(MPI_Fint request) __attribute__((weak));
 MPI_Request MPI_Request_f2c(MPI_Fint request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Request rc = PMPI_Request_f2c(request);
         mpii_entry_leave();
@@ -11673,7 +11673,7 @@ MPI_Fint PMPI_Session_c2f(MPI_Session session) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Session_c2f(MPI_Session session) __attribute__((weak));
 MPI_Fint MPI_Session_c2f(MPI_Session session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Session_c2f(session);
         mpii_entry_leave();
@@ -11691,7 +11691,7 @@ MPI_Session PMPI_Session_f2c(MPI_Fint session) __attribute__((weak, alias("stub_
 MPI_Session MPI_Session_f2c(MPI_Fint session) __attribute__((weak));
 MPI_Session MPI_Session_f2c(MPI_Fint session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Session rc = PMPI_Session_f2c(session);
         mpii_entry_leave();
@@ -11709,7 +11709,7 @@ MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype) __attribute__((weak, alias("stub_T
 MPI_Fint MPI_Type_c2f(MPI_Datatype datatype) __attribute__((weak));
 MPI_Fint MPI_Type_c2f(MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Type_c2f(datatype);
         mpii_entry_leave();
@@ -11727,7 +11727,7 @@ MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype) __attribute__((weak, alias("stub_T
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype) __attribute__((weak));
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Datatype rc = PMPI_Type_f2c(datatype);
         mpii_entry_leave();
@@ -11745,7 +11745,7 @@ MPI_Fint PMPI_Win_c2f(MPI_Win win) __attribute__((weak, alias("stub_Win_c2f")));
 MPI_Fint MPI_Win_c2f(MPI_Win win) __attribute__((weak));
 MPI_Fint MPI_Win_c2f(MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Win_c2f(win);
         mpii_entry_leave();
@@ -11763,7 +11763,7 @@ MPI_Win PMPI_Win_f2c(MPI_Fint win) __attribute__((weak, alias("stub_Win_f2c")));
 MPI_Win MPI_Win_f2c(MPI_Fint win) __attribute__((weak));
 MPI_Win MPI_Win_f2c(MPI_Fint win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Win rc = PMPI_Win_f2c(win);
         mpii_entry_leave();
@@ -11781,7 +11781,7 @@ int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) __attribute_
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) __attribute__((weak));
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_c2f(c_status, f_status);
         mpii_entry_leave();
@@ -11799,7 +11799,7 @@ int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) __attribute_
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) __attribute__((weak));
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f2c(f_status, c_status);
         mpii_entry_leave();
@@ -11817,7 +11817,7 @@ int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) __
 int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) __attribute__((weak));
 int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_c2f08(c_status, f08_status);
         mpii_entry_leave();
@@ -11835,7 +11835,7 @@ int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) __
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) __attribute__((weak));
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f082c(f08_status, c_status);
         mpii_entry_leave();
@@ -11853,7 +11853,7 @@ int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) __at
 int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) __attribute__((weak));
 int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f2f08(f_status, f08_status);
         mpii_entry_leave();
@@ -11871,7 +11871,7 @@ int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) __at
 int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) __attribute__((weak));
 int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f082f(f08_status, f_status);
         mpii_entry_leave();
@@ -11889,7 +11889,7 @@ int PMPI_Address(void *location, MPI_Aint *address) __attribute__((weak, alias("
 int MPI_Address(void *location, MPI_Aint *address) __attribute__((weak));
 int MPI_Address(void *location, MPI_Aint *address)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Address(location, address);
         mpii_entry_leave();
@@ -11907,7 +11907,7 @@ int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of
 int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -11925,7 +11925,7 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -11943,7 +11943,7 @@ int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_d
 int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype) __attribute__((weak));
 int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
         mpii_entry_leave();
@@ -11961,7 +11961,7 @@ int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((wea
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent) __attribute__((weak));
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_extent(datatype, extent);
         mpii_entry_leave();
@@ -11979,7 +11979,7 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((w
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak));
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_lb(datatype, displacement);
         mpii_entry_leave();
@@ -11997,7 +11997,7 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((w
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) __attribute__((weak));
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_ub(datatype, displacement);
         mpii_entry_leave();
@@ -12015,7 +12015,7 @@ int PMPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandle
 int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_create(function, errhandler);
         mpii_entry_leave();
@@ -12033,7 +12033,7 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_get(comm, errhandler);
         mpii_entry_leave();
@@ -12051,7 +12051,7 @@ int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__(
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_set(comm, errhandler);
         mpii_entry_leave();

@@ -158,13 +158,10 @@ int mpii_waitall(int n, MPI_Request *reqs, MPI_Status *statuses);
 extern int mpii_entry_lock_on;      /* every MPI_X entry holds the entry lock */
 void mpii_entry_enter(void);
 void mpii_entry_leave(void);
-int mpii_entry_hold(void);           /* take the lock if it was turned on since the call began */
+int mpii_entry_force(void);          /* runtime start/stop: hold the entry mutex even if the lock is off */
 void mpii_async_start(int thread_level);
 /* a later session asked for MPI_THREAD_MULTIPLE: turn the entry lock on */
 void mpii_async_multiple(void);
-/* start and stop of the runtime, serialised (sessions may start in any thread) */
-void mpii_init_lock(void);
-void mpii_init_unlock(void);
 void mpii_async_stop(void);
 void mpii_async_kick(void);         /* a schedule started: wake the assist thread */
 

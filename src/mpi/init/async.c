@@ -38,11 +38,13 @@ void mpii_entry_leave(void)
         pthread_mutex_unlock(&mpii_entry_mutex);
 }
 
-/* the caller entered while the lock was off and it has since been turned on
- * (a session asked for MULTIPLE): take it now; 1 if taken (mpii_entry_leave) */
-int mpii_entry_hold(void)
+/* Start and stop of the runtime (MPI_Init, MPI_Finalize, sessions) hold the
+ * entry mutex even while the lock is off: sessions may be started and ended
+ * by several threads at once, before any of them turned the lock on. 1 if
+ * taken here (then mpii_entry_leave). */
+int mpii_entry_force(void)
 {
-    if (!__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_SEQ_CST) || mpii_entry_depth > 0)
+    if (mpii_entry_depth > 0)
         return 0;
     mpii_entry_enter();
     return 1;
@@ -117,14 +119,8 @@ static void *mpii_assist_main(void *arg)
     }
 }
 
-static pthread_mutex_t mpii_init_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-void mpii_init_lock(void) { pthread_mutex_lock(&mpii_init_mutex); }
-void mpii_init_unlock(void) { pthread_mutex_unlock(&mpii_init_mutex); }
-
-/* Turning the lock on while the library runs: the caller is inside without
- * the lock (it was off when it entered) and, the level granted so far being
- * below MULTIPLE, no other thread is inside; every call from now on takes it. */
+/* Turning the lock on while the library runs: the caller holds the entry
+ * mutex (mpii_entry_force); every call from now on takes it too. */
 void mpii_async_multiple(void)
 {
     if (mpii_entry_lock_on)

@@ -109,9 +109,10 @@ static int mpii_init(int required, int *provided)
     if (mpii_st.finalized)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init",
                         "MPI cannot be initialized again after MPI_Finalize");
-    mpii_init_lock();
+    int held = mpii_entry_force();
     int rc = mpii_runtime_start(required);
-    mpii_init_unlock();
+    if (held)
+        mpii_entry_leave();
     if (rc != MPI_SUCCESS)
         util_die("MPI_Init: the library was already shut down by the last MPI_Session_finalize");
     mpii_st.thread_level = mpii_thread_grant(required);
@@ -167,10 +168,11 @@ int PMPI_Finalize(void)
     mpii_comm *self = mpii_comm_get(MPI_COMM_SELF);
     if (self)
         mpii_attr_delete_all(MPII_OBJ_COMM, MPI_COMM_SELF, &self->attrs);
-    mpii_init_lock();
+    int held = mpii_entry_force();
     mpii_runtime_stop();
-    mpii_init_unlock();
     mpii_st.finalized = 1;
+    if (held)
+        mpii_entry_leave();
     return MPI_SUCCESS;
 }
 

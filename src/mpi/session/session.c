@@ -41,7 +41,7 @@ static const char *const mpii_levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNE
  * sessions are how libraries initialise MPI independently, possibly from
  * threads of their own (MPICH does the same; MPI 4.1 11.6 lets the level of
  * one session influence the others'). */
-int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+static int session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
     int required = MPI_THREAD_MULTIPLE;
     char val[MPI_MAX_INFO_VAL + 1];
@@ -51,17 +51,14 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     for (int l = 0; flag && l < 4; l++)
         if (!strcasecmp(val, mpii_levels[l]))
             required = l;
-    mpii_init_lock();
     int rc = mpii_runtime_start(required);
     if (rc == MPI_SUCCESS && !mpii_sessions_ready) {
         util_htab_init(&mpii_sessions, sizeof(mpii_session), 1);
         mpii_sessions_ready = 1;
     }
-    mpii_init_unlock();
     if (rc != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, "MPI_Session_init",
                         "the library was shut down by an earlier MPI_Finalize or MPI_Session_finalize");
-    int held = mpii_entry_hold();
     int idx;
     mpii_session *s = util_htab_alloc(&mpii_sessions, &idx);
     s->thread_level = required; /* every level is provided (the entry lock, async.c) */
@@ -70,12 +67,19 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     mpii_info_set(s->info, "thread_level", mpii_levels[s->thread_level]);
     mpii_info_set(s->info, "mpi_memory_alloc_kinds", "mpi,system");
     *session = MPII_HANDLE(MPII_KIND_SESSION, idx);
-    if (held)
-        mpii_entry_leave();
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_finalize(MPI_Session *session)
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    int held = mpii_entry_force();
+    int rc = session_init(info, errhandler, session);
+    if (held)
+        mpii_entry_leave();
+    return rc;
+}
+
+static int session_finalize(MPI_Session *session)
 {
     mpii_session *s = session ? session_get(*session) : NULL;
     if (!s)
@@ -83,10 +87,17 @@ int PMPI_Session_finalize(MPI_Session *session)
     mpii_info_free(s->info);
     util_htab_free(&mpii_sessions, MPII_HANDLE_INDEX(*session));
     *session = MPI_SESSION_NULL;
-    mpii_init_lock();
     mpii_runtime_stop();
-    mpii_init_unlock();
     return MPI_SUCCESS;
+}
+
+int PMPI_Session_finalize(MPI_Session *session)
+{
+    int held = mpii_entry_force();
+    int rc = session_finalize(session);
+    if (held)
+        mpii_entry_leave();
+    return rc;
 }
 
 int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
