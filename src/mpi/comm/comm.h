@@ -6,8 +6,10 @@
  * keeps a bitmap of the pairs it has free (MPII_CTX_PAIRS of them; pair 0 is
  * MPI_COMM_WORLD, pair 1 MPI_COMM_SELF). A new communicator's pair is agreed
  * by the processes that will be in it plus, at most, the other processes of
- * the parent: they AND their bitmaps (allreduce, or a leader exchange for
- * inter-communicators) and everybody takes the lowest pair free everywhere.
+ * the parent: they AND what they offer (allreduce, or a leader exchange for
+ * inter-communicators) and everybody takes the lowest pair offered
+ * everywhere, in rounds until there is one (the offers and why concurrent
+ * agreements in threads neither collide nor wait for ever: ctx.c).
  * Only members of the new communicator mark the pair used.
  *
  * Why this is safe when communicators are built concurrently in disjoint
