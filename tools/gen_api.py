@@ -224,7 +224,7 @@ def gen_stub(fn):
         lines.append("    return PMPI_%s(%s);" % (fn.short, fn.call_args()))
     else:
         # the entry lock, when several threads may be inside (src/mpi/init/async.c)
-        lines.append("    if (__builtin_expect(mpii_entry_lock_on, 0)) {")
+        lines.append("    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {")
         lines.append("        mpii_entry_enter();")
         lines.append("        %s rc = PMPI_%s(%s);" % (fn.ret, fn.short, fn.call_args()))
         lines.append("        mpii_entry_leave();")

@@ -605,6 +605,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
             status->MPI_SOURCE = MPI_PROC_NULL;
             status->MPI_TAG = MPI_ANY_TAG;
             status->dcfa_count = 0;
+            status->dcfa_cancelled = 0;
         }
         return MPI_SUCCESS;
     }
@@ -644,12 +645,14 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
             status->MPI_SOURCE = MPI_PROC_NULL;
             status->MPI_TAG = MPI_ANY_TAG;
             status->dcfa_count = 0;
+            status->dcfa_cancelled = 0;
         }
         return MPI_SUCCESS;
     }
     core_msg *m = NULL;
     MPI_Status tmp;
     core_iprobe(source, tag, c->ctx, flag, &tmp, &m);
+    *message = MPI_MESSAGE_NULL; /* undefined by the standard when nothing matched */
     if (*flag) {
         *message = mpii_msg_put(m);
         if (status != MPI_STATUS_IGNORE) {

@@ -36,7 +36,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Send");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -56,7 +56,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Send_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -76,7 +76,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Recv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
         mpii_entry_leave();
@@ -96,7 +96,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Recv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
         mpii_entry_leave();
@@ -116,7 +116,7 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_count");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_count(status, datatype, count);
         mpii_entry_leave();
@@ -136,7 +136,7 @@ int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_count_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_count_c(status, datatype, count);
         mpii_entry_leave();
@@ -156,7 +156,7 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Bsend");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -176,7 +176,7 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Bsend_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -196,7 +196,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ssend");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -216,7 +216,7 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ssend_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -236,7 +236,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rsend");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -256,7 +256,7 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rsend_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
         mpii_entry_leave();
@@ -276,7 +276,7 @@ int MPI_Buffer_attach(void *buffer, int size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Buffer_attach");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_attach(buffer, size);
         mpii_entry_leave();
@@ -296,7 +296,7 @@ int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Buffer_attach_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_attach_c(buffer, size);
         mpii_entry_leave();
@@ -316,7 +316,7 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Buffer_detach");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_detach(buffer_addr, size);
         mpii_entry_leave();
@@ -336,7 +336,7 @@ int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Buffer_detach_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_detach_c(buffer_addr, size);
         mpii_entry_leave();
@@ -356,7 +356,7 @@ int MPI_Buffer_flush(void)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Buffer_flush");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_flush();
         mpii_entry_leave();
@@ -376,7 +376,7 @@ int MPI_Buffer_iflush(MPI_Request *request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Buffer_iflush");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Buffer_iflush(request);
         mpii_entry_leave();
@@ -396,7 +396,7 @@ int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_attach_buffer");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_attach_buffer(comm, buffer, size);
         mpii_entry_leave();
@@ -416,7 +416,7 @@ int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_attach_buffer_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_attach_buffer_c(comm, buffer, size);
         mpii_entry_leave();
@@ -436,7 +436,7 @@ int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_detach_buffer");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_detach_buffer(comm, buffer_addr, size);
         mpii_entry_leave();
@@ -456,7 +456,7 @@ int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_detach_buffer_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_detach_buffer_c(comm, buffer_addr, size);
         mpii_entry_leave();
@@ -476,7 +476,7 @@ int MPI_Comm_flush_buffer(MPI_Comm comm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_flush_buffer");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_flush_buffer(comm);
         mpii_entry_leave();
@@ -496,7 +496,7 @@ int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_iflush_buffer");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_iflush_buffer(comm, request);
         mpii_entry_leave();
@@ -514,7 +514,7 @@ int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) __at
 int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) __attribute__((weak));
 int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_attach_buffer(session, buffer, size);
         mpii_entry_leave();
@@ -532,7 +532,7 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count si
 int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) __attribute__((weak));
 int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_attach_buffer_c(session, buffer, size);
         mpii_entry_leave();
@@ -550,7 +550,7 @@ int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size
 int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) __attribute__((weak));
 int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_detach_buffer(session, buffer_addr, size);
         mpii_entry_leave();
@@ -568,7 +568,7 @@ int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Cou
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) __attribute__((weak));
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_detach_buffer_c(session, buffer_addr, size);
         mpii_entry_leave();
@@ -586,7 +586,7 @@ int PMPI_Session_flush_buffer(MPI_Session session) __attribute__((weak, alias("s
 int MPI_Session_flush_buffer(MPI_Session session) __attribute__((weak));
 int MPI_Session_flush_buffer(MPI_Session session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_flush_buffer(session);
         mpii_entry_leave();
@@ -604,7 +604,7 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) __attr
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) __attribute__((weak));
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_iflush_buffer(session, request);
         mpii_entry_leave();
@@ -624,7 +624,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Isend");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -644,7 +644,7 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Isend_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -664,7 +664,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ibsend");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -684,7 +684,7 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ibsend_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -704,7 +704,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Issend");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -724,7 +724,7 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Issend_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -744,7 +744,7 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Irsend");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -764,7 +764,7 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Irsend_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -784,7 +784,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Irecv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
         mpii_entry_leave();
@@ -804,7 +804,7 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Irecv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
         mpii_entry_leave();
@@ -824,7 +824,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Wait");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Wait(request, status);
         mpii_entry_leave();
@@ -844,7 +844,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Test");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Test(request, flag, status);
         mpii_entry_leave();
@@ -864,7 +864,7 @@ int MPI_Request_free(MPI_Request *request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Request_free");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_free(request);
         mpii_entry_leave();
@@ -884,7 +884,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Waitany");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitany(count, array_of_requests, index, status);
         mpii_entry_leave();
@@ -904,7 +904,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Testany");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testany(count, array_of_requests, index, flag, status);
         mpii_entry_leave();
@@ -924,7 +924,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Waitall");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
         mpii_entry_leave();
@@ -944,7 +944,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Testall");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
         mpii_entry_leave();
@@ -964,7 +964,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Waitsome");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         mpii_entry_leave();
@@ -984,7 +984,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Testsome");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         mpii_entry_leave();
@@ -1004,7 +1004,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Request_get_status");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status(request, flag, status);
         mpii_entry_leave();
@@ -1024,7 +1024,7 @@ int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[],
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Request_get_status_any");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_any(count, array_of_requests, index, flag, status);
         mpii_entry_leave();
@@ -1044,7 +1044,7 @@ int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[],
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Request_get_status_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses);
         mpii_entry_leave();
@@ -1064,7 +1064,7 @@ int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Request_get_status_some");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Request_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
         mpii_entry_leave();
@@ -1084,7 +1084,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iprobe");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iprobe(source, tag, comm, flag, status);
         mpii_entry_leave();
@@ -1104,7 +1104,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Probe");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Probe(source, tag, comm, status);
         mpii_entry_leave();
@@ -1124,7 +1124,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Improbe");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
         mpii_entry_leave();
@@ -1144,7 +1144,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Mprobe");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mprobe(source, tag, comm, message, status);
         mpii_entry_leave();
@@ -1164,7 +1164,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Mrecv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mrecv(buf, count, datatype, message, status);
         mpii_entry_leave();
@@ -1184,7 +1184,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Mrecv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Mrecv_c(buf, count, datatype, message, status);
         mpii_entry_leave();
@@ -1204,7 +1204,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Imrecv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Imrecv(buf, count, datatype, message, request);
         mpii_entry_leave();
@@ -1224,7 +1224,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Imrecv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
         mpii_entry_leave();
@@ -1244,7 +1244,7 @@ int MPI_Cancel(MPI_Request *request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cancel");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cancel(request);
         mpii_entry_leave();
@@ -1264,7 +1264,7 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Test_cancelled");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Test_cancelled(status, flag);
         mpii_entry_leave();
@@ -1284,7 +1284,7 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Send_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1304,7 +1304,7 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Send_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1324,7 +1324,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Bsend_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1344,7 +1344,7 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Bsend_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1364,7 +1364,7 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ssend_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1384,7 +1384,7 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ssend_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1404,7 +1404,7 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rsend_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1424,7 +1424,7 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rsend_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
         mpii_entry_leave();
@@ -1444,7 +1444,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Recv_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
         mpii_entry_leave();
@@ -1464,7 +1464,7 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Recv_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
         mpii_entry_leave();
@@ -1484,7 +1484,7 @@ int MPI_Start(MPI_Request *request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Start");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Start(request);
         mpii_entry_leave();
@@ -1504,7 +1504,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Startall");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Startall(count, array_of_requests);
         mpii_entry_leave();
@@ -1524,7 +1524,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Sendrecv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
         mpii_entry_leave();
@@ -1544,7 +1544,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Sendrecv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
         mpii_entry_leave();
@@ -1564,7 +1564,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Sendrecv_replace");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
         mpii_entry_leave();
@@ -1584,7 +1584,7 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Sendrecv_replace_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
         mpii_entry_leave();
@@ -1604,7 +1604,7 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Isendrecv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
         mpii_entry_leave();
@@ -1624,7 +1624,7 @@ int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Isendrecv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
         mpii_entry_leave();
@@ -1644,7 +1644,7 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Isendrecv_replace");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
         mpii_entry_leave();
@@ -1664,7 +1664,7 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Isendrecv_replace_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
         mpii_entry_leave();
@@ -1684,7 +1684,7 @@ int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Psend_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
         mpii_entry_leave();
@@ -1704,7 +1704,7 @@ int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Precv_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
         mpii_entry_leave();
@@ -1724,7 +1724,7 @@ int MPI_Pready(int partition, MPI_Request request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pready");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready(partition, request);
         mpii_entry_leave();
@@ -1744,7 +1744,7 @@ int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pready_range");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready_range(partition_low, partition_high, request);
         mpii_entry_leave();
@@ -1764,7 +1764,7 @@ int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request req
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pready_list");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pready_list(length, array_of_partitions, request);
         mpii_entry_leave();
@@ -1784,7 +1784,7 @@ int MPI_Parrived(MPI_Request request, int partition, int *flag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Parrived");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Parrived(request, partition, flag);
         mpii_entry_leave();
@@ -1804,7 +1804,7 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_contiguous");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_contiguous(count, oldtype, newtype);
         mpii_entry_leave();
@@ -1824,7 +1824,7 @@ int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *n
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_contiguous_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_contiguous_c(count, oldtype, newtype);
         mpii_entry_leave();
@@ -1844,7 +1844,7 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_vector");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_vector(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -1864,7 +1864,7 @@ int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_vector_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_vector_c(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -1884,7 +1884,7 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_hvector");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -1904,7 +1904,7 @@ int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_hvector_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hvector_c(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -1924,7 +1924,7 @@ int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int arr
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_indexed");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1944,7 +1944,7 @@ int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_indexed_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1964,7 +1964,7 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_hindexed");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -1984,7 +1984,7 @@ int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockle
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_hindexed_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -2004,7 +2004,7 @@ int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_indexed_block");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -2024,7 +2024,7 @@ int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, cons
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_indexed_block_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -2044,7 +2044,7 @@ int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint ar
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_hindexed_block");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -2064,7 +2064,7 @@ int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, con
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_hindexed_block_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -2084,7 +2084,7 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const M
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_struct");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
         mpii_entry_leave();
@@ -2104,7 +2104,7 @@ int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blockleng
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_struct_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
         mpii_entry_leave();
@@ -2124,7 +2124,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_subarray");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
         mpii_entry_leave();
@@ -2144,7 +2144,7 @@ int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], cons
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_subarray_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
         mpii_entry_leave();
@@ -2164,7 +2164,7 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_darray");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
         mpii_entry_leave();
@@ -2184,7 +2184,7 @@ int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arra
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_darray_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
         mpii_entry_leave();
@@ -2204,7 +2204,7 @@ int MPI_Get_address(const void *location, MPI_Aint *address)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_address");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_address(location, address);
         mpii_entry_leave();
@@ -2248,7 +2248,7 @@ int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size(datatype, size);
         mpii_entry_leave();
@@ -2268,7 +2268,7 @@ int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_size_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size_c(datatype, size);
         mpii_entry_leave();
@@ -2288,7 +2288,7 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_size_x");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_size_x(datatype, size);
         mpii_entry_leave();
@@ -2308,7 +2308,7 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_extent");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent(datatype, lb, extent);
         mpii_entry_leave();
@@ -2328,7 +2328,7 @@ int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exten
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_extent_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent_c(datatype, lb, extent);
         mpii_entry_leave();
@@ -2348,7 +2348,7 @@ int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exten
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_extent_x");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_extent_x(datatype, lb, extent);
         mpii_entry_leave();
@@ -2368,7 +2368,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_resized");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_resized(oldtype, lb, extent, newtype);
         mpii_entry_leave();
@@ -2388,7 +2388,7 @@ int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count exte
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_resized_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_resized_c(oldtype, lb, extent, newtype);
         mpii_entry_leave();
@@ -2408,7 +2408,7 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_true_extent");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent(datatype, true_lb, true_extent);
         mpii_entry_leave();
@@ -2428,7 +2428,7 @@ int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Co
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_true_extent_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent_c(datatype, true_lb, true_extent);
         mpii_entry_leave();
@@ -2448,7 +2448,7 @@ int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Co
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_true_extent_x");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent);
         mpii_entry_leave();
@@ -2468,7 +2468,7 @@ int MPI_Type_commit(MPI_Datatype *datatype)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_commit");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_commit(datatype);
         mpii_entry_leave();
@@ -2488,7 +2488,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_free");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_free(datatype);
         mpii_entry_leave();
@@ -2508,7 +2508,7 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_dup");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_dup(oldtype, newtype);
         mpii_entry_leave();
@@ -2528,7 +2528,7 @@ int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_elements");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements(status, datatype, count);
         mpii_entry_leave();
@@ -2548,7 +2548,7 @@ int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_elements_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements_c(status, datatype, count);
         mpii_entry_leave();
@@ -2568,7 +2568,7 @@ int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_elements_x");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_elements_x(status, datatype, count);
         mpii_entry_leave();
@@ -2588,7 +2588,7 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_add
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_envelope");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner);
         mpii_entry_leave();
@@ -2608,7 +2608,7 @@ int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_envelope_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
         mpii_entry_leave();
@@ -2628,7 +2628,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_contents");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
         mpii_entry_leave();
@@ -2648,7 +2648,7 @@ int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_C
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_contents_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes);
         mpii_entry_leave();
@@ -2668,7 +2668,7 @@ int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, M
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_value_index");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_value_index(value_type, index_type, pair_type);
         mpii_entry_leave();
@@ -2688,7 +2688,7 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pack");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm);
         mpii_entry_leave();
@@ -2708,7 +2708,7 @@ int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pack_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm);
         mpii_entry_leave();
@@ -2728,7 +2728,7 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Unpack");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm);
         mpii_entry_leave();
@@ -2748,7 +2748,7 @@ int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Unpack_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm);
         mpii_entry_leave();
@@ -2768,7 +2768,7 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pack_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_size(incount, datatype, comm, size);
         mpii_entry_leave();
@@ -2788,7 +2788,7 @@ int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pack_size_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_size_c(incount, datatype, comm, size);
         mpii_entry_leave();
@@ -2808,7 +2808,7 @@ int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pack_external");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position);
         mpii_entry_leave();
@@ -2828,7 +2828,7 @@ int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incou
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pack_external_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
         mpii_entry_leave();
@@ -2848,7 +2848,7 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Unpack_external");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype);
         mpii_entry_leave();
@@ -2868,7 +2868,7 @@ int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count ins
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Unpack_external_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
         mpii_entry_leave();
@@ -2888,7 +2888,7 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pack_external_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_size(datarep, incount, datatype, size);
         mpii_entry_leave();
@@ -2908,7 +2908,7 @@ int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Pack_external_size_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pack_external_size_c(datarep, incount, datatype, size);
         mpii_entry_leave();
@@ -2928,7 +2928,7 @@ int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_f90_real");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_real(p, r, newtype);
         mpii_entry_leave();
@@ -2948,7 +2948,7 @@ int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_f90_complex");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_complex(p, r, newtype);
         mpii_entry_leave();
@@ -2968,7 +2968,7 @@ int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_f90_integer");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_f90_integer(r, newtype);
         mpii_entry_leave();
@@ -2988,7 +2988,7 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_match_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_match_size(typeclass, size, datatype);
         mpii_entry_leave();
@@ -3008,7 +3008,7 @@ int MPI_Barrier(MPI_Comm comm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Barrier");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Barrier(comm);
         mpii_entry_leave();
@@ -3028,7 +3028,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ibarrier");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibarrier(comm, request);
         mpii_entry_leave();
@@ -3048,7 +3048,7 @@ int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Barrier_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Barrier_init(comm, info, request);
         mpii_entry_leave();
@@ -3068,7 +3068,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Bcast");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
         mpii_entry_leave();
@@ -3088,7 +3088,7 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Bcast_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
         mpii_entry_leave();
@@ -3108,7 +3108,7 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ibcast");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
         mpii_entry_leave();
@@ -3128,7 +3128,7 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ibcast_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
         mpii_entry_leave();
@@ -3148,7 +3148,7 @@ int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Bcast_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request);
         mpii_entry_leave();
@@ -3168,7 +3168,7 @@ int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int r
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Bcast_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request);
         mpii_entry_leave();
@@ -3188,7 +3188,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Gather");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3208,7 +3208,7 @@ int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Gather_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3228,7 +3228,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Igather");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3248,7 +3248,7 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Igather_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3268,7 +3268,7 @@ int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Gather_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3288,7 +3288,7 @@ int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Gather_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3308,7 +3308,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Gatherv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
         mpii_entry_leave();
@@ -3328,7 +3328,7 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Gatherv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
         mpii_entry_leave();
@@ -3348,7 +3348,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Igatherv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3368,7 +3368,7 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Igatherv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3388,7 +3388,7 @@ int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Gatherv_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3408,7 +3408,7 @@ int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Gatherv_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3428,7 +3428,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scatter");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3448,7 +3448,7 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scatter_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3468,7 +3468,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iscatter");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3488,7 +3488,7 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iscatter_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3508,7 +3508,7 @@ int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scatter_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3528,7 +3528,7 @@ int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scatter_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3548,7 +3548,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scatterv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3568,7 +3568,7 @@ int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scatterv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
         mpii_entry_leave();
@@ -3588,7 +3588,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iscatterv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3608,7 +3608,7 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iscatterv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
         mpii_entry_leave();
@@ -3628,7 +3628,7 @@ int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int dis
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scatterv_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3648,7 +3648,7 @@ int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scatterv_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
         mpii_entry_leave();
@@ -3668,7 +3668,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allgather");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -3688,7 +3688,7 @@ int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allgather_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -3708,7 +3708,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iallgather");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -3728,7 +3728,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iallgather_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -3748,7 +3748,7 @@ int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allgather_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3768,7 +3768,7 @@ int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allgather_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3788,7 +3788,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allgatherv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
         mpii_entry_leave();
@@ -3808,7 +3808,7 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allgatherv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
         mpii_entry_leave();
@@ -3828,7 +3828,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iallgatherv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
         mpii_entry_leave();
@@ -3848,7 +3848,7 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iallgatherv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
         mpii_entry_leave();
@@ -3868,7 +3868,7 @@ int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allgatherv_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3888,7 +3888,7 @@ int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allgatherv_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -3908,7 +3908,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoall");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -3928,7 +3928,7 @@ int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoall_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -3948,7 +3948,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ialltoall");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -3968,7 +3968,7 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ialltoall_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -3988,7 +3988,7 @@ int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoall_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -4008,7 +4008,7 @@ int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoall_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -4028,7 +4028,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoallv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
         mpii_entry_leave();
@@ -4048,7 +4048,7 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoallv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
         mpii_entry_leave();
@@ -4068,7 +4068,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ialltoallv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
         mpii_entry_leave();
@@ -4088,7 +4088,7 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ialltoallv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
         mpii_entry_leave();
@@ -4108,7 +4108,7 @@ int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sd
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoallv_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -4128,7 +4128,7 @@ int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoallv_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -4148,7 +4148,7 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoallw");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
         mpii_entry_leave();
@@ -4168,7 +4168,7 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoallw_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
         mpii_entry_leave();
@@ -4188,7 +4188,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ialltoallw");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
         mpii_entry_leave();
@@ -4208,7 +4208,7 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ialltoallw_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
         mpii_entry_leave();
@@ -4228,7 +4228,7 @@ int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sd
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoallw_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
         mpii_entry_leave();
@@ -4248,7 +4248,7 @@ int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alltoallw_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
         mpii_entry_leave();
@@ -4268,7 +4268,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
         mpii_entry_leave();
@@ -4288,7 +4288,7 @@ int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
         mpii_entry_leave();
@@ -4308,7 +4308,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ireduce");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
         mpii_entry_leave();
@@ -4328,7 +4328,7 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ireduce_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
         mpii_entry_leave();
@@ -4348,7 +4348,7 @@ int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
         mpii_entry_leave();
@@ -4368,7 +4368,7 @@ int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
         mpii_entry_leave();
@@ -4388,7 +4388,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allreduce");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4408,7 +4408,7 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allreduce_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4428,7 +4428,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iallreduce");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4448,7 +4448,7 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iallreduce_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4468,7 +4468,7 @@ int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allreduce_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4488,7 +4488,7 @@ int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Allreduce_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4508,7 +4508,7 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_local");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op);
         mpii_entry_leave();
@@ -4528,7 +4528,7 @@ int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_D
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_local_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op);
         mpii_entry_leave();
@@ -4548,7 +4548,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_scatter_block");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
         mpii_entry_leave();
@@ -4568,7 +4568,7 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count rec
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_scatter_block_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
         mpii_entry_leave();
@@ -4588,7 +4588,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ireduce_scatter_block");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4608,7 +4608,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ireduce_scatter_block_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4628,7 +4628,7 @@ int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvco
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_scatter_block_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4648,7 +4648,7 @@ int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Coun
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_scatter_block_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4668,7 +4668,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_scatter");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
         mpii_entry_leave();
@@ -4688,7 +4688,7 @@ int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count rec
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_scatter_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
         mpii_entry_leave();
@@ -4708,7 +4708,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ireduce_scatter");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4728,7 +4728,7 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ireduce_scatter_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4748,7 +4748,7 @@ int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvco
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_scatter_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4768,7 +4768,7 @@ int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Coun
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Reduce_scatter_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4788,7 +4788,7 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scan");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4808,7 +4808,7 @@ int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scan_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4828,7 +4828,7 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iscan");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4848,7 +4848,7 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iscan_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4868,7 +4868,7 @@ int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scan_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4888,7 +4888,7 @@ int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Scan_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -4908,7 +4908,7 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Exscan");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4928,7 +4928,7 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Exscan_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
         mpii_entry_leave();
@@ -4948,7 +4948,7 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iexscan");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4968,7 +4968,7 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Iexscan_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
         mpii_entry_leave();
@@ -4988,7 +4988,7 @@ int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Exscan_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -5008,7 +5008,7 @@ int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Exscan_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request);
         mpii_entry_leave();
@@ -5028,7 +5028,7 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Op_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_create(user_fn, commute, op);
         mpii_entry_leave();
@@ -5048,7 +5048,7 @@ int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Op_create_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_create_c(user_fn, commute, op);
         mpii_entry_leave();
@@ -5068,7 +5068,7 @@ int MPI_Op_free(MPI_Op *op)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Op_free");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_free(op);
         mpii_entry_leave();
@@ -5088,7 +5088,7 @@ int MPI_Op_commutative(MPI_Op op, int *commute)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Op_commutative");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Op_commutative(op, commute);
         mpii_entry_leave();
@@ -5108,7 +5108,7 @@ int MPI_Group_size(MPI_Group group, int *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_size(group, size);
         mpii_entry_leave();
@@ -5128,7 +5128,7 @@ int MPI_Group_rank(MPI_Group group, int *rank)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_rank");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_rank(group, rank);
         mpii_entry_leave();
@@ -5148,7 +5148,7 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_translate_ranks");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2);
         mpii_entry_leave();
@@ -5168,7 +5168,7 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_compare");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_compare(group1, group2, result);
         mpii_entry_leave();
@@ -5188,7 +5188,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_group");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_group(comm, group);
         mpii_entry_leave();
@@ -5208,7 +5208,7 @@ int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_union");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_union(group1, group2, newgroup);
         mpii_entry_leave();
@@ -5228,7 +5228,7 @@ int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgro
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_intersection");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_intersection(group1, group2, newgroup);
         mpii_entry_leave();
@@ -5248,7 +5248,7 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_difference");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_difference(group1, group2, newgroup);
         mpii_entry_leave();
@@ -5268,7 +5268,7 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_incl");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_incl(group, n, ranks, newgroup);
         mpii_entry_leave();
@@ -5288,7 +5288,7 @@ int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_excl");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_excl(group, n, ranks, newgroup);
         mpii_entry_leave();
@@ -5308,7 +5308,7 @@ int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_range_incl");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_range_incl(group, n, ranges, newgroup);
         mpii_entry_leave();
@@ -5328,7 +5328,7 @@ int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_range_excl");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_range_excl(group, n, ranges, newgroup);
         mpii_entry_leave();
@@ -5348,7 +5348,7 @@ int MPI_Group_free(MPI_Group *group)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_free");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_free(group);
         mpii_entry_leave();
@@ -5368,7 +5368,7 @@ int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Group_from_session_pset");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Group_from_session_pset(session, pset_name, newgroup);
         mpii_entry_leave();
@@ -5388,7 +5388,7 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_size(comm, size);
         mpii_entry_leave();
@@ -5408,7 +5408,7 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_rank");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_rank(comm, rank);
         mpii_entry_leave();
@@ -5428,7 +5428,7 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_compare");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_compare(comm1, comm2, result);
         mpii_entry_leave();
@@ -5448,7 +5448,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_dup");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_dup(comm, newcomm);
         mpii_entry_leave();
@@ -5468,7 +5468,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_dup_with_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
         mpii_entry_leave();
@@ -5488,7 +5488,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_idup");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_idup(comm, newcomm, request);
         mpii_entry_leave();
@@ -5508,7 +5508,7 @@ int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_idup_with_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
         mpii_entry_leave();
@@ -5528,7 +5528,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create(comm, group, newcomm);
         mpii_entry_leave();
@@ -5548,7 +5548,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_create_group");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
         mpii_entry_leave();
@@ -5568,7 +5568,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_create_from_group");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
         mpii_entry_leave();
@@ -5588,7 +5588,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_split");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_split(comm, color, key, newcomm);
         mpii_entry_leave();
@@ -5608,7 +5608,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_split_type");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
         mpii_entry_leave();
@@ -5628,7 +5628,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_free");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_free(comm);
         mpii_entry_leave();
@@ -5648,7 +5648,7 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_set_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_info(comm, info);
         mpii_entry_leave();
@@ -5668,7 +5668,7 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_get_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_info(comm, info_used);
         mpii_entry_leave();
@@ -5688,7 +5688,7 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_test_inter");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_test_inter(comm, flag);
         mpii_entry_leave();
@@ -5708,7 +5708,7 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_remote_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_remote_size(comm, size);
         mpii_entry_leave();
@@ -5728,7 +5728,7 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_remote_group");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_remote_group(comm, group);
         mpii_entry_leave();
@@ -5748,7 +5748,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Intercomm_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
         mpii_entry_leave();
@@ -5768,7 +5768,7 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Intercomm_create_from_groups");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
         mpii_entry_leave();
@@ -5788,7 +5788,7 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Intercomm_merge");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
         mpii_entry_leave();
@@ -5808,7 +5808,7 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_C
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_create_keyval");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
         mpii_entry_leave();
@@ -5828,7 +5828,7 @@ int MPI_Comm_free_keyval(int *comm_keyval)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_free_keyval");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_free_keyval(comm_keyval);
         mpii_entry_leave();
@@ -5848,7 +5848,7 @@ int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_set_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_attr(comm, comm_keyval, attribute_val);
         mpii_entry_leave();
@@ -5868,7 +5868,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_get_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag);
         mpii_entry_leave();
@@ -5888,7 +5888,7 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_delete_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_delete_attr(comm, comm_keyval);
         mpii_entry_leave();
@@ -5908,7 +5908,7 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_create_keyval");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
         mpii_entry_leave();
@@ -5928,7 +5928,7 @@ int MPI_Win_free_keyval(int *win_keyval)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_free_keyval");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_free_keyval(win_keyval);
         mpii_entry_leave();
@@ -5948,7 +5948,7 @@ int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_set_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_attr(win, win_keyval, attribute_val);
         mpii_entry_leave();
@@ -5968,7 +5968,7 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_get_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_attr(win, win_keyval, attribute_val, flag);
         mpii_entry_leave();
@@ -5988,7 +5988,7 @@ int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_delete_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_delete_attr(win, win_keyval);
         mpii_entry_leave();
@@ -6008,7 +6008,7 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_T
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_create_keyval");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state);
         mpii_entry_leave();
@@ -6028,7 +6028,7 @@ int MPI_Type_free_keyval(int *type_keyval)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_free_keyval");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_free_keyval(type_keyval);
         mpii_entry_leave();
@@ -6048,7 +6048,7 @@ int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_va
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_set_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_set_attr(datatype, type_keyval, attribute_val);
         mpii_entry_leave();
@@ -6068,7 +6068,7 @@ int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_va
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag);
         mpii_entry_leave();
@@ -6088,7 +6088,7 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_delete_attr");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_delete_attr(datatype, type_keyval);
         mpii_entry_leave();
@@ -6108,7 +6108,7 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_set_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_name(comm, comm_name);
         mpii_entry_leave();
@@ -6128,7 +6128,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_get_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_name(comm, comm_name, resultlen);
         mpii_entry_leave();
@@ -6148,7 +6148,7 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_set_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_set_name(datatype, type_name);
         mpii_entry_leave();
@@ -6168,7 +6168,7 @@ int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_get_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_get_name(datatype, type_name, resultlen);
         mpii_entry_leave();
@@ -6188,7 +6188,7 @@ int MPI_Win_set_name(MPI_Win win, const char *win_name)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_set_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_name(win, win_name);
         mpii_entry_leave();
@@ -6208,7 +6208,7 @@ int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_get_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_name(win, win_name, resultlen);
         mpii_entry_leave();
@@ -6228,7 +6228,7 @@ int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Keyval_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state);
         mpii_entry_leave();
@@ -6248,7 +6248,7 @@ int MPI_Keyval_free(int *keyval)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Keyval_free");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Keyval_free(keyval);
         mpii_entry_leave();
@@ -6268,7 +6268,7 @@ int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Attr_put");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_put(comm, keyval, attribute_val);
         mpii_entry_leave();
@@ -6288,7 +6288,7 @@ int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Attr_get");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_get(comm, keyval, attribute_val, flag);
         mpii_entry_leave();
@@ -6308,7 +6308,7 @@ int MPI_Attr_delete(MPI_Comm comm, int keyval)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Attr_delete");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Attr_delete(comm, keyval);
         mpii_entry_leave();
@@ -6328,7 +6328,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cart_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
         mpii_entry_leave();
@@ -6348,7 +6348,7 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Dims_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dims_create(nnodes, ndims, dims);
         mpii_entry_leave();
@@ -6368,7 +6368,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Graph_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
         mpii_entry_leave();
@@ -6388,7 +6388,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Dist_graph_create_adjacent");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
         mpii_entry_leave();
@@ -6408,7 +6408,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Dist_graph_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
         mpii_entry_leave();
@@ -6428,7 +6428,7 @@ int MPI_Topo_test(MPI_Comm comm, int *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Topo_test");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Topo_test(comm, status);
         mpii_entry_leave();
@@ -6448,7 +6448,7 @@ int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Graphdims_get");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graphdims_get(comm, nnodes, nedges);
         mpii_entry_leave();
@@ -6468,7 +6468,7 @@ int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int ed
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Graph_get");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_get(comm, maxindex, maxedges, index, edges);
         mpii_entry_leave();
@@ -6488,7 +6488,7 @@ int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cartdim_get");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cartdim_get(comm, ndims);
         mpii_entry_leave();
@@ -6508,7 +6508,7 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cart_get");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_get(comm, maxdims, dims, periods, coords);
         mpii_entry_leave();
@@ -6528,7 +6528,7 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cart_rank");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_rank(comm, coords, rank);
         mpii_entry_leave();
@@ -6548,7 +6548,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cart_coords");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_coords(comm, rank, maxdims, coords);
         mpii_entry_leave();
@@ -6568,7 +6568,7 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Graph_neighbors_count");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_neighbors_count(comm, rank, nneighbors);
         mpii_entry_leave();
@@ -6588,7 +6588,7 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Graph_neighbors");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors);
         mpii_entry_leave();
@@ -6608,7 +6608,7 @@ int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Dist_graph_neighbors_count");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
         mpii_entry_leave();
@@ -6628,7 +6628,7 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Dist_graph_neighbors");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
         mpii_entry_leave();
@@ -6648,7 +6648,7 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cart_shift");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest);
         mpii_entry_leave();
@@ -6668,7 +6668,7 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cart_sub");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
         mpii_entry_leave();
@@ -6688,7 +6688,7 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Cart_map");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Cart_map(comm, ndims, dims, periods, newrank);
         mpii_entry_leave();
@@ -6708,7 +6708,7 @@ int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Graph_map");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Graph_map(comm, nnodes, index, edges, newrank);
         mpii_entry_leave();
@@ -6728,7 +6728,7 @@ int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_allgather");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -6748,7 +6748,7 @@ int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_allgather_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -6768,7 +6768,7 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_allgather");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -6788,7 +6788,7 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_allgather_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -6808,7 +6808,7 @@ int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_allgather_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6828,7 +6828,7 @@ int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_allgather_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6848,7 +6848,7 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_allgatherv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
         mpii_entry_leave();
@@ -6868,7 +6868,7 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_allgatherv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
         mpii_entry_leave();
@@ -6888,7 +6888,7 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_allgatherv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
         mpii_entry_leave();
@@ -6908,7 +6908,7 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_allgatherv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
         mpii_entry_leave();
@@ -6928,7 +6928,7 @@ int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_allgatherv_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6948,7 +6948,7 @@ int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_allgatherv_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -6968,7 +6968,7 @@ int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoall");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -6988,7 +6988,7 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoall_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         mpii_entry_leave();
@@ -7008,7 +7008,7 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_alltoall");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -7028,7 +7028,7 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_alltoall_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
         mpii_entry_leave();
@@ -7048,7 +7048,7 @@ int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoall_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -7068,7 +7068,7 @@ int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_D
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoall_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -7088,7 +7088,7 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoallv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
         mpii_entry_leave();
@@ -7108,7 +7108,7 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoallv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
         mpii_entry_leave();
@@ -7128,7 +7128,7 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_alltoallv");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
         mpii_entry_leave();
@@ -7148,7 +7148,7 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_alltoallv_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
         mpii_entry_leave();
@@ -7168,7 +7168,7 @@ int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], con
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoallv_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -7188,7 +7188,7 @@ int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcount
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoallv_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
         mpii_entry_leave();
@@ -7208,7 +7208,7 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoallw");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
         mpii_entry_leave();
@@ -7228,7 +7228,7 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoallw_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
         mpii_entry_leave();
@@ -7248,7 +7248,7 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_alltoallw");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
         mpii_entry_leave();
@@ -7268,7 +7268,7 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Ineighbor_alltoallw_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
         mpii_entry_leave();
@@ -7288,7 +7288,7 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], con
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoallw_init");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
         mpii_entry_leave();
@@ -7308,7 +7308,7 @@ int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcount
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Neighbor_alltoallw_init_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
         mpii_entry_leave();
@@ -7352,7 +7352,7 @@ int MPI_Get_processor_name(char *name, int *resultlen)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_processor_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_processor_name(name, resultlen);
         mpii_entry_leave();
@@ -7372,7 +7372,7 @@ int MPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_hw_resource_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_hw_resource_info(hw_info);
         mpii_entry_leave();
@@ -7392,7 +7392,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Alloc_mem");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Alloc_mem(size, info, baseptr);
         mpii_entry_leave();
@@ -7412,7 +7412,7 @@ int MPI_Free_mem(void *base)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Free_mem");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Free_mem(base);
         mpii_entry_leave();
@@ -7432,7 +7432,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_create_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler);
         mpii_entry_leave();
@@ -7452,7 +7452,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_set_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_set_errhandler(comm, errhandler);
         mpii_entry_leave();
@@ -7472,7 +7472,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_get_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_errhandler(comm, errhandler);
         mpii_entry_leave();
@@ -7492,7 +7492,7 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MP
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_create_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_errhandler(win_errhandler_fn, errhandler);
         mpii_entry_leave();
@@ -7512,7 +7512,7 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_set_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_errhandler(win, errhandler);
         mpii_entry_leave();
@@ -7532,7 +7532,7 @@ int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_get_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_errhandler(win, errhandler);
         mpii_entry_leave();
@@ -7552,7 +7552,7 @@ int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_create_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_create_errhandler(file_errhandler_fn, errhandler);
         mpii_entry_leave();
@@ -7572,7 +7572,7 @@ int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_set_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_errhandler(file, errhandler);
         mpii_entry_leave();
@@ -7592,7 +7592,7 @@ int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_errhandler(file, errhandler);
         mpii_entry_leave();
@@ -7610,7 +7610,7 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errh
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_create_errhandler(session_errhandler_fn, errhandler);
         mpii_entry_leave();
@@ -7628,7 +7628,7 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) 
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) __attribute__((weak));
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_set_errhandler(session, errhandler);
         mpii_entry_leave();
@@ -7646,7 +7646,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_errhandler(session, errhandler);
         mpii_entry_leave();
@@ -7664,7 +7664,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler) __attribute__((weak, alias(
 int MPI_Errhandler_free(MPI_Errhandler *errhandler) __attribute__((weak));
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_free(errhandler);
         mpii_entry_leave();
@@ -7682,7 +7682,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) __attribute__
 int MPI_Error_string(int errorcode, char *string, int *resultlen) __attribute__((weak));
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Error_string(errorcode, string, resultlen);
         mpii_entry_leave();
@@ -7700,7 +7700,7 @@ int PMPI_Error_class(int errorcode, int *errorclass) __attribute__((weak, alias(
 int MPI_Error_class(int errorcode, int *errorclass) __attribute__((weak));
 int MPI_Error_class(int errorcode, int *errorclass)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Error_class(errorcode, errorclass);
         mpii_entry_leave();
@@ -7718,7 +7718,7 @@ int PMPI_Add_error_class(int *errorclass) __attribute__((weak, alias("stub_Add_e
 int MPI_Add_error_class(int *errorclass) __attribute__((weak));
 int MPI_Add_error_class(int *errorclass)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_class(errorclass);
         mpii_entry_leave();
@@ -7736,7 +7736,7 @@ int PMPI_Add_error_code(int errorclass, int *errorcode) __attribute__((weak, ali
 int MPI_Add_error_code(int errorclass, int *errorcode) __attribute__((weak));
 int MPI_Add_error_code(int errorclass, int *errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_code(errorclass, errorcode);
         mpii_entry_leave();
@@ -7754,7 +7754,7 @@ int PMPI_Add_error_string(int errorcode, const char *string) __attribute__((weak
 int MPI_Add_error_string(int errorcode, const char *string) __attribute__((weak));
 int MPI_Add_error_string(int errorcode, const char *string)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Add_error_string(errorcode, string);
         mpii_entry_leave();
@@ -7772,7 +7772,7 @@ int PMPI_Remove_error_class(int errorclass) __attribute__((weak, alias("stub_Rem
 int MPI_Remove_error_class(int errorclass) __attribute__((weak));
 int MPI_Remove_error_class(int errorclass)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_class(errorclass);
         mpii_entry_leave();
@@ -7790,7 +7790,7 @@ int PMPI_Remove_error_code(int errorcode) __attribute__((weak, alias("stub_Remov
 int MPI_Remove_error_code(int errorcode) __attribute__((weak));
 int MPI_Remove_error_code(int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_code(errorcode);
         mpii_entry_leave();
@@ -7808,7 +7808,7 @@ int PMPI_Remove_error_string(int errorcode) __attribute__((weak, alias("stub_Rem
 int MPI_Remove_error_string(int errorcode) __attribute__((weak));
 int MPI_Remove_error_string(int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Remove_error_string(errorcode);
         mpii_entry_leave();
@@ -7828,7 +7828,7 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_call_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_call_errhandler(comm, errorcode);
         mpii_entry_leave();
@@ -7848,7 +7848,7 @@ int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_call_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_call_errhandler(win, errorcode);
         mpii_entry_leave();
@@ -7868,7 +7868,7 @@ int MPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_call_errhandler");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_call_errhandler(fh, errorcode);
         mpii_entry_leave();
@@ -7886,7 +7886,7 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) __attribute
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode) __attribute__((weak));
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_call_errhandler(session, errorcode);
         mpii_entry_leave();
@@ -7928,7 +7928,7 @@ int PMPI_Info_create(MPI_Info *info) __attribute__((weak, alias("stub_Info_creat
 int MPI_Info_create(MPI_Info *info) __attribute__((weak));
 int MPI_Info_create(MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_create(info);
         mpii_entry_leave();
@@ -7946,7 +7946,7 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) __attribute__((
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info) __attribute__((weak));
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_create_env(argc, argv, info);
         mpii_entry_leave();
@@ -7964,7 +7964,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value) __attribute
 int MPI_Info_set(MPI_Info info, const char *key, const char *value) __attribute__((weak));
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_set(info, key, value);
         mpii_entry_leave();
@@ -7982,7 +7982,7 @@ int PMPI_Info_delete(MPI_Info info, const char *key) __attribute__((weak, alias(
 int MPI_Info_delete(MPI_Info info, const char *key) __attribute__((weak));
 int MPI_Info_delete(MPI_Info info, const char *key)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_delete(info, key);
         mpii_entry_leave();
@@ -8000,7 +8000,7 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) __attribute__((weak));
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get(info, key, valuelen, value, flag);
         mpii_entry_leave();
@@ -8018,7 +8018,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) __attribute__((weak));
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get_valuelen(info, key, valuelen, flag);
         mpii_entry_leave();
@@ -8036,7 +8036,7 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) __attribute__((weak));
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get_string(info, key, buflen, value, flag);
         mpii_entry_leave();
@@ -8054,7 +8054,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) __attribute__((weak, alias("s
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys) __attribute__((weak));
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get_nkeys(info, nkeys);
         mpii_entry_leave();
@@ -8072,7 +8072,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) __attribute__((weak, a
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) __attribute__((weak));
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_get_nthkey(info, n, key);
         mpii_entry_leave();
@@ -8090,7 +8090,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) __attribute__((weak, alias("
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo) __attribute__((weak));
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_dup(info, newinfo);
         mpii_entry_leave();
@@ -8108,7 +8108,7 @@ int PMPI_Info_free(MPI_Info *info) __attribute__((weak, alias("stub_Info_free"))
 int MPI_Info_free(MPI_Info *info) __attribute__((weak));
 int MPI_Info_free(MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Info_free(info);
         mpii_entry_leave();
@@ -8126,7 +8126,7 @@ int PMPI_Init(int *argc, char ***argv) __attribute__((weak, alias("stub_Init")))
 int MPI_Init(int *argc, char ***argv) __attribute__((weak));
 int MPI_Init(int *argc, char ***argv)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Init(argc, argv);
         mpii_entry_leave();
@@ -8144,7 +8144,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) __att
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) __attribute__((weak));
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Init_thread(argc, argv, required, provided);
         mpii_entry_leave();
@@ -8162,7 +8162,7 @@ int PMPI_Finalize(void) __attribute__((weak, alias("stub_Finalize")));
 int MPI_Finalize(void) __attribute__((weak));
 int MPI_Finalize(void)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Finalize();
         mpii_entry_leave();
@@ -8228,7 +8228,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) __attribute__((weak, alias("stub_Ab
 int MPI_Abort(MPI_Comm comm, int errorcode) __attribute__((weak));
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Abort(comm, errorcode);
         mpii_entry_leave();
@@ -8246,7 +8246,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) __attribute__((weak));
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_init(info, errhandler, session);
         mpii_entry_leave();
@@ -8264,7 +8264,7 @@ int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak, alias("stub
 int MPI_Session_finalize(MPI_Session *session) __attribute__((weak));
 int MPI_Session_finalize(MPI_Session *session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_finalize(session);
         mpii_entry_leave();
@@ -8282,7 +8282,7 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_na
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) __attribute__((weak));
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_num_psets(session, info, npset_names);
         mpii_entry_leave();
@@ -8300,7 +8300,7 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) __attribute__((weak));
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name);
         mpii_entry_leave();
@@ -8318,7 +8318,7 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) __attribute_
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used) __attribute__((weak));
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_info(session, info_used);
         mpii_entry_leave();
@@ -8336,7 +8336,7 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) __attribute__((weak));
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Session_get_pset_info(session, pset_name, info);
         mpii_entry_leave();
@@ -8356,7 +8356,7 @@ int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info inf
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_spawn");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
         mpii_entry_leave();
@@ -8376,7 +8376,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_spawn_multiple");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
         mpii_entry_leave();
@@ -8396,7 +8396,7 @@ int MPI_Comm_get_parent(MPI_Comm *parent)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_get_parent");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_get_parent(parent);
         mpii_entry_leave();
@@ -8416,7 +8416,7 @@ int MPI_Open_port(MPI_Info info, char *port_name)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Open_port");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Open_port(info, port_name);
         mpii_entry_leave();
@@ -8436,7 +8436,7 @@ int MPI_Close_port(const char *port_name)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Close_port");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Close_port(port_name);
         mpii_entry_leave();
@@ -8456,7 +8456,7 @@ int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm com
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_accept");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_accept(port_name, info, root, comm, newcomm);
         mpii_entry_leave();
@@ -8476,7 +8476,7 @@ int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm co
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_connect");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_connect(port_name, info, root, comm, newcomm);
         mpii_entry_leave();
@@ -8496,7 +8496,7 @@ int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_n
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Publish_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Publish_name(service_name, info, port_name);
         mpii_entry_leave();
@@ -8516,7 +8516,7 @@ int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Unpublish_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Unpublish_name(service_name, info, port_name);
         mpii_entry_leave();
@@ -8536,7 +8536,7 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Lookup_name");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Lookup_name(service_name, info, port_name);
         mpii_entry_leave();
@@ -8556,7 +8556,7 @@ int MPI_Comm_disconnect(MPI_Comm *comm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_disconnect");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_disconnect(comm);
         mpii_entry_leave();
@@ -8576,7 +8576,7 @@ int MPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Comm_join");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Comm_join(fd, intercomm);
         mpii_entry_leave();
@@ -8596,7 +8596,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
         mpii_entry_leave();
@@ -8616,7 +8616,7 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_create_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
         mpii_entry_leave();
@@ -8636,7 +8636,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_allocate");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
         mpii_entry_leave();
@@ -8656,7 +8656,7 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_allocate_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
         mpii_entry_leave();
@@ -8676,7 +8676,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_allocate_shared");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
         mpii_entry_leave();
@@ -8696,7 +8696,7 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_allocate_shared_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
         mpii_entry_leave();
@@ -8716,7 +8716,7 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_shared_query");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
         mpii_entry_leave();
@@ -8736,7 +8736,7 @@ int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_shared_query_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
         mpii_entry_leave();
@@ -8756,7 +8756,7 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_create_dynamic");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_create_dynamic(info, comm, win);
         mpii_entry_leave();
@@ -8776,7 +8776,7 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_attach");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_attach(win, base, size);
         mpii_entry_leave();
@@ -8796,7 +8796,7 @@ int MPI_Win_detach(MPI_Win win, const void *base)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_detach");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_detach(win, base);
         mpii_entry_leave();
@@ -8816,7 +8816,7 @@ int MPI_Win_free(MPI_Win *win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_free");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_free(win);
         mpii_entry_leave();
@@ -8836,7 +8836,7 @@ int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_get_group");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_group(win, group);
         mpii_entry_leave();
@@ -8856,7 +8856,7 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_set_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_set_info(win, info);
         mpii_entry_leave();
@@ -8876,7 +8876,7 @@ int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_get_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_get_info(win, info_used);
         mpii_entry_leave();
@@ -8896,7 +8896,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Put");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
         mpii_entry_leave();
@@ -8916,7 +8916,7 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Put_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
         mpii_entry_leave();
@@ -8936,7 +8936,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
         mpii_entry_leave();
@@ -8956,7 +8956,7 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
         mpii_entry_leave();
@@ -8976,7 +8976,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Accumulate");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
         mpii_entry_leave();
@@ -8996,7 +8996,7 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Accumulate_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
         mpii_entry_leave();
@@ -9016,7 +9016,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_accumulate");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
         mpii_entry_leave();
@@ -9036,7 +9036,7 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Get_accumulate_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
         mpii_entry_leave();
@@ -9056,7 +9056,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Fetch_and_op");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
         mpii_entry_leave();
@@ -9076,7 +9076,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Compare_and_swap");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
         mpii_entry_leave();
@@ -9096,7 +9096,7 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rput");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
         mpii_entry_leave();
@@ -9116,7 +9116,7 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rput_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
         mpii_entry_leave();
@@ -9136,7 +9136,7 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rget");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
         mpii_entry_leave();
@@ -9156,7 +9156,7 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rget_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
         mpii_entry_leave();
@@ -9176,7 +9176,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Raccumulate");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
         mpii_entry_leave();
@@ -9196,7 +9196,7 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Raccumulate_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
         mpii_entry_leave();
@@ -9216,7 +9216,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rget_accumulate");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
         mpii_entry_leave();
@@ -9236,7 +9236,7 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Rget_accumulate_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
         mpii_entry_leave();
@@ -9256,7 +9256,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_fence");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_fence(assert, win);
         mpii_entry_leave();
@@ -9276,7 +9276,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_start");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_start(group, assert, win);
         mpii_entry_leave();
@@ -9296,7 +9296,7 @@ int MPI_Win_complete(MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_complete");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_complete(win);
         mpii_entry_leave();
@@ -9316,7 +9316,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_post");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_post(group, assert, win);
         mpii_entry_leave();
@@ -9336,7 +9336,7 @@ int MPI_Win_wait(MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_wait");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_wait(win);
         mpii_entry_leave();
@@ -9356,7 +9356,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_test");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_test(win, flag);
         mpii_entry_leave();
@@ -9376,7 +9376,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_lock");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_lock(lock_type, rank, assert, win);
         mpii_entry_leave();
@@ -9396,7 +9396,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_lock_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_lock_all(assert, win);
         mpii_entry_leave();
@@ -9416,7 +9416,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_unlock");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_unlock(rank, win);
         mpii_entry_leave();
@@ -9436,7 +9436,7 @@ int MPI_Win_unlock_all(MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_unlock_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_unlock_all(win);
         mpii_entry_leave();
@@ -9456,7 +9456,7 @@ int MPI_Win_flush(int rank, MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_flush");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush(rank, win);
         mpii_entry_leave();
@@ -9476,7 +9476,7 @@ int MPI_Win_flush_all(MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_flush_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_all(win);
         mpii_entry_leave();
@@ -9496,7 +9496,7 @@ int MPI_Win_flush_local(int rank, MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_flush_local");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_local(rank, win);
         mpii_entry_leave();
@@ -9516,7 +9516,7 @@ int MPI_Win_flush_local_all(MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_flush_local_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_flush_local_all(win);
         mpii_entry_leave();
@@ -9536,7 +9536,7 @@ int MPI_Win_sync(MPI_Win win)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Win_sync");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Win_sync(win);
         mpii_entry_leave();
@@ -9556,7 +9556,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Grequest_start");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request);
         mpii_entry_leave();
@@ -9576,7 +9576,7 @@ int MPI_Grequest_complete(MPI_Request request)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Grequest_complete");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Grequest_complete(request);
         mpii_entry_leave();
@@ -9596,7 +9596,7 @@ int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_set_elements");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements(status, datatype, count);
         mpii_entry_leave();
@@ -9616,7 +9616,7 @@ int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_set_elements_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements_c(status, datatype, count);
         mpii_entry_leave();
@@ -9636,7 +9636,7 @@ int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_set_elements_x");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_elements_x(status, datatype, count);
         mpii_entry_leave();
@@ -9656,7 +9656,7 @@ int MPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_set_cancelled");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_cancelled(status, flag);
         mpii_entry_leave();
@@ -9676,7 +9676,7 @@ int MPI_Status_get_source(MPI_Status *status, int *source)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_get_source");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_source(status, source);
         mpii_entry_leave();
@@ -9696,7 +9696,7 @@ int MPI_Status_set_source(MPI_Status *status, int source)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_set_source");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_source(status, source);
         mpii_entry_leave();
@@ -9716,7 +9716,7 @@ int MPI_Status_get_tag(MPI_Status *status, int *tag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_get_tag");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_tag(status, tag);
         mpii_entry_leave();
@@ -9736,7 +9736,7 @@ int MPI_Status_set_tag(MPI_Status *status, int tag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_set_tag");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_tag(status, tag);
         mpii_entry_leave();
@@ -9756,7 +9756,7 @@ int MPI_Status_get_error(MPI_Status *status, int *error)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_get_error");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_get_error(status, error);
         mpii_entry_leave();
@@ -9776,7 +9776,7 @@ int MPI_Status_set_error(MPI_Status *status, int error)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_set_error");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_set_error(status, error);
         mpii_entry_leave();
@@ -9796,7 +9796,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_open");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_open(comm, filename, amode, info, fh);
         mpii_entry_leave();
@@ -9816,7 +9816,7 @@ int MPI_File_close(MPI_File *fh)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_close");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_close(fh);
         mpii_entry_leave();
@@ -9836,7 +9836,7 @@ int MPI_File_delete(const char *filename, MPI_Info info)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_delete");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_delete(filename, info);
         mpii_entry_leave();
@@ -9856,7 +9856,7 @@ int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_set_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_size(fh, size);
         mpii_entry_leave();
@@ -9876,7 +9876,7 @@ int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_preallocate");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_preallocate(fh, size);
         mpii_entry_leave();
@@ -9896,7 +9896,7 @@ int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_size");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_size(fh, size);
         mpii_entry_leave();
@@ -9916,7 +9916,7 @@ int MPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_group");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_group(fh, group);
         mpii_entry_leave();
@@ -9936,7 +9936,7 @@ int MPI_File_get_amode(MPI_File fh, int *amode)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_amode");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_amode(fh, amode);
         mpii_entry_leave();
@@ -9956,7 +9956,7 @@ int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_set_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_info(fh, info);
         mpii_entry_leave();
@@ -9976,7 +9976,7 @@ int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_info");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_info(fh, info_used);
         mpii_entry_leave();
@@ -9996,7 +9996,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_set_view");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
         mpii_entry_leave();
@@ -10016,7 +10016,7 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_view");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_view(fh, disp, etype, filetype, datarep);
         mpii_entry_leave();
@@ -10036,7 +10036,7 @@ int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_D
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_at");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10056,7 +10056,7 @@ int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count coun
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_at_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10076,7 +10076,7 @@ int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, M
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_at_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10096,7 +10096,7 @@ int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_at_all_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10116,7 +10116,7 @@ int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_at");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10136,7 +10136,7 @@ int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Cou
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_at_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10156,7 +10156,7 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int c
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_at_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10176,7 +10176,7 @@ int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_at_all_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10196,7 +10196,7 @@ int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_at");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10216,7 +10216,7 @@ int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count cou
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_at_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10236,7 +10236,7 @@ int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int coun
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_at");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10256,7 +10256,7 @@ int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_at_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10276,7 +10276,7 @@ int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_at_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10296,7 +10296,7 @@ int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_at_all_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10316,7 +10316,7 @@ int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_at_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10336,7 +10336,7 @@ int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MP
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_at_all_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10356,7 +10356,7 @@ int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10376,7 +10376,7 @@ int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10396,7 +10396,7 @@ int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10416,7 +10416,7 @@ int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_all_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10436,7 +10436,7 @@ int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10456,7 +10456,7 @@ int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10476,7 +10476,7 @@ int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10496,7 +10496,7 @@ int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_all_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10516,7 +10516,7 @@ int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10536,7 +10536,7 @@ int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10556,7 +10556,7 @@ int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10576,7 +10576,7 @@ int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10596,7 +10596,7 @@ int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_all(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10616,7 +10616,7 @@ int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_all_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_all_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10636,7 +10636,7 @@ int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_all");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_all(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10656,7 +10656,7 @@ int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_all_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10676,7 +10676,7 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_seek");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_seek(fh, offset, whence);
         mpii_entry_leave();
@@ -10696,7 +10696,7 @@ int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_position");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_position(fh, offset);
         mpii_entry_leave();
@@ -10716,7 +10716,7 @@ int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_byte_offset");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_byte_offset(fh, offset, disp);
         mpii_entry_leave();
@@ -10736,7 +10736,7 @@ int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_shared");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_shared(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10756,7 +10756,7 @@ int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_shared_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_shared_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10776,7 +10776,7 @@ int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_shared");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_shared(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10796,7 +10796,7 @@ int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_D
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_shared_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_shared_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10816,7 +10816,7 @@ int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_shared");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_shared(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10836,7 +10836,7 @@ int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iread_shared_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10856,7 +10856,7 @@ int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_shared");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10876,7 +10876,7 @@ int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_iwrite_shared_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
         mpii_entry_leave();
@@ -10896,7 +10896,7 @@ int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_ordered");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10916,7 +10916,7 @@ int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_ordered_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10936,7 +10936,7 @@ int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_ordered");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10956,7 +10956,7 @@ int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_ordered_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
         mpii_entry_leave();
@@ -10976,7 +10976,7 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_seek_shared");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_seek_shared(fh, offset, whence);
         mpii_entry_leave();
@@ -10996,7 +10996,7 @@ int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_position_shared");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_position_shared(fh, offset);
         mpii_entry_leave();
@@ -11016,7 +11016,7 @@ int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int co
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_at_all_begin");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
         mpii_entry_leave();
@@ -11036,7 +11036,7 @@ int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_at_all_begin_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
         mpii_entry_leave();
@@ -11056,7 +11056,7 @@ int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_at_all_end");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_at_all_end(fh, buf, status);
         mpii_entry_leave();
@@ -11076,7 +11076,7 @@ int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf,
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_at_all_begin");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
         mpii_entry_leave();
@@ -11096,7 +11096,7 @@ int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *bu
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_at_all_begin_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
         mpii_entry_leave();
@@ -11116,7 +11116,7 @@ int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_at_all_end");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_at_all_end(fh, buf, status);
         mpii_entry_leave();
@@ -11136,7 +11136,7 @@ int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype data
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_all_begin");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_begin(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -11156,7 +11156,7 @@ int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datat
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_all_begin_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_begin_c(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -11176,7 +11176,7 @@ int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_all_end");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_all_end(fh, buf, status);
         mpii_entry_leave();
@@ -11196,7 +11196,7 @@ int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Dataty
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_all_begin");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_begin(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -11216,7 +11216,7 @@ int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MP
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_all_begin_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_begin_c(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -11236,7 +11236,7 @@ int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_all_end");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_all_end(fh, buf, status);
         mpii_entry_leave();
@@ -11256,7 +11256,7 @@ int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype 
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_ordered_begin");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_begin(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -11276,7 +11276,7 @@ int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_D
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_ordered_begin_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -11296,7 +11296,7 @@ int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_read_ordered_end");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_read_ordered_end(fh, buf, status);
         mpii_entry_leave();
@@ -11316,7 +11316,7 @@ int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Da
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_ordered_begin");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_begin(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -11336,7 +11336,7 @@ int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_ordered_begin_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
         mpii_entry_leave();
@@ -11356,7 +11356,7 @@ int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_write_ordered_end");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_write_ordered_end(fh, buf, status);
         mpii_entry_leave();
@@ -11376,7 +11376,7 @@ int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exten
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_type_extent");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_type_extent(fh, datatype, extent);
         mpii_entry_leave();
@@ -11396,7 +11396,7 @@ int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *ex
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_type_extent_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_type_extent_c(fh, datatype, extent);
         mpii_entry_leave();
@@ -11416,7 +11416,7 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Register_datarep");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
         mpii_entry_leave();
@@ -11436,7 +11436,7 @@ int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Register_datarep_c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
         mpii_entry_leave();
@@ -11456,7 +11456,7 @@ int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_set_atomicity");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_set_atomicity(fh, flag);
         mpii_entry_leave();
@@ -11476,7 +11476,7 @@ int MPI_File_get_atomicity(MPI_File fh, int *flag)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_get_atomicity");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_get_atomicity(fh, flag);
         mpii_entry_leave();
@@ -11496,7 +11496,7 @@ int MPI_File_sync(MPI_File fh)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_File_sync");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_File_sync(fh);
         mpii_entry_leave();
@@ -11515,7 +11515,7 @@ int MPI_Pcontrol(const int level, ...) __attribute__((weak));
 int MPI_Pcontrol(const int level, ...)
 {
     /* the variadic arguments cannot be forwarded; none are defined */
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Pcontrol(level);
         mpii_entry_leave();
@@ -11533,7 +11533,7 @@ int PMPI_T_init_thread(int required, int *provided) __attribute__((weak, alias("
 int MPI_T_init_thread(int required, int *provided) __attribute__((weak));
 int MPI_T_init_thread(int required, int *provided)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_init_thread(required, provided);
         mpii_entry_leave();
@@ -11551,7 +11551,7 @@ int PMPI_T_finalize(void) __attribute__((weak, alias("stub_T_finalize")));
 int MPI_T_finalize(void) __attribute__((weak));
 int MPI_T_finalize(void)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_finalize();
         mpii_entry_leave();
@@ -11569,7 +11569,7 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_le
 int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) __attribute__((weak));
 int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_enum_get_info(enumtype, num, name, name_len);
         mpii_entry_leave();
@@ -11587,7 +11587,7 @@ int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name,
 int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len) __attribute__((weak));
 int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_enum_get_item(enumtype, index, value, name, name_len);
         mpii_entry_leave();
@@ -11605,7 +11605,7 @@ int PMPI_T_cvar_get_num(int *num_cvar) __attribute__((weak, alias("stub_T_cvar_g
 int MPI_T_cvar_get_num(int *num_cvar) __attribute__((weak));
 int MPI_T_cvar_get_num(int *num_cvar)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_get_num(num_cvar);
         mpii_entry_leave();
@@ -11623,7 +11623,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) __attribute__((weak));
 int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope);
         mpii_entry_leave();
@@ -11641,7 +11641,7 @@ int PMPI_T_cvar_get_index(const char *name, int *cvar_index) __attribute__((weak
 int MPI_T_cvar_get_index(const char *name, int *cvar_index) __attribute__((weak));
 int MPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_get_index(name, cvar_index);
         mpii_entry_leave();
@@ -11659,7 +11659,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
 int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count) __attribute__((weak));
 int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_handle_alloc(cvar_index, obj_handle, handle, count);
         mpii_entry_leave();
@@ -11677,7 +11677,7 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) __attribute__((weak, alia
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) __attribute__((weak));
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_handle_free(handle);
         mpii_entry_leave();
@@ -11695,7 +11695,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) __attribute__((weak, a
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_read(handle, buf);
         mpii_entry_leave();
@@ -11713,7 +11713,7 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) __attribute__((
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) __attribute__((weak));
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_cvar_write(handle, buf);
         mpii_entry_leave();
@@ -11731,7 +11731,7 @@ int PMPI_T_pvar_get_num(int *num_pvar) __attribute__((weak, alias("stub_T_pvar_g
 int MPI_T_pvar_get_num(int *num_pvar) __attribute__((weak));
 int MPI_T_pvar_get_num(int *num_pvar)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_get_num(num_pvar);
         mpii_entry_leave();
@@ -11749,7 +11749,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic) __attribute__((weak));
 int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic);
         mpii_entry_leave();
@@ -11767,7 +11767,7 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) __at
 int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) __attribute__((weak));
 int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_get_index(name, var_class, pvar_index);
         mpii_entry_leave();
@@ -11785,7 +11785,7 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) __attribute__((weak,
 int MPI_T_pvar_session_create(MPI_T_pvar_session *session) __attribute__((weak));
 int MPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_session_create(session);
         mpii_entry_leave();
@@ -11803,7 +11803,7 @@ int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) __attribute__((weak, a
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session) __attribute__((weak));
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_session_free(session);
         mpii_entry_leave();
@@ -11821,7 +11821,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
 int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count) __attribute__((weak));
 int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count);
         mpii_entry_leave();
@@ -11839,7 +11839,7 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) __attribute__((weak));
 int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_handle_free(session, handle);
         mpii_entry_leave();
@@ -11857,7 +11857,7 @@ int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __at
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_start(session, handle);
         mpii_entry_leave();
@@ -11875,7 +11875,7 @@ int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __att
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_stop(session, handle);
         mpii_entry_leave();
@@ -11893,7 +11893,7 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_read(session, handle, buf);
         mpii_entry_leave();
@@ -11911,7 +11911,7 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) __attribute__((weak));
 int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_write(session, handle, buf);
         mpii_entry_leave();
@@ -11929,7 +11929,7 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __at
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) __attribute__((weak));
 int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_reset(session, handle);
         mpii_entry_leave();
@@ -11947,7 +11947,7 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) __attribute__((weak));
 int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_pvar_readreset(session, handle, buf);
         mpii_entry_leave();
@@ -11965,7 +11965,7 @@ int PMPI_T_category_get_num(int *num_cat) __attribute__((weak, alias("stub_T_cat
 int MPI_T_category_get_num(int *num_cat) __attribute__((weak));
 int MPI_T_category_get_num(int *num_cat)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_num(num_cat);
         mpii_entry_leave();
@@ -11983,7 +11983,7 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
 int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories) __attribute__((weak));
 int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories);
         mpii_entry_leave();
@@ -12001,7 +12001,7 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events) __attribute__
 int MPI_T_category_get_num_events(int cat_index, int *num_events) __attribute__((weak));
 int MPI_T_category_get_num_events(int cat_index, int *num_events)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_num_events(cat_index, num_events);
         mpii_entry_leave();
@@ -12019,7 +12019,7 @@ int PMPI_T_category_get_index(const char *name, int *cat_index) __attribute__((w
 int MPI_T_category_get_index(const char *name, int *cat_index) __attribute__((weak));
 int MPI_T_category_get_index(const char *name, int *cat_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_index(name, cat_index);
         mpii_entry_leave();
@@ -12037,7 +12037,7 @@ int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]) __attribute
 int MPI_T_category_get_cvars(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_cvars(int cat_index, int len, int indices[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_cvars(cat_index, len, indices);
         mpii_entry_leave();
@@ -12055,7 +12055,7 @@ int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) __attribute
 int MPI_T_category_get_pvars(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_pvars(cat_index, len, indices);
         mpii_entry_leave();
@@ -12073,7 +12073,7 @@ int PMPI_T_category_get_events(int cat_index, int len, int indices[]) __attribut
 int MPI_T_category_get_events(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_events(int cat_index, int len, int indices[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_events(cat_index, len, indices);
         mpii_entry_leave();
@@ -12091,7 +12091,7 @@ int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) __attr
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]) __attribute__((weak));
 int MPI_T_category_get_categories(int cat_index, int len, int indices[])
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_get_categories(cat_index, len, indices);
         mpii_entry_leave();
@@ -12109,7 +12109,7 @@ int PMPI_T_category_changed(int *update_number) __attribute__((weak, alias("stub
 int MPI_T_category_changed(int *update_number) __attribute__((weak));
 int MPI_T_category_changed(int *update_number)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_category_changed(update_number);
         mpii_entry_leave();
@@ -12127,7 +12127,7 @@ int PMPI_T_source_get_num(int *num_sources) __attribute__((weak, alias("stub_T_s
 int MPI_T_source_get_num(int *num_sources) __attribute__((weak));
 int MPI_T_source_get_num(int *num_sources)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_source_get_num(num_sources);
         mpii_entry_leave();
@@ -12145,7 +12145,7 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info) __attribute__((weak));
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info);
         mpii_entry_leave();
@@ -12163,7 +12163,7 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) __attrib
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) __attribute__((weak));
 int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_source_get_timestamp(source_index, timestamp);
         mpii_entry_leave();
@@ -12181,7 +12181,7 @@ int PMPI_T_event_get_num(int *num_events) __attribute__((weak, alias("stub_T_eve
 int MPI_T_event_get_num(int *num_events) __attribute__((weak));
 int MPI_T_event_get_num(int *num_events)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_num(num_events);
         mpii_entry_leave();
@@ -12199,7 +12199,7 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind) __attribute__((weak));
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind);
         mpii_entry_leave();
@@ -12217,7 +12217,7 @@ int PMPI_T_event_get_index(const char *name, int *event_index) __attribute__((we
 int MPI_T_event_get_index(const char *name, int *event_index) __attribute__((weak));
 int MPI_T_event_get_index(const char *name, int *event_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_index(name, event_index);
         mpii_entry_leave();
@@ -12235,7 +12235,7 @@ int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, 
 int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration) __attribute__((weak));
 int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_handle_alloc(event_index, obj_handle, info, event_registration);
         mpii_entry_leave();
@@ -12253,7 +12253,7 @@ int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MP
 int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) __attribute__((weak));
 int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_handle_set_info(event_registration, info);
         mpii_entry_leave();
@@ -12271,7 +12271,7 @@ int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MP
 int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used) __attribute__((weak));
 int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_handle_get_info(event_registration, info_used);
         mpii_entry_leave();
@@ -12289,7 +12289,7 @@ int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, 
 int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function) __attribute__((weak));
 int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function);
         mpii_entry_leave();
@@ -12307,7 +12307,7 @@ int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, 
 int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info) __attribute__((weak));
 int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_callback_set_info(event_registration, cb_safety, info);
         mpii_entry_leave();
@@ -12325,7 +12325,7 @@ int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, 
 int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used) __attribute__((weak));
 int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used);
         mpii_entry_leave();
@@ -12343,7 +12343,7 @@ int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *
 int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function) __attribute__((weak));
 int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_handle_free(event_registration, user_data, free_cb_function);
         mpii_entry_leave();
@@ -12361,7 +12361,7 @@ int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function) __attribute__((weak));
 int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function);
         mpii_entry_leave();
@@ -12379,7 +12379,7 @@ int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, vo
 int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer) __attribute__((weak));
 int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_read(event_instance, element_index, buffer);
         mpii_entry_leave();
@@ -12397,7 +12397,7 @@ int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) __attri
 int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) __attribute__((weak));
 int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_copy(event_instance, buffer);
         mpii_entry_leave();
@@ -12415,7 +12415,7 @@ int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *e
 int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp) __attribute__((weak));
 int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_timestamp(event_instance, event_timestamp);
         mpii_entry_leave();
@@ -12433,7 +12433,7 @@ int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_ind
 int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index) __attribute__((weak));
 int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_T_event_get_source(event_instance, source_index);
         mpii_entry_leave();
@@ -12451,7 +12451,7 @@ MPI_Fint PMPI_Comm_c2f(MPI_Comm comm) __attribute__((weak, alias("stub_Comm_c2f"
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm) __attribute__((weak));
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Comm_c2f(comm);
         mpii_entry_leave();
@@ -12469,7 +12469,7 @@ MPI_Comm PMPI_Comm_f2c(MPI_Fint comm) __attribute__((weak, alias("stub_Comm_f2c"
 MPI_Comm MPI_Comm_f2c(MPI_Fint comm) __attribute__((weak));
 MPI_Comm MPI_Comm_f2c(MPI_Fint comm)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Comm rc = PMPI_Comm_f2c(comm);
         mpii_entry_leave();
@@ -12487,7 +12487,7 @@ MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler) __attribute__((weak, ali
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler) __attribute__((weak));
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Errhandler_c2f(errhandler);
         mpii_entry_leave();
@@ -12505,7 +12505,7 @@ MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler) __attribute__((weak, ali
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler) __attribute__((weak));
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Errhandler rc = PMPI_Errhandler_f2c(errhandler);
         mpii_entry_leave();
@@ -12523,7 +12523,7 @@ MPI_Fint PMPI_File_c2f(MPI_File file) __attribute__((weak, alias("stub_File_c2f"
 MPI_Fint MPI_File_c2f(MPI_File file) __attribute__((weak));
 MPI_Fint MPI_File_c2f(MPI_File file)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_File_c2f(file);
         mpii_entry_leave();
@@ -12541,7 +12541,7 @@ MPI_File PMPI_File_f2c(MPI_Fint file) __attribute__((weak, alias("stub_File_f2c"
 MPI_File MPI_File_f2c(MPI_Fint file) __attribute__((weak));
 MPI_File MPI_File_f2c(MPI_Fint file)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_File rc = PMPI_File_f2c(file);
         mpii_entry_leave();
@@ -12559,7 +12559,7 @@ MPI_Fint PMPI_Group_c2f(MPI_Group group) __attribute__((weak, alias("stub_Group_
 MPI_Fint MPI_Group_c2f(MPI_Group group) __attribute__((weak));
 MPI_Fint MPI_Group_c2f(MPI_Group group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Group_c2f(group);
         mpii_entry_leave();
@@ -12577,7 +12577,7 @@ MPI_Group PMPI_Group_f2c(MPI_Fint group) __attribute__((weak, alias("stub_Group_
 MPI_Group MPI_Group_f2c(MPI_Fint group) __attribute__((weak));
 MPI_Group MPI_Group_f2c(MPI_Fint group)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Group rc = PMPI_Group_f2c(group);
         mpii_entry_leave();
@@ -12595,7 +12595,7 @@ MPI_Fint PMPI_Info_c2f(MPI_Info info) __attribute__((weak, alias("stub_Info_c2f"
 MPI_Fint MPI_Info_c2f(MPI_Info info) __attribute__((weak));
 MPI_Fint MPI_Info_c2f(MPI_Info info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Info_c2f(info);
         mpii_entry_leave();
@@ -12613,7 +12613,7 @@ MPI_Info PMPI_Info_f2c(MPI_Fint info) __attribute__((weak, alias("stub_Info_f2c"
 MPI_Info MPI_Info_f2c(MPI_Fint info) __attribute__((weak));
 MPI_Info MPI_Info_f2c(MPI_Fint info)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Info rc = PMPI_Info_f2c(info);
         mpii_entry_leave();
@@ -12631,7 +12631,7 @@ MPI_Fint PMPI_Message_c2f(MPI_Message message) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Message_c2f(MPI_Message message) __attribute__((weak));
 MPI_Fint MPI_Message_c2f(MPI_Message message)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Message_c2f(message);
         mpii_entry_leave();
@@ -12649,7 +12649,7 @@ MPI_Message PMPI_Message_f2c(MPI_Fint message) __attribute__((weak, alias("stub_
 MPI_Message MPI_Message_f2c(MPI_Fint message) __attribute__((weak));
 MPI_Message MPI_Message_f2c(MPI_Fint message)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Message rc = PMPI_Message_f2c(message);
         mpii_entry_leave();
@@ -12667,7 +12667,7 @@ MPI_Fint PMPI_Op_c2f(MPI_Op op) __attribute__((weak, alias("stub_Op_c2f")));
 MPI_Fint MPI_Op_c2f(MPI_Op op) __attribute__((weak));
 MPI_Fint MPI_Op_c2f(MPI_Op op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Op_c2f(op);
         mpii_entry_leave();
@@ -12685,7 +12685,7 @@ MPI_Op PMPI_Op_f2c(MPI_Fint op) __attribute__((weak, alias("stub_Op_f2c")));
 MPI_Op MPI_Op_f2c(MPI_Fint op) __attribute__((weak));
 MPI_Op MPI_Op_f2c(MPI_Fint op)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Op rc = PMPI_Op_f2c(op);
         mpii_entry_leave();
@@ -12703,7 +12703,7 @@ MPI_Fint PMPI_Request_c2f(MPI_Request request) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Request_c2f(MPI_Request request) __attribute__((weak));
 MPI_Fint MPI_Request_c2f(MPI_Request request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Request_c2f(request);
         mpii_entry_leave();
@@ -12721,7 +12721,7 @@ MPI_Request PMPI_Request_f2c(MPI_Fint request) __attribute__((weak, alias("stub_
 MPI_Request MPI_Request_f2c(MPI_Fint request) __attribute__((weak));
 MPI_Request MPI_Request_f2c(MPI_Fint request)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Request rc = PMPI_Request_f2c(request);
         mpii_entry_leave();
@@ -12739,7 +12739,7 @@ MPI_Fint PMPI_Session_c2f(MPI_Session session) __attribute__((weak, alias("stub_
 MPI_Fint MPI_Session_c2f(MPI_Session session) __attribute__((weak));
 MPI_Fint MPI_Session_c2f(MPI_Session session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Session_c2f(session);
         mpii_entry_leave();
@@ -12757,7 +12757,7 @@ MPI_Session PMPI_Session_f2c(MPI_Fint session) __attribute__((weak, alias("stub_
 MPI_Session MPI_Session_f2c(MPI_Fint session) __attribute__((weak));
 MPI_Session MPI_Session_f2c(MPI_Fint session)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Session rc = PMPI_Session_f2c(session);
         mpii_entry_leave();
@@ -12775,7 +12775,7 @@ MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype) __attribute__((weak, alias("stub_T
 MPI_Fint MPI_Type_c2f(MPI_Datatype datatype) __attribute__((weak));
 MPI_Fint MPI_Type_c2f(MPI_Datatype datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Type_c2f(datatype);
         mpii_entry_leave();
@@ -12793,7 +12793,7 @@ MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype) __attribute__((weak, alias("stub_T
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype) __attribute__((weak));
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Datatype rc = PMPI_Type_f2c(datatype);
         mpii_entry_leave();
@@ -12811,7 +12811,7 @@ MPI_Fint PMPI_Win_c2f(MPI_Win win) __attribute__((weak, alias("stub_Win_c2f")));
 MPI_Fint MPI_Win_c2f(MPI_Win win) __attribute__((weak));
 MPI_Fint MPI_Win_c2f(MPI_Win win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Fint rc = PMPI_Win_c2f(win);
         mpii_entry_leave();
@@ -12829,7 +12829,7 @@ MPI_Win PMPI_Win_f2c(MPI_Fint win) __attribute__((weak, alias("stub_Win_f2c")));
 MPI_Win MPI_Win_f2c(MPI_Fint win) __attribute__((weak));
 MPI_Win MPI_Win_f2c(MPI_Fint win)
 {
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         MPI_Win rc = PMPI_Win_f2c(win);
         mpii_entry_leave();
@@ -12849,7 +12849,7 @@ int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_c2f");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_c2f(c_status, f_status);
         mpii_entry_leave();
@@ -12869,7 +12869,7 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_f2c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f2c(f_status, c_status);
         mpii_entry_leave();
@@ -12889,7 +12889,7 @@ int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_c2f08");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_c2f08(c_status, f08_status);
         mpii_entry_leave();
@@ -12909,7 +12909,7 @@ int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_f082c");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f082c(f08_status, c_status);
         mpii_entry_leave();
@@ -12929,7 +12929,7 @@ int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_f2f08");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f2f08(f_status, f08_status);
         mpii_entry_leave();
@@ -12949,7 +12949,7 @@ int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Status_f082f");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Status_f082f(f08_status, f_status);
         mpii_entry_leave();
@@ -12969,7 +12969,7 @@ int MPI_Address(void *location, MPI_Aint *address)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Address");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Address(location, address);
         mpii_entry_leave();
@@ -12989,7 +12989,7 @@ int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_hindexed");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
         mpii_entry_leave();
@@ -13009,7 +13009,7 @@ int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype o
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_hvector");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype);
         mpii_entry_leave();
@@ -13029,7 +13029,7 @@ int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_di
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_struct");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
         mpii_entry_leave();
@@ -13049,7 +13049,7 @@ int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_extent");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_extent(datatype, extent);
         mpii_entry_leave();
@@ -13069,7 +13069,7 @@ int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_lb");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_lb(datatype, displacement);
         mpii_entry_leave();
@@ -13089,7 +13089,7 @@ int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Type_ub");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Type_ub(datatype, displacement);
         mpii_entry_leave();
@@ -13109,7 +13109,7 @@ int MPI_Errhandler_create(MPI_Comm_errhandler_function *function, MPI_Errhandler
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Errhandler_create");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_create(function, errhandler);
         mpii_entry_leave();
@@ -13129,7 +13129,7 @@ int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Errhandler_get");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_get(comm, errhandler);
         mpii_entry_leave();
@@ -13149,7 +13149,7 @@ int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     if (__builtin_expect(!mpii_live, 0))
         return mpii_not_live("MPI_Errhandler_set");
-    if (__builtin_expect(mpii_entry_lock_on, 0)) {
+    if (__builtin_expect(__atomic_load_n(&mpii_entry_lock_on, __ATOMIC_RELAXED), 0)) {
         mpii_entry_enter();
         int rc = PMPI_Errhandler_set(comm, errhandler);
         mpii_entry_leave();

@@ -27,9 +27,9 @@ int core_cancel_send(core_req *r)
     if (r->u.send.lpid == core_s.self) {
         for (util_qnode *n = core_s.unexpected.head.next; n != &core_s.unexpected.head; n = n->next) {
             core_msg *m = UTIL_CONTAINER(n, core_msg, qn);
-            if (m->lpid == core_s.self && m->ctx == r->u.send.ctx && m->src == r->u.send.src &&
-                m->tag == r->u.send.tag && m->size == r->u.send.bytes &&
-                (m->local_send == r || !m->local_send)) {
+            /* this send's own message, not another of the same envelope
+             * (once matched, by a receive or MPI_Mprobe, it is too late) */
+            if (m->lpid == core_s.self && m->seq == r->u.send.seq) {
                 util_queue_remove(n);
                 free(m->data);
                 free(m);

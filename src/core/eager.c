@@ -212,6 +212,9 @@ static void core_send_local_direct(core_req *r, core_req *rr)
  * (except in synchronous mode, which completes when matched) */
 void core_send_local(core_req *r)
 {
+    /* a number of its own names the message for MPI_Cancel (cancel.c) */
+    static uint32_t local_seq;
+    r->u.send.seq = ++local_seq;
     core_req *posted = core_match_posted(r->u.send.ctx, r->u.send.src, r->u.send.tag);
     if (posted) {
         core_send_local_direct(r, posted);
@@ -225,6 +228,7 @@ void core_send_local(core_req *r)
     m->src = r->u.send.src;
     m->tag = r->u.send.tag;
     m->lpid = core_s.self;
+    m->seq = r->u.send.seq;
     m->size = r->u.send.bytes;
     m->data = util_malloc(m->size);
     core_pack(r, m->data, 0, m->size);

@@ -5,6 +5,7 @@
 #define DCFA_MPII_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include "util/util.h"
 #include "core/dtype.h"
@@ -23,6 +24,7 @@ enum mpii_kind {
 typedef struct mpii_state {
     int initialized, finalized;
     int thread_level;
+    pthread_t main_thread;  /* the thread that called MPI_Init (MPI_Is_thread_main) */
     int world_rank, world_size;
     int appnum, universe_size;
     char hostname[MPI_MAX_PROCESSOR_NAME];
@@ -73,6 +75,7 @@ typedef struct mpii_comm {
     MPI_Info info;
     mpii_attr *attrs;
     uint32_t coll_tag;      /* sequence for internal collective tags */
+    uint32_t ctxag_seq;     /* context agreements begun on this parent (their keys) */
     char name[MPI_MAX_OBJECT_NAME];
     void *topo;             /* topology (src/mpi/topo), NULL if none */
     void *coll_shm;         /* node-level collective segment (src/mpi/coll/node_shm.c) */
@@ -173,7 +176,10 @@ int mpii_waitall(int n, MPI_Request *reqs, MPI_Status *statuses);
 extern int mpii_entry_lock_on;      /* every MPI_X entry holds the entry lock */
 void mpii_entry_enter(void);
 void mpii_entry_leave(void);
+int mpii_entry_force(void);          /* runtime start/stop: hold the entry mutex even if the lock is off */
 void mpii_async_start(int thread_level);
+/* a later session asked for MPI_THREAD_MULTIPLE: turn the entry lock on */
+void mpii_async_multiple(void);
 void mpii_async_stop(void);
 void mpii_async_kick(void);         /* a schedule started: wake the assist thread */
 

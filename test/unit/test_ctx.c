@@ -210,10 +210,147 @@ static void test_simulation(void)
               "process %d: pairs leaked after freeing everything", q);
 }
 
+/* ---- the agreement rule (mpii_ctxag_*) with agreements in flight together ----
+ * Each simulated agreement runs over a set of processes; a round is over when
+ * every participant has offered; then each decides on the AND. A process may
+ * start an agreement only once others have completed (as a thread waiting
+ * for another's communicator would), which is how a rule that lets an
+ * agreement hold every pair while some participant is not in it yet
+ * deadlocks (MPICH threads/comm/idup_deadlock). */
+#define AG_MAX 8
+typedef struct sim_ag {
+    unsigned procs;                  /* participants */
+    uint64_t key;
+    unsigned after;                  /* agreements that must be done before ... */
+    unsigned late;                   /* ... these participants start this one */
+    int started[NPROC], done[NPROC];
+    int round[NPROC];                /* the round a participant is in */
+    int offered[NPROC];              /* it has offered in that round */
+    int pair[NPROC];
+    mpii_ctxag ag[NPROC];
+    /* contributions by round parity: a participant is at most one round ahead */
+    unsigned mine[2][NPROC][MPII_CTXAG_W];
+} sim_ag;
+
+static int sim_all_done(const sim_ag *a)
+{
+    for (int q = 0; q < NPROC; q++)
+        if ((a->procs >> q & 1) && !a->done[q])
+            return 0;
+    return 1;
+}
+
+/* round r is over when every participant has offered in it (or beyond) */
+static int sim_round_over(const sim_ag *a, int r)
+{
+    for (int p = 0; p < NPROC; p++)
+        if ((a->procs >> p & 1) && !a->done[p] && (a->round[p] < r || (a->round[p] == r && !a->offered[p])))
+            return 0;
+    return 1;
+}
+
+/* run the agreements in random interleavings until all are done; 0 if stuck */
+static int sim_agreements(sim_ag *ags, int n, unsigned seed)
+{
+    srand(seed);
+    for (int q = 0; q < NPROC; q++)
+        mpii_ctx_space_init(&proc[q]);
+    for (int step = 0; step < 400000; step++) {
+        int all = 1;
+        for (int i = 0; i < n; i++)
+            all &= sim_all_done(&ags[i]);
+        if (all)
+            return 1;
+        sim_ag *a = &ags[rand() % n];
+        int q = rand() % NPROC;
+        if (!(a->procs >> q & 1) || a->done[q])
+            continue;
+        if (!a->started[q]) {
+            int ready = 1;
+            if (a->late >> q & 1)
+                for (int i = 0; i < n; i++)
+                    if ((a->after >> i & 1) && !ags[i].done[q])
+                        ready = 0;
+            if (!ready)
+                continue;
+            mpii_ctxag_begin(&proc[q], &a->ag[q], a->key);
+            a->started[q] = 1;
+        }
+        int r = a->round[q];
+        if (!a->offered[q]) {
+            mpii_ctxag_offer(&proc[q], &a->ag[q], a->mine[r & 1][q]);
+            a->offered[q] = 1;
+            continue;
+        }
+        if (!sim_round_over(a, r))
+            continue;
+        unsigned and_[MPII_CTXAG_W];
+        memset(and_, 0xff, sizeof and_);
+        for (int p = 0; p < NPROC; p++)
+            if (a->procs >> p & 1)
+                for (int w = 0; w < MPII_CTXAG_W; w++)
+                    and_[w] &= a->mine[r & 1][p][w];
+        int pr;
+        int rc = mpii_ctxag_decide(&proc[q], &a->ag[q], and_, 1, &pr);
+        CHECK(rc != UTIL_ENOENT, "agreement exhausted the pairs");
+        if (rc == UTIL_OK) {
+            CHECK(mpii_ctx_take(&proc[q], pr) == UTIL_OK, "process %d: pair %d chosen twice", q, pr);
+            a->pair[q] = pr;
+            a->done[q] = 1;
+        }
+        a->round[q]++;
+        a->offered[q] = 0;
+    }
+    return 0;
+}
+
+static void test_agreements(void)
+{
+    for (unsigned seed = 1; seed <= 200 && !errors; seed++) {
+        /* MPICH idup_deadlock: four communicators over processes 0..3; on
+         * processes 0 and 2 the agreements of keys 0 and 2 start only after
+         * those of keys 1 and 3 are done */
+        sim_ag ags[4];
+        memset(ags, 0, sizeof ags);
+        for (int i = 0; i < 4; i++) {
+            ags[i].procs = 0xf;
+            ags[i].key = (uint64_t)i;
+            if (i % 2 == 0) {
+                ags[i].after = 0xa;
+                ags[i].late = 0x5;
+            }
+        }
+        CHECK(sim_agreements(ags, 4, seed), "seed %u: agreements deadlocked", seed);
+        for (int q = 0; q < 4; q++)
+            for (int i = 0; i < 4; i++)
+                for (int j = i + 1; j < 4; j++)
+                    CHECK(ags[i].pair[q] != ags[j].pair[q], "process %d: two pairs %d", q,
+                          ags[i].pair[q]);
+        for (int i = 0; i < 4; i++)
+            for (int q = 1; q < 4; q++)
+                CHECK(ags[i].pair[q] == ags[i].pair[0], "agreement %d: processes disagree", i);
+        /* random overlapping sets with random keys, all at once */
+        sim_ag r[AG_MAX];
+        memset(r, 0, sizeof r);
+        for (int i = 0; i < AG_MAX; i++) {
+            r[i].procs = random_set();
+            r[i].key = (uint64_t)rand() << 8 | (uint64_t)i;
+        }
+        CHECK(sim_agreements(r, AG_MAX, seed * 7919u), "seed %u: random agreements stuck", seed);
+        for (int q = 0; q < NPROC; q++)
+            for (int i = 0; i < AG_MAX; i++)
+                for (int j = i + 1; j < AG_MAX; j++)
+                    if ((r[i].procs & r[j].procs) >> q & 1)
+                        CHECK(r[i].pair[q] != r[j].pair[q], "process %d: pair %d twice", q,
+                              r[i].pair[q]);
+    }
+}
+
 int main(void)
 {
     test_basic();
     test_simulation();
+    test_agreements();
     if (errors)
         fprintf(stderr, "test_ctx: %d failures\n", errors);
     else

@@ -188,35 +188,51 @@ void mpii_comm_finalize(void)
 
 /* ---- context agreement -------------------------------------------------------------- */
 
-/* AND of the free-pair bitmaps of every process of intra-communicator c */
-static int ctx_and_intra(mpii_comm *c, unsigned *mask)
+/* An agreement's key: the parent's context and its count of agreements (the
+ * same in every member: dup, split, create... are collective over it). */
+uint64_t mpii_comm_ctx_key(mpii_comm *c)
 {
-    unsigned mine[MPII_CTX_WORDS];
-    memcpy(mine, mpii_ctx_st.free, sizeof mine);
-    return mpii_allreduce(mine, mask, MPII_CTX_WORDS, MPI_UNSIGNED, MPI_BAND, c);
+    return (uint64_t)c->ctx << 32 | (c->ctxag_seq++ & 0x7fffffffu);
 }
 
-/* the blocking constructors' pairs: below MPII_CTX_NB_FIRST (see comm.h) */
-static int ctx_pick(const unsigned *mask, int n, int *pairs)
+/* one round's exchange: all = the AND of every participant's mine */
+typedef int (*ctx_and_fn)(void *arg, const unsigned *mine, unsigned *all);
+
+/* the rounds of an agreement (ctx.c) until n pairs are chosen */
+static int ctx_agree(uint64_t key, int n, int *pairs, ctx_and_fn and_fn, void *arg)
 {
-    unsigned m[MPII_CTX_WORDS];
-    memcpy(m, mask, sizeof m);
-    for (int w = MPII_CTX_NB_FIRST / 32; w < MPII_CTX_WORDS; w++)
-        m[w] = 0;
-    if (mpii_ctx_pick(m, n, pairs) == UTIL_OK)
-        return MPI_SUCCESS;
-    util_log("communicator construction: no context id free on every process (%d in use)",
-             MPII_CTX_PAIRS);
-    return MPI_ERR_OTHER;
+    mpii_ctxag ag;
+    unsigned mine[MPII_CTXAG_W], all[MPII_CTXAG_W];
+    util_backoff b;
+    util_backoff_reset(&b);
+    mpii_ctxag_begin(&mpii_ctx_st, &ag, key);
+    for (;;) {
+        mpii_ctxag_offer(&mpii_ctx_st, &ag, mine);
+        int rc = and_fn(arg, mine, all);
+        if (rc != MPI_SUCCESS) {
+            mpii_ctxag_end(&mpii_ctx_st, &ag);
+            return rc;
+        }
+        rc = mpii_ctxag_decide(&mpii_ctx_st, &ag, all, n, pairs);
+        if (rc == UTIL_OK)
+            return MPI_SUCCESS;
+        if (rc == UTIL_ENOENT) {
+            util_log("communicator construction: no context id free on every process (%d in use)",
+                     MPII_CTX_PAIRS);
+            return MPI_ERR_OTHER;
+        }
+        util_backoff_wait(&b); /* another agreement of this process goes first */
+    }
+}
+
+static int ctx_and_intra(void *arg, const unsigned *mine, unsigned *all)
+{
+    return mpii_allreduce(mine, all, MPII_CTXAG_W, MPI_UNSIGNED, MPI_BAND, arg);
 }
 
 static int ctx_agree_intra(mpii_comm *c, int n, int *pairs)
 {
-    unsigned mask[MPII_CTX_WORDS];
-    int rc = ctx_and_intra(c, mask);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return ctx_pick(mask, n, pairs);
+    return ctx_agree(mpii_comm_ctx_key(c), n, pairs, ctx_and_intra, c);
 }
 
 /* leader-to-leader exchange over an inter-communicator (remote rank 0) */
@@ -227,27 +243,43 @@ static int inter_swap(mpii_comm *inter, const void *sbuf, int scount, void *rbuf
                          MPI_STATUS_IGNORE);
 }
 
-/* both sides of inter agree on n pairs: local AND, leaders swap, result broadcast */
+/* an inter-communicator round: AND in each group, the leaders swap and AND,
+ * the result is broadcast in each group (status word first) */
+typedef struct ctx_inter_round {
+    mpii_comm *local;   /* the local group's intra-communicator */
+    int leader;         /* its rank of the leader */
+    mpii_comm *peer;    /* where the leaders talk (remote rank) */
+    int remote_leader;
+    int tag, peer_coll;
+} ctx_inter_round;
+
+static int ctx_and_inter(void *arg, const unsigned *mine, unsigned *all)
+{
+    ctx_inter_round *x = arg;
+    unsigned local[MPII_CTXAG_W], remote[MPII_CTXAG_W], res[MPII_CTXAG_W + 1];
+    int rc = mpii_allreduce(mine, local, MPII_CTXAG_W, MPI_UNSIGNED, MPI_BAND, x->local);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (x->local->rank == x->leader) {
+        res[0] = (unsigned)mpii_sendrecv(local, MPII_CTXAG_W, MPI_UNSIGNED, x->remote_leader,
+                                         x->tag, remote, MPII_CTXAG_W, MPI_UNSIGNED,
+                                         x->remote_leader, x->tag, x->peer, x->peer_coll,
+                                         MPI_STATUS_IGNORE);
+        for (int w = 0; w < MPII_CTXAG_W; w++)
+            res[w + 1] = local[w] & remote[w];
+    }
+    rc = mpii_bcast(res, MPII_CTXAG_W + 1, MPI_UNSIGNED, x->leader, x->local);
+    if (rc == MPI_SUCCESS)
+        rc = (int)res[0];
+    memcpy(all, res + 1, sizeof(unsigned) * MPII_CTXAG_W);
+    return rc;
+}
+
+/* both sides of an inter-communicator agree on n pairs */
 static int ctx_agree_inter(mpii_comm *inter, int n, int *pairs)
 {
-    unsigned mask[MPII_CTX_WORDS], remote[MPII_CTX_WORDS];
-    int res[3] = {MPI_SUCCESS, 0, 0};
-    int rc = ctx_and_intra(inter->local_comm, mask);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (inter->local_comm->rank == 0) {
-        res[0] = inter_swap(inter, mask, MPII_CTX_WORDS, remote, MPII_CTX_WORDS, MPI_UNSIGNED,
-                            COMM_TAG_CTX);
-        for (int w = 0; w < MPII_CTX_WORDS; w++)
-            mask[w] &= remote[w];
-        if (res[0] == MPI_SUCCESS)
-            res[0] = ctx_pick(mask, n, res + 1);
-    }
-    rc = mpii_bcast(res, 3, MPI_INT, 0, inter->local_comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    memcpy(pairs, res + 1, (size_t)n * sizeof(int));
-    return res[0];
+    ctx_inter_round x = {inter->local_comm, 0, inter, 0, COMM_TAG_CTX, 1};
+    return ctx_agree(mpii_comm_ctx_key(inter), n, pairs, ctx_and_inter, &x);
 }
 
 /* leaders swap an int array whose length the other side does not know
@@ -468,48 +500,66 @@ int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out)
     return rc;
 }
 
-/* Only the members of g take part: the AND of their bitmaps is gathered by
- * the first member through the parent's point-to-point (collective context,
- * a tag of its own per user tag) and the chosen pair sent back. */
+/* Only the members of g take part: each round, the first member gathers the
+ * contributions through the parent's point-to-point (collective context, a
+ * tag of its own per user tag) and sends the AND back. */
+typedef struct ctx_group_round {
+    mpii_comm *c;
+    const int *prank;   /* member i's rank in c */
+    int n, me, tag;
+} ctx_group_round;
+
+static int ctx_and_group(void *arg, const unsigned *mine, unsigned *all)
+{
+    ctx_group_round *x = arg;
+    unsigned res[MPII_CTXAG_W + 1], other[MPII_CTXAG_W];
+    int rc = MPI_SUCCESS;
+    if (x->me == 0) {
+        res[0] = MPI_SUCCESS;
+        memcpy(res + 1, mine, sizeof other);
+        for (int i = 1; i < x->n && res[0] == MPI_SUCCESS; i++) {
+            res[0] = (unsigned)mpii_recv(other, MPII_CTXAG_W, MPI_UNSIGNED, x->prank[i], x->tag,
+                                         x->c, 1, MPI_STATUS_IGNORE);
+            for (int w = 0; w < MPII_CTXAG_W; w++)
+                res[w + 1] &= other[w];
+        }
+        for (int i = 1; i < x->n && rc == MPI_SUCCESS; i++)
+            rc = mpii_send(res, MPII_CTXAG_W + 1, MPI_UNSIGNED, x->prank[i], x->tag, x->c, 1);
+    } else {
+        rc = mpii_send(mine, MPII_CTXAG_W, MPI_UNSIGNED, x->prank[0], x->tag, x->c, 1);
+        if (rc == MPI_SUCCESS)
+            rc = mpii_recv(res, MPII_CTXAG_W + 1, MPI_UNSIGNED, x->prank[0], x->tag, x->c, 1,
+                           MPI_STATUS_IGNORE);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = (int)res[0];
+    memcpy(all, res + 1, sizeof other);
+    return rc;
+}
+
 int mpii_comm_create_group(mpii_comm *c, mpii_group *g, int tag, mpii_comm **out)
 {
     *out = NULL;
     if (g->rank == MPI_UNDEFINED)
         return MPI_SUCCESS;
-    int n = g->size, t = COMM_TAG_GROUP + tag;
+    int n = g->size;
     int *prank = util_malloc((size_t)n * sizeof(int));
     int *all = util_malloc((size_t)n * sizeof(int));
     for (int i = 0; i < n; i++)
         all[i] = i;
     mpii_group_translate(g, n, all, c->group, prank);
     free(all);
-    unsigned mask[MPII_CTX_WORDS], other[MPII_CTX_WORDS];
-    memcpy(mask, mpii_ctx_st.free, sizeof mask);
-    int res[2] = {MPI_SUCCESS, 0};
-    int rc = MPI_SUCCESS;
-    if (g->rank == 0) {
-        for (int i = 1; i < n && res[0] == MPI_SUCCESS; i++) {
-            res[0] = mpii_recv(other, MPII_CTX_WORDS, MPI_UNSIGNED, prank[i], t, c, 1,
-                               MPI_STATUS_IGNORE);
-            for (int w = 0; w < MPII_CTX_WORDS; w++)
-                mask[w] &= other[w];
-        }
-        if (res[0] == MPI_SUCCESS)
-            res[0] = ctx_pick(mask, 1, &res[1]);
-        for (int i = 1; i < n && rc == MPI_SUCCESS; i++)
-            rc = mpii_send(res, 2, MPI_INT, prank[i], t, c, 1);
-    } else {
-        rc = mpii_send(mask, MPII_CTX_WORDS, MPI_UNSIGNED, prank[0], t, c, 1);
-        if (rc == MPI_SUCCESS)
-            rc = mpii_recv(res, 2, MPI_INT, prank[0], t, c, 1, MPI_STATUS_IGNORE);
-    }
+    /* not collective over c: the key is the user's tag, which concurrent
+     * calls on c with overlapping groups must make distinct (MPI 4.1 7.4.2) */
+    ctx_group_round x = {c, prank, n, g->rank, COMM_TAG_GROUP + tag};
+    int pair;
+    int rc = ctx_agree((uint64_t)c->ctx << 32 | 0x80000000u | (uint32_t)tag, 1, &pair,
+                       ctx_and_group, &x);
     free(prank);
-    if (rc == MPI_SUCCESS)
-        rc = res[0];
     if (rc != MPI_SUCCESS)
         return rc;
     mpii_group_ref(g);
-    *out = comm_build(c, g, NULL, res[1], -1);
+    *out = comm_build(c, g, NULL, pair, -1);
     return MPI_SUCCESS;
 }
 
@@ -527,44 +577,51 @@ int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, i
     return intercomm_create(local, local_leader, peer, remote_leader, tag, 0, out);
 }
 
-/* peer_coll: the leaders talk on peer's collective context (no user tag) */
+/* peer_coll: the leaders talk on peer's collective context (no user tag).
+ * The leaders first swap their group's size, agreement key and process ids
+ * (the agreement's key is the lower of the two, so both groups order it
+ * alike), then the pairs are agreed in rounds (ctx_and_inter). */
 static int intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
                             int tag, int peer_coll, mpii_comm **out)
 {
-    unsigned mask[MPII_CTX_WORDS + 1], remote[MPII_CTX_WORDS + 1];
-    int res[4] = {MPI_SUCCESS, 0, 0, 0}; /* status, remote size, pair, local pair */
+    uint64_t key = mpii_comm_ctx_key(local);
+    unsigned mine[3] = {(unsigned)local->size, (unsigned)(key >> 32), (unsigned)key};
+    unsigned theirs[3];
+    int res[4] = {MPI_SUCCESS, 0, 0, 0}; /* status, remote size, key (high, low) */
     int *rl = NULL;
     *out = NULL;
-    int rc = ctx_and_intra(local, mask + 1);
-    if (rc != MPI_SUCCESS)
-        return rc;
     if (local->rank == local_leader) {
-        mask[0] = (unsigned)local->size;
-        res[0] = mpii_sendrecv(mask, MPII_CTX_WORDS + 1, MPI_UNSIGNED, remote_leader, tag, remote,
-                               MPII_CTX_WORDS + 1, MPI_UNSIGNED, remote_leader, tag, peer,
-                               peer_coll, MPI_STATUS_IGNORE);
-        res[1] = (int)remote[0];
+        res[0] = mpii_sendrecv(mine, 3, MPI_UNSIGNED, remote_leader, tag, theirs, 3, MPI_UNSIGNED,
+                               remote_leader, tag, peer, peer_coll, MPI_STATUS_IGNORE);
+        res[1] = (int)theirs[0];
+        uint64_t rkey = (uint64_t)theirs[1] << 32 | theirs[2];
+        if (rkey < key)
+            key = rkey;
+        res[2] = (int)(key >> 32);
+        res[3] = (int)(uint32_t)key;
         if (res[0] == MPI_SUCCESS) {
             rl = util_malloc((size_t)(res[1] + 1) * sizeof(int));
             res[0] = mpii_sendrecv(local->group->lpids, local->size, MPI_INT, remote_leader, tag,
                                    rl, res[1], MPI_INT, remote_leader, tag, peer, peer_coll,
                                    MPI_STATUS_IGNORE);
         }
-        for (int w = 1; w <= MPII_CTX_WORDS; w++)
-            mask[w] &= remote[w];
-        if (res[0] == MPI_SUCCESS)
-            res[0] = ctx_pick(mask + 1, 2, res + 2);
     }
-    rc = mpii_bcast(res, 4, MPI_INT, local_leader, local);
+    int rc = mpii_bcast(res, 4, MPI_INT, local_leader, local);
     if (rc == MPI_SUCCESS)
         rc = res[0];
     if (rc == MPI_SUCCESS && local->rank != local_leader)
         rl = util_malloc((size_t)(res[1] + 1) * sizeof(int));
     if (rc == MPI_SUCCESS)
         rc = mpii_bcast(rl, res[1], MPI_INT, local_leader, local);
+    int pairs[2];
+    if (rc == MPI_SUCCESS) {
+        ctx_inter_round x = {local, local_leader, peer, remote_leader, tag, peer_coll};
+        key = (uint64_t)(uint32_t)res[2] << 32 | (uint32_t)res[3];
+        rc = ctx_agree(key, 2, pairs, ctx_and_inter, &x);
+    }
     if (rc == MPI_SUCCESS) {
         mpii_group_ref(local->group);
-        *out = comm_build(local, local->group, mpii_group_create(res[1], rl), res[2], res[3]);
+        *out = comm_build(local, local->group, mpii_group_create(res[1], rl), pairs[0], pairs[1]);
     }
     free(rl);
     return rc;

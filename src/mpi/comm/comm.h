@@ -6,8 +6,10 @@
  * keeps a bitmap of the pairs it has free (MPII_CTX_PAIRS of them; pair 0 is
  * MPI_COMM_WORLD, pair 1 MPI_COMM_SELF). A new communicator's pair is agreed
  * by the processes that will be in it plus, at most, the other processes of
- * the parent: they AND their bitmaps (allreduce, or a leader exchange for
- * inter-communicators) and everybody takes the lowest pair free everywhere.
+ * the parent: they AND what they offer (allreduce, or a leader exchange for
+ * inter-communicators) and everybody takes the lowest pair offered
+ * everywhere, in rounds until there is one (the offers and why concurrent
+ * agreements in threads neither collide nor wait for ever: ctx.c).
  * Only members of the new communicator mark the pair used.
  *
  * Why this is safe when communicators are built concurrently in disjoint
@@ -27,16 +29,29 @@
 
 #define MPII_TAG_UB ((1 << 30) - 1) /* MPI_TAG_UB: core accepts tags 0..2^30-1 */
 
-/* ---- context-id bitmaps (ctx.c, pure logic) ---------------------------------------- */
+/* ---- context-id bitmaps and the agreement rule (ctx.c, pure logic) --------------- */
 #define MPII_CTX_PAIRS 2048
 #define MPII_CTX_WORDS (MPII_CTX_PAIRS / 32)
-/* Pairs from MPII_CTX_NB_FIRST up belong to MPI_Comm_idup (idup.c), the ones
- * below to the blocking constructors: a blocking agreement never takes a pair
- * a running nonblocking one may be about to take, so it never has to wait for
- * one (the nonblocking agreements exclude each other, see idup.c). */
-#define MPII_CTX_NB_FIRST (MPII_CTX_PAIRS * 3 / 4)
+/* a contribution to one round of an agreement: the offered pairs, then a
+ * flags word (MPII_CTXAG_FULL: this process offered every pair it has free) */
+#define MPII_CTXAG_W (MPII_CTX_WORDS + 1)
+#define MPII_CTXAG_FULL 1u
+/* pairs the first round of an agreement offers (see mpii_ctxag_offer) */
+#define MPII_CTXAG_WINDOW 32
+
+/* An agreement in flight in this process (one per communicator being built) */
+typedef struct mpii_ctxag {
+    struct mpii_ctxag *next;
+    uint64_t key;                   /* the same in every participant; orders agreements */
+    int joined;                     /* a round completed: every participant is in it */
+    int offered;                    /* a contribution is out (its bits are held) */
+    unsigned mine[MPII_CTX_WORDS];  /* the pairs of that contribution */
+} mpii_ctxag;
+
 typedef struct mpii_ctx_space {
     unsigned free[MPII_CTX_WORDS]; /* bit set: pair free */
+    unsigned held[MPII_CTX_WORDS]; /* offered by a contribution whose round is not over */
+    mpii_ctxag *running;           /* agreements in flight */
 } mpii_ctx_space;
 extern mpii_ctx_space mpii_ctx_st; /* this process */
 
@@ -46,6 +61,25 @@ int mpii_ctx_pick(const unsigned *mask, int n, int *pairs);
 int mpii_ctx_take(mpii_ctx_space *s, int pair); /* UTIL_EINVAL if already taken */
 void mpii_ctx_release(mpii_ctx_space *s, uint32_t ctx);
 static inline uint32_t mpii_ctx_of_pair(int pair) { return (uint32_t)pair * 2u; }
+
+/* The agreement, in rounds: every participant calls offer, the contributions
+ * are ANDed (allreduce, or gathered and sent back), every participant calls
+ * decide with the AND. decide answers UTIL_OK with n pairs (the caller takes
+ * them, in the members of the new communicator, before it next waits),
+ * UTIL_EAGAIN for another round, or UTIL_ENOENT when no pair is free
+ * everywhere. All participants see the same AND, so they agree on that.
+ * mpii_ctxag_end drops an agreement after an error. See ctx.c for why no
+ * pair is chosen twice and no agreement waits for ever. */
+void mpii_ctxag_begin(mpii_ctx_space *s, mpii_ctxag *a, uint64_t key);
+void mpii_ctxag_offer(mpii_ctx_space *s, mpii_ctxag *a, unsigned out[MPII_CTXAG_W]);
+int mpii_ctxag_decide(mpii_ctx_space *s, mpii_ctxag *a, const unsigned all[MPII_CTXAG_W], int n,
+                      int *pairs);
+void mpii_ctxag_end(mpii_ctx_space *s, mpii_ctxag *a);
+/* an offer would be empty now (a one-process agreement then waits instead of looping) */
+int mpii_ctxag_would_wait(const mpii_ctx_space *s, const mpii_ctxag *a);
+
+/* an agreement's key on parent c (counts c's agreements: call it once per agreement) */
+uint64_t mpii_comm_ctx_key(mpii_comm *c);
 
 /* ---- communicator objects ------------------------------------------------------------ */
 void mpii_comm_ref(mpii_comm *c);

@@ -20,16 +20,31 @@
 #include "core/core.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 int mpii_entry_lock_on;
 static pthread_mutex_t mpii_entry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int mpii_entry_depth;
+/* threads blocked on the mutex, and a count of acquisitions: a waiting thread
+ * that gives the lock up hands it over (see mpii_wait_unlock) */
+static int mpii_entry_waiters;
+static unsigned mpii_entry_gen;
+
+static void mpii_entry_acquire(void)
+{
+    if (pthread_mutex_trylock(&mpii_entry_mutex) != 0) {
+        __atomic_add_fetch(&mpii_entry_waiters, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_lock(&mpii_entry_mutex);
+        __atomic_sub_fetch(&mpii_entry_waiters, 1, __ATOMIC_SEQ_CST);
+    }
+    __atomic_add_fetch(&mpii_entry_gen, 1, __ATOMIC_RELAXED);
+}
 
 void mpii_entry_enter(void)
 {
     if (mpii_entry_depth++ == 0)
-        pthread_mutex_lock(&mpii_entry_mutex);
+        mpii_entry_acquire();
 }
 
 void mpii_entry_leave(void)
@@ -38,16 +53,39 @@ void mpii_entry_leave(void)
         pthread_mutex_unlock(&mpii_entry_mutex);
 }
 
-static void mpii_wait_unlock(void)
+/* Start and stop of the runtime (MPI_Init, MPI_Finalize, sessions) hold the
+ * entry mutex even while the lock is off: sessions may be started and ended
+ * by several threads at once, before any of them turned the lock on. 1 if
+ * taken here (then mpii_entry_leave). */
+int mpii_entry_force(void)
 {
     if (mpii_entry_depth > 0)
-        pthread_mutex_unlock(&mpii_entry_mutex);
+        return 0;
+    mpii_entry_enter();
+    return 1;
+}
+
+/* A thread waiting inside the library gives the lock up. A mutex is not
+ * fair: unlocked and locked again at once, it would stay with the waiter
+ * while the threads blocked on it (one of which may be about to send what
+ * the waiter waits for) are woken only to find it taken. So when some are
+ * blocked, the waiter yields until one of them has taken it (bounded). */
+static void mpii_wait_unlock(void)
+{
+    if (mpii_entry_depth == 0)
+        return;
+    unsigned gen = __atomic_load_n(&mpii_entry_gen, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&mpii_entry_mutex);
+    for (int i = 0; i < 64 && __atomic_load_n(&mpii_entry_waiters, __ATOMIC_SEQ_CST) > 0 &&
+                    __atomic_load_n(&mpii_entry_gen, __ATOMIC_RELAXED) == gen;
+         i++)
+        sched_yield();
 }
 
 static void mpii_wait_lock(void)
 {
     if (mpii_entry_depth > 0)
-        pthread_mutex_lock(&mpii_entry_mutex);
+        mpii_entry_acquire();
 }
 
 /* ---- the assist thread -------------------------------------------------------------- */
@@ -107,15 +145,23 @@ static void *mpii_assist_main(void *arg)
     }
 }
 
+/* Turning the lock on while the library runs: the caller holds the entry
+ * mutex (mpii_entry_force); every call from now on takes it too. */
+void mpii_async_multiple(void)
+{
+    if (mpii_entry_lock_on)
+        return;
+    util_wait_unlock = mpii_wait_unlock;
+    util_wait_lock = mpii_wait_lock;
+    __atomic_store_n(&mpii_entry_lock_on, 1, __ATOMIC_SEQ_CST);
+}
+
 /* called at the end of MPI_Init / the first session, before any other thread
  * may call in: turn the entry lock on if needed and start the assist thread */
 void mpii_async_start(int thread_level)
 {
-    if (thread_level == MPI_THREAD_MULTIPLE || util_cfg.async_progress) {
-        util_wait_unlock = mpii_wait_unlock;
-        util_wait_lock = mpii_wait_lock;
-        mpii_entry_lock_on = 1;
-    }
+    if (thread_level == MPI_THREAD_MULTIPLE || util_cfg.async_progress)
+        mpii_async_multiple();
     if (!util_cfg.async_progress)
         return;
     mpii_assist.stop = 0;

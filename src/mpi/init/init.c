@@ -169,8 +169,11 @@ static int mpii_thread_grant(int required)
 
 int mpii_runtime_start(int required)
 {
-    if (mpii_runtime_users++ > 0)
+    if (mpii_runtime_users++ > 0) {
+        if (required == MPI_THREAD_MULTIPLE)
+            mpii_async_multiple();
         return MPI_SUCCESS;
+    }
     if (mpii_runtime_done) {
         mpii_runtime_users--;
         return MPI_ERR_OTHER;   /* the daemon channel cannot be reopened */
@@ -246,9 +249,14 @@ static int mpii_init(int required, int *provided)
     if (mpii_st.finalized)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Init",
                         "MPI cannot be initialized again after MPI_Finalize");
-    if (mpii_runtime_start(required) != MPI_SUCCESS)
+    int held = mpii_entry_force();
+    int rc = mpii_runtime_start(required);
+    if (held)
+        mpii_entry_leave();
+    if (rc != MPI_SUCCESS)
         util_die("MPI_Init: the library was already shut down by the last MPI_Session_finalize");
     mpii_st.thread_level = mpii_thread_grant(required);
+    mpii_st.main_thread = pthread_self();
     if (provided)
         *provided = mpii_st.thread_level;
     mpii_st.initialized = 1;
@@ -288,7 +296,7 @@ int PMPI_Query_thread(int *provided)
 
 int PMPI_Is_thread_main(int *flag)
 {
-    *flag = 1;
+    *flag = !mpii_st.initialized || pthread_equal(pthread_self(), mpii_st.main_thread);
     return MPI_SUCCESS;
 }
 
@@ -300,8 +308,11 @@ int PMPI_Finalize(void)
     mpii_comm *self = mpii_comm_get(MPI_COMM_SELF);
     if (self)
         mpii_attr_delete_all(MPII_OBJ_COMM, MPI_COMM_SELF, &self->attrs);
+    int held = mpii_entry_force();
     mpii_runtime_stop();
     mpii_st.finalized = 1;
+    if (held)
+        mpii_entry_leave();
     return MPI_SUCCESS;
 }
 

@@ -45,23 +45,43 @@ static void mpii_bsend_release(size_t off)
     }
 }
 
-/* free what finished among the detached requests; with wait, wait for all */
-static void mpii_detached_sweep(int wait)
+/* free what finished among the detached requests */
+static int mpii_detached_collect(void)
 {
+    int bsend_left = 0;
     util_qnode *n = mpii_detached.head.next;
     while (n != &mpii_detached.head) {
         util_qnode *next = n->next;
         mpii_detached_node *d = UTIL_CONTAINER(n, mpii_detached_node, qn);
-        if (wait)
-            core_wait(d->r);
         if (d->r->complete) {
             if (d->bseg)
                 mpii_bsend_release(d->boff);
             mpii_req_release(d->r);
             util_queue_remove(n);
             free(d);
+        } else if (d->bseg) {
+            bsend_left++;
         }
         n = next;
+    }
+    return bsend_left;
+}
+
+/* with wait, progress until every detached request is complete. No list
+ * node or request is held while waiting: another thread may collect them
+ * (and their slots be reused) whenever this one gives up the entry lock. */
+static void mpii_detached_sweep(int wait)
+{
+    util_backoff b;
+    util_backoff_reset(&b);
+    for (;;) {
+        mpii_detached_collect();
+        if (!wait || util_queue_empty(&mpii_detached))
+            return;
+        if (core_progress() > 0)
+            util_backoff_reset(&b);
+        else
+            util_backoff_wait(&b);
     }
 }
 
@@ -204,14 +224,40 @@ static int mpii_bsend_alloc(size_t len, size_t *off)
     return 0;
 }
 
+/* Room for a buffered message. When the buffer is full of messages already
+ * sent, the completions that have arrived (or arrive within about a
+ * millisecond of progress) free it: a DONE may still sit in the ring while
+ * the peer has long received the data (after an MPI_Barrier run through the
+ * node segment, say: MPICH threads/pt2pt/mt_bsendrecv_pers_huge). */
+static int mpii_bsend_room(size_t bytes, size_t *off)
+{
+    if (!mpii_bsend.buf)
+        return 0;
+    int pending = mpii_detached_collect();
+    if (mpii_bsend_alloc(bytes, off))
+        return 1;
+    uint64_t until = util_now_ns() + 1000000u;
+    util_backoff b;
+    util_backoff_reset(&b);
+    while (pending > 0 && util_now_ns() < until) {
+        if (core_progress() > 0)
+            util_backoff_reset(&b);
+        else
+            util_backoff_wait(&b);
+        pending = mpii_detached_collect();
+        if (mpii_bsend.buf && mpii_bsend_alloc(bytes, off))
+            return 1;
+    }
+    return 0;
+}
+
 int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
                      mpii_comm *c, core_req **out)
 {
     mpii_dtype *t = mpii_dtype_get(dt);
     size_t bytes = (size_t)count * t->dt.size;
     size_t off;
-    mpii_detached_sweep(0);
-    if (!mpii_bsend.buf || !mpii_bsend_alloc(bytes, &off))
+    if (!mpii_bsend_room(bytes, &off))
         return MPI_ERR_BUFFER;
     char *copy = mpii_bsend.buf + off;
     if (bytes)

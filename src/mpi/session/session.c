@@ -37,9 +37,13 @@ static int session_bad(const char *fn)
 static const char *const mpii_levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
                                           "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
 
-int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+/* Without a "thread_level" key a session asks for MPI_THREAD_MULTIPLE:
+ * sessions are how libraries initialise MPI independently, possibly from
+ * threads of their own (MPICH does the same; MPI 4.1 11.6 lets the level of
+ * one session influence the others'). */
+static int session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-    int required = MPI_THREAD_SINGLE;
+    int required = MPI_THREAD_MULTIPLE;
     char val[MPI_MAX_INFO_VAL + 1];
     int flag = 0;
     if (info != MPI_INFO_NULL)
@@ -47,16 +51,17 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     for (int l = 0; flag && l < 4; l++)
         if (!strcasecmp(val, mpii_levels[l]))
             required = l;
-    if (mpii_runtime_start(required) != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, "MPI_Session_init",
-                        "the library was shut down by an earlier MPI_Finalize or MPI_Session_finalize");
-    if (!mpii_sessions_ready) {
+    int rc = mpii_runtime_start(required);
+    if (rc == MPI_SUCCESS && !mpii_sessions_ready) {
         util_htab_init(&mpii_sessions, sizeof(mpii_session), 1);
         mpii_sessions_ready = 1;
     }
+    if (rc != MPI_SUCCESS)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, "MPI_Session_init",
+                        "the library was shut down by an earlier MPI_Finalize or MPI_Session_finalize");
     int idx;
     mpii_session *s = util_htab_alloc(&mpii_sessions, &idx);
-    s->thread_level = mpii_st.thread_level < required ? mpii_st.thread_level : required;
+    s->thread_level = required; /* every level is provided (the entry lock, async.c) */
     s->errh = errhandler;
     s->info = mpii_info_new();
     mpii_info_set(s->info, "thread_level", mpii_levels[s->thread_level]);
@@ -65,7 +70,16 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_finalize(MPI_Session *session)
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    int held = mpii_entry_force();
+    int rc = session_init(info, errhandler, session);
+    if (held)
+        mpii_entry_leave();
+    return rc;
+}
+
+static int session_finalize(MPI_Session *session)
 {
     mpii_session *s = session ? session_get(*session) : NULL;
     if (!s)
@@ -75,6 +89,15 @@ int PMPI_Session_finalize(MPI_Session *session)
     *session = MPI_SESSION_NULL;
     mpii_runtime_stop();
     return MPI_SUCCESS;
+}
+
+int PMPI_Session_finalize(MPI_Session *session)
+{
+    int held = mpii_entry_force();
+    int rc = session_finalize(session);
+    if (held)
+        mpii_entry_leave();
+    return rc;
 }
 
 int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
