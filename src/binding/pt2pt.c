@@ -2,6 +2,7 @@
 #include "mpi/mpii.h"
 #include "mpi/pt2pt/pt2pt.h"
 #include "mpi/coll/sched.h"
+#include "binding/twins.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,71 +76,71 @@ static int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count
     return pt2pt_opfail(fn, comm, rc);
 }
 
-static int b_Send(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int b_Send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    return pt2pt_send("MPI_Send", CORE_SEND_STD, buf, count, dt, dest, tag, comm);
+    return pt2pt_send(fn, CORE_SEND_STD, buf, count, dt, dest, tag, comm);
 }
-static int b_Ssend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int b_Ssend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    return pt2pt_send("MPI_Ssend", CORE_SEND_SYNC, buf, count, dt, dest, tag, comm);
+    return pt2pt_send(fn, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm);
 }
-static int b_Rsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int b_Rsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    return pt2pt_send("MPI_Rsend", CORE_SEND_READY, buf, count, dt, dest, tag, comm);
+    return pt2pt_send(fn, CORE_SEND_READY, buf, count, dt, dest, tag, comm);
 }
-static int b_Bsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int b_Bsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    return pt2pt_send("MPI_Bsend", CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm);
+    return pt2pt_send(fn, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm);
 }
 
-static int b_Recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+int b_Recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
               MPI_Status *status)
 {
     mpii_comm *c;
-    int rc = pt2pt_check("MPI_Recv", CHK_RECV, count, dt, source, tag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_RECV, count, dt, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
     rc = mpii_start_recv(buf, count, dt, source, tag, c, 0, &r);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Recv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     mpii_req_wait_one(r);
     MPI_Request h = pt2pt_handle(r);
     rc = mpii_req_finish(&h, status);
-    return pt2pt_opfail("MPI_Recv", comm, rc);
+    return pt2pt_opfail(fn, comm, rc);
 }
 
-static int b_Sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+int b_Sendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                   MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status)
 {
     mpii_comm *c;
-    int rc = pt2pt_check("MPI_Sendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_SEND, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Sendrecv", CHK_RECV, rcount, rdt, source, rtag, comm, &c);
+        rc = pt2pt_check(fn, CHK_RECV, rcount, rdt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *rr, *sr;
     rc = mpii_start_recv(rbuf, rcount, rdt, source, rtag, c, 0, &rr);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     rc = mpii_start_send(sbuf, scount, sdt, dest, stag, c, 0, CORE_SEND_STD, &sr);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     mpii_req_wait_one(sr);
     mpii_req_wait_one(rr);
     mpii_req_release(sr);
     MPI_Request h = pt2pt_handle(rr);
     rc = mpii_req_finish(&h, status);
-    return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+    return pt2pt_opfail(fn, comm, rc);
 }
 
-static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
+int b_Sendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                           int rtag, MPI_Comm comm, MPI_Status *status)
 {
     mpii_comm *c;
-    int rc = pt2pt_check("MPI_Sendrecv_replace", CHK_SEND, count, dt, dest, stag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Sendrecv_replace", CHK_RECV, count, dt, source, rtag, comm, &c);
+        rc = pt2pt_check(fn, CHK_RECV, count, dt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     /* send a packed copy so the receive can land in place */
@@ -154,7 +155,7 @@ static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int d
         rc = mpii_start_send(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, c, 0, CORE_SEND_STD, &sr);
     if (rc != MPI_SUCCESS) {
         free(tmp);
-        return pt2pt_opfail("MPI_Sendrecv_replace", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     }
     mpii_req_wait_one(sr);
     mpii_req_wait_one(rr);
@@ -162,7 +163,7 @@ static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int d
     free(tmp);
     MPI_Request h = pt2pt_handle(rr);
     rc = mpii_req_finish(&h, status);
-    return pt2pt_opfail("MPI_Sendrecv_replace", comm, rc);
+    return pt2pt_opfail(fn, comm, rc);
 }
 
 /* ---- nonblocking ------------------------------------------------------------------------ */
@@ -184,33 +185,33 @@ static int pt2pt_isend(const char *fn, int mode, const void *buf, MPI_Count coun
     return MPI_SUCCESS;
 }
 
-static int b_Isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Isend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_isend("MPI_Isend", CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_isend(fn, CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Issend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Issend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_isend("MPI_Issend", CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_isend(fn, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Irsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Irsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_isend("MPI_Irsend", CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_isend(fn, CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Ibsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Ibsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_isend("MPI_Ibsend", CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_isend(fn, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
 }
 
-static int b_Irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Irecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c;
-    int rc = pt2pt_check("MPI_Irecv", CHK_RECV, count, dt, source, tag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_RECV, count, dt, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
     rc = mpii_start_recv(buf, count, dt, source, tag, c, 0, &r);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Irecv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
     return MPI_SUCCESS;
 }
@@ -243,25 +244,25 @@ static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, MP
     return MPI_SUCCESS;
 }
 
-static int b_Send_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Send_init(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Send_init", 1, CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_init(fn, 1, CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Ssend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Ssend_init(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Ssend_init", 1, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_init(fn, 1, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Rsend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Rsend_init(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Rsend_init", 1, CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_init(fn, 1, CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Bsend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Bsend_init(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Bsend_init", 1, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_init(fn, 1, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Recv_init(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Recv_init(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Recv_init", 0, 0, buf, count, dt, source, tag, comm, req);
+    return pt2pt_init(fn, 0, 0, buf, count, dt, source, tag, comm, req);
 }
 
 int PMPI_Start(MPI_Request *req)
@@ -671,10 +672,10 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
     }
 }
 
-static int b_Imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req)
+int b_Imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req)
 {
     if (!message)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Imrecv", "message: NULL pointer");
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "message: NULL pointer");
     if (*message == MPI_MESSAGE_NO_PROC) {
         core_req *r = core_req_alloc(CORE_REQ_DONE);
         r->status.MPI_SOURCE = MPI_PROC_NULL;
@@ -687,12 +688,12 @@ static int b_Imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *me
     }
     mpii_dtype *t = mpii_dtype_get(dt);
     if (count < 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, "MPI_Imrecv", "count=%lld is negative", (long long)count);
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, fn, "count=%lld is negative", (long long)count);
     if (!t || !t->committed)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_TYPE, "MPI_Imrecv", "datatype: invalid or not committed");
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_TYPE, fn, "datatype: invalid or not committed");
     core_msg *m = mpii_msg_take(*message);
     if (!m)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Imrecv", "message: not a matched message handle");
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, fn, "message: not a matched message handle");
     core_req *r;
     core_imrecv(buf, (size_t)count, &t->dt, m, &r);
     r->comm = MPI_COMM_WORLD;
@@ -705,10 +706,10 @@ static int b_Imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *me
     return MPI_SUCCESS;
 }
 
-static int b_Mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
+int b_Mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
 {
     MPI_Request req;
-    int rc = b_Imrecv(buf, count, dt, message, &req);
+    int rc = b_Imrecv(fn, buf, count, dt, message, &req);
     if (rc != MPI_SUCCESS)
         return rc;
     return PMPI_Wait(&req, status);
@@ -716,12 +717,12 @@ static int b_Mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *mes
 
 /* ---- buffered mode ----------------------------------------------------------------------------- */
 
-int PMPI_Buffer_attach(void *buffer, int size)
+int b_Buffer_attach(const char *fn, void *buffer, MPI_Count size)
 {
     if (size < 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Buffer_attach", "size=%d is negative", size);
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "size=%lld is negative", (long long)size);
     if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, fn, "a buffer is already attached");
     return MPI_SUCCESS;
 }
 
@@ -735,32 +736,42 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     return MPI_SUCCESS;
 }
 
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    void *b;
+    size_t s;
+    mpii_buffer_detach(&b, &s);
+    *(void **)buffer_addr = b;
+    *size = (MPI_Count)s;
+    return MPI_SUCCESS;
+}
+
 /* ---- compound and generalized requests --------------------------------------------------------- */
 
-static int b_Isendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+int b_Isendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                    MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c;
-    int rc = pt2pt_check("MPI_Isendrecv", CHK_SEND, scount, sdt, dest, stag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_SEND, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Isendrecv", CHK_RECV, rcount, rdt, source, rtag, comm, &c);
+        rc = pt2pt_check(fn, CHK_RECV, rcount, rdt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
     rc = mpii_isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, c, NULL, &r);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Isendrecv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
     return MPI_SUCCESS;
 }
 
-static int b_Isendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
+int b_Isendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                            int rtag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c;
-    int rc = pt2pt_check("MPI_Isendrecv_replace", CHK_SEND, count, dt, dest, stag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_SEND, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Isendrecv_replace", CHK_RECV, count, dt, source, rtag, comm, &c);
+        rc = pt2pt_check(fn, CHK_RECV, count, dt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     mpii_dtype *t = mpii_dtype_get(dt);
@@ -772,7 +783,7 @@ static int b_Isendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int 
     rc = mpii_isendrecv(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, buf, count, dt, source, rtag, c,
                         tmp, &r);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Isendrecv_replace", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
     return MPI_SUCCESS;
 }
@@ -795,236 +806,5 @@ int PMPI_Grequest_complete(MPI_Request req)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                         "request: not a generalized request");
     core_req_complete(r);
-    return MPI_SUCCESS;
-}
-
-/* ---- the int and large-count (_c) entry points ------------------------------------------------- */
-
-int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Send(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Send(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Ssend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Ssend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Rsend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Rsend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Bsend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Bsend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Recv(buf, count, datatype, source, tag, comm, status);
-}
-
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Recv(buf, count, datatype, source, tag, comm, status);
-}
-
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-}
-
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-}
-
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-}
-
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-}
-
-int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Issend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Issend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Irsend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Irsend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Ibsend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Ibsend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Irecv(buf, count, datatype, source, tag, comm, request);
-}
-
-int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Irecv(buf, count, datatype, source, tag, comm, request);
-}
-
-int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Send_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Send_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Ssend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Ssend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Rsend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Rsend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Bsend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Bsend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Recv_init(buf, count, datatype, source, tag, comm, request);
-}
-
-int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Recv_init(buf, count, datatype, source, tag, comm, request);
-}
-
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
-{
-    return b_Imrecv(buf, count, datatype, message, request);
-}
-
-int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
-{
-    return b_Imrecv(buf, count, datatype, message, request);
-}
-
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
-{
-    return b_Mrecv(buf, count, datatype, message, status);
-}
-
-int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
-{
-    return b_Mrecv(buf, count, datatype, message, status);
-}
-
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-}
-
-int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-}
-
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-}
-
-int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-}
-
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    if (size < 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Buffer_attach_c", "size=%lld is negative", size);
-    if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach_c", "a buffer is already attached");
-    return MPI_SUCCESS;
-}
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-    void *b;
-    size_t s;
-    mpii_buffer_detach(&b, &s);
-    *(void **)buffer_addr = b;
-    *size = (MPI_Count)s;
     return MPI_SUCCESS;
 }
