@@ -378,6 +378,18 @@ static MPI_Status *pt2pt_st(MPI_Status *sts, int i)
     return sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
 }
 
+/* the status of a complete request without finishing it; returns its error */
+static int pt2pt_peek(core_req *r, MPI_Status *st)
+{
+    core_req *a = r->kind == CORE_REQ_PERSIST ? r->u.persist.active : r;
+    if (st != MPI_STATUS_IGNORE) {
+        int err = st->MPI_ERROR;
+        *st = a->status;
+        st->MPI_ERROR = err;
+    }
+    return a->status.MPI_ERROR;
+}
+
 static int pt2pt_check_array(const char *fn, int count, MPI_Request reqs[])
 {
     if (count < 0)
@@ -543,11 +555,108 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
     if (!mpii_req_is_done(r))
         mpii_progress();
     *flag = mpii_req_is_done(r);
-    if (*flag && status != MPI_STATUS_IGNORE) {
-        core_req *a = r->kind == CORE_REQ_PERSIST ? r->u.persist.active : r;
-        *status = a->status;
-    }
+    if (*flag)
+        pt2pt_peek(r, status);
     return MPI_SUCCESS;
+}
+
+/* MPI 4.1: the status of any, all or some completed requests, none freed or made inactive */
+int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
+                                MPI_Status *status)
+{
+    static const char fn[] = "MPI_Request_get_status_any";
+    int rc = pt2pt_check_array(fn, count, (MPI_Request *)reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!index || !flag)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "%s: NULL pointer", index ? "flag" : "index");
+    mpii_progress();
+    int active = 0;
+    *index = MPI_UNDEFINED;
+    for (int i = 0; i < count; i++) {
+        if (mpii_req_inactive(reqs[i]))
+            continue;
+        active++;
+        core_req *r = mpii_req_get(reqs[i]);
+        if (mpii_req_is_done(r)) {
+            *index = i;
+            *flag = 1;
+            pt2pt_peek(r, status);
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = active == 0;
+    if (!active)
+        pt2pt_empty(status);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
+                                MPI_Status statuses[])
+{
+    static const char fn[] = "MPI_Request_get_status_all";
+    int rc = pt2pt_check_array(fn, count, (MPI_Request *)reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!flag)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "flag: NULL pointer");
+    mpii_progress();
+    for (int i = 0; i < count; i++) {
+        if (!mpii_req_inactive(reqs[i]) && !mpii_req_is_done(mpii_req_get(reqs[i]))) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    int any_err = 0, comm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = pt2pt_st(statuses, i);
+        if (mpii_req_inactive(reqs[i])) {
+            pt2pt_empty(st);
+            continue;
+        }
+        core_req *r = mpii_req_get(reqs[i]);
+        int err = pt2pt_peek(r, st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        if (err != MPI_SUCCESS) {
+            any_err = 1;
+            comm = r->comm;
+        }
+    }
+    return pt2pt_in_status(fn, any_err, comm);
+}
+
+int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount,
+                                 int indices[], MPI_Status statuses[])
+{
+    static const char fn[] = "MPI_Request_get_status_some";
+    int rc = pt2pt_check_array(fn, incount, (MPI_Request *)reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!outcount)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "outcount: NULL pointer");
+    mpii_progress();
+    int active = 0, n = 0, any_err = 0, comm = MPI_COMM_WORLD;
+    for (int i = 0; i < incount; i++) {
+        if (mpii_req_inactive(reqs[i]))
+            continue;
+        active++;
+        core_req *r = mpii_req_get(reqs[i]);
+        if (!mpii_req_is_done(r))
+            continue;
+        MPI_Status *st = pt2pt_st(statuses, n);
+        int err = pt2pt_peek(r, st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        if (err != MPI_SUCCESS) {
+            any_err = 1;
+            comm = r->comm;
+        }
+        indices[n++] = i;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return pt2pt_in_status(fn, any_err, comm);
 }
 
 int PMPI_Request_free(MPI_Request *req)
