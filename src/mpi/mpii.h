@@ -85,7 +85,7 @@ typedef struct mpii_dtype {
     int handle;
     int refcount;
     int committed;
-    int predefined;
+    int predefined;         /* 1: named predefined type; 2: MPI_Type_create_f90_* (never freed) */
     mpii_attr *attrs;
     char name[MPI_MAX_OBJECT_NAME];
     void *contents;         /* envelope/contents, private to datatype code */
