@@ -4,6 +4,7 @@
 #include "mpi/coll/sched.h"
 #include "binding/twins.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -826,33 +827,149 @@ int b_Mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Mes
 
 /* ---- buffered mode ----------------------------------------------------------------------------- */
 
+/* the buffer slot of a communicator or session, or an error naming the bad handle */
+static int bbuf_slot(const char *fn, int kind, int h, mpii_bbuf ***slot)
+{
+    if (kind == MPII_OBJ_COMM) {
+        mpii_comm *c = mpii_comm_get(h);
+        if (!c)
+            return mpii_err(MPII_OBJ_COMM, h, MPI_ERR_COMM, fn, "comm: invalid communicator");
+        *slot = &c->bbuf;
+    } else if (kind == MPII_OBJ_SESSION) {
+        *slot = mpii_session_bbuf(h);
+        if (!*slot)
+            return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, fn, "session: invalid session");
+    } else {
+        *slot = mpii_bbuf_process();
+    }
+    return MPI_SUCCESS;
+}
+
+static int bbuf_attach(const char *fn, int kind, int h, void *buffer, MPI_Count size)
+{
+    mpii_bbuf **slot = NULL;
+    int rc = bbuf_slot(fn, kind, h, &slot);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (size < 0 && buffer != MPI_BUFFER_AUTOMATIC)
+        return mpii_err(kind, h, MPI_ERR_ARG, fn, "size=%lld is negative", (long long)size);
+    if (mpii_bbuf_attach(slot, buffer, (size_t)(size < 0 ? 0 : size)) != MPI_SUCCESS)
+        return mpii_err(kind, h, MPI_ERR_BUFFER, fn, "a buffer is already attached");
+    return MPI_SUCCESS;
+}
+
+/* nothing attached: NULL and 0, as MPI_Buffer_detach always answered */
+static int bbuf_detach(const char *fn, int kind, int h, void *buffer_addr, MPI_Count *size)
+{
+    mpii_bbuf **slot = NULL;
+    int rc = bbuf_slot(fn, kind, h, &slot);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!buffer_addr || !size)
+        return mpii_err(kind, h, MPI_ERR_ARG, fn, "%s: NULL pointer", size ? "buffer_addr" : "size");
+    void *b = NULL;
+    size_t s = 0;
+    (void)mpii_bbuf_detach(slot, &b, &s);
+    *(void **)buffer_addr = b;
+    *size = (MPI_Count)s;
+    return MPI_SUCCESS;
+}
+
+static int bbuf_flush(const char *fn, int kind, int h, MPI_Request *req)
+{
+    mpii_bbuf **slot = NULL;
+    int rc = bbuf_slot(fn, kind, h, &slot);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!req) {
+        mpii_bbuf_flush(*slot);
+        return MPI_SUCCESS;
+    }
+    core_req *r;
+    rc = mpii_bbuf_iflush(*slot, &r);
+    if (rc != MPI_SUCCESS)
+        return mpii_err(kind, h, rc, fn, "cannot make the request");
+    *req = pt2pt_handle(r);
+    return MPI_SUCCESS;
+}
+
+static int bbuf_detach_int(const char *fn, int kind, int h, void *buffer_addr, int *size)
+{
+    MPI_Count s = 0;
+    int rc = bbuf_detach(fn, kind, h, buffer_addr, size ? &s : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
+    return rc;
+}
+
 int b_Buffer_attach(const char *fn, void *buffer, MPI_Count size)
 {
-    if (size < 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "size=%lld is negative", (long long)size);
-    if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, fn, "a buffer is already attached");
-    return MPI_SUCCESS;
+    return bbuf_attach(fn, MPII_OBJ_NONE, 0, buffer, size);
+}
+int b_Comm_attach_buffer(const char *fn, MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    return bbuf_attach(fn, MPII_OBJ_COMM, comm, buffer, size);
+}
+int b_Session_attach_buffer(const char *fn, MPI_Session session, void *buffer, MPI_Count size)
+{
+    return bbuf_attach(fn, MPII_OBJ_SESSION, session, buffer, size);
 }
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
-    void *b;
-    size_t s;
-    mpii_buffer_detach(&b, &s);
-    *(void **)buffer_addr = b;
-    *size = (int)s;
-    return MPI_SUCCESS;
+    return bbuf_detach_int("MPI_Buffer_detach", MPII_OBJ_NONE, 0, buffer_addr, size);
 }
-
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-    void *b;
-    size_t s;
-    mpii_buffer_detach(&b, &s);
-    *(void **)buffer_addr = b;
-    *size = (MPI_Count)s;
-    return MPI_SUCCESS;
+    return bbuf_detach("MPI_Buffer_detach_c", MPII_OBJ_NONE, 0, buffer_addr, size);
+}
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+{
+    return bbuf_detach_int("MPI_Comm_detach_buffer", MPII_OBJ_COMM, comm, buffer_addr, size);
+}
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    return bbuf_detach("MPI_Comm_detach_buffer_c", MPII_OBJ_COMM, comm, buffer_addr, size);
+}
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+{
+    return bbuf_detach_int("MPI_Session_detach_buffer", MPII_OBJ_SESSION, session, buffer_addr,
+                           size);
+}
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    return bbuf_detach("MPI_Session_detach_buffer_c", MPII_OBJ_SESSION, session, buffer_addr,
+                       size);
+}
+
+int PMPI_Buffer_flush(void) { return bbuf_flush("MPI_Buffer_flush", MPII_OBJ_NONE, 0, NULL); }
+int PMPI_Buffer_iflush(MPI_Request *request)
+{
+    if (!request)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Buffer_iflush", "request: NULL pointer");
+    return bbuf_flush("MPI_Buffer_iflush", MPII_OBJ_NONE, 0, request);
+}
+int PMPI_Comm_flush_buffer(MPI_Comm comm)
+{
+    return bbuf_flush("MPI_Comm_flush_buffer", MPII_OBJ_COMM, comm, NULL);
+}
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_REQUEST, "MPI_Comm_iflush_buffer",
+                        "request: NULL pointer");
+    return bbuf_flush("MPI_Comm_iflush_buffer", MPII_OBJ_COMM, comm, request);
+}
+int PMPI_Session_flush_buffer(MPI_Session session)
+{
+    return bbuf_flush("MPI_Session_flush_buffer", MPII_OBJ_SESSION, session, NULL);
+}
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    if (!request)
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_REQUEST, "MPI_Session_iflush_buffer",
+                        "request: NULL pointer");
+    return bbuf_flush("MPI_Session_iflush_buffer", MPII_OBJ_SESSION, session, request);
 }
 
 /* ---- compound and generalized requests --------------------------------------------------------- */

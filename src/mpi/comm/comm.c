@@ -9,6 +9,7 @@
 #include "mpi/attr/attr.h"
 #include "mpi/errhan/errhan.h"
 #include "mpi/topo/topo.h"
+#include "mpi/pt2pt/pt2pt.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ static void comm_fill(mpii_comm *c, const mpii_comm *parent, mpii_group *g, uint
     c->errhandler = parent ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
     mpii_errh_ref(c->errhandler);
     c->info = MPI_INFO_NULL;
+    c->session = parent ? parent->session : 0;
 }
 
 /* A new communicator owning the references g and remote (NULL: intra) on
@@ -79,6 +81,7 @@ static mpii_comm *comm_build(const mpii_comm *parent, mpii_group *g, mpii_group 
 
 static void comm_destroy(mpii_comm *c)
 {
+    mpii_bbuf_drop(&c->bbuf);
     mpii_ctx_release(&mpii_ctx_st, c->ctx);
     if (c->local_comm)
         comm_destroy(c->local_comm);
@@ -626,7 +629,10 @@ static int comm_stringtag(const char *s)
 int mpii_comm_create_from_group(mpii_group *g, const char *stringtag, mpii_comm **out)
 {
     mpii_comm *world = mpii_comm_get(MPI_COMM_WORLD);
-    return mpii_comm_create_group(world, g, comm_stringtag(stringtag), out);
+    int rc = mpii_comm_create_group(world, g, comm_stringtag(stringtag), out);
+    if (rc == MPI_SUCCESS && *out)
+        (*out)->session = g->session;
+    return rc;
 }
 
 int mpii_intercomm_from_groups(mpii_group *local, int local_leader, mpii_group *remote,

@@ -12,20 +12,11 @@
 
 /* requests nobody waits for (MPI_Request_free, buffered sends): freed once complete */
 static util_queue mpii_detached;
-/* buffered mode: the attached buffer, carved first-fit */
-static struct {
-    char *buf;
-    size_t size;
-    struct bseg { size_t off, len; } *used;
-    int nused, capused;
-} mpii_bsend;
 static util_htab mpii_msgs;     /* MPI_Message -> core_msg * */
 
 typedef struct mpii_detached_node {
     util_qnode qn;
     core_req *r;
-    int bseg;   /* index+1 of the attached-buffer segment it holds, 0 if none */
-    size_t boff;
 } mpii_detached_node;
 
 int mpii_pt2pt_init(void)
@@ -33,16 +24,6 @@ int mpii_pt2pt_init(void)
     util_queue_init(&mpii_detached);
     util_htab_init(&mpii_msgs, sizeof(void *), 2);
     return MPI_SUCCESS;
-}
-
-static void mpii_bsend_release(size_t off)
-{
-    for (int i = 0; i < mpii_bsend.nused; i++) {
-        if (mpii_bsend.used[i].off == off) {
-            mpii_bsend.used[i] = mpii_bsend.used[--mpii_bsend.nused];
-            return;
-        }
-    }
 }
 
 /* free what finished among the detached requests; with wait, wait for all */
@@ -55,8 +36,6 @@ static void mpii_detached_sweep(int wait)
         if (wait)
             core_wait(d->r);
         if (d->r->complete) {
-            if (d->bseg)
-                mpii_bsend_release(d->boff);
             mpii_req_release(d->r);
             util_queue_remove(n);
             free(d);
@@ -68,8 +47,7 @@ static void mpii_detached_sweep(int wait)
 void mpii_pt2pt_finalize(void)
 {
     mpii_detached_sweep(1);
-    free(mpii_bsend.used);
-    memset(&mpii_bsend, 0, sizeof mpii_bsend);
+    mpii_bbuf_drop(mpii_bbuf_process());
     util_htab_destroy(&mpii_msgs);
 }
 
@@ -148,93 +126,6 @@ int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag
         return mpii_errclass(rc);
     (*out)->comm = c->handle;
     return mpii_hold_dtype(*out, dt);
-}
-
-/* ---- buffered mode ----------------------------------------------------------------- */
-
-int mpii_buffer_attach(void *buf, size_t size)
-{
-    if (mpii_bsend.buf)
-        return MPI_ERR_BUFFER;
-    mpii_bsend.buf = buf;
-    mpii_bsend.size = size;
-    mpii_bsend.nused = 0;
-    return MPI_SUCCESS;
-}
-
-int mpii_buffer_detach(void **buf, size_t *size)
-{
-    mpii_detached_sweep(1);
-    *buf = mpii_bsend.buf;
-    *size = mpii_bsend.size;
-    mpii_bsend.buf = NULL;
-    mpii_bsend.size = 0;
-    return MPI_SUCCESS;
-}
-
-static int mpii_bseg_cmp(const void *a, const void *b)
-{
-    const struct bseg *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* first fit in the attached buffer; each message costs MPI_BSEND_OVERHEAD extra */
-static int mpii_bsend_alloc(size_t len, size_t *off)
-{
-    size_t need = len + MPI_BSEND_OVERHEAD;
-    if (mpii_bsend.nused > 1)
-        qsort(mpii_bsend.used, (size_t)mpii_bsend.nused, sizeof *mpii_bsend.used, mpii_bseg_cmp);
-    size_t at = 0;
-    for (int i = 0; i <= mpii_bsend.nused; i++) {
-        size_t end = i < mpii_bsend.nused ? mpii_bsend.used[i].off : mpii_bsend.size;
-        if (end >= at && end - at >= need) {
-            if (mpii_bsend.nused == mpii_bsend.capused) {
-                mpii_bsend.capused = mpii_bsend.capused ? 2 * mpii_bsend.capused : 16;
-                mpii_bsend.used = util_realloc(mpii_bsend.used, (size_t)mpii_bsend.capused * sizeof *mpii_bsend.used);
-            }
-            mpii_bsend.used[mpii_bsend.nused].off = at;
-            mpii_bsend.used[mpii_bsend.nused].len = need;
-            mpii_bsend.nused++;
-            *off = at;
-            return 1;
-        }
-        if (i < mpii_bsend.nused)
-            at = mpii_bsend.used[i].off + mpii_bsend.used[i].len;
-    }
-    return 0;
-}
-
-int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
-                     mpii_comm *c, core_req **out)
-{
-    mpii_dtype *t = mpii_dtype_get(dt);
-    size_t bytes = (size_t)count * t->dt.size;
-    size_t off;
-    mpii_detached_sweep(0);
-    if (!mpii_bsend.buf || !mpii_bsend_alloc(bytes, &off))
-        return MPI_ERR_BUFFER;
-    char *copy = mpii_bsend.buf + off;
-    if (bytes)
-        core_dt_pack(buf, (size_t)count, &t->dt, 0, copy, bytes);
-    mpii_dtype *byte = mpii_dtype_get(MPI_BYTE);
-    core_req *r;
-    int rc = core_isend(copy, bytes, &byte->dt, mpii_comm_peer_lpid(c, dest), c->rank, tag, c->ctx,
-                        CORE_SEND_STD, &r);
-    if (rc != UTIL_OK) {
-        mpii_bsend_release(off);
-        return mpii_errclass(rc);
-    }
-    r->comm = c->handle;
-    mpii_detached_node *d = util_calloc(1, sizeof *d);
-    d->r = r;
-    d->bseg = 1;
-    d->boff = off;
-    util_queue_push(&mpii_detached, &d->qn);
-    /* the user's request is complete: the data is in the attached buffer */
-    *out = mpii_req_null_op(c);
-    (*out)->status.MPI_SOURCE = MPI_UNDEFINED;
-    (*out)->status.MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
 }
 
 /* ---- completion ---------------------------------------------------------------------- */

@@ -10,10 +10,21 @@ int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, 
                     mpii_comm *c, int coll, int mode, core_req **out);
 int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
                     int coll, core_req **out);
+
+/* bsend.c: buffered mode. A buffer is attached to a slot: the process's
+ * (mpii_bbuf_process()), a communicator's (&c->bbuf) or a session's
+ * (mpii_session_bbuf()); a buffered send uses its communicator's, else its
+ * session's, else the process's. */
 int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
                      mpii_comm *c, core_req **out);
-int mpii_buffer_attach(void *buf, size_t size);
-int mpii_buffer_detach(void **buf, size_t *size);
+mpii_bbuf **mpii_bbuf_process(void);
+/* buf may be MPI_BUFFER_AUTOMATIC; MPI_ERR_BUFFER if the slot has one already */
+int mpii_bbuf_attach(mpii_bbuf **slot, void *buf, size_t size);
+/* flushes, then empties the slot; MPI_ERR_BUFFER if it is empty */
+int mpii_bbuf_detach(mpii_bbuf **slot, void **buf, size_t *size);
+void mpii_bbuf_drop(mpii_bbuf **slot);        /* detach if attached (object teardown) */
+void mpii_bbuf_flush(mpii_bbuf *bb);          /* waits until no send of bb is in flight */
+int mpii_bbuf_iflush(mpii_bbuf *bb, core_req **out); /* a request completing then */
 
 core_req *mpii_req_get(MPI_Request h);      /* NULL if not a live request */
 int mpii_req_is_done(core_req *r);

@@ -4,6 +4,7 @@
 #include "mpi/mpii.h"
 #include "mpi/info/info.h"
 #include "mpi/errhan/errhan.h"
+#include "mpi/pt2pt/pt2pt.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,7 @@ typedef struct mpii_session {
     int thread_level;
     MPI_Errhandler errh;
     MPI_Info info;
+    mpii_bbuf *bbuf;        /* MPI_Session_attach_buffer */
 } mpii_session;
 
 static util_htab mpii_sessions;
@@ -27,6 +29,12 @@ static mpii_session *session_get(MPI_Session h)
     if (!mpii_sessions_ready || MPII_HANDLE_KIND(h) != MPII_KIND_SESSION)
         return NULL;
     return util_htab_get(&mpii_sessions, MPII_HANDLE_INDEX(h));
+}
+
+mpii_bbuf **mpii_session_bbuf(MPI_Session h)
+{
+    mpii_session *s = session_get(h);
+    return s ? &s->bbuf : NULL;
 }
 
 static int session_bad(const char *fn)
@@ -70,6 +78,7 @@ int PMPI_Session_finalize(MPI_Session *session)
     mpii_session *s = session ? session_get(*session) : NULL;
     if (!s)
         return session_bad("MPI_Session_finalize");
+    mpii_bbuf_drop(&s->bbuf);
     mpii_info_free(s->info);
     util_htab_free(&mpii_sessions, MPII_HANDLE_INDEX(*session));
     *session = MPI_SESSION_NULL;
@@ -144,6 +153,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
                         pset_name ? pset_name : "(null)");
     mpii_comm *c = mpii_comm_get(i == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF);
     mpii_group *g = mpii_group_create(c->group->size, c->group->lpids);
+    g->session = session;
     *newgroup = g->handle;
     return MPI_SUCCESS;
 }
