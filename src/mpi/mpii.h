@@ -39,6 +39,8 @@ int mpii_attr_delete_all(int objkind, int handle, mpii_attr **list);
 typedef struct mpii_bbuf mpii_bbuf;    /* a buffered-mode buffer (src/mpi/pt2pt/bsend.c) */
 /* the buffer slot of a session, NULL if h is not a live session (src/mpi/session) */
 mpii_bbuf **mpii_session_bbuf(MPI_Session h);
+/* the error handler of a session, MPI_ERRHANDLER_NULL if h is not a live session */
+MPI_Errhandler mpii_session_errh(MPI_Session h);
 
 typedef struct mpii_group {
     int handle;
