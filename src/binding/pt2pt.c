@@ -274,6 +274,8 @@ int PMPI_Start(MPI_Request *req)
     if (r->u.persist.active)
         return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, "MPI_Start", "request: already active");
     core_req *a;
+    if (r->owner)
+        return mpii_part_start(r);
     if (r->u.persist.coll) {
         coll_sched_start(r->u.persist.coll, &a);
         r->u.persist.active = a;

@@ -48,6 +48,7 @@ void mpii_pt2pt_finalize(void)
 {
     mpii_detached_sweep(1);
     mpii_bbuf_drop(mpii_bbuf_process());
+    mpii_part_finalize();
     util_htab_destroy(&mpii_msgs);
 }
 
@@ -59,6 +60,8 @@ void mpii_req_release(core_req *r)
     }
     if (r->kind == CORE_REQ_PERSIST && r->u.persist.coll)
         coll_sched_free(r->u.persist.coll);   /* deferred while a start of it runs */
+    if (r->kind == CORE_REQ_PERSIST && r->owner)
+        mpii_part_free(r->owner);
     if (r->dtype)
         mpii_dtype_release(r->dtype);
     core_req_free(r);
@@ -166,6 +169,8 @@ static core_req *mpii_req_active(core_req *r)
 
 int mpii_req_is_done(core_req *r)
 {
+    if (r->kind == CORE_REQ_PERSIST && r->owner)
+        mpii_part_poll(r);
     core_req *a = mpii_req_active(r);
     if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL || r->kind == CORE_REQ_SCHED)
         return r->complete;

@@ -45,6 +45,19 @@ int mpii_greq_start(MPI_Grequest_query_function *query, MPI_Grequest_free_functi
                     MPI_Grequest_cancel_function *cancel, void *extra, core_req **out);
 int mpii_greq_cancel(core_req *r);
 
+/* part.c: partitioned requests are CORE_REQ_PERSIST with owner an mpii_part */
+typedef struct mpii_part mpii_part;
+int mpii_part_init(int is_send, void *buf, int partitions, MPI_Count count, MPI_Datatype dt,
+                   int peer, int tag, mpii_comm *c, core_req **out);
+int mpii_part_start(core_req *r);          /* MPI_Start: a new round */
+void mpii_part_poll(core_req *r);          /* moves the round on; completes its request */
+int mpii_part_is_send(core_req *r);
+int mpii_part_partitions(core_req *r);
+int mpii_part_ready(core_req *r, int p);   /* MPI_ERR_ARG if p was ready already */
+int mpii_part_arrived(core_req *r, int p); /* 1 once every byte of partition p is there */
+void mpii_part_free(mpii_part *pt);
+void mpii_part_finalize(void);
+
 MPI_Message mpii_msg_put(core_msg *m);
 core_msg *mpii_msg_take(MPI_Message h);
 
