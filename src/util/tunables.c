@@ -75,6 +75,14 @@ const util_tunable util_tunables[] = {
      "reduce_scatter of a vector of at least this many bytes (commutative op) uses the pairwise exchange"},
 };
 const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
+/* set through MPI_T before the library started: util_tunables_load keeps them */
+static unsigned char util_tunable_fixed[sizeof util_tunables / sizeof util_tunables[0]];
+
+void util_tunable_fix(int i)
+{
+    if (i >= 0 && i < util_ntunables)
+        util_tunable_fixed[i] = 1;
+}
 
 static int util_tunable_parse(const util_tunable *t, const char *s)
 {
@@ -135,6 +143,8 @@ int util_tunables_load(void)
     int rc = UTIL_OK;
     for (int i = 0; i < util_ntunables; i++) {
         const util_tunable *t = &util_tunables[i];
+        if (util_tunable_fixed[i])
+            continue;
         (void)util_tunable_parse(t, t->defval);
         const char *env = getenv(t->name);
         if (env && *env && util_tunable_parse(t, env) != UTIL_OK) {

@@ -139,6 +139,8 @@ extern const util_tunable util_tunables[];
 extern const int util_ntunables;
 int util_tunables_load(void);   /* reads the environment; <0 with a logged message on bad values */
 int util_tunable_format(const util_tunable *t, char *buf, size_t len);  /* current value as text */
+/* the value of tunable i was set through MPI_T: util_tunables_load keeps it */
+void util_tunable_fix(int i);
 
 /* ---- node identity ----------------------------------------------------------- */
 /* A key naming the shared-memory domain this process lives in: two processes

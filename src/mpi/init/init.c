@@ -30,6 +30,9 @@ static void mpii_hang_report(int sig)
 static int mpii_runtime_users;
 static int mpii_runtime_done;
 
+/* 1 while MPI_Init or a session holds the runtime, 2 once it was shut down, else 0 */
+int mpii_runtime_state(void) { return mpii_runtime_users > 0 ? 1 : mpii_runtime_done ? 2 : 0; }
+
 static int mpii_thread_grant(int required)
 {
     /* MULTIPLE: every entry point then holds the entry lock (async.c) */
