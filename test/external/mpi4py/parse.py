@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Sum the per-rank unittest reports of mpi4py's suite (written by run.sh).
+
+usage: parse.py --xfail FILE OUTDIR NP [NP ...]
+
+OUTDIR/npN/rank.R is rank R's verbose unittest report (stderr of test/main.py
+-v), OUTDIR/npN/status the launcher's exit status, OUTDIR/npN/seconds the time.
+A test failed at a rank count if it failed or raised on any rank. Failures
+whose test id matches a line of the xfail file (fnmatch pattern, then
+"# reason") are expected; a module that could not be imported, a rank that did
+not finish (crash, hang, timeout) and any other failure are not. Prints one
+line per rank count and ends with "N passed, N failed"; exit status 1 iff
+something failed unexpectedly.
+"""
+import fnmatch
+import os
+import re
+import sys
+
+HEADER = re.compile(r"^(FAIL|ERROR): (\S+) \(([^)\s]+)\)")
+VERBOSE = re.compile(r"^(\w+) \(([\w.]+)\)")
+RAN = re.compile(r"^Ran (\d+) tests? in ")
+RESULT = re.compile(r"^(OK|FAILED)(?: \((.*)\))?$")
+
+
+def read_xfail(path):
+    entries = []
+    if not path or not os.path.exists(path):
+        return entries
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            pattern, _, reason = line.partition("#")
+            pattern = pattern.strip()
+            if not reason.strip():
+                sys.stderr.write("%s:%d: an expected failure needs a reason after '#'\n"
+                                 % (path, lineno))
+                sys.exit(2)
+            entries.append((pattern, reason.strip()))
+    return entries
+
+
+def parse_rank(path):
+    """Returns dict: finished, run, failures, errors, skipped, failed {id: message}, ok set."""
+    r = {"finished": False, "run": 0, "failures": 0, "errors": 0, "skipped": 0,
+         "failed": {}, "ok": set()}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return r
+    current = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = HEADER.match(line)
+        if m:
+            tid = m.group(3)
+            if m.group(2) == "setUpClass" or m.group(2) == "setUpModule":
+                tid = m.group(3) + "." + m.group(2)
+            # the message: the last non-blank line of the traceback block
+            msg = ""
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("=" * 20) \
+                    and not RAN.match(lines[j]):
+                if lines[j].strip() and not lines[j].startswith("-" * 20):
+                    msg = lines[j].strip()
+                j += 1
+            r["failed"].setdefault(tid, msg[:200])
+            i = j
+            continue
+        m = VERBOSE.match(line)
+        if m:
+            current = m.group(2)
+        if current and " ... " in line:
+            res = line.rsplit(" ... ", 1)[1].strip()
+            if res == "ok":
+                r["ok"].add(current)
+            current = None
+        m = RAN.match(line)
+        if m:
+            r["run"] = int(m.group(1))
+        m = RESULT.match(line)
+        if m and r["run"] or (m and line.startswith("OK")):
+            r["finished"] = True
+            for part in (m.group(2) or "").split(","):
+                k, _, v = part.strip().partition("=")
+                if k in ("failures", "errors", "skipped") and v.isdigit():
+                    r[k] = int(v)
+        i += 1
+    return r
+
+
+def xfail_reason(tid, entries):
+    if tid.startswith("unittest.loader."):
+        return None     # a module that does not import is never expected
+    for pattern, reason in entries:
+        if fnmatch.fnmatchcase(tid, pattern):
+            return reason
+    return None
+
+
+def main(argv):
+    args = argv[1:]
+    xfile = None
+    if args[:1] == ["--xfail"]:
+        xfile = args[1]
+        args = args[2:]
+    outdir, nps = args[0], args[1:]
+    entries = read_xfail(xfile)
+    total_pass = total_fail = total_xfail = total_skip = 0
+    xpassed = set()
+    seen_fail = set()
+    for np in nps:
+        d = os.path.join(outdir, "np%s" % np)
+        secs = open(os.path.join(d, "seconds")).read().strip() \
+            if os.path.exists(os.path.join(d, "seconds")) else "?"
+        if os.path.exists(os.path.join(d, "notrun")):
+            print("np=%s: not run (time budget)" % np)
+            total_fail += 1
+            continue
+        status = open(os.path.join(d, "status")).read().strip() \
+            if os.path.exists(os.path.join(d, "status")) else "?"
+        ranks = [parse_rank(os.path.join(d, "rank.%d" % k)) for k in range(int(np))]
+        unfinished = [k for k, r in enumerate(ranks) if not r["finished"]]
+        failed = {}
+        for r in ranks:
+            for tid, msg in r["failed"].items():
+                failed.setdefault(tid, msg)
+        ok_everywhere = set.intersection(*[r["ok"] for r in ranks]) if ranks else set()
+        expected = {t: xfail_reason(t, entries) for t in failed}
+        unexpected = sorted(t for t, why in expected.items() if why is None)
+        nx = sum(1 for why in expected.values() if why is not None)
+        r0 = ranks[0]
+        print("np=%s: %d tests run, %d failures, %d errors, %d skips on rank 0; "
+              "%d failed on some rank (%d expected: xfail.txt); %s s"
+              % (np, r0["run"], r0["failures"], r0["errors"], r0["skipped"], len(failed), nx,
+                 secs))
+        for t in unexpected:
+            print("  FAIL %s: %s" % (t, failed[t]))
+            seen_fail.add(t)
+        if unfinished:
+            print("  FAIL np=%s: rank(s) %s did not finish (launcher status %s): crash, hang"
+                  " or timeout; see %s" % (np, ",".join(map(str, unfinished)), status, d))
+        passed = max(0, r0["run"] - r0["skipped"] - len(failed))
+        total_pass += passed
+        total_fail += len(unexpected) + (1 if unfinished else 0)
+        total_xfail += nx
+        total_skip += r0["skipped"]
+        for pattern, _ in entries:
+            if not any(c in pattern for c in "*?[") and pattern in ok_everywhere:
+                xpassed.add(pattern)
+    for t in sorted(xpassed):
+        print("  XPASS %s: listed in xfail.txt but passed; remove the line" % t)
+    print("%d passed, %d failed" % (total_pass, total_fail))
+    print("%d xfail, %d unexpectedly passed, %d skipped" % (total_xfail, len(xpassed), total_skip))
+    return 1 if total_fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
