@@ -10,6 +10,7 @@
 #include "mpi/errhan/errhan.h"
 #include "mpi/topo/topo.h"
 #include "mpi/pt2pt/pt2pt.h"
+#include "mpi/info/info.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -411,9 +412,13 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
             color = node_color;
         break;
     case MPI_COMM_TYPE_HW_UNGUIDED:
-        /* the one level we know of below the parent: the node, if it is smaller */
-        if (node_size < c->size)
+        /* the one level we know of below the parent: the node, if it is smaller; MPI 4.1
+         * names the resource in the caller's info */
+        if (node_size < c->size) {
             color = node_color;
+            if (info != MPI_INFO_NULL && info != MPI_INFO_ENV)
+                mpii_info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+        }
         break;
     default: /* MPI_UNDEFINED, MPI_COMM_TYPE_RESOURCE_GUIDED (no process sets known) */
         break;
