@@ -117,6 +117,27 @@ int main(int argc, char **argv)
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     MPI_Request_free(&r);
 
+    /* zero bytes: a partition still arrives only once the sender made it ready */
+    MPI_Request zs, zr;
+    int zflag = 1;
+    MPI_Precv_init(rbuf[0], 2, 0, MPI_INT, peer, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &zr);
+    MPI_Psend_init(sbuf[0], 2, 0, MPI_INT, peer, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &zs);
+    MPI_Start(&zr);
+    MPI_Parrived(zr, 0, &zflag);
+    mtest_check(!zflag, "a zero-byte partition arrived before the sender started");
+    MPI_Barrier(MPI_COMM_WORLD); /* every receiver has looked before any sender starts */
+    MPI_Start(&zs);
+    MPI_Pready_range(0, 1, zs);
+    for (int p = 0; p < 2; p++) {
+        zflag = 0;
+        while (!zflag)
+            MPI_Parrived(zr, p, &zflag);
+    }
+    MPI_Wait(&zr, MPI_STATUS_IGNORE);
+    MPI_Wait(&zs, MPI_STATUS_IGNORE);
+    MPI_Request_free(&zr);
+    MPI_Request_free(&zs);
+
     /* errors */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Psend_init(sbuf[0], 2, 1, MPI_INT, peer, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &r);

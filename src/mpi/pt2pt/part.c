@@ -319,10 +319,12 @@ int mpii_part_arrived(core_req *r, int p)
     if (!pt->have_setup || !pt->posted || pt->nsub <= 0)
         return 0;
     size_t ps = (size_t)pt->setup[2];
-    if (ps == 0 || pt->psize == 0)
-        return 1;
-    size_t lo = (size_t)p * pt->psize, hi = lo + pt->psize; /* bytes [lo, hi) */
-    int qlo = (int)(lo / ps), qhi = (int)((hi - 1) / ps);
+    int qlo = 0, qhi = pt->nsub - 1;
+    if (ps > 0 && pt->psize > 0) {
+        size_t lo = (size_t)p * pt->psize, hi = lo + pt->psize; /* bytes [lo, hi) */
+        qlo = (int)(lo / ps);
+        qhi = (int)((hi - 1) / ps);
+    } /* else no bytes at all: partition p is there once every sender partition is */
     for (int q = qlo; q <= qhi; q++)
         if (pt->sub[q] && !pt->sub[q]->complete)
             return 0;
