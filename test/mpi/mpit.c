@@ -114,6 +114,23 @@ int main(int argc, char **argv)
     MPI_T_cvar_read(ch, &limit);
     mtest_check(limit == 4096, "DCFA_EAGER_LIMIT after MPI_Init: %lu, expected 4096", limit);
     t_check("cvar_write after MPI_Init", MPI_T_cvar_write(ch, &limit), MPI_T_ERR_CVAR_SET_NOT_NOW);
+    MPI_T_cvar_get_info(idx, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &scope);
+    mtest_check(scope == MPI_T_SCOPE_READONLY, "DCFA_EAGER_LIMIT scope after MPI_Init: %d", scope);
+    MPI_T_cvar_handle_free(&ch);
+    /* a collective algorithm choice can change while the library runs */
+    int alg = -1, two = 2, before_alg = -1;
+    MPI_T_cvar_get_index("DCFA_COLL_BCAST", &n);
+    MPI_T_cvar_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &scope);
+    mtest_check(scope == MPI_T_SCOPE_ALL_EQ, "DCFA_COLL_BCAST scope: %d", scope);
+    MPI_T_cvar_handle_alloc(n, NULL, &ch, &count);
+    MPI_T_cvar_read(ch, &before_alg);
+    t_check("DCFA_COLL_BCAST write after MPI_Init", MPI_T_cvar_write(ch, &two), MPI_SUCCESS);
+    MPI_T_cvar_read(ch, &alg);
+    mtest_check(alg == 2, "DCFA_COLL_BCAST read back %d, expected 2", alg);
+    int bval = rank == 0 ? 77 : 0;
+    MPI_Bcast(&bval, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    mtest_check(bval == 77, "bcast with the algorithm written: %d", bval);
+    MPI_T_cvar_write(ch, &before_alg);
     MPI_T_cvar_handle_free(&ch);
 
     MPI_T_pvar_session s;

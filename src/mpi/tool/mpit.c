@@ -3,9 +3,10 @@
  * Control variables: one per tunable of src/util/tunables.c, named as its
  * environment variable, with its type (sizes as MPI_UNSIGNED_LONG, integers
  * and booleans as MPI_INT, choices as MPI_INT with an MPI_T_enum of the
- * choices) and help text. They are read at any time; written only before
- * the library starts (MPI_Init or the first MPI_Session_init), when the
- * value is kept in place of the default and the environment.
+ * choices) and help text. They are read at any time; written before the
+ * library starts (MPI_Init or the first MPI_Session_init), when the value is
+ * kept in place of the default and the environment, and afterwards only
+ * those the library reads at each use (t_cvar_live).
  * Performance variables: the protocol counters of core_st (what DCFA_STATS
  * prints), continuous read-only counters of this process.
  * Categories group both by layer. There are no events (and no event sources).
@@ -65,6 +66,25 @@ static int t_cvar_cat(const util_tunable *t)
     if (!strcmp(n, "DCFA_STATS") || !strcmp(n, "DCFA_DEBUG"))
         return CAT_DEBUG;
     return CAT_PROTOCOL;
+}
+
+/* read at each use, so writable while the library runs: the collective algorithm
+ * choices and thresholds (not the node segment's, made on first use), the
+ * statistics switch (read at finalize) and the debug level */
+static int t_cvar_live(const util_tunable *t)
+{
+    if (t_cvar_cat(t) == CAT_COLL)
+        return strcmp(t->name, "DCFA_COLL_SHM") != 0 && strcmp(t->name, "DCFA_COLL_SHM_SLOT") != 0;
+    return t_cvar_cat(t) == CAT_DEBUG;
+}
+
+/* the collective choices must agree between processes; the others are per process and,
+ * unless live, read-only once the library has started */
+static int t_cvar_scope(const util_tunable *t)
+{
+    if (!t_cvar_live(t) && mpii_runtime_state() != 0)
+        return MPI_T_SCOPE_READONLY;
+    return t_cvar_cat(t) == CAT_COLL ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_LOCAL;
 }
 
 /* ---- performance variables: the core's counters ------------------------------------------------ */
@@ -245,7 +265,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
     if (bind)
         *bind = MPI_T_BIND_NO_OBJECT;
     if (scope)
-        *scope = MPI_T_SCOPE_LOCAL;
+        *scope = t_cvar_scope(t);
     return MPI_SUCCESS;
 }
 
@@ -317,10 +337,10 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
         return MPI_T_ERR_INVALID_HANDLE;
     if (!buf)
         return MPI_T_ERR_INVALID;
-    int state = mpii_runtime_state();
-    if (state != 0)
-        return state == 1 ? MPI_T_ERR_CVAR_SET_NOT_NOW : MPI_T_ERR_CVAR_SET_NEVER;
     const util_tunable *t = &util_tunables[handle->index];
+    int state = mpii_runtime_state();
+    if (state != 0 && !t_cvar_live(t))
+        return state == 1 ? MPI_T_ERR_CVAR_SET_NOT_NOW : MPI_T_ERR_CVAR_SET_NEVER;
     int v = *(const int *)buf;
     switch (t->type) {
     case UTIL_T_SIZE:
