@@ -165,8 +165,8 @@ static void part_got_setup(mpii_part *pt)
     mpii_req_release(pt->setup_req);
     pt->setup_req = NULL;
     if (err != MPI_SUCCESS || np < 0 || ps < 0 ||
-        (uint64_t)np * (uint64_t)ps != (uint64_t)pt->partitions * pt->psize) {
-        /* the two sides disagree on the size: every round fails with MPI_ERR_TRUNCATE */
+        (uint64_t)np * (uint64_t)ps > (uint64_t)pt->partitions * pt->psize) {
+        /* more data than room (as a receive would): every round fails with MPI_ERR_TRUNCATE */
         pt->nsub = -1;
         return;
     }
@@ -209,7 +209,8 @@ static void part_unpack(mpii_part *pt, int q)
 /* the round's request (r->u.persist.active, a CORE_REQ_DONE completed here) is over */
 static void part_round_done(mpii_part *pt, core_req *a, int err)
 {
-    size_t total = (size_t)pt->partitions * pt->psize;
+    /* a receive reports what the sender sends, which may be less than its room */
+    size_t total = pt->have_setup ? (size_t)pt->setup[1] * (size_t)pt->setup[2] : 0;
     a->status.MPI_SOURCE = pt->is_send ? MPI_ANY_SOURCE : pt->peer;
     a->status.MPI_TAG = pt->is_send ? MPI_ANY_TAG : pt->tag;
     a->status.dcfa_count = pt->is_send || err != MPI_SUCCESS ? 0 : (long long)total;
@@ -324,6 +325,8 @@ int mpii_part_arrived(core_req *r, int p)
         size_t lo = (size_t)p * pt->psize, hi = lo + pt->psize; /* bytes [lo, hi) */
         qlo = (int)(lo / ps);
         qhi = (int)((hi - 1) / ps);
+        if (qhi >= pt->nsub) /* beyond what the sender sends: once all of that is there */
+            qlo = 0, qhi = pt->nsub - 1;
     } /* else no bytes at all: partition p is there once every sender partition is */
     for (int q = qlo; q <= qhi; q++)
         if (pt->sub[q] && !pt->sub[q]->complete)
