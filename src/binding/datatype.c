@@ -862,6 +862,12 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     int rc;
     if (type_name == NULL || resultlen == NULL)
         return dt_null(fn, NULL, type_name ? "resultlen" : "type_name");
+    if (datatype == MPI_DATATYPE_NULL) {
+        /* MPI 4.1: the null handle is named too */
+        strcpy(type_name, "MPI_DATATYPE_NULL");
+        *resultlen = (int)strlen(type_name);
+        return MPI_SUCCESS;
+    }
     if ((rc = dt_type(fn, datatype, "datatype", &t)))
         return rc;
     size_t n = strnlen(t->name, MPI_MAX_OBJECT_NAME - 1);

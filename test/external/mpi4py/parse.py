@@ -3,14 +3,16 @@
 
 usage: parse.py --xfail FILE OUTDIR NP [NP ...]
 
-OUTDIR/npN/rank.R is rank R's verbose unittest report (stderr of test/main.py
--v), OUTDIR/npN/status the launcher's exit status, OUTDIR/npN/seconds the time.
-A test failed at a rank count if it failed or raised on any rank. Failures
-whose test id matches a line of the xfail file (fnmatch pattern, then
-"# reason") are expected; a module that could not be imported, a rank that did
-not finish (crash, hang, timeout) and any other failure are not. Prints one
-line per rank count and ends with "N passed, N failed"; exit status 1 iff
-something failed unexpectedly.
+OUTDIR/npN/MODULE/rank.R is rank R's verbose unittest report (stderr of
+test/main.py -v) for one test module, OUTDIR/npN/MODULE/status the launcher's
+exit status, OUTDIR/npN/seconds the time of the rank count. A test failed at a
+rank count if it failed or raised on any rank. Failures whose test id matches
+a line of the xfail file (fnmatch pattern, then "# reason") are expected; a
+module that could not be imported, a module with a rank that did not finish
+(crash, hang, timeout: one failure) and any other failure are not. Lines
+"skip-module NAME # reason" name modules run.sh does not run. Prints one line
+per rank count and ends with "N passed, N failed"; exit status 1 iff something
+failed unexpectedly.
 """
 import fnmatch
 import os
@@ -23,7 +25,7 @@ RAN = re.compile(r"^Ran (\d+) tests? in ")
 RESULT = re.compile(r"^(OK|FAILED)(?: \((.*)\))?$")
 
 
-def read_xfail(path):
+def read_xfail(path, skipped_modules):
     entries = []
     if not path or not os.path.exists(path):
         return entries
@@ -38,6 +40,9 @@ def read_xfail(path):
                 sys.stderr.write("%s:%d: an expected failure needs a reason after '#'\n"
                                  % (path, lineno))
                 sys.exit(2)
+            if pattern.startswith("skip-module"):
+                skipped_modules.append((pattern.split()[1], reason.strip()))
+                continue
             entries.append((pattern, reason.strip()))
     return entries
 
@@ -109,10 +114,10 @@ def main(argv):
         xfile = args[1]
         args = args[2:]
     outdir, nps = args[0], args[1:]
-    entries = read_xfail(xfile)
+    skipped_modules = []
+    entries = read_xfail(xfile, skipped_modules)
     total_pass = total_fail = total_xfail = total_skip = 0
     xpassed = set()
-    seen_fail = set()
     for np in nps:
         d = os.path.join(outdir, "np%s" % np)
         secs = open(os.path.join(d, "seconds")).read().strip() \
@@ -121,41 +126,54 @@ def main(argv):
             print("np=%s: not run (time budget)" % np)
             total_fail += 1
             continue
-        status = open(os.path.join(d, "status")).read().strip() \
-            if os.path.exists(os.path.join(d, "status")) else "?"
-        ranks = [parse_rank(os.path.join(d, "rank.%d" % k)) for k in range(int(np))]
-        unfinished = [k for k, r in enumerate(ranks) if not r["finished"]]
+        run = failures = errors = skipped = 0
         failed = {}
-        for r in ranks:
-            for tid, msg in r["failed"].items():
-                failed.setdefault(tid, msg)
-        ok_everywhere = set.intersection(*[r["ok"] for r in ranks]) if ranks else set()
+        ok_everywhere = set()
+        unfinished = []
+        for m in sorted(os.listdir(d)):
+            md = os.path.join(d, m)
+            if not os.path.isdir(md):
+                continue
+            status = open(os.path.join(md, "status")).read().strip() \
+                if os.path.exists(os.path.join(md, "status")) else "?"
+            ranks = [parse_rank(os.path.join(md, "rank.%d" % k)) for k in range(int(np))]
+            if any(not r["finished"] for r in ranks):
+                unfinished.append((m, status,
+                                   [k for k, r in enumerate(ranks) if not r["finished"]]))
+            for r in ranks:
+                for tid, msg in r["failed"].items():
+                    failed.setdefault(tid, msg)
+            ok_everywhere |= set.intersection(*[r["ok"] for r in ranks])
+            run += ranks[0]["run"]
+            failures += ranks[0]["failures"]
+            errors += ranks[0]["errors"]
+            skipped += ranks[0]["skipped"]
         expected = {t: xfail_reason(t, entries) for t in failed}
         unexpected = sorted(t for t, why in expected.items() if why is None)
         nx = sum(1 for why in expected.values() if why is not None)
-        r0 = ranks[0]
         print("np=%s: %d tests run, %d failures, %d errors, %d skips on rank 0; "
-              "%d failed on some rank (%d expected: xfail.txt); %s s"
-              % (np, r0["run"], r0["failures"], r0["errors"], r0["skipped"], len(failed), nx,
-                 secs))
+              "%d failed on some rank (%d expected: xfail.txt); %d modules did not finish; %s s"
+              % (np, run, failures, errors, skipped, len(failed), nx, len(unfinished), secs))
         for t in unexpected:
             print("  FAIL %s: %s" % (t, failed[t]))
-            seen_fail.add(t)
-        if unfinished:
-            print("  FAIL np=%s: rank(s) %s did not finish (launcher status %s): crash, hang"
-                  " or timeout; see %s" % (np, ",".join(map(str, unfinished)), status, d))
-        passed = max(0, r0["run"] - r0["skipped"] - len(failed))
-        total_pass += passed
-        total_fail += len(unexpected) + (1 if unfinished else 0)
+        for m, status, ks in unfinished:
+            print("  FAIL %s (np=%s): rank(s) %s did not finish (launcher status %s): crash, hang"
+                  " or timeout; see %s" % (m, np, ",".join(map(str, ks)), status,
+                                          os.path.join(d, m)))
+        total_pass += max(0, run - skipped - len(failed))
+        total_fail += len(unexpected) + len(unfinished)
         total_xfail += nx
-        total_skip += r0["skipped"]
+        total_skip += skipped
         for pattern, _ in entries:
             if not any(c in pattern for c in "*?[") and pattern in ok_everywhere:
                 xpassed.add(pattern)
+    for m, why in skipped_modules:
+        print("  not run: module %s (%s)" % (m, why))
     for t in sorted(xpassed):
         print("  XPASS %s: listed in xfail.txt but passed; remove the line" % t)
     print("%d passed, %d failed" % (total_pass, total_fail))
-    print("%d xfail, %d unexpectedly passed, %d skipped" % (total_xfail, len(xpassed), total_skip))
+    print("%d xfail, %d unexpectedly passed, %d skipped, %d modules not run"
+          % (total_xfail, len(xpassed), total_skip, len(skipped_modules)))
     return 1 if total_fail else 0
 
 

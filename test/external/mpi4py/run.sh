@@ -7,10 +7,11 @@
 # mpi4py 4.1.x is built from its PyPI source distribution with PREFIX/bin/mpicc
 # into a virtual environment (cached under ~/.cache/dcfa-mpi/mpi4py, one per
 # MPI prefix and mpi.h), and the sdist's test/main.py runs under
-# PREFIX/bin/mpirun (or mpiexec) at each rank count, under a timeout.  Each
-# rank writes its own verbose unittest report; parse.py sums them, applies the
-# expected-failure list (xfail.txt) and prints per rank count the tests run,
-# failures, errors, skips, then one line "N passed, N failed".
+# PREFIX/bin/mpirun (or mpiexec) at each rank count, one test module per
+# launch, each under a timeout.  Each rank writes its own verbose unittest
+# report; parse.py sums them, applies the expected-failure list (xfail.txt)
+# and prints per rank count the tests run, failures, errors, skips, then one
+# line "N passed, N failed".
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +21,7 @@ PYTHON=${DCFA_PYTHON:-}
 PREFIX=""
 MPIRUN=""
 NPS="1 2 3"
-TIMEOUT=900
+TIMEOUT=300
 TIME_BUDGET=0
 XFAIL_FILE="$HERE/xfail.txt"
 OUT=""
@@ -34,7 +35,7 @@ usage: $0 --with-mpi PREFIX [options] [-- main.py options]
   --mpirun CMD        launcher (default PREFIX/bin/mpirun, else PREFIX/bin/mpiexec)
   --np "N ..."        rank counts to run (default "$NPS"; more ranks than cores
                       is oversubscription)
-  --timeout SEC       timeout of one run of the suite (default $TIMEOUT)
+  --timeout SEC       timeout of one test module at one rank count (default $TIMEOUT)
   --time-budget SEC   start no further rank count after SEC seconds (they count as failed)
   --xfail FILE        expected failures (default $XFAIL_FILE)
   --out DIR           per-rank reports (default CACHE/out-<tag>)
@@ -121,10 +122,19 @@ if [ ! -f "$venv/.built" ]; then
 fi
 echo "mpi4py: $version in $venv ($(elapsed) s)"
 
-# ---- 3. the suite at each rank count -------------------------------------------
+# ---- 3. the suite at each rank count, one module at a time ------------------------
+# One launch per test module, each under its own timeout: a module that hangs
+# or crashes costs its own results only (and counts as a failure). Modules
+# listed as "skip-module NAME # reason" in the xfail file are not run.
 OUT=${OUT:-$CACHE/out-$tag}
 rm -rf "$OUT"
 mkdir -p "$OUT"
+skip=$(sed -n 's/^skip-module[[:space:]]\{1,\}\([A-Za-z0-9_]*\).*/\1/p' "$XFAIL_FILE" 2> /dev/null || true)
+modules=()
+for f in "$src"/test/test_*.py; do
+    m=$(basename "$f" .py)
+    grep -qx "$m" <<< "$skip" || modules+=("$m")
+done
 runs=()
 for np in $NPS; do
     dir=$OUT/np$np
@@ -135,14 +145,18 @@ for np in $NPS; do
         continue
     fi
     t=$(date +%s)
-    # Every rank runs the whole suite and writes its verbose report to its own
-    # file (PMI_RANK is set by our mpirun and by MPICH's hydra).
-    set +e
-    (cd "$src/test" && MPIEXEC_TIMEOUT=$TIMEOUT timeout -k 10 $((TIMEOUT + 20)) \
-        "$MPIRUN" -n "$np" /bin/sh -c 'd=$1; shift; exec "$0" main.py -v --no-builddir "$@" > "$d/out.$PMI_RANK" 2> "$d/rank.$PMI_RANK"' \
-        "$venv/bin/python" "$dir" ${EXTRA[@]+"${EXTRA[@]}"} > "$dir/mpirun.out" 2>&1)
-    echo $? > "$dir/status"
-    set -e
+    for m in "${modules[@]}"; do
+        mdir=$dir/$m
+        mkdir -p "$mdir"
+        # every rank writes its verbose report to its own file (PMI_RANK is set by
+        # our mpirun and by MPICH's hydra)
+        set +e
+        (cd "$src/test" && MPIEXEC_TIMEOUT=$TIMEOUT timeout -k 10 $((TIMEOUT + 20)) \
+            "$MPIRUN" -n "$np" /bin/sh -c 'd=$1; shift; exec "$0" main.py -v --no-builddir "$@" > "$d/out.$PMI_RANK" 2> "$d/rank.$PMI_RANK"' \
+            "$venv/bin/python" "$mdir" -i "^$m\\.py\$" ${EXTRA[@]+"${EXTRA[@]}"} > "$mdir/mpirun.out" 2>&1)
+        echo $? > "$mdir/status"
+        set -e
+    done
     echo $(($(date +%s) - t)) > "$dir/seconds"
     runs+=("$np")
 done
