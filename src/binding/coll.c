@@ -406,8 +406,13 @@ static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Coun
         if (rc == MPI_SUCCESS && !inplace)
             rc = coll_buf(fn, comm, scounts[i], wform ? sdts[i] : sdt, "send");
     }
+    /* the same buffer on both sides is an error only if data moves: all counts 0 is fine */
+    MPI_Count moved = 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS && !inplace && !moved; i++)
+        for (int j = 0; j < n && !moved; j++)
+            moved = rcounts[i] > 0 && scounts[j] > 0;
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, 1);
+        rc = coll_alias(fn, comm, sbuf, rbuf, moved);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
