@@ -118,6 +118,17 @@ if [ ! -f "$venv/.built" ]; then
         echo "could not build mpi4py (see $CACHE/venv-$tag.log; needs python3-venv python3-dev)" >&2
         exit 2
     fi
+    # mpi4py probes every MPI function with a link test when it does not know the
+    # MPI; a probe that fails (seen on a machine under heavy load) silently turns
+    # the function into a NotImplementedError stub. A complete build references
+    # at least as many MPI functions as one against MPICH 4.0 (395): check it.
+    so=$(ls "$venv"/lib/python3*/site-packages/mpi4py/MPI.*.so 2> /dev/null | head -1)
+    nsym=$(nm -D "$so" 2> /dev/null | grep -c ' U MPI_' || true)
+    if [ "$nsym" -lt "${DCFA_MPI4PY_MIN_SYMBOLS:-390}" ]; then
+        echo "mpi4py was built with only $nsym MPI functions (its configure probes failed);" \
+            "remove $venv and run again" >&2
+        exit 2
+    fi
     touch "$venv/.built"
 fi
 echo "mpi4py: $version in $venv ($(elapsed) s)"
