@@ -407,9 +407,18 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
         color = node_color;
         break;
     case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
+        /* the resource named by the info: the node, or (resource guided) a process set */
         comm_info_value(info, "mpi_hw_resource_type", want, sizeof want);
         if (strcmp(want, "mpi_shared_memory") == 0)
             color = node_color;
+        if (type == MPI_COMM_TYPE_RESOURCE_GUIDED) {
+            comm_info_value(info, "mpi_pset_name", want, sizeof want);
+            if (strcmp(want, "mpi://WORLD") == 0)
+                color = 0;
+            else if (strcmp(want, "mpi://SELF") == 0)
+                color = c->rank;
+        }
         break;
     case MPI_COMM_TYPE_HW_UNGUIDED:
         /* the one level we know of below the parent: the node, if it is smaller; MPI 4.1
@@ -420,7 +429,7 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
                 mpii_info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
         }
         break;
-    default: /* MPI_UNDEFINED, MPI_COMM_TYPE_RESOURCE_GUIDED (no process sets known) */
+    default: /* MPI_UNDEFINED */
         break;
     }
     return mpii_comm_split(c, color, key, out);
