@@ -8,12 +8,17 @@
 #   4. other builds, warnings as errors: build-release/ (gcc, Release: -O3,
 #      what packagers build; library and tools) and build-clang/ (clang, the
 #      whole tree, then 3 MPI tests as a smoke test); each build is one test
+#   5. mpi4py's test suite against the same install at 1, 2, 3 (and 4) ranks
+#      (test/external/mpi4py/run.sh; needs python3-venv, python3-dev)
 #
 # The last line is "N passed, N failed" over all three (the only line of that
 # form in the output); the exit status is non-zero iff something failed
 # unexpectedly (MPICH-suite entries listed in xfail.txt are expected).
 #   DCFA_SKIP_ASAN=1 / DCFA_SKIP_MPICH=1   leave out stage 2 / 3
 #   DCFA_SKIP_COMPILERS=1                  leave out stage 4
+#   DCFA_SKIP_MPI4PY=1                     leave out stage 5
+#   DCFA_MPI4PY_BUDGET=SEC                 time budget of stage 5 (default 1500)
+#   DCFA_MPI4PY_NP="1 2 3 4"               its rank counts
 #   DCFA_ASAN_LEAKS=1                      run the sanitizer tree with leak detection
 #   DCFA_MPICH_BUDGET=SEC                  time budget of stage 3 (default 1500)
 #   DCFA_MPICH_LISTS=testlist,testlist.dtp  MPICH test lists per folder (default
@@ -30,6 +35,7 @@ SUMMARY=()
 # Packages the tests need (Debian 12); missing ones are installed with apt-get
 # when running as root (DCFA_NO_APT=1: never).
 PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang)
+[ "${DCFA_SKIP_MPI4PY:-0}" = 1 ] || PACKAGES+=(python3-venv python3-dev)
 install_packages() {
     local missing=() p
     for p in "${PACKAGES[@]}"; do
@@ -46,6 +52,17 @@ install_packages() {
 }
 
 note() { printf '\n==== %s\n' "$*"; }
+STAGE_T0=$(date +%s)
+STAGE_NAME=""
+# stage NAME: prints how long the previous stage took, starts timing NAME
+stage() {
+    local now
+    now=$(date +%s)
+    [ -z "$STAGE_NAME" ] || TIMES+=("$(printf '  %-28s %5d s' "$STAGE_NAME:" $((now - STAGE_T0)))")
+    STAGE_NAME=$1
+    STAGE_T0=$now
+}
+TIMES=()
 result() { # result STAGE PASSED FAILED
     TOTAL_PASS=$((TOTAL_PASS + $2))
     TOTAL_FAIL=$((TOTAL_FAIL + $3))
@@ -115,6 +132,7 @@ check_leftovers() {
 install_packages
 
 # ---- 1. normal tree ----------------------------------------------------------
+stage "build + ctest build"
 PREFIX=$ROOT/build/prefix
 NORMAL_OK=0
 if build_tree build -DCMAKE_INSTALL_PREFIX="$PREFIX"; then
@@ -129,6 +147,7 @@ if [ "${DCFA_SKIP_ASAN:-0}" != 1 ]; then
     # Leak detection is off by default: LeakSanitizer cannot run where ptrace is
     # restricted (many containers), and it would also report memory the library
     # keeps until exit on purpose.  DCFA_ASAN_LEAKS=1 turns it on.
+    stage "build + ctest build-asan"
     if [ "${DCFA_ASAN_LEAKS:-0}" = 1 ]; then leaks=1; else leaks=0; fi
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=$leaks:abort_on_error=0:halt_on_error=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -143,6 +162,7 @@ fi
 # ---- 3. MPICH test suite against the installed normal tree ----------------------
 if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
     note "MPICH test suite"
+    stage "MPICH suite"
     if [ $NORMAL_OK = 1 ] && cmake --install "$ROOT/build" > "$ROOT/build/install.log" 2>&1; then
         # "coll np=8 nonstrict" -> "coll@np=8,nonstrict" (run.sh's folder options)
         mapfile -t folders < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' \
@@ -191,8 +211,33 @@ if [ "${DCFA_SKIP_COMPILERS:-0}" != 1 ]; then
         result "build build-clang (no clang)" 0 1
     fi
 fi
+# ---- 5. mpi4py's test suite against the installed normal tree -------------------
+if [ "${DCFA_SKIP_MPI4PY:-0}" != 1 ]; then
+    note "mpi4py test suite"
+    stage "mpi4py suite"
+    if [ $NORMAL_OK = 1 ] && cmake --install "$ROOT/build" > "$ROOT/build/install.log" 2>&1; then
+        log=$ROOT/build/mpi4py-suite.out
+        bash "$ROOT/test/external/mpi4py/run.sh" --with-mpi "$PREFIX" \
+            --np "${DCFA_MPI4PY_NP:-1 2 3 4}" --time-budget "${DCFA_MPI4PY_BUDGET:-1500}" \
+            < /dev/null 2>&1 | tee "$log" |
+            sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/mpi4py suite: \1 pass, \2 fail/'
+        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+        if [ -n "$line" ]; then
+            read -r p _ f _ <<< "$line"
+            result "mpi4py suite" "$p" "$f"
+        else
+            result "mpi4py suite (did not run)" 0 1
+        fi
+    else
+        echo "not run: the normal build failed or could not be installed"
+        result "mpi4py suite (not run)" 0 1
+    fi
+fi
+stage ""
 
 note "summary"
 printf '%s\n' "${SUMMARY[@]}"
+echo "time per stage:"
+printf '%s\n' "${TIMES[@]}"
 echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
 [ "$TOTAL_FAIL" -eq 0 ]

@@ -2,19 +2,34 @@
 """Generate the API glue of DCFA-MPI from two tables.
 
 Inputs
-  src/binding/api.txt     one C prototype per line, "<ret> MPI_<Name>(<params>)"
+  src/binding/api.txt     one C prototype per line, "<ret> MPI_<Name>(<params>)",
+                          optionally followed by "[twin]" on an MPI_X_c line
   src/include/dtypes.def  the predefined datatypes (DTYPE/PAIRTYPE/DTYPE_ALIAS)
 
 Outputs
-  include/mpi.h           only the text between the GENERATED markers
-  src/binding/stubs.c     whole file: for every function X of api.txt
-                            - a weak MPI_X that tail-calls PMPI_X,
+  include/mpi.h           committed; only the text between the GENERATED markers
+  OUT/stubs.c             made at build time (CMake), for every function X:
+                            - a weak MPI_X that calls PMPI_X (entry lock when on),
                             - a weak PMPI_X aliasing a static stub_X that
-                              reports MPI_ERR_UNSUPPORTED_OPERATION,
+                              reports MPI_ERR_UNSUPPORTED_OPERATION, or, for a
+                              [twin] pair, PMPI_X and PMPI_X_c that both call
+                              b_X("MPI_X" or "MPI_X_c", arguments...),
                             - dcfa_api_table[] / dcfa_api_count /
                               dcfa_api_implemented() for mpiinfo.
+  OUT/twins.h             the prototypes of the b_X functions of the [twin] pairs:
+                            int b_X(const char *fn, <parameters of MPI_X_c>);
+                          the binding file that defines b_X includes it.
 
-Usage: tools/gen_api.py [--check]   (--check: exit 1 if an output is stale)
+A [twin] pair is MPI_X and MPI_X_c whose parameters differ only where the int
+form passes an int by value and the _c form an MPI_Count or MPI_Aint; the
+implementation is one function b_X taking the _c parameters (the int form
+widens) and the name of the function the program called, for its messages.
+
+Usage
+  tools/gen_api.py            rewrite the generated part of include/mpi.h
+  tools/gen_api.py --check    exit 1 if include/mpi.h is stale (CI)
+  tools/gen_api.py --out DIR  write DIR/stubs.c and DIR/twins.h (the build);
+                              exit 1 without writing if include/mpi.h is stale
 Plain python3, no third-party modules; re-running is idempotent.
 """
 import os
@@ -25,7 +40,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 API_TXT = os.path.join(ROOT, "src", "binding", "api.txt")
 DTYPES_DEF = os.path.join(ROOT, "src", "include", "dtypes.def")
 MPI_H = os.path.join(ROOT, "include", "mpi.h")
-STUBS_C = os.path.join(ROOT, "src", "binding", "stubs.c")
 
 DATATYPE_KIND = 3
 
@@ -80,14 +94,28 @@ class Param:
         self.type = (m.group(1).strip() + " " + m.group(3).strip()).strip()
 
 
+# By-value parameter types of a [twin] pair's _c form that may stand for an int
+# of the int form (the int form widens its argument).
+TWIN_WIDER = ("MPI_Count", "MPI_Aint")
+
+
 class Func:
     def __init__(self, line, lineno):
-        m = re.match(r"^(.+?)\s*\b(MPI_\w+)\s*\((.*)\)\s*$", line)
+        m = re.match(r"^(.+?)\s*\b(MPI_\w+)\s*\((.*)\)\s*(?:\[(\w+)\])?\s*$", line)
         if not m:
             raise GenError("api.txt:%d: not a prototype: %s" % (lineno, line))
+        self.lineno = lineno
         self.ret = m.group(1).strip()
         self.name = m.group(2)
         self.short = self.name[len("MPI_"):]
+        self.twin_of = None     # for both functions of a [twin] pair: the _c one
+        self.marked_twin = False
+        if m.group(4) is not None:
+            if m.group(4) != "twin":
+                raise GenError("api.txt:%d: unknown mark [%s]" % (lineno, m.group(4)))
+            if not self.short.endswith("_c"):
+                raise GenError("api.txt:%d: [twin] belongs on the _c line (%s)" % (lineno, self.name))
+            self.marked_twin = True
         plist = m.group(3).strip()
         if plist in ("", "void"):
             self.params = []
@@ -117,6 +145,32 @@ class Func:
         return "MPII_OBJ_NONE", "0"
 
 
+def pair_twins(funcs):
+    """Links each [twin] _c function with its int form, checking that they differ
+    only by int -> MPI_Count/MPI_Aint by-value parameters."""
+    by_name = {fn.name: fn for fn in funcs}
+    for big in funcs:
+        if not big.marked_twin:
+            continue
+        where = "api.txt:%d: [twin] %s" % (big.lineno, big.name)
+        small = by_name.get(big.name[:-2])
+        if small is None:
+            raise GenError("%s: no %s to pair with" % (where, big.name[:-2]))
+        if small.ret != "int" or big.ret != "int":
+            raise GenError("%s: both forms must return int" % where)
+        if len(small.params) != len(big.params):
+            raise GenError("%s: the two forms have different parameter counts" % where)
+        for ps, pb in zip(small.params, big.params):
+            if pb.type == "..." or ps.type == "...":
+                raise GenError("%s: variadic functions cannot be twins" % where)
+            if ps.type != pb.type and not (ps.type == "int" and pb.type in TWIN_WIDER):
+                raise GenError("%s: parameter '%s' is '%s' in the int form and '%s' in the _c form;"
+                               " only int -> %s by value may differ"
+                               % (where, pb.name, ps.type, pb.type, "/".join(TWIN_WIDER)))
+        small.twin_of = big
+        big.twin_of = big
+
+
 def read_api():
     funcs = []
     seen = set()
@@ -130,6 +184,7 @@ def read_api():
                 raise GenError("api.txt:%d: %s listed twice" % (lineno, fn.name))
             seen.add(fn.name)
             funcs.append(fn)
+    pair_twins(funcs)
     return funcs
 
 
@@ -198,7 +253,28 @@ def gen_prototypes(funcs):
     return "\n".join(out) + "\n"
 
 
+def twin_impl(fn):
+    """The b_X function name of a twin pair member."""
+    return "b_" + fn.twin_of.short[:-2]
+
+
+def twin_decl(big):
+    params = ", ".join(["const char *fn"] + [p.text for p in big.params])
+    return "int %s(%s)" % (twin_impl(big), params)
+
+
+def gen_twin(fn):
+    """PMPI_X of a [twin] pair: calls b_X with the name the program called."""
+    lines = [fn.decl("PMPI_"), "{"]
+    args = ", ".join(['"%s"' % fn.name] + [p.name for p in fn.params])
+    lines.append("    return %s(%s);" % (twin_impl(fn), args))
+    lines.append("}")
+    return lines
+
+
 def gen_stub(fn):
+    if fn.twin_of is not None:
+        return "\n".join(gen_twin(fn) + gen_mpi_wrapper(fn)) + "\n"
     lines = ["static " + fn.decl("stub_"), "{"]
     if fn.ret == "int":
         kind, handle = fn.err_object()
@@ -211,7 +287,12 @@ def gen_stub(fn):
         lines.append("    abort();")
     lines.append("}")
     lines.append(fn.decl("PMPI_") + ' __attribute__((weak, alias("stub_%s")));' % fn.short)
-    lines.append(fn.decl("MPI_") + " __attribute__((weak));")
+    return "\n".join(lines + gen_mpi_wrapper(fn)) + "\n"
+
+
+def gen_mpi_wrapper(fn):
+    """The weak MPI_X: calls PMPI_X, under the entry lock when it is on."""
+    lines = [fn.decl("MPI_") + " __attribute__((weak));"]
     lines.append(fn.decl("MPI_"))
     lines.append("{")
     if any(p.type == "..." for p in fn.params):
@@ -232,18 +313,19 @@ def gen_stub(fn):
         lines.append("    }")
         lines.append("    return PMPI_%s(%s);" % (fn.short, fn.call_args()))
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def gen_stubs_c(funcs):
     out = []
-    out.append("/* Generated by tools/gen_api.py from src/binding/api.txt. Do not edit. */")
+    out.append("/* Generated at build time by tools/gen_api.py from src/binding/api.txt. */")
     out.append("/*")
     out.append(" * For every MPI function X: a weak MPI_X that calls PMPI_X (a profiling tool")
     out.append(" * may interpose MPI_X), and a weak PMPI_X aliasing static stub_X, which")
     out.append(" * raises MPI_ERR_UNSUPPORTED_OPERATION. A library source file that defines")
     out.append(" * PMPI_X (strong) replaces the stub at link time; dcfa_api_implemented()")
     out.append(" * tells which did, by comparing the resolved PMPI_X with the stub.")
+    out.append(" * The [twin] pairs of api.txt have no stub: PMPI_X and PMPI_X_c call b_X.")
     out.append(" */")
     out.append("#include <stdio.h>")
     out.append("#include <stdlib.h>")
@@ -251,6 +333,7 @@ def gen_stubs_c(funcs):
     out.append('#include "mpi.h"')
     out.append('#include "mpi/mpii_err.h"')
     out.append('#include "binding/api_table.h"')
+    out.append('#include "binding/twins.h"')
     out.append("")
     out.append("extern int mpii_entry_lock_on;")
     out.append("extern int mpii_live;")
@@ -268,8 +351,8 @@ def gen_stubs_c(funcs):
         out.append(gen_stub(fn))
     out.append("const struct dcfa_api_entry dcfa_api_table[] = {")
     for fn in funcs:
-        out.append('    { "%s", (void *)stub_%s, (void *)PMPI_%s },'
-                   % (fn.name, fn.short, fn.short))
+        stub = "NULL" if fn.twin_of is not None else "(void *)stub_" + fn.short
+        out.append('    { "%s", %s, (void *)PMPI_%s },' % (fn.name, stub, fn.short))
     out.append("};")
     out.append("")
     out.append("const int dcfa_api_count = (int)(sizeof dcfa_api_table / sizeof dcfa_api_table[0]);")
@@ -284,6 +367,27 @@ def gen_stubs_c(funcs):
     out.append("    e = &dcfa_api_table[i];")
     out.append("    return e->impl != e->stub;")
     out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def gen_twins_h(funcs):
+    out = []
+    out.append("/* Generated at build time by tools/gen_api.py from src/binding/api.txt. */")
+    out.append("/*")
+    out.append(" * The implementations of the [twin] pairs of api.txt: MPI_X and MPI_X_c both")
+    out.append(" * call b_X with the _c parameters, fn being \"MPI_X\" or \"MPI_X_c\" (for")
+    out.append(" * error messages). The binding file that defines b_X includes this header.")
+    out.append(" */")
+    out.append("#ifndef DCFA_BINDING_TWINS_H")
+    out.append("#define DCFA_BINDING_TWINS_H")
+    out.append("")
+    out.append('#include "mpi.h"')
+    out.append("")
+    for fn in funcs:
+        if fn.twin_of is fn:
+            out.append(twin_decl(fn) + ";")
+    out.append("")
+    out.append("#endif /* DCFA_BINDING_TWINS_H */")
     return "\n".join(out) + "\n"
 
 
@@ -310,7 +414,18 @@ def write_if_changed(path, text, check):
 
 
 def main(argv):
-    check = "--check" in argv[1:]
+    args = argv[1:]
+    check = "--check" in args
+    out_dir = None
+    if "--out" in args:
+        i = args.index("--out")
+        if i + 1 >= len(args):
+            raise GenError("--out needs a directory")
+        out_dir = args[i + 1]
+        del args[i:i + 2]
+    for a in args:
+        if a != "--check":
+            raise GenError("unknown argument '%s' (usage: gen_api.py [--check] [--out DIR])" % a)
     funcs = read_api()
     types, aliases = read_dtypes()
 
@@ -323,11 +438,22 @@ def main(argv):
                              "/* END GENERATED PROTOTYPES */",
                              gen_prototypes(funcs), MPI_H)
 
+    if out_dir is not None:
+        # The build: mpi.h is committed, so it must already agree with api.txt.
+        if write_if_changed(MPI_H, header, True):
+            sys.stderr.write("gen_api: include/mpi.h is stale against src/binding/api.txt or "
+                             "src/include/dtypes.def: run tools/gen_api.py and commit it\n")
+            return 1
+        os.makedirs(out_dir, exist_ok=True)
+        # always written, so the build system sees the outputs newer than the inputs
+        for name, text in (("stubs.c", gen_stubs_c(funcs)), ("twins.h", gen_twins_h(funcs))):
+            with open(os.path.join(out_dir, name), "w") as f:
+                f.write(text)
+        return 0
+
     stale = []
     if write_if_changed(MPI_H, header, check):
         stale.append(MPI_H)
-    if write_if_changed(STUBS_C, gen_stubs_c(funcs), check):
-        stale.append(STUBS_C)
     verb = "stale" if check else "wrote"
     for p in stale:
         print("gen_api: %s %s" % (verb, os.path.relpath(p, ROOT)))

@@ -10,6 +10,7 @@
 #include "mpi/coll/algo.h"
 #include "mpi/info/info.h"
 #include "mpi/op/op.h"
+#include "binding/twins.h"
 
 #include <stdlib.h>
 
@@ -454,8 +455,13 @@ static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Coun
         if (rc == MPI_SUCCESS && !inplace)
             rc = coll_null(fn, comm, sbuf, scounts[i], wform ? sdts[i] : sdt, "send");
     }
+    /* the same buffer on both sides is an error only if data moves: all counts 0 is fine */
+    MPI_Count moved = 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS && !inplace && !moved; i++)
+        for (int j = 0; j < n && !moved; j++)
+            moved = rcounts[i] > 0 && scounts[j] > 0;
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, 1);
+        rc = coll_alias(fn, comm, sbuf, rbuf, moved);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -636,82 +642,45 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req)
 
 /* ---- Bcast ---------------------------------------------------------------------------------- */
 
-int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+int b_Bcast(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-    return bcast("MPI_Bcast", COLL_BLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, NULL);
+    return bcast(fn, COLL_BLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
+int b_Ibcast(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm,
+             MPI_Request *req)
 {
-    return bcast("MPI_Bcast_c", COLL_BLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, NULL);
+    return bcast(fn, COLL_NONBLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request *req)
+int b_Bcast_init(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int root,
+                 MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return bcast("MPI_Ibcast", COLL_NONBLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Ibcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm,
-                  MPI_Request *req)
-{
-    return bcast("MPI_Ibcast_c", COLL_NONBLOCKING, buf, count, dt, root, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Bcast_init(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info info,
-                    MPI_Request *req)
-{
-    return bcast("MPI_Bcast_init", COLL_PERSISTENT, buf, count, dt, root, comm, info, req);
-}
-
-int PMPI_Bcast_init_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm,
-                      MPI_Info info, MPI_Request *req)
-{
-    return bcast("MPI_Bcast_init_c", COLL_PERSISTENT, buf, count, dt, root, comm, info, req);
+    return bcast(fn, COLL_PERSISTENT, buf, count, dt, root, comm, info, req);
 }
 
 /* ---- Gather --------------------------------------------------------------------------------- */
 
-int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                MPI_Datatype rdt, int root, MPI_Comm comm)
+int b_Gather(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+             MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    return gather("MPI_Gather", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0,
-                  root, comm, MPI_INFO_NULL, NULL);
+    return gather(fn, COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0, root,
+                  comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                  MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
+int b_Igather(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+              MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
-    return gather("MPI_Gather_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt,
-                  0, root, comm, MPI_INFO_NULL, NULL);
+    return gather(fn, COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0, root,
+                  comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                 MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+int b_Gather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
+                  MPI_Request *req)
 {
-    return gather("MPI_Igather", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt,
-                  0, root, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Igather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                   MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
-{
-    return gather("MPI_Igather_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
-                  rdt, 0, root, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Gather_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                     MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return gather("MPI_Gather_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
-                  rdt, 0, root, comm, info, req);
-}
-
-int PMPI_Gather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                       MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *req)
-{
-    return gather("MPI_Gather_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
-                  rdt, 0, root, comm, info, req);
+    return gather(fn, COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0, root,
+                  comm, info, req);
 }
 
 /* ---- Gatherv -------------------------------------------------------------------------------- */
@@ -764,47 +733,26 @@ int PMPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, vo
 
 /* ---- Scatter -------------------------------------------------------------------------------- */
 
-int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                 MPI_Datatype rdt, int root, MPI_Comm comm)
+int b_Scatter(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+              MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    return scatter("MPI_Scatter", COLL_BLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt,
-                   0, root, comm, MPI_INFO_NULL, NULL);
+    return scatter(fn, COLL_BLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt, 0, root,
+                   comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                   MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
+int b_Iscatter(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+               MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
-    return scatter("MPI_Scatter_c", COLL_BLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt,
-                   0, root, comm, MPI_INFO_NULL, NULL);
+    return scatter(fn, COLL_NONBLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt, 0, root,
+                   comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                  MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+int b_Scatter_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
+                   MPI_Request *req)
 {
-    return scatter("MPI_Iscatter", COLL_NONBLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount,
-                   rdt, 0, root, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Iscatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                    MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
-{
-    return scatter("MPI_Iscatter_c", COLL_NONBLOCKING, sbuf, scount, NULL, NULL, sdt, rbuf, rcount,
-                   rdt, 0, root, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Scatter_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                      MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return scatter("MPI_Scatter_init", COLL_PERSISTENT, sbuf, scount, NULL, NULL, sdt, rbuf, rcount,
-                   rdt, 0, root, comm, info, req);
-}
-
-int PMPI_Scatter_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                        MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *req)
-{
-    return scatter("MPI_Scatter_init_c", COLL_PERSISTENT, sbuf, scount, NULL, NULL, sdt, rbuf,
-                   rcount, rdt, 0, root, comm, info, req);
+    return scatter(fn, COLL_PERSISTENT, sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt, 0, root,
+                   comm, info, req);
 }
 
 /* ---- Scatterv ------------------------------------------------------------------------------- */
@@ -858,47 +806,26 @@ int PMPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_
 
 /* ---- Allgather ------------------------------------------------------------------------------ */
 
-int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                   MPI_Datatype rdt, MPI_Comm comm)
+int b_Allgather(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm)
 {
-    return allgather("MPI_Allgather", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
-                     rdt, 0, comm, MPI_INFO_NULL, NULL);
+    return allgather(fn, COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0, comm,
+                     MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                     MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm)
+int b_Iallgather(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                 MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
-    return allgather("MPI_Allgather_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL,
-                     rdt, 0, comm, MPI_INFO_NULL, NULL);
+    return allgather(fn, COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0,
+                     comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                    MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+int b_Allgather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                     void *rbuf, MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *req)
 {
-    return allgather("MPI_Iallgather", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL,
-                     NULL, rdt, 0, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Iallgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                      MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
-{
-    return allgather("MPI_Iallgather_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, NULL,
-                     NULL, rdt, 0, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Allgather_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                        MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allgather("MPI_Allgather_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL,
-                     NULL, rdt, 0, comm, info, req);
-}
-
-int PMPI_Allgather_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                          MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *req)
-{
-    return allgather("MPI_Allgather_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL,
-                     NULL, rdt, 0, comm, info, req);
+    return allgather(fn, COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, 0, comm,
+                     info, req);
 }
 
 /* ---- Allgatherv ----------------------------------------------------------------------------- */
@@ -952,47 +879,25 @@ int PMPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
 
 /* ---- Alltoall ------------------------------------------------------------------------------- */
 
-int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                  MPI_Datatype rdt, MPI_Comm comm)
+int b_Alltoall(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+               MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm)
 {
-    return alltoall("MPI_Alltoall", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
-                    MPI_INFO_NULL, NULL);
+    return alltoall(fn, COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm, MPI_INFO_NULL,
+                    NULL);
 }
 
-int PMPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                    MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm)
+int b_Ialltoall(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
-    return alltoall("MPI_Alltoall_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
-                    MPI_INFO_NULL, NULL);
+    return alltoall(fn, COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm, MPI_INFO_NULL,
+                    req);
 }
 
-int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                   MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+int b_Alltoall_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *req)
 {
-    return alltoall("MPI_Ialltoall", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
-                    MPI_INFO_NULL, req);
-}
-
-int PMPI_Ialltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                     MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
-{
-    return alltoall("MPI_Ialltoall_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcount, rdt, comm,
-                    MPI_INFO_NULL, req);
-}
-
-int PMPI_Alltoall_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                       MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return alltoall("MPI_Alltoall_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, rdt,
-                    comm, info, req);
-}
-
-int PMPI_Alltoall_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                         MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *req)
-{
-    return alltoall("MPI_Alltoall_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, rdt,
-                    comm, info, req);
+    return alltoall(fn, COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcount, rdt, comm, info, req);
 }
 
 /* ---- Alltoallv ------------------------------------------------------------------------------ */
@@ -1107,135 +1012,68 @@ int PMPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI
 
 /* ---- Reduce --------------------------------------------------------------------------------- */
 
-int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                MPI_Comm comm)
+int b_Reduce(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+             MPI_Op op, int root, MPI_Comm comm)
 {
-    return reduce("MPI_Reduce", COLL_BLOCKING, sbuf, rbuf, count, dt, op, root, comm, MPI_INFO_NULL,
-                  NULL);
+    return reduce(fn, COLL_BLOCKING, sbuf, rbuf, count, dt, op, root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                  int root, MPI_Comm comm)
+int b_Ireduce(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+              MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
 {
-    return reduce("MPI_Reduce_c", COLL_BLOCKING, sbuf, rbuf, count, dt, op, root, comm,
-                  MPI_INFO_NULL, NULL);
+    return reduce(fn, COLL_NONBLOCKING, sbuf, rbuf, count, dt, op, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                 MPI_Comm comm, MPI_Request *req)
+int b_Reduce_init(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+                  MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return reduce("MPI_Ireduce", COLL_NONBLOCKING, sbuf, rbuf, count, dt, op, root, comm,
-                  MPI_INFO_NULL, req);
-}
-
-int PMPI_Ireduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                   int root, MPI_Comm comm, MPI_Request *req)
-{
-    return reduce("MPI_Ireduce_c", COLL_NONBLOCKING, sbuf, rbuf, count, dt, op, root, comm,
-                  MPI_INFO_NULL, req);
-}
-
-int PMPI_Reduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return reduce("MPI_Reduce_init", COLL_PERSISTENT, sbuf, rbuf, count, dt, op, root, comm, info,
-                  req);
-}
-
-int PMPI_Reduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return reduce("MPI_Reduce_init_c", COLL_PERSISTENT, sbuf, rbuf, count, dt, op, root, comm, info,
-                  req);
+    return reduce(fn, COLL_PERSISTENT, sbuf, rbuf, count, dt, op, root, comm, info, req);
 }
 
 /* ---- Allreduce ------------------------------------------------------------------------------ */
 
-int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm)
+int b_Allreduce(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+                MPI_Op op, MPI_Comm comm)
 {
-    return allred("MPI_Allreduce", COLL_BLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, NULL);
+    return allred(fn, COLL_BLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
+                  NULL);
 }
 
-int PMPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm)
+int b_Iallreduce(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-    return allred("MPI_Allreduce_c", COLL_BLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, NULL);
+    return allred(fn, COLL_NONBLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op, comm,
+                  MPI_INFO_NULL, req);
 }
 
-int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                    MPI_Comm comm, MPI_Request *req)
+int b_Allreduce_init(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return allred("MPI_Iallreduce", COLL_NONBLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op,
-                  comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Iallreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                      MPI_Comm comm, MPI_Request *req)
-{
-    return allred("MPI_Iallreduce_c", COLL_NONBLOCKING, coll_allreduce, sbuf, rbuf, count, dt, op,
-                  comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Allreduce_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                        MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allred("MPI_Allreduce_init", COLL_PERSISTENT, coll_allreduce, sbuf, rbuf, count, dt, op,
-                  comm, info, req);
-}
-
-int PMPI_Allreduce_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                          MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allred("MPI_Allreduce_init_c", COLL_PERSISTENT, coll_allreduce, sbuf, rbuf, count, dt,
-                  op, comm, info, req);
+    return allred(fn, COLL_PERSISTENT, coll_allreduce, sbuf, rbuf, count, dt, op, comm, info, req);
 }
 
 /* ---- Reduce_scatter_block ------------------------------------------------------------------- */
 
-int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-                              MPI_Comm comm)
+int b_Reduce_scatter_block(const char *fn, const void *sbuf, void *rbuf, MPI_Count rcount,
+                           MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    return allred("MPI_Reduce_scatter_block", COLL_BLOCKING, coll_reduce_scatter_block, sbuf, rbuf,
-                  rcount, dt, op, comm, MPI_INFO_NULL, NULL);
+    return allred(fn, COLL_BLOCKING, coll_reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm,
+                  MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dt,
-                                MPI_Op op, MPI_Comm comm)
+int b_Ireduce_scatter_block(const char *fn, const void *sbuf, void *rbuf, MPI_Count rcount,
+                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-    return allred("MPI_Reduce_scatter_block_c", COLL_BLOCKING, coll_reduce_scatter_block, sbuf,
-                  rbuf, rcount, dt, op, comm, MPI_INFO_NULL, NULL);
+    return allred(fn, COLL_NONBLOCKING, coll_reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm,
+                  MPI_INFO_NULL, req);
 }
 
-int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-                               MPI_Comm comm, MPI_Request *req)
+int b_Reduce_scatter_block_init(const char *fn, const void *sbuf, void *rbuf, MPI_Count rcount,
+                                MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                MPI_Request *req)
 {
-    return allred("MPI_Ireduce_scatter_block", COLL_NONBLOCKING, coll_reduce_scatter_block, sbuf,
-                  rbuf, rcount, dt, op, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Ireduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dt,
-                                 MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    return allred("MPI_Ireduce_scatter_block_c", COLL_NONBLOCKING, coll_reduce_scatter_block, sbuf,
-                  rbuf, rcount, dt, op, comm, MPI_INFO_NULL, req);
-}
-
-int PMPI_Reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
-                                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allred("MPI_Reduce_scatter_block_init", COLL_PERSISTENT, coll_reduce_scatter_block, sbuf,
-                  rbuf, rcount, dt, op, comm, info, req);
-}
-
-int PMPI_Reduce_scatter_block_init_c(const void *sbuf, void *rbuf, MPI_Count rcount,
-                                     MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                     MPI_Request *req)
-{
-    return allred("MPI_Reduce_scatter_block_init_c", COLL_PERSISTENT, coll_reduce_scatter_block,
-                  sbuf, rbuf, rcount, dt, op, comm, info, req);
+    return allred(fn, COLL_PERSISTENT, coll_reduce_scatter_block, sbuf, rbuf, rcount, dt, op, comm,
+                  info, req);
 }
 
 /* ---- Reduce_scatter ------------------------------------------------------------------------- */
@@ -1285,86 +1123,44 @@ int PMPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rco
 
 /* ---- Scan ----------------------------------------------------------------------------------- */
 
-int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+int b_Scan(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+           MPI_Op op, MPI_Comm comm)
 {
-    return allred("MPI_Scan", COLL_BLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, NULL);
+    return allred(fn, COLL_BLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
+                  NULL);
 }
 
-int PMPI_Scan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                MPI_Comm comm)
+int b_Iscan(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+            MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-    return allred("MPI_Scan_c", COLL_BLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, NULL);
+    return allred(fn, COLL_NONBLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
+                  req);
 }
 
-int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-               MPI_Request *req)
+int b_Scan_init(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+                MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return allred("MPI_Iscan", COLL_NONBLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, req);
-}
-
-int PMPI_Iscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                 MPI_Comm comm, MPI_Request *req)
-{
-    return allred("MPI_Iscan_c", COLL_NONBLOCKING, coll_scan, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, req);
-}
-
-int PMPI_Scan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allred("MPI_Scan_init", COLL_PERSISTENT, coll_scan, sbuf, rbuf, count, dt, op, comm,
-                  info, req);
-}
-
-int PMPI_Scan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allred("MPI_Scan_init_c", COLL_PERSISTENT, coll_scan, sbuf, rbuf, count, dt, op, comm,
-                  info, req);
+    return allred(fn, COLL_PERSISTENT, coll_scan, sbuf, rbuf, count, dt, op, comm, info, req);
 }
 
 /* ---- Exscan --------------------------------------------------------------------------------- */
 
-int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+int b_Exscan(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+             MPI_Op op, MPI_Comm comm)
 {
-    return allred("MPI_Exscan", COLL_BLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, NULL);
+    return allred(fn, COLL_BLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
+                  NULL);
 }
 
-int PMPI_Exscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                  MPI_Comm comm)
+int b_Iexscan(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+              MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-    return allred("MPI_Exscan_c", COLL_BLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, NULL);
+    return allred(fn, COLL_NONBLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm, MPI_INFO_NULL,
+                  req);
 }
 
-int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                 MPI_Request *req)
+int b_Exscan_init(const char *fn, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+                  MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return allred("MPI_Iexscan", COLL_NONBLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, req);
-}
-
-int PMPI_Iexscan_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *req)
-{
-    return allred("MPI_Iexscan_c", COLL_NONBLOCKING, coll_exscan, sbuf, rbuf, count, dt, op, comm,
-                  MPI_INFO_NULL, req);
-}
-
-int PMPI_Exscan_init(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allred("MPI_Exscan_init", COLL_PERSISTENT, coll_exscan, sbuf, rbuf, count, dt, op, comm,
-                  info, req);
-}
-
-int PMPI_Exscan_init_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allred("MPI_Exscan_init_c", COLL_PERSISTENT, coll_exscan, sbuf, rbuf, count, dt, op,
-                  comm, info, req);
+    return allred(fn, COLL_PERSISTENT, coll_exscan, sbuf, rbuf, count, dt, op, comm, info, req);
 }

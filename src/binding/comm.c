@@ -342,6 +342,12 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     mpii_comm *c;
+    if (comm == MPI_COMM_NULL && comm_name && resultlen) {
+        /* MPI 4.1: the null handle is named too */
+        strcpy(comm_name, "MPI_COMM_NULL");
+        *resultlen = (int)strlen(comm_name);
+        return MPI_SUCCESS;
+    }
     int rc = comm_lookup("MPI_Comm_get_name", "comm", comm, &c);
     if (rc == MPI_SUCCESS)
         rc = comm_ptr("MPI_Comm_get_name", comm, comm_name, "comm_name");

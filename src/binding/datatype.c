@@ -862,6 +862,12 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     int rc;
     if (type_name == NULL || resultlen == NULL)
         return dt_null(fn, NULL, type_name ? "resultlen" : "type_name");
+    if (datatype == MPI_DATATYPE_NULL) {
+        /* MPI 4.1: the null handle is named too */
+        strcpy(type_name, "MPI_DATATYPE_NULL");
+        *resultlen = (int)strlen(type_name);
+        return MPI_SUCCESS;
+    }
     if ((rc = dt_type(fn, datatype, "datatype", &t)))
         return rc;
     size_t n = strnlen(t->name, MPI_MAX_OBJECT_NAME - 1);
@@ -883,6 +889,44 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
                         typeclass, size);
     *datatype = t;
     return MPI_SUCCESS;
+}
+
+/* ---- parameterized Fortran 90 types ---------------------------------------------- */
+
+static int dt_f90(const char *fn, int combiner, int p, int r, MPI_Datatype *newtype)
+{
+    int rc = dt_null(fn, newtype, "newtype");
+    if (rc)
+        return rc;
+    if (combiner != MPI_COMBINER_F90_INTEGER && p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return mpii_err(DT_NOOBJ, MPI_ERR_ARG, fn, "p and r are both MPI_UNDEFINED");
+    if ((p < 0 && p != MPI_UNDEFINED) || (r < 0 && r != MPI_UNDEFINED))
+        return mpii_err(DT_NOOBJ, MPI_ERR_ARG, fn, "p=%d, r=%d: negative", p, r);
+    rc = mpii_dtype_f90(combiner, p, r, newtype);
+    if (rc == MPI_ERR_ARG) {
+        if (combiner == MPI_COMBINER_F90_INTEGER)
+            return mpii_err(DT_NOOBJ, rc, fn, "r=%d: no integer type has more than 18 digits", r);
+        return mpii_err(DT_NOOBJ, rc, fn,
+                        "p=%d, r=%d: no floating-point type has that precision and range"
+                        " (at most 18 digits and exponent range 4931)", p, r);
+    }
+    return dt_fail(fn, rc);
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    return dt_f90("MPI_Type_create_f90_integer", MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r,
+                  newtype);
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    return dt_f90("MPI_Type_create_f90_real", MPI_COMBINER_F90_REAL, p, r, newtype);
+}
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    return dt_f90("MPI_Type_create_f90_complex", MPI_COMBINER_F90_COMPLEX, p, r, newtype);
 }
 
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,

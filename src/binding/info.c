@@ -198,3 +198,15 @@ int PMPI_Info_free(MPI_Info *info)
     *info = MPI_INFO_NULL;
     return MPI_SUCCESS;
 }
+
+/* MPI 4.1 section 11.4: the hardware resources this process can name; the
+ * one level DCFA-MPI knows of is the node (shared memory) */
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    if (!hw_info)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Get_hw_resource_info",
+                        "hw_info: NULL pointer");
+    *hw_info = mpii_info_new();
+    mpii_info_set(*hw_info, "mpi_hw_resource_type", "mpi_shared_memory");
+    return MPI_SUCCESS;
+}

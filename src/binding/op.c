@@ -1,5 +1,6 @@
 /* Reduction operation bindings: Op_create, Op_free, Op_commutative, Reduce_local. */
 #include "mpi/mpii.h"
+#include "binding/twins.h"
 #include "mpi/op/op.h"
 
 static int op_create(const char *fn, void (*f)(void), int large, int commute, MPI_Op *op)
@@ -78,13 +79,8 @@ static int op_reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MP
     return MPI_SUCCESS;
 }
 
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype dt, MPI_Op op)
+int b_Reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MPI_Count count,
+                   MPI_Datatype dt, MPI_Op op)
 {
-    return op_reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, dt, op);
-}
-
-int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype dt,
-                        MPI_Op op)
-{
-    return op_reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, dt, op);
+    return op_reduce_local(fn, inbuf, inoutbuf, count, dt, op);
 }

@@ -2,7 +2,9 @@
 #include "mpi/mpii.h"
 #include "mpi/pt2pt/pt2pt.h"
 #include "mpi/coll/sched.h"
+#include "binding/twins.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,71 +80,71 @@ static int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count
     return pt2pt_opfail(fn, comm, rc);
 }
 
-static int b_Send(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int b_Send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    return pt2pt_send("MPI_Send", CORE_SEND_STD, buf, count, dt, dest, tag, comm);
+    return pt2pt_send(fn, CORE_SEND_STD, buf, count, dt, dest, tag, comm);
 }
-static int b_Ssend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int b_Ssend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    return pt2pt_send("MPI_Ssend", CORE_SEND_SYNC, buf, count, dt, dest, tag, comm);
+    return pt2pt_send(fn, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm);
 }
-static int b_Rsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int b_Rsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    return pt2pt_send("MPI_Rsend", CORE_SEND_READY, buf, count, dt, dest, tag, comm);
+    return pt2pt_send(fn, CORE_SEND_READY, buf, count, dt, dest, tag, comm);
 }
-static int b_Bsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+int b_Bsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
-    return pt2pt_send("MPI_Bsend", CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm);
+    return pt2pt_send(fn, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm);
 }
 
-static int b_Recv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+int b_Recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
               MPI_Status *status)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check("MPI_Recv", CHK_RECV, buf, count, dt, source, tag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_RECV, buf, count, dt, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
     rc = mpii_start_recv(buf, count, dt, source, tag, c, 0, &r);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Recv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     mpii_req_wait_one(r);
     MPI_Request h = pt2pt_handle(r);
     rc = mpii_req_finish(&h, status);
-    return pt2pt_opfail("MPI_Recv", comm, rc);
+    return pt2pt_opfail(fn, comm, rc);
 }
 
-static int b_Sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+int b_Sendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                   MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check("MPI_Sendrecv", CHK_SEND, sbuf, scount, sdt, dest, stag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_SEND, sbuf, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Sendrecv", CHK_RECV, rbuf, rcount, rdt, source, rtag, comm, &c);
+        rc = pt2pt_check(fn, CHK_RECV, rbuf, rcount, rdt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *rr, *sr;
     rc = mpii_start_recv(rbuf, rcount, rdt, source, rtag, c, 0, &rr);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     rc = mpii_start_send(sbuf, scount, sdt, dest, stag, c, 0, CORE_SEND_STD, &sr);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     mpii_req_wait_one(sr);
     mpii_req_wait_one(rr);
     mpii_req_release(sr);
     MPI_Request h = pt2pt_handle(rr);
     rc = mpii_req_finish(&h, status);
-    return pt2pt_opfail("MPI_Sendrecv", comm, rc);
+    return pt2pt_opfail(fn, comm, rc);
 }
 
-static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
+int b_Sendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                           int rtag, MPI_Comm comm, MPI_Status *status)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check("MPI_Sendrecv_replace", CHK_SEND, buf, count, dt, dest, stag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_SEND, buf, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Sendrecv_replace", CHK_RECV, buf, count, dt, source, rtag, comm, &c);
+        rc = pt2pt_check(fn, CHK_RECV, buf, count, dt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     /* send a packed copy so the receive can land in place */
@@ -157,7 +159,7 @@ static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int d
         rc = mpii_start_send(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, c, 0, CORE_SEND_STD, &sr);
     if (rc != MPI_SUCCESS) {
         free(tmp);
-        return pt2pt_opfail("MPI_Sendrecv_replace", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     }
     mpii_req_wait_one(sr);
     mpii_req_wait_one(rr);
@@ -165,7 +167,7 @@ static int b_Sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int d
     free(tmp);
     MPI_Request h = pt2pt_handle(rr);
     rc = mpii_req_finish(&h, status);
-    return pt2pt_opfail("MPI_Sendrecv_replace", comm, rc);
+    return pt2pt_opfail(fn, comm, rc);
 }
 
 /* ---- nonblocking ------------------------------------------------------------------------ */
@@ -187,33 +189,33 @@ static int pt2pt_isend(const char *fn, int mode, const void *buf, MPI_Count coun
     return MPI_SUCCESS;
 }
 
-static int b_Isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Isend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_isend("MPI_Isend", CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_isend(fn, CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Issend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Issend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_isend("MPI_Issend", CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_isend(fn, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Irsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Irsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_isend("MPI_Irsend", CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_isend(fn, CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Ibsend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Ibsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_isend("MPI_Ibsend", CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_isend(fn, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
 }
 
-static int b_Irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Irecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check("MPI_Irecv", CHK_RECV, buf, count, dt, source, tag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_RECV, buf, count, dt, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
     rc = mpii_start_recv(buf, count, dt, source, tag, c, 0, &r);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Irecv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
     return MPI_SUCCESS;
 }
@@ -246,25 +248,25 @@ static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, MP
     return MPI_SUCCESS;
 }
 
-static int b_Send_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Send_init(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Send_init", 1, CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_init(fn, 1, CORE_SEND_STD, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Ssend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Ssend_init(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Ssend_init", 1, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_init(fn, 1, CORE_SEND_SYNC, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Rsend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Rsend_init(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Rsend_init", 1, CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_init(fn, 1, CORE_SEND_READY, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Bsend_init(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Bsend_init(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Bsend_init", 1, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
+    return pt2pt_init(fn, 1, CORE_SEND_BUFFERED, buf, count, dt, dest, tag, comm, req);
 }
-static int b_Recv_init(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
+int b_Recv_init(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
-    return pt2pt_init("MPI_Recv_init", 0, 0, buf, count, dt, source, tag, comm, req);
+    return pt2pt_init(fn, 0, 0, buf, count, dt, source, tag, comm, req);
 }
 
 int PMPI_Start(MPI_Request *req)
@@ -275,6 +277,8 @@ int PMPI_Start(MPI_Request *req)
     if (r->u.persist.active)
         return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, "MPI_Start", "request: already active");
     core_req *a;
+    if (r->owner)
+        return mpii_part_start(r);
     if (r->u.persist.coll) {
         coll_sched_start(r->u.persist.coll, &a);
         r->u.persist.active = a;
@@ -378,6 +382,18 @@ static int pt2pt_finish_many(const char *fn, MPI_Request *h, MPI_Status *st, int
 static MPI_Status *pt2pt_st(MPI_Status *sts, int i)
 {
     return sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[i];
+}
+
+/* the status of a complete request without finishing it; returns its error */
+static int pt2pt_peek(core_req *r, MPI_Status *st)
+{
+    core_req *a = r->kind == CORE_REQ_PERSIST ? r->u.persist.active : r;
+    if (st != MPI_STATUS_IGNORE) {
+        int err = st->MPI_ERROR;
+        *st = a->status;
+        st->MPI_ERROR = err;
+    }
+    return a->status.MPI_ERROR;
 }
 
 static int pt2pt_check_array(const char *fn, int count, MPI_Request reqs[])
@@ -545,11 +561,108 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
     if (!mpii_req_is_done(r))
         mpii_progress();
     *flag = mpii_req_is_done(r);
-    if (*flag && status != MPI_STATUS_IGNORE) {
-        core_req *a = r->kind == CORE_REQ_PERSIST ? r->u.persist.active : r;
-        *status = a->status;
-    }
+    if (*flag)
+        pt2pt_peek(r, status);
     return MPI_SUCCESS;
+}
+
+/* MPI 4.1: the status of any, all or some completed requests, none freed or made inactive */
+int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
+                                MPI_Status *status)
+{
+    static const char fn[] = "MPI_Request_get_status_any";
+    int rc = pt2pt_check_array(fn, count, (MPI_Request *)reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!index || !flag)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "%s: NULL pointer", index ? "flag" : "index");
+    mpii_progress();
+    int active = 0;
+    *index = MPI_UNDEFINED;
+    for (int i = 0; i < count; i++) {
+        if (mpii_req_inactive(reqs[i]))
+            continue;
+        active++;
+        core_req *r = mpii_req_get(reqs[i]);
+        if (mpii_req_is_done(r)) {
+            *index = i;
+            *flag = 1;
+            pt2pt_peek(r, status);
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = active == 0;
+    if (!active)
+        pt2pt_empty(status);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
+                                MPI_Status statuses[])
+{
+    static const char fn[] = "MPI_Request_get_status_all";
+    int rc = pt2pt_check_array(fn, count, (MPI_Request *)reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!flag)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "flag: NULL pointer");
+    mpii_progress();
+    for (int i = 0; i < count; i++) {
+        if (!mpii_req_inactive(reqs[i]) && !mpii_req_is_done(mpii_req_get(reqs[i]))) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    int any_err = 0, comm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = pt2pt_st(statuses, i);
+        if (mpii_req_inactive(reqs[i])) {
+            pt2pt_empty(st);
+            continue;
+        }
+        core_req *r = mpii_req_get(reqs[i]);
+        int err = pt2pt_peek(r, st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        if (err != MPI_SUCCESS) {
+            any_err = 1;
+            comm = r->comm;
+        }
+    }
+    return pt2pt_in_status(fn, any_err, comm);
+}
+
+int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount,
+                                 int indices[], MPI_Status statuses[])
+{
+    static const char fn[] = "MPI_Request_get_status_some";
+    int rc = pt2pt_check_array(fn, incount, (MPI_Request *)reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!outcount)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "outcount: NULL pointer");
+    mpii_progress();
+    int active = 0, n = 0, any_err = 0, comm = MPI_COMM_WORLD;
+    for (int i = 0; i < incount; i++) {
+        if (mpii_req_inactive(reqs[i]))
+            continue;
+        active++;
+        core_req *r = mpii_req_get(reqs[i]);
+        if (!mpii_req_is_done(r))
+            continue;
+        MPI_Status *st = pt2pt_st(statuses, n);
+        int err = pt2pt_peek(r, st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        if (err != MPI_SUCCESS) {
+            any_err = 1;
+            comm = r->comm;
+        }
+        indices[n++] = i;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return pt2pt_in_status(fn, any_err, comm);
 }
 
 int PMPI_Request_free(MPI_Request *req)
@@ -677,10 +790,10 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
     }
 }
 
-static int b_Imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req)
+int b_Imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req)
 {
     if (!message)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Imrecv", "message: NULL pointer");
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "message: NULL pointer");
     if (*message == MPI_MESSAGE_NO_PROC) {
         core_req *r = core_req_alloc(CORE_REQ_DONE);
         r->status.MPI_SOURCE = MPI_PROC_NULL;
@@ -693,15 +806,15 @@ static int b_Imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *me
     }
     mpii_dtype *t = mpii_dtype_get(dt);
     if (count < 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, "MPI_Imrecv", "count=%lld is negative", (long long)count);
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COUNT, fn, "count=%lld is negative", (long long)count);
     if (!t || !t->committed)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_TYPE, "MPI_Imrecv", "datatype: invalid or not committed");
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_TYPE, fn, "datatype: invalid or not committed");
     if (mpii_buf_is_null(buf, count, t))
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Imrecv", "buf: NULL with count=%lld",
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, fn, "buf: NULL with count=%lld",
                         (long long)count);
     core_msg *m = mpii_msg_take(*message);
     if (!m)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Imrecv", "message: not a matched message handle");
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, fn, "message: not a matched message handle");
     core_req *r;
     core_imrecv(buf, (size_t)count, &t->dt, m, &r);
     r->comm = MPI_COMM_WORLD;
@@ -714,10 +827,10 @@ static int b_Imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *me
     return MPI_SUCCESS;
 }
 
-static int b_Mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
+int b_Mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
 {
     MPI_Request req;
-    int rc = b_Imrecv(buf, count, dt, message, &req);
+    int rc = b_Imrecv(fn, buf, count, dt, message, &req);
     if (rc != MPI_SUCCESS)
         return rc;
     return PMPI_Wait(&req, status);
@@ -725,54 +838,179 @@ static int b_Mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *mes
 
 /* ---- buffered mode ----------------------------------------------------------------------------- */
 
-int PMPI_Buffer_attach(void *buffer, int size)
+/* the buffer slot of a communicator or session, or an error naming the bad handle */
+static int bbuf_slot(const char *fn, int kind, int h, mpii_bbuf ***slot)
 {
-    if (size < 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Buffer_attach", "size=%d is negative", size);
-    if (!buffer && size > 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach",
-                        "buffer: NULL with size=%d", size);
-    if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+    if (kind == MPII_OBJ_COMM) {
+        mpii_comm *c = mpii_comm_get(h);
+        if (!c)
+            return mpii_err(MPII_OBJ_COMM, h, MPI_ERR_COMM, fn, "comm: invalid communicator");
+        *slot = &c->bbuf;
+    } else if (kind == MPII_OBJ_SESSION) {
+        *slot = mpii_session_bbuf(h);
+        if (!*slot)
+            return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, fn, "session: invalid session");
+    } else {
+        *slot = mpii_bbuf_process();
+    }
     return MPI_SUCCESS;
+}
+
+static int bbuf_attach(const char *fn, int kind, int h, void *buffer, MPI_Count size)
+{
+    mpii_bbuf **slot = NULL;
+    int rc = bbuf_slot(fn, kind, h, &slot);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (size < 0 && buffer != MPI_BUFFER_AUTOMATIC)
+        return mpii_err(kind, h, MPI_ERR_ARG, fn, "size=%lld is negative", (long long)size);
+    if (!buffer && size > 0)
+        return mpii_err(kind, h, MPI_ERR_BUFFER, fn, "buffer: NULL with size=%lld", (long long)size);
+    if (mpii_bbuf_attach(slot, buffer, (size_t)(size < 0 ? 0 : size)) != MPI_SUCCESS)
+        return mpii_err(kind, h, MPI_ERR_BUFFER, fn, "a buffer is already attached");
+    return MPI_SUCCESS;
+}
+
+/* nothing attached: NULL and 0, as MPI_Buffer_detach always answered */
+static int bbuf_detach(const char *fn, int kind, int h, void *buffer_addr, MPI_Count *size)
+{
+    mpii_bbuf **slot = NULL;
+    int rc = bbuf_slot(fn, kind, h, &slot);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!buffer_addr || !size)
+        return mpii_err(kind, h, MPI_ERR_ARG, fn, "%s: NULL pointer", size ? "buffer_addr" : "size");
+    void *b = NULL;
+    size_t s = 0;
+    (void)mpii_bbuf_detach(slot, &b, &s);
+    *(void **)buffer_addr = b;
+    *size = (MPI_Count)s;
+    return MPI_SUCCESS;
+}
+
+static int bbuf_flush(const char *fn, int kind, int h, MPI_Request *req)
+{
+    mpii_bbuf **slot = NULL;
+    int rc = bbuf_slot(fn, kind, h, &slot);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!req) {
+        mpii_bbuf_flush(*slot);
+        return MPI_SUCCESS;
+    }
+    core_req *r;
+    rc = mpii_bbuf_iflush(*slot, &r);
+    if (rc != MPI_SUCCESS)
+        return mpii_err(kind, h, rc, fn, "cannot make the request");
+    *req = pt2pt_handle(r);
+    return MPI_SUCCESS;
+}
+
+static int bbuf_detach_int(const char *fn, int kind, int h, void *buffer_addr, int *size)
+{
+    MPI_Count s = 0;
+    int rc = bbuf_detach(fn, kind, h, buffer_addr, size ? &s : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
+    return rc;
+}
+
+int b_Buffer_attach(const char *fn, void *buffer, MPI_Count size)
+{
+    return bbuf_attach(fn, MPII_OBJ_NONE, 0, buffer, size);
+}
+int b_Comm_attach_buffer(const char *fn, MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    return bbuf_attach(fn, MPII_OBJ_COMM, comm, buffer, size);
+}
+int b_Session_attach_buffer(const char *fn, MPI_Session session, void *buffer, MPI_Count size)
+{
+    return bbuf_attach(fn, MPII_OBJ_SESSION, session, buffer, size);
 }
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
-    void *b;
-    size_t s;
-    mpii_buffer_detach(&b, &s);
-    *(void **)buffer_addr = b;
-    *size = (int)s;
-    return MPI_SUCCESS;
+    return bbuf_detach_int("MPI_Buffer_detach", MPII_OBJ_NONE, 0, buffer_addr, size);
+}
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return bbuf_detach("MPI_Buffer_detach_c", MPII_OBJ_NONE, 0, buffer_addr, size);
+}
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+{
+    return bbuf_detach_int("MPI_Comm_detach_buffer", MPII_OBJ_COMM, comm, buffer_addr, size);
+}
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    return bbuf_detach("MPI_Comm_detach_buffer_c", MPII_OBJ_COMM, comm, buffer_addr, size);
+}
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+{
+    return bbuf_detach_int("MPI_Session_detach_buffer", MPII_OBJ_SESSION, session, buffer_addr,
+                           size);
+}
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    return bbuf_detach("MPI_Session_detach_buffer_c", MPII_OBJ_SESSION, session, buffer_addr,
+                       size);
+}
+
+int PMPI_Buffer_flush(void) { return bbuf_flush("MPI_Buffer_flush", MPII_OBJ_NONE, 0, NULL); }
+int PMPI_Buffer_iflush(MPI_Request *request)
+{
+    if (!request)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Buffer_iflush", "request: NULL pointer");
+    return bbuf_flush("MPI_Buffer_iflush", MPII_OBJ_NONE, 0, request);
+}
+int PMPI_Comm_flush_buffer(MPI_Comm comm)
+{
+    return bbuf_flush("MPI_Comm_flush_buffer", MPII_OBJ_COMM, comm, NULL);
+}
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_REQUEST, "MPI_Comm_iflush_buffer",
+                        "request: NULL pointer");
+    return bbuf_flush("MPI_Comm_iflush_buffer", MPII_OBJ_COMM, comm, request);
+}
+int PMPI_Session_flush_buffer(MPI_Session session)
+{
+    return bbuf_flush("MPI_Session_flush_buffer", MPII_OBJ_SESSION, session, NULL);
+}
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    if (!request)
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_REQUEST, "MPI_Session_iflush_buffer",
+                        "request: NULL pointer");
+    return bbuf_flush("MPI_Session_iflush_buffer", MPII_OBJ_SESSION, session, request);
 }
 
 /* ---- compound and generalized requests --------------------------------------------------------- */
 
-static int b_Isendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+int b_Isendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                    MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check("MPI_Isendrecv", CHK_SEND, sbuf, scount, sdt, dest, stag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_SEND, sbuf, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Isendrecv", CHK_RECV, rbuf, rcount, rdt, source, rtag, comm, &c);
+        rc = pt2pt_check(fn, CHK_RECV, rbuf, rcount, rdt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
     rc = mpii_isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, c, NULL, &r);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Isendrecv", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
     return MPI_SUCCESS;
 }
 
-static int b_Isendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
+int b_Isendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                            int rtag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check("MPI_Isendrecv_replace", CHK_SEND, buf, count, dt, dest, stag, comm, &c);
+    int rc = pt2pt_check(fn, CHK_SEND, buf, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = pt2pt_check("MPI_Isendrecv_replace", CHK_RECV, buf, count, dt, source, rtag, comm, &c);
+        rc = pt2pt_check(fn, CHK_RECV, buf, count, dt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     mpii_dtype *t = mpii_dtype_get(dt);
@@ -784,7 +1022,7 @@ static int b_Isendrecv_replace(void *buf, MPI_Count count, MPI_Datatype dt, int 
     rc = mpii_isendrecv(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, buf, count, dt, source, rtag, c,
                         tmp, &r);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Isendrecv_replace", comm, rc);
+        return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
     return MPI_SUCCESS;
 }
@@ -807,239 +1045,5 @@ int PMPI_Grequest_complete(MPI_Request req)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                         "request: not a generalized request");
     core_req_complete(r);
-    return MPI_SUCCESS;
-}
-
-/* ---- the int and large-count (_c) entry points ------------------------------------------------- */
-
-int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Send(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Send(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Ssend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Ssend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Rsend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Rsend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Bsend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    return b_Bsend(buf, count, datatype, dest, tag, comm);
-}
-
-int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Recv(buf, count, datatype, source, tag, comm, status);
-}
-
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Recv(buf, count, datatype, source, tag, comm, status);
-}
-
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-}
-
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
-}
-
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-}
-
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return b_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
-}
-
-int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Issend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Issend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Irsend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Irsend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Ibsend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Ibsend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Irecv(buf, count, datatype, source, tag, comm, request);
-}
-
-int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Irecv(buf, count, datatype, source, tag, comm, request);
-}
-
-int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Send_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Send_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Ssend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Ssend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Rsend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Rsend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Bsend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Bsend_init(buf, count, datatype, dest, tag, comm, request);
-}
-
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Recv_init(buf, count, datatype, source, tag, comm, request);
-}
-
-int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Recv_init(buf, count, datatype, source, tag, comm, request);
-}
-
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
-{
-    return b_Imrecv(buf, count, datatype, message, request);
-}
-
-int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
-{
-    return b_Imrecv(buf, count, datatype, message, request);
-}
-
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
-{
-    return b_Mrecv(buf, count, datatype, message, status);
-}
-
-int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
-{
-    return b_Mrecv(buf, count, datatype, message, status);
-}
-
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-}
-
-int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-}
-
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-}
-
-int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return b_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
-}
-
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    if (size < 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Buffer_attach_c", "size=%lld is negative", size);
-    if (!buffer && size > 0)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach_c",
-                        "buffer: NULL with size=%lld", size);
-    if (mpii_buffer_attach(buffer, (size_t)size) != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, "MPI_Buffer_attach_c", "a buffer is already attached");
-    return MPI_SUCCESS;
-}
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-    void *b;
-    size_t s;
-    mpii_buffer_detach(&b, &s);
-    *(void **)buffer_addr = b;
-    *size = (MPI_Count)s;
     return MPI_SUCCESS;
 }

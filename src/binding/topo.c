@@ -5,6 +5,7 @@
 #include "mpi/mpii.h"
 #include "mpi/topo/topo.h"
 #include "mpi/topo/neighbor.h"
+#include "binding/twins.h"
 
 #include <stdlib.h>
 
@@ -788,51 +789,29 @@ static int nbr_allgatherv_int(const char *fn, int mode, const void *sbuf, int sc
 }
 
 /* ---- the entry points ---------------------------------------------------------------- */
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int b_Neighbor_allgather(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_allgather("MPI_Neighbor_allgather", COLL_BLOCKING, sendbuf, sendcount, sendtype,
-                         recvbuf, recvcount, recvtype, comm, MPI_INFO_NULL, NULL);
+    return nbr_allgather(fn, COLL_BLOCKING, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm)
+int b_Ineighbor_allgather(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return nbr_allgather("MPI_Neighbor_allgather_c", COLL_BLOCKING, sendbuf, sendcount, sendtype,
-                         recvbuf, recvcount, recvtype, comm, MPI_INFO_NULL, NULL);
+    return nbr_allgather(fn, COLL_NONBLOCKING, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, MPI_INFO_NULL, request);
 }
 
-int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
+int b_Neighbor_allgather_init(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                              MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request)
 {
-    return nbr_allgather("MPI_Ineighbor_allgather", COLL_NONBLOCKING, sendbuf, sendcount, sendtype,
-                         recvbuf, recvcount, recvtype, comm, MPI_INFO_NULL, request);
-}
-
-int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                               MPI_Comm comm, MPI_Request *request)
-{
-    return nbr_allgather("MPI_Ineighbor_allgather_c", COLL_NONBLOCKING, sendbuf, sendcount,
-                         sendtype, recvbuf, recvcount, recvtype, comm, MPI_INFO_NULL, request);
-}
-
-int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request)
-{
-    return nbr_allgather("MPI_Neighbor_allgather_init", COLL_PERSISTENT, sendbuf, sendcount,
-                         sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return nbr_allgather("MPI_Neighbor_allgather_init_c", COLL_PERSISTENT, sendbuf, sendcount,
-                         sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return nbr_allgather(fn, COLL_PERSISTENT, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, info, request);
 }
 
 int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -889,51 +868,29 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
                           sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int b_Neighbor_alltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_alltoall("MPI_Neighbor_alltoall", COLL_BLOCKING, sendbuf, sendcount, sendtype,
-                        recvbuf, recvcount, recvtype, comm, MPI_INFO_NULL, NULL);
+    return nbr_alltoall(fn, COLL_BLOCKING, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm)
+int b_Ineighbor_alltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return nbr_alltoall("MPI_Neighbor_alltoall_c", COLL_BLOCKING, sendbuf, sendcount, sendtype,
-                        recvbuf, recvcount, recvtype, comm, MPI_INFO_NULL, NULL);
+    return nbr_alltoall(fn, COLL_NONBLOCKING, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, MPI_INFO_NULL, request);
 }
 
-int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request)
+int b_Neighbor_alltoall_init(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
 {
-    return nbr_alltoall("MPI_Ineighbor_alltoall", COLL_NONBLOCKING, sendbuf, sendcount, sendtype,
-                        recvbuf, recvcount, recvtype, comm, MPI_INFO_NULL, request);
-}
-
-int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm, MPI_Request *request)
-{
-    return nbr_alltoall("MPI_Ineighbor_alltoall_c", COLL_NONBLOCKING, sendbuf, sendcount, sendtype,
-                        recvbuf, recvcount, recvtype, comm, MPI_INFO_NULL, request);
-}
-
-int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request)
-{
-    return nbr_alltoall("MPI_Neighbor_alltoall_init", COLL_PERSISTENT, sendbuf, sendcount, sendtype,
-                        recvbuf, recvcount, recvtype, comm, info, request);
-}
-
-int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return nbr_alltoall("MPI_Neighbor_alltoall_init_c", COLL_PERSISTENT, sendbuf, sendcount,
-                        sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    return nbr_alltoall(fn, COLL_PERSISTENT, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, info, request);
 }
 
 int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

@@ -42,12 +42,19 @@ int mpii_attr_copy_comm(MPI_Comm oldh, MPI_Comm newh, mpii_attr *src, mpii_attr 
 int mpii_attr_delete_all(int objkind, int handle, mpii_attr **list);
 
 /* ---- groups (src/mpi/group) --------------------------------------------- */
+typedef struct mpii_bbuf mpii_bbuf;    /* a buffered-mode buffer (src/mpi/pt2pt/bsend.c) */
+/* the buffer slot of a session, NULL if h is not a live session (src/mpi/session) */
+mpii_bbuf **mpii_session_bbuf(MPI_Session h);
+/* the error handler of a session, MPI_ERRHANDLER_NULL if h is not a live session */
+MPI_Errhandler mpii_session_errh(MPI_Session h);
+
 typedef struct mpii_group {
     int handle;
     int refcount;
     int size;
     int rank;           /* my rank in the group or MPI_UNDEFINED */
     int *lpids;         /* process ids (index in the job's process table) of each rank */
+    MPI_Session session; /* MPI_Group_from_session_pset: its session, else 0 */
 } mpii_group;
 mpii_group *mpii_group_get(MPI_Group h);            /* NULL if not a valid group handle */
 mpii_group *mpii_group_create(int size, const int *lpids);   /* refcount 1, handle assigned */
@@ -79,6 +86,8 @@ typedef struct mpii_comm {
     char name[MPI_MAX_OBJECT_NAME];
     void *topo;             /* topology (src/mpi/topo), NULL if none */
     void *coll_shm;         /* node-level collective segment (src/mpi/coll/node_shm.c) */
+    mpii_bbuf *bbuf;        /* MPI_Comm_attach_buffer, NULL if none */
+    MPI_Session session;    /* the session it derives from, else 0 */
 } mpii_comm;
 mpii_comm *mpii_comm_get(MPI_Comm h);       /* NULL if not a valid communicator handle */
 /* the process id behind a destination/source rank: the remote group's for inter-communicators */
@@ -99,7 +108,7 @@ typedef struct mpii_dtype {
     int handle;
     int refcount;
     int committed;
-    int predefined;
+    int predefined;         /* 1: named predefined type; 2: MPI_Type_create_f90_* (never freed) */
     mpii_attr *attrs;
     char name[MPI_MAX_OBJECT_NAME];
     void *contents;         /* envelope/contents, private to datatype code */

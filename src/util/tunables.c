@@ -77,6 +77,14 @@ const util_tunable util_tunables[] = {
      "seconds a message for a context (communicator) this process does not know may wait for it to be created; then it is reported as an error naming the sender"},
 };
 const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
+/* set through MPI_T before the library started: util_tunables_load keeps them */
+static unsigned char util_tunable_fixed[sizeof util_tunables / sizeof util_tunables[0]];
+
+void util_tunable_fix(int i)
+{
+    if (i >= 0 && i < util_ntunables)
+        util_tunable_fixed[i] = 1;
+}
 
 static int util_tunable_parse(const util_tunable *t, const char *s)
 {
@@ -137,6 +145,8 @@ int util_tunables_load(void)
     int rc = UTIL_OK;
     for (int i = 0; i < util_ntunables; i++) {
         const util_tunable *t = &util_tunables[i];
+        if (util_tunable_fixed[i])
+            continue;
         (void)util_tunable_parse(t, t->defval);
         const char *env = getenv(t->name);
         if (env && *env && util_tunable_parse(t, env) != UTIL_OK) {

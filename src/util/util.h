@@ -156,6 +156,8 @@ int util_tunables_agree_format(const char *version, char *buf, size_t len);
  * (joined by "; ", or that the versions differ) to msg. Returns how many differ. */
 int util_tunables_agree_compare(const char *a, int ra, const char *b, int rb, char *msg,
                                 size_t len);
+/* the value of tunable i was set through MPI_T: util_tunables_load keeps it */
+void util_tunable_fix(int i);
 
 /* ---- node identity ----------------------------------------------------------- */
 /* A key naming the shared-memory domain this process lives in: two processes

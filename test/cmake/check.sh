@@ -52,6 +52,16 @@ run2 "$WORK/hello-mpicc"
 step "soname of the installed library and of the mpicc build"
 sh "$HERE/soname.sh" "$(ls "$P"/lib*/libdcfampi.so | head -1)" "$WORK/hello-mpicc"
 
+# A -L of the user's that holds another libmpi.so (as /usr/lib/<triplet> does
+# when a system MPI is installed, and as Python's distutils pass it) must not
+# make mpicc link that one: here a decoy libmpi.so without any MPI function.
+step "mpicc build with -L to another libmpi.so"
+mkdir -p "$WORK/decoy"
+echo 'int dcfa_decoy;' > "$WORK/decoy/decoy.c"
+${CC:-cc} -shared -fPIC "$WORK/decoy/decoy.c" -o "$WORK/decoy/libmpi.so"
+"$P/bin/mpicc" -O2 "$HERE/hello.c" -L"$WORK/decoy" -o "$WORK/hello-decoy"
+run2 "$WORK/hello-decoy"
+
 step "pkg-config build"
 PKG_CONFIG_PATH=$(dirname "$(ls "$P"/lib*/pkgconfig/mpi.pc | head -1)")
 export PKG_CONFIG_PATH

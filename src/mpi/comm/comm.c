@@ -10,6 +10,8 @@
 #include "mpi/attr/attr.h"
 #include "mpi/errhan/errhan.h"
 #include "mpi/topo/topo.h"
+#include "mpi/pt2pt/pt2pt.h"
+#include "mpi/info/info.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -73,6 +75,7 @@ static void comm_fill(mpii_comm *c, const mpii_comm *parent, mpii_group *g, uint
     c->errhandler = parent ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
     mpii_errh_ref(c->errhandler);
     c->info = MPI_INFO_NULL;
+    c->session = parent ? parent->session : 0;
 }
 
 /* A new communicator owning the references g and remote (NULL: intra) on
@@ -99,6 +102,7 @@ static void comm_destroy(mpii_comm *c)
 {
     if (c->ctx / 2 < MPII_CTX_PAIRS && comm_by_pair[c->ctx / 2] == c)
         comm_by_pair[c->ctx / 2] = NULL;
+    mpii_bbuf_drop(&c->bbuf);
     mpii_ctx_release(&mpii_ctx_st, c->ctx);
     if (c->local_comm)
         comm_destroy(c->local_comm);
@@ -458,16 +462,29 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
         color = node_color;
         break;
     case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
+        /* the resource named by the info: the node, or (resource guided) a process set */
         comm_info_value(info, "mpi_hw_resource_type", want, sizeof want);
         if (strcmp(want, "mpi_shared_memory") == 0)
             color = node_color;
+        if (type == MPI_COMM_TYPE_RESOURCE_GUIDED) {
+            comm_info_value(info, "mpi_pset_name", want, sizeof want);
+            if (strcmp(want, "mpi://WORLD") == 0)
+                color = 0;
+            else if (strcmp(want, "mpi://SELF") == 0)
+                color = c->rank;
+        }
         break;
     case MPI_COMM_TYPE_HW_UNGUIDED:
-        /* the one level we know of below the parent: the node, if it is smaller */
-        if (node_size < c->size)
+        /* the one level we know of below the parent: the node, if it is smaller; MPI 4.1
+         * names the resource in the caller's info */
+        if (node_size < c->size) {
             color = node_color;
+            if (info != MPI_INFO_NULL && info != MPI_INFO_ENV)
+                mpii_info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+        }
         break;
-    default: /* MPI_UNDEFINED, MPI_COMM_TYPE_RESOURCE_GUIDED (no process sets known) */
+    default: /* MPI_UNDEFINED */
         break;
     }
     return mpii_comm_split(c, color, key, out);
@@ -706,7 +723,10 @@ static int comm_stringtag(const char *s)
 int mpii_comm_create_from_group(mpii_group *g, const char *stringtag, mpii_comm **out)
 {
     mpii_comm *world = mpii_comm_get(MPI_COMM_WORLD);
-    return mpii_comm_create_group(world, g, comm_stringtag(stringtag), out);
+    int rc = mpii_comm_create_group(world, g, comm_stringtag(stringtag), out);
+    if (rc == MPI_SUCCESS && *out)
+        (*out)->session = g->session;
+    return rc;
 }
 
 int mpii_intercomm_from_groups(mpii_group *local, int local_leader, mpii_group *remote,

@@ -58,6 +58,10 @@ MPI_Count mpii_dtype_external32_size(const mpii_dtype *t);
 /* convert `count` packed elements of t from native to external32 (to_ext) or back */
 void mpii_dtype_external32(const mpii_dtype *t, void *native, void *ext, MPI_Count count,
                            int to_ext);
+/* MPI_Type_create_f90_integer/real/complex (combiner MPI_COMBINER_F90_*; p is
+ * ignored for integers): one handle per (combiner, p, r); MPI_ERR_ARG if no
+ * type has that precision and range */
+int mpii_dtype_f90(int combiner, int p, int r, MPI_Datatype *out);
 /* MPI_Type_match_size, MPI_Type_get_value_index: MPI_DATATYPE_NULL if none */
 MPI_Datatype mpii_dtype_match_size(int typeclass, int size);
 MPI_Datatype mpii_dtype_value_index(MPI_Datatype value, MPI_Datatype index);

@@ -67,6 +67,13 @@ typedef struct dtype_info {
 
 static util_htab dtype_tab;
 static int dtype_inited;
+/* the MPI_Type_create_f90_* types made so far (mpii_dtype_f90) */
+#define DTYPE_F90_MAX 64
+static struct {
+    int combiner, p, r;
+    MPI_Datatype h;
+} dtype_f90[DTYPE_F90_MAX];
+static int dtype_nf90;
 
 static dtype_info *dtype_info_of(const mpii_dtype *t) { return t->contents; }
 
@@ -293,6 +300,7 @@ void mpii_dtype_finalize(void)
     }
     util_htab_destroy(&dtype_tab);
     memset(mpii_dtype_predef, 0, sizeof mpii_dtype_predef);
+    dtype_nf90 = 0;
     dtype_inited = 0;
 }
 
@@ -356,6 +364,68 @@ int mpii_dtype_build_dup(mpii_dtype *old, MPI_Datatype *out)
     dtype_register(&dt, &sb, &env, out);
     mpii_dtype *t = mpii_dtype_get(*out);
     t->committed = old->committed;
+    return MPI_SUCCESS;
+}
+
+/* ---- parameterized Fortran 90 types (MPI_Type_create_f90_*) ------------------------
+ * A copy of the predefined type of the right size whose envelope records the
+ * combiner and (p, r); predefined == 2 (never freed, envelope not NAMED).
+ * The same (combiner, p, r) gives the same handle, as MPI requires. */
+
+static MPI_Datatype dtype_f90_base(int combiner, int p, int r)
+{
+    if (combiner == MPI_COMBINER_F90_INTEGER)
+        return r <= 2 ? MPI_INTEGER1 : r <= 4 ? MPI_INTEGER2 : r <= 9 ? MPI_INTEGER4
+               : r <= 18 ? MPI_INTEGER8 : MPI_DATATYPE_NULL;
+    int cx = combiner == MPI_COMBINER_F90_COMPLEX;
+    /* IEEE single and double, and x87 extended precision (long double) */
+    if (p <= 6 && r <= 37)
+        return cx ? MPI_COMPLEX8 : MPI_REAL4;
+    if (p <= 15 && r <= 307)
+        return cx ? MPI_COMPLEX16 : MPI_REAL8;
+    if (p <= 18 && r <= 4931)
+        return cx ? MPI_COMPLEX32 : MPI_REAL16;
+    return MPI_DATATYPE_NULL;
+}
+
+int mpii_dtype_f90(int combiner, int p, int r, MPI_Datatype *out)
+{
+    for (int i = 0; i < dtype_nf90; i++) {
+        if (dtype_f90[i].combiner == combiner && dtype_f90[i].p == p && dtype_f90[i].r == r) {
+            *out = dtype_f90[i].h;
+            return MPI_SUCCESS;
+        }
+    }
+    MPI_Datatype bh = dtype_f90_base(combiner, p == MPI_UNDEFINED ? 0 : p,
+                                     r == MPI_UNDEFINED ? 0 : r);
+    if (bh == MPI_DATATYPE_NULL)
+        return MPI_ERR_ARG;
+    if (dtype_nf90 == DTYPE_F90_MAX)
+        return MPI_ERR_INTERN;
+    mpii_dtype *base = mpii_dtype_get(bh);
+    core_dt dt;
+    dtype_segbuf sb = {0};
+    int st = core_dt_copy(&dt, &base->dt);
+    if (st != UTIL_OK)
+        return dtype_errclass(st);
+    dtype_seg_copy(&sb, base);
+    int ints[2] = {p, r};
+    mpii_dtype_env env = {.combiner = combiner, .ni = 2, .ints = ints};
+    if (combiner == MPI_COMBINER_F90_INTEGER)
+        env.ni = 1, ints[0] = r;
+    MPI_Datatype h;
+    int rc = dtype_register(&dt, &sb, &env, &h);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_dtype *t = mpii_dtype_get(h);
+    t->committed = 1;
+    t->predefined = 2;
+    snprintf(t->name, sizeof t->name, "%s", base->name);
+    dtype_f90[dtype_nf90].combiner = combiner;
+    dtype_f90[dtype_nf90].p = p;
+    dtype_f90[dtype_nf90].r = r;
+    dtype_f90[dtype_nf90++].h = h;
+    *out = h;
     return MPI_SUCCESS;
 }
 
@@ -434,7 +504,7 @@ void mpii_dtype_envelope(const mpii_dtype *t, int *ni, int *na, int *nc, int *nd
 {
     const dtype_info *in = dtype_info_of(t);
     *ni = in->ni, *na = in->na, *nc = in->nc, *nd = in->nd;
-    *combiner = t->predefined ? MPI_COMBINER_NAMED : in->combiner;
+    *combiner = t->predefined == 1 ? MPI_COMBINER_NAMED : in->combiner;
     *large = in->large;
 }
 

@@ -407,7 +407,14 @@ static MPI_Errhandler errh_pick(int *objkind, int *handle)
 {
     if (*objkind == MPII_OBJ_FILE)
         return errh_file_default;
-    if (!errh_live() || *objkind == MPII_OBJ_WIN || *objkind == MPII_OBJ_SESSION)
+    if (*objkind == MPII_OBJ_SESSION) {
+        /* a session's own handler; an invalid session's error goes where object-less ones go */
+        MPI_Errhandler eh = mpii_session_errh(*handle);
+        if (eh != MPI_ERRHANDLER_NULL)
+            return eh;
+        *objkind = MPII_OBJ_NONE;
+    }
+    if (!errh_live() || *objkind == MPII_OBJ_WIN)
         return MPI_ERRORS_ARE_FATAL;
     mpii_comm *c = *objkind == MPII_OBJ_COMM ? mpii_comm_get(*handle) : NULL;
     if (c && c->errhandler != MPI_ERRHANDLER_NULL)

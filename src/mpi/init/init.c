@@ -159,6 +159,8 @@ int mpii_not_live(const char *fn)
                     "MPI is not initialized: call MPI_Init, MPI_Init_thread or MPI_Session_init "
                     "first");
 }
+/* 1 while MPI_Init or a session holds the runtime, 2 once it was shut down, else 0 */
+int mpii_runtime_state(void) { return mpii_runtime_users > 0 ? 1 : mpii_runtime_done ? 2 : 0; }
 
 static int mpii_thread_grant(int required)
 {

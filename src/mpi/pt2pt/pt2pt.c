@@ -12,20 +12,11 @@
 
 /* requests nobody waits for (MPI_Request_free, buffered sends): freed once complete */
 static util_queue mpii_detached;
-/* buffered mode: the attached buffer, carved first-fit */
-static struct {
-    char *buf;
-    size_t size;
-    struct bseg { size_t off, len; } *used;
-    int nused, capused;
-} mpii_bsend;
 static util_htab mpii_msgs;     /* MPI_Message -> core_msg * */
 
 typedef struct mpii_detached_node {
     util_qnode qn;
     core_req *r;
-    int bseg;   /* index+1 of the attached-buffer segment it holds, 0 if none */
-    size_t boff;
 } mpii_detached_node;
 
 int mpii_pt2pt_init(void)
@@ -35,36 +26,20 @@ int mpii_pt2pt_init(void)
     return MPI_SUCCESS;
 }
 
-static void mpii_bsend_release(size_t off)
-{
-    for (int i = 0; i < mpii_bsend.nused; i++) {
-        if (mpii_bsend.used[i].off == off) {
-            mpii_bsend.used[i] = mpii_bsend.used[--mpii_bsend.nused];
-            return;
-        }
-    }
-}
-
 /* free what finished among the detached requests */
-static int mpii_detached_collect(void)
+static void mpii_detached_collect(void)
 {
-    int bsend_left = 0;
     util_qnode *n = mpii_detached.head.next;
     while (n != &mpii_detached.head) {
         util_qnode *next = n->next;
         mpii_detached_node *d = UTIL_CONTAINER(n, mpii_detached_node, qn);
         if (d->r->complete) {
-            if (d->bseg)
-                mpii_bsend_release(d->boff);
             mpii_req_release(d->r);
             util_queue_remove(n);
             free(d);
-        } else if (d->bseg) {
-            bsend_left++;
         }
         n = next;
     }
-    return bsend_left;
 }
 
 /* with wait, progress until every detached request is complete. No list
@@ -88,8 +63,8 @@ static void mpii_detached_sweep(int wait)
 void mpii_pt2pt_finalize(void)
 {
     mpii_detached_sweep(1);
-    free(mpii_bsend.used);
-    memset(&mpii_bsend, 0, sizeof mpii_bsend);
+    mpii_bbuf_drop(mpii_bbuf_process());
+    mpii_part_finalize();
     util_htab_destroy(&mpii_msgs);
 }
 
@@ -101,6 +76,8 @@ void mpii_req_release(core_req *r)
     }
     if (r->kind == CORE_REQ_PERSIST && r->u.persist.coll)
         coll_sched_free(r->u.persist.coll);   /* deferred while a start of it runs */
+    if (r->kind == CORE_REQ_PERSIST && r->owner)
+        mpii_part_free(r->owner);
     if (r->dtype)
         mpii_dtype_release(r->dtype);
     core_req_free(r);
@@ -170,119 +147,6 @@ int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag
     return mpii_hold_dtype(*out, dt);
 }
 
-/* ---- buffered mode ----------------------------------------------------------------- */
-
-int mpii_buffer_attach(void *buf, size_t size)
-{
-    if (mpii_bsend.buf)
-        return MPI_ERR_BUFFER;
-    mpii_bsend.buf = buf;
-    mpii_bsend.size = size;
-    mpii_bsend.nused = 0;
-    return MPI_SUCCESS;
-}
-
-int mpii_buffer_detach(void **buf, size_t *size)
-{
-    mpii_detached_sweep(1);
-    *buf = mpii_bsend.buf;
-    *size = mpii_bsend.size;
-    mpii_bsend.buf = NULL;
-    mpii_bsend.size = 0;
-    return MPI_SUCCESS;
-}
-
-static int mpii_bseg_cmp(const void *a, const void *b)
-{
-    const struct bseg *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* first fit in the attached buffer; each message costs MPI_BSEND_OVERHEAD extra */
-static int mpii_bsend_alloc(size_t len, size_t *off)
-{
-    size_t need = len + MPI_BSEND_OVERHEAD;
-    if (mpii_bsend.nused > 1)
-        qsort(mpii_bsend.used, (size_t)mpii_bsend.nused, sizeof *mpii_bsend.used, mpii_bseg_cmp);
-    size_t at = 0;
-    for (int i = 0; i <= mpii_bsend.nused; i++) {
-        size_t end = i < mpii_bsend.nused ? mpii_bsend.used[i].off : mpii_bsend.size;
-        if (end >= at && end - at >= need) {
-            if (mpii_bsend.nused == mpii_bsend.capused) {
-                mpii_bsend.capused = mpii_bsend.capused ? 2 * mpii_bsend.capused : 16;
-                mpii_bsend.used = util_realloc(mpii_bsend.used, (size_t)mpii_bsend.capused * sizeof *mpii_bsend.used);
-            }
-            mpii_bsend.used[mpii_bsend.nused].off = at;
-            mpii_bsend.used[mpii_bsend.nused].len = need;
-            mpii_bsend.nused++;
-            *off = at;
-            return 1;
-        }
-        if (i < mpii_bsend.nused)
-            at = mpii_bsend.used[i].off + mpii_bsend.used[i].len;
-    }
-    return 0;
-}
-
-/* Room for a buffered message. When the buffer is full of messages already
- * sent, the completions that have arrived (or arrive within about a
- * millisecond of progress) free it: a DONE may still sit in the ring while
- * the peer has long received the data (after an MPI_Barrier run through the
- * node segment, say: MPICH threads/pt2pt/mt_bsendrecv_pers_huge). */
-static int mpii_bsend_room(size_t bytes, size_t *off)
-{
-    if (!mpii_bsend.buf)
-        return 0;
-    int pending = mpii_detached_collect();
-    if (mpii_bsend_alloc(bytes, off))
-        return 1;
-    uint64_t until = util_now_ns() + 1000000u;
-    util_backoff b;
-    util_backoff_reset(&b);
-    while (pending > 0 && util_now_ns() < until) {
-        if (core_progress() > 0)
-            util_backoff_reset(&b);
-        else
-            util_backoff_wait(&b);
-        pending = mpii_detached_collect();
-        if (mpii_bsend.buf && mpii_bsend_alloc(bytes, off))
-            return 1;
-    }
-    return 0;
-}
-
-int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
-                     mpii_comm *c, core_req **out)
-{
-    mpii_dtype *t = mpii_dtype_get(dt);
-    size_t bytes = (size_t)count * t->dt.size;
-    size_t off;
-    if (!mpii_bsend_room(bytes, &off))
-        return MPI_ERR_BUFFER;
-    char *copy = mpii_bsend.buf + off;
-    if (bytes)
-        core_dt_pack(buf, (size_t)count, &t->dt, 0, copy, bytes);
-    mpii_dtype *byte = mpii_dtype_get(MPI_BYTE);
-    core_req *r;
-    int rc = core_isend(copy, bytes, &byte->dt, mpii_comm_peer_lpid(c, dest), c->rank, tag, c->ctx,
-                        CORE_SEND_STD, &r);
-    if (rc != UTIL_OK) {
-        mpii_bsend_release(off);
-        return mpii_errclass(rc);
-    }
-    r->comm = c->handle;
-    mpii_detached_node *d = util_calloc(1, sizeof *d);
-    d->r = r;
-    d->bseg = 1;
-    d->boff = off;
-    util_queue_push(&mpii_detached, &d->qn);
-    /* the user's request is complete: the data is in the attached buffer */
-    *out = mpii_req_null_op(c);
-    (*out)->status.MPI_SOURCE = MPI_UNDEFINED;
-    (*out)->status.MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-}
-
 /* ---- completion ---------------------------------------------------------------------- */
 
 static void mpii_status_out(const core_req *r, MPI_Status *st)
@@ -321,6 +185,8 @@ static core_req *mpii_req_active(core_req *r)
 
 int mpii_req_is_done(core_req *r)
 {
+    if (r->kind == CORE_REQ_PERSIST && r->owner)
+        mpii_part_poll(r);
     core_req *a = mpii_req_active(r);
     if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL || r->kind == CORE_REQ_SCHED)
         return r->complete;

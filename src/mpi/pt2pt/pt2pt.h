@@ -10,10 +10,21 @@ int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, 
                     mpii_comm *c, int coll, int mode, core_req **out);
 int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
                     int coll, core_req **out);
+
+/* bsend.c: buffered mode. A buffer is attached to a slot: the process's
+ * (mpii_bbuf_process()), a communicator's (&c->bbuf) or a session's
+ * (mpii_session_bbuf()); a buffered send uses its communicator's, else its
+ * session's, else the process's. */
 int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
                      mpii_comm *c, core_req **out);
-int mpii_buffer_attach(void *buf, size_t size);
-int mpii_buffer_detach(void **buf, size_t *size);
+mpii_bbuf **mpii_bbuf_process(void);
+/* buf may be MPI_BUFFER_AUTOMATIC; MPI_ERR_BUFFER if the slot has one already */
+int mpii_bbuf_attach(mpii_bbuf **slot, void *buf, size_t size);
+/* flushes, then empties the slot; MPI_ERR_BUFFER if it is empty */
+int mpii_bbuf_detach(mpii_bbuf **slot, void **buf, size_t *size);
+void mpii_bbuf_drop(mpii_bbuf **slot);        /* detach if attached (object teardown) */
+void mpii_bbuf_flush(mpii_bbuf *bb);          /* waits until no send of bb is in flight */
+int mpii_bbuf_iflush(mpii_bbuf *bb, core_req **out); /* a request completing then */
 
 core_req *mpii_req_get(MPI_Request h);      /* NULL if not a live request */
 int mpii_req_is_done(core_req *r);
@@ -33,6 +44,19 @@ int mpii_isendrecv(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest
 int mpii_greq_start(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
                     MPI_Grequest_cancel_function *cancel, void *extra, core_req **out);
 int mpii_greq_cancel(core_req *r);
+
+/* part.c: partitioned requests are CORE_REQ_PERSIST with owner an mpii_part */
+typedef struct mpii_part mpii_part;
+int mpii_part_init(int is_send, void *buf, int partitions, MPI_Count count, MPI_Datatype dt,
+                   int peer, int tag, mpii_comm *c, core_req **out);
+int mpii_part_start(core_req *r);          /* MPI_Start: a new round */
+void mpii_part_poll(core_req *r);          /* moves the round on; completes its request */
+int mpii_part_is_send(core_req *r);
+int mpii_part_partitions(core_req *r);
+int mpii_part_ready(core_req *r, int p);   /* MPI_ERR_ARG if p was ready already */
+int mpii_part_arrived(core_req *r, int p); /* 1 once every byte of partition p is there */
+void mpii_part_free(mpii_part *pt);
+void mpii_part_finalize(void);
 
 MPI_Message mpii_msg_put(core_msg *m);
 core_msg *mpii_msg_take(MPI_Message h);

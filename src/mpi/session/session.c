@@ -4,6 +4,7 @@
 #include "mpi/mpii.h"
 #include "mpi/info/info.h"
 #include "mpi/errhan/errhan.h"
+#include "mpi/pt2pt/pt2pt.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,7 @@ typedef struct mpii_session {
     int thread_level;
     MPI_Errhandler errh;
     MPI_Info info;
+    mpii_bbuf *bbuf;        /* MPI_Session_attach_buffer */
 } mpii_session;
 
 static util_htab mpii_sessions;
@@ -27,6 +29,18 @@ static mpii_session *session_get(MPI_Session h)
     if (!mpii_sessions_ready || MPII_HANDLE_KIND(h) != MPII_KIND_SESSION)
         return NULL;
     return util_htab_get(&mpii_sessions, MPII_HANDLE_INDEX(h));
+}
+
+mpii_bbuf **mpii_session_bbuf(MPI_Session h)
+{
+    mpii_session *s = session_get(h);
+    return s ? &s->bbuf : NULL;
+}
+
+MPI_Errhandler mpii_session_errh(MPI_Session h)
+{
+    mpii_session *s = session_get(h);
+    return s ? s->errh : MPI_ERRHANDLER_NULL;
 }
 
 static int session_bad(const char *fn)
@@ -63,6 +77,7 @@ static int session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *s
     mpii_session *s = util_htab_alloc(&mpii_sessions, &idx);
     s->thread_level = required; /* every level is provided (the entry lock, async.c) */
     s->errh = errhandler;
+    mpii_errh_ref(errhandler);
     s->info = mpii_info_new();
     mpii_info_set(s->info, "thread_level", mpii_levels[s->thread_level]);
     mpii_info_set(s->info, "mpi_memory_alloc_kinds", "mpi,system");
@@ -84,6 +99,8 @@ static int session_finalize(MPI_Session *session)
     mpii_session *s = session ? session_get(*session) : NULL;
     if (!s)
         return session_bad("MPI_Session_finalize");
+    mpii_bbuf_drop(&s->bbuf);
+    mpii_errh_release(s->errh);
     mpii_info_free(s->info);
     util_htab_free(&mpii_sessions, MPII_HANDLE_INDEX(*session));
     *session = MPI_SESSION_NULL;
@@ -167,6 +184,60 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
                         pset_name ? pset_name : "(null)");
     mpii_comm *c = mpii_comm_get(i == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF);
     mpii_group *g = mpii_group_create(c->group->size, c->group->lpids);
+    g->session = session;
     *newgroup = g->handle;
+    return MPI_SUCCESS;
+}
+
+/* ---- error handlers ------------------------------------------------------------------ */
+
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *f, MPI_Errhandler *eh)
+{
+    static const char fn[] = "MPI_Session_create_errhandler";
+    if (!f)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "function: must not be NULL");
+    if (!eh)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "errhandler: NULL pointer");
+    *eh = mpii_errh_create(MPII_ERRH_SESSION, (mpii_errh_fn)f);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler eh)
+{
+    static const char fn[] = "MPI_Session_set_errhandler";
+    mpii_session *s = session_get(session);
+    if (!s)
+        return session_bad(fn);
+    if (!mpii_errh_exists(eh))
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ERRHANDLER, fn,
+                        "errhandler: invalid error handler");
+    if (!mpii_errh_usable(eh, MPII_ERRH_SESSION))
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, fn,
+                        "errhandler: created for another kind of object");
+    mpii_errh_ref(eh);
+    mpii_errh_release(s->errh);
+    s->errh = eh;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *eh)
+{
+    static const char fn[] = "MPI_Session_get_errhandler";
+    mpii_session *s = session_get(session);
+    if (!s)
+        return session_bad(fn);
+    if (!eh)
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, fn, "errhandler: NULL pointer");
+    mpii_errh_ref(s->errh);
+    *eh = s->errh;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
+{
+    mpii_session *s = session_get(session);
+    if (!s)
+        return session_bad("MPI_Session_call_errhandler");
+    mpii_errh_invoke(MPII_OBJ_SESSION, session, s->errh, errorcode);
     return MPI_SUCCESS;
 }
