@@ -73,6 +73,16 @@ const util_tunable util_tunables[] = {
      "bytes per rank in the node segment: the largest reduce/allreduce vector it takes (bcast: (ranks + 1) times this)"},
     {"DCFA_COLL_REDUCE_SCATTER_LONG", UTIL_T_SIZE, &util_cfg.coll_reduce_scatter_long, "262144", NULL,
      "reduce_scatter of a vector of at least this many bytes (commutative op) uses the pairwise exchange"},
+    {"DCFA_IO_CB_BUFFER", UTIL_T_SIZE, &util_cfg.io_cb_buffer, "16777216", NULL,
+     "MPI-IO two-phase collective buffering: bytes an aggregator writes or reads per cycle (default of the cb_buffer_size hint)"},
+    {"DCFA_IO_CB_NODES", UTIL_T_INT, &util_cfg.io_cb_nodes, "0", NULL,
+     "MPI-IO aggregators of collective access (default of the cb_nodes hint); 0: one per node"},
+    {"DCFA_IO_CB", UTIL_T_ENUM, &util_cfg.io_cb, "auto", "auto,enable,disable",
+     "MPI-IO collective buffering (romio_cb_read/romio_cb_write): auto aggregates when the ranks' file ranges interleave"},
+    {"DCFA_IO_DS", UTIL_T_ENUM, &util_cfg.io_ds, "auto", "auto,enable,disable",
+     "MPI-IO data sieving of independent non-contiguous access (romio_ds_read/romio_ds_write): auto sieves when the pieces fill at least 1/8 of the span"},
+    {"DCFA_IO_IND_BUFFER", UTIL_T_SIZE, &util_cfg.io_ind_buffer, "4194304", NULL,
+     "MPI-IO independent access: staging and data sieving buffer (default of ind_rd_buffer_size/ind_wr_buffer_size)"},
 };
 const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
 
