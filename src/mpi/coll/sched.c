@@ -363,12 +363,12 @@ static void sched_round_continue(coll_sched *s, int from)
     for (int i = begin; i < end; i++)
         if (s->ops[i].kind == SCHED_POLL && !s->ops[i].fn(s, s->ops[i].rbuf))
             s->npolls++;
-    if (s->npolls) {
+    /* pending may have touched 0 while the messages were posted (a send to
+     * my own process completes the receive posted before it at once): only
+     * the count after posting says whether the round is done */
+    if (s->npolls)
         s->pending++;   /* the polls count as one outstanding item */
-        s->ready = 0;
-    } else if (s->pending == 0) {
-        s->ready = 1;
-    }
+    s->ready = s->pending == 0;
 }
 
 /* test the current round's polls that are still false */
