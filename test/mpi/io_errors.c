@@ -143,6 +143,24 @@ int main(int argc, char **argv)
         rc = MPI_File_set_view(fh, 0, MPI_INT, three, "native", MPI_INFO_NULL);
         mtest_check_class("set_view with a filetype of 3 bytes and etype int", rc, MPI_ERR_TYPE);
         MPI_Type_free(&three);
+        /* displacements: negative, decreasing, overlapping (writable file) */
+        int bl[2] = {1, 1}, dneg[2] = {-2, 2}, ddec[2] = {3, 0}, dovl[2] = {0, 1}, bovl[2] = {3, 1};
+        MPI_Datatype t;
+        MPI_Type_indexed(2, bl, dneg, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        rc = MPI_File_set_view(fh, 0, MPI_INT, t, "native", MPI_INFO_NULL);
+        mtest_check_class("set_view with a negative displacement", rc, MPI_ERR_IO);
+        MPI_Type_free(&t);
+        MPI_Type_indexed(2, bl, ddec, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        rc = MPI_File_set_view(fh, 0, MPI_INT, t, "native", MPI_INFO_NULL);
+        mtest_check_class("set_view with decreasing displacements", rc, MPI_ERR_IO);
+        MPI_Type_free(&t);
+        MPI_Type_indexed(2, bovl, dovl, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        rc = MPI_File_set_view(fh, 0, MPI_INT, t, "native", MPI_INFO_NULL);
+        mtest_check_class("set_view with an overlapping filetype (writable)", rc, MPI_ERR_IO);
+        MPI_Type_free(&t);
         rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "no-such-rep", MPI_INFO_NULL);
         mtest_check_class("set_view with an unknown datarep", rc, MPI_ERR_UNSUPPORTED_DATAREP);
         rc = MPI_File_read_all_end(fh, buf, &st);

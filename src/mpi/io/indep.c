@@ -99,6 +99,7 @@ void io_req_init(io_req *q, io_file *f, int write, MPI_Offset pos, void *buf, MP
 {
     memset(q, 0, sizeof *q);
     q->f = f;
+    q->view = &f->view;
     q->write = write;
     q->pos = pos;
     q->buf = buf;
@@ -125,6 +126,7 @@ MPI_Offset io_req_native_bytes(const io_req *q, MPI_Offset fbytes)
 
 typedef struct io_ctx {
     io_file *f;
+    const io_view *view;
     int write;
     int locked;        /* the whole access holds a lock (atomic mode) */
     int sieve;         /* enum io_tri of romio_ds_read/write */
@@ -136,7 +138,7 @@ typedef struct io_ctx {
 
 static int io_sieve_worth(const io_ctx *c, const io_run *r, int n)
 {
-    if (n < 2 || c->sieve == IO_DISABLE || (c->write && !c->f->rdfd))
+    if (n < 2 || c->sieve == IO_DISABLE || (c->write && !c->f->rdfd) || !c->view->monotone)
         return 0;
     MPI_Offset span = r[n - 1].off + r[n - 1].len - r[0].off, data = 0;
     for (int i = 0; i < n; i++)
@@ -209,7 +211,7 @@ static int io_file_side(io_ctx *c, MPI_Offset p, MPI_Offset n, char *data, MPI_O
     int e = 0, rc;
     while (done < n) {
         MPI_Offset cov;
-        int nr = io_view_runs(&f->view, p + done, n - done, runs, IO_RUNS, &cov);
+        int nr = io_view_runs(c->view, p + done, n - done, runs, IO_RUNS, &cov);
         char *d = data + done;
         for (int i = 0; i < nr;) {
             /* the window of runs starting at i that fits the sieving buffer */
@@ -276,7 +278,7 @@ int io_indep(const io_req *q, MPI_Offset *done)
     *done = 0;
     if (q->fbytes == 0)
         return MPI_SUCCESS;
-    io_ctx c = {.f = f, .write = q->write};
+    io_ctx c = {.f = f, .view = q->view, .write = q->write};
     c.sieve = q->write ? f->hints.ds_write : f->hints.ds_read;
     c.sbsize = q->write ? f->hints.ind_wr_buffer_size : f->hints.ind_rd_buffer_size;
     int direct = !q->conv && q->mt->dt.contig;
@@ -294,8 +296,10 @@ int io_indep(const io_req *q, MPI_Offset *done)
     int rc = MPI_SUCCESS;
     MPI_Offset lo = 0, span = 0;
     if (f->atomic) {
-        lo = io_view_byte(&f->view, q->pos);
-        span = io_view_byte(&f->view, q->pos + q->fbytes - 1) + 1 - lo;
+        if (q->view->monotone) {
+            lo = io_view_byte(q->view, q->pos);
+            span = io_view_byte(q->view, q->pos + q->fbytes - 1) + 1 - lo;
+        } /* else the whole file (span 0: to the end and beyond) */
         rc = io_lock(f->fd, q->write ? F_WRLCK : F_RDLCK, lo, span);
         if (rc != MPI_SUCCESS) {
             io_fail(f, rc, "locking bytes %lld..%lld (atomic mode) failed", (long long)lo,

@@ -48,6 +48,7 @@ typedef struct io_view {
     core_dt scaled;      /* file layout when the representation changes sizes */
     int has_scaled;
     int rep; /* enum io_rep */
+    int monotone; /* the data stream is in file order, without overlaps */
     char datarep[MPI_MAX_DATAREP_STRING];
 } io_view;
 
@@ -61,6 +62,8 @@ typedef struct io_run {
 int io_view_make(io_file *f, io_view *v, MPI_Offset disp, mpii_dtype *et, mpii_dtype *ft,
                  const char *datarep);
 void io_view_free(io_view *v);
+/* a copy holding references of its own (a nonblocking collective keeps the view it started with) */
+void io_view_copy(io_view *dst, const io_view *src);
 /* the file runs holding bytes [p, p+n) of the view's data stream (p counts
  * data bytes from the view's start, in the file representation): up to max
  * runs, in stream order (which is file order: filetype displacements are
@@ -151,6 +154,7 @@ MPI_Offset io_pread_all(int fd, void *buf, MPI_Offset n, MPI_Offset off, int *er
 /* ---- one access of a rank ------------------------------------------------------------ */
 typedef struct io_req {
     io_file *f;
+    const io_view *view;        /* the view of the access (f's, or a copy that outlives a change) */
     int write;
     MPI_Offset pos; /* first byte of the view's data stream */
     void *buf;

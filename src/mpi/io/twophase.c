@@ -38,6 +38,8 @@
 
 typedef struct tp_state {
     io_req q;
+    io_view view;           /* the view at the call (q.view points here) */
+    io_hints hints;         /* and the hints */
     io_file *f;
     mpii_comm *c;
     int rank, size;
@@ -55,7 +57,7 @@ typedef struct tp_state {
     MPI_Offset base, gmax, dsize, wsize;
     int ncycles, cycle;
     int naggr, me; /* my index among the aggregators, -1 if none */
-    const int *aggr;
+    int *aggr;              /* aggregators at the call */
     io_run *runs;     /* my runs, file order */
     MPI_Offset *rpos; /* stream offset of each (from the start of the access) */
     int nruns;
@@ -177,7 +179,7 @@ static void tp_runs(tp_state *t)
             t->rpos = util_realloc(t->rpos, (size_t)cap * sizeof *t->rpos);
         }
         MPI_Offset cov;
-        int k = io_view_runs(&t->f->view, t->q.pos + done, t->q.fbytes - done, t->runs + t->nruns,
+        int k = io_view_runs(&t->view, t->q.pos + done, t->q.fbytes - done, t->runs + t->nruns,
                              cap - t->nruns, &cov);
         MPI_Offset p = done;
         for (int i = 0; i < k; i++) {
@@ -236,13 +238,11 @@ static int tp_plan(coll_sched *s, void *arg)
         return tp_agree(s, t);
     }
     io_file *f = t->f;
-    t->naggr = f->naggr;
-    t->aggr = f->aggr;
     t->me = -1;
     for (int a = 0; a < t->naggr; a++)
         if (t->aggr[a] == t->rank)
             t->me = a;
-    MPI_Offset unit = f->hints.striping_unit;
+    MPI_Offset unit = t->hints.striping_unit;
     t->base = unit > 0 ? gmin - gmin % unit : gmin;
     t->gmax = gmax;
     t->dsize = (gmax - t->base + t->naggr - 1) / t->naggr;
@@ -250,7 +250,7 @@ static int tp_plan(coll_sched *s, void *arg)
         t->dsize = (t->dsize + unit - 1) / unit * unit;
     if (t->dsize <= 0)
         t->dsize = 1;
-    t->wsize = f->hints.cb_buffer_size;
+    t->wsize = t->hints.cb_buffer_size;
     t->ncycles = (int)((t->dsize + t->wsize - 1) / t->wsize);
     t->cycle = 0;
     tp_runs(t);
@@ -416,7 +416,7 @@ static void tp_window_write(tp_state *t)
             seg[ns++] = seg[i];
         }
     }
-    int rmw = ns > 1 && f->rdfd && f->hints.ds_write != IO_DISABLE;
+    int rmw = ns > 1 && f->rdfd && t->hints.ds_write != IO_DISABLE;
     int e = 0, rc = MPI_SUCCESS;
     if (rmw) {
         rc = io_lock(f->fd, F_WRLCK, lo, span);
@@ -626,6 +626,8 @@ static void tp_free(tp_state *t)
     free(t->win);
     free(t->conv);
     free(t->convn);
+    free(t->aggr);
+    io_view_free(&t->view);
     free(t);
 }
 
@@ -665,7 +667,7 @@ int io_coll(const io_req *q, int nonblocking, MPI_Offset *done, MPI_Request *req
 {
     io_file *f = q->f;
     int cb = q->write ? f->hints.cb_write : f->hints.cb_read;
-    if (f->atomic || cb == IO_DISABLE) {
+    if (f->atomic || cb == IO_DISABLE || !q->view->monotone) {
         /* no exchange: every rank's access is atomic (locked) on its own */
         MPI_Offset n = 0;
         int rc = io_indep(q, &n);
@@ -685,6 +687,12 @@ int io_coll(const io_req *q, int nonblocking, MPI_Offset *done, MPI_Request *req
     }
     tp_state *t = util_calloc(1, sizeof *t);
     t->q = *q;
+    io_view_copy(&t->view, q->view);
+    t->q.view = &t->view;
+    t->hints = f->hints;
+    t->naggr = f->naggr;
+    t->aggr = util_malloc((size_t)f->naggr * sizeof *t->aggr);
+    memcpy(t->aggr, f->aggr, (size_t)f->naggr * sizeof *t->aggr);
     t->f = f;
     t->c = f->comm;
     t->rank = f->comm->rank;
@@ -706,8 +714,8 @@ int io_coll(const io_req *q, int nonblocking, MPI_Offset *done, MPI_Request *req
         t->mem = (char *)mpii_buf_at(q->buf, q->mt->dt.true_lb);
     }
     if (q->fbytes > 0) {
-        t->range[0] = io_view_byte(&f->view, q->pos);
-        t->range[1] = io_view_byte(&f->view, q->pos + q->fbytes - 1) + 1;
+        t->range[0] = io_view_byte(&t->view, q->pos);
+        t->range[1] = io_view_byte(&t->view, q->pos + q->fbytes - 1) + 1;
     } else {
         t->range[0] = t->range[1] = -1;
     }

@@ -61,6 +61,53 @@ void io_datarep_finalize(void)
 
 /* ---- making a view ------------------------------------------------------------------ */
 
+/* MPI 4.1 14.3: the displacements of etype and filetype are non-negative and
+ * monotonically non-decreasing, and neither overlaps itself in a file opened
+ * for writing (MPI_ERR_IO, as ROMIO). A read-only view may overlap; then, as
+ * when the filetype's copies interleave, the data stream is not in file
+ * order and *monotone is cleared (no sieving, no two-phase for it). */
+static int view_check_type(io_file *f, const core_dt *t, const char *what, int writable,
+                           int *monotone)
+{
+    struct iovec iov[64];
+    MPI_Offset prev_off = -1, prev_end = 0, first = -1;
+    for (size_t off = 0; off < t->size;) {
+        size_t cov;
+        int k = core_dt_iov(NULL, 1, t, off, t->size - off, iov, 64, &cov);
+        if (k == 0)
+            break;
+        for (int i = 0; i < k; i++) {
+            MPI_Offset o = (MPI_Offset)(intptr_t)iov[i].iov_base, len = (MPI_Offset)iov[i].iov_len;
+            if (o < 0)
+                return io_fail(f, MPI_ERR_IO, "%s: a displacement is negative (%lld)", what,
+                               (long long)o);
+            if (o < prev_off)
+                return io_fail(f, MPI_ERR_IO,
+                               "%s: displacements decrease (%lld after %lld): they must be "
+                               "monotonically non-decreasing",
+                               what, (long long)o, (long long)prev_off);
+            if (o < prev_end) {
+                if (writable)
+                    return io_fail(f, MPI_ERR_IO,
+                                   "%s: it overlaps itself (bytes %lld..%lld twice), which a file "
+                                   "open for writing does not allow",
+                                   what, (long long)o, (long long)prev_end);
+                *monotone = 0;
+            }
+            if (first < 0)
+                first = o;
+            prev_off = o;
+            if (o + len > prev_end)
+                prev_end = o + len;
+        }
+        off += cov;
+    }
+    /* the next copy must start after this one ends */
+    if (first >= 0 && t->extent + first < prev_end)
+        *monotone = 0;
+    return MPI_SUCCESS;
+}
+
 /* the file layout of ft under representation rep; MPI_SUCCESS or an error class */
 static int view_layout(io_view *v, io_file *f)
 {
@@ -98,6 +145,19 @@ static void view_release(io_view *v)
 }
 
 void io_view_free(io_view *v) { view_release(v); }
+
+void io_view_copy(io_view *dst, const io_view *src)
+{
+    *dst = *src;
+    mpii_dtype_ref(dst->et);
+    mpii_dtype_ref(dst->ft);
+    if (src->has_scaled) {
+        core_dt_copy(&dst->scaled, &src->scaled);
+        dst->fdt = &dst->scaled;
+    } else {
+        dst->fdt = &dst->ft->dt;
+    }
+}
 
 int io_view_make(io_file *f, io_view *v, MPI_Offset disp, mpii_dtype *et, mpii_dtype *ft,
                  const char *datarep)
@@ -138,9 +198,18 @@ int io_view_make(io_file *f, io_view *v, MPI_Offset disp, mpii_dtype *et, mpii_d
                        "filetype: its size (%zu bytes) is not a positive multiple of the "
                        "etype's size (%zu)",
                        n.fdt->size, n.esize);
-    if (n.fdt->extent <= 0 || n.fdt->true_lb < 0)
-        return io_fail(f, MPI_ERR_TYPE,
-                       "filetype: displacements must be non-negative and its extent positive");
+    int writable = !(f->amode & MPI_MODE_RDONLY), mono = 1;
+    rc = view_check_type(f, &et->dt, "etype", writable, &mono);
+    if (rc == MPI_SUCCESS)
+        rc = view_check_type(f, n.fdt, "filetype", writable, &mono);
+    if (rc == MPI_SUCCESS && n.fdt->extent <= 0)
+        rc = io_fail(f, MPI_ERR_IO, "filetype: its extent must be positive");
+    if (rc != MPI_SUCCESS) {
+        if (n.has_scaled)
+            core_dt_destroy(&n.scaled);
+        return rc;
+    }
+    n.monotone = mono;
     mpii_dtype_ref(et);
     mpii_dtype_ref(ft);
     view_release(v);
