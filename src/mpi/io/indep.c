@@ -132,9 +132,13 @@ typedef struct io_ctx {
     int sieve;         /* enum io_tri of romio_ds_read/write */
     MPI_Offset sbsize; /* sieving buffer size */
     char *sbuf;        /* sieving buffer, allocated on first use */
+    io_run *runs;      /* IO_RUNS of them */
 } io_ctx;
 
-#define IO_RUNS 256
+/* runs looked at together: a sieving window never spans two batches */
+#define IO_RUNS 16384
+/* auto sieving: pieces shorter than this on average and filling 1/8 of their span */
+#define IO_SIEVE_RUN 4096
 
 static int io_sieve_worth(const io_ctx *c, const io_run *r, int n)
 {
@@ -143,7 +147,7 @@ static int io_sieve_worth(const io_ctx *c, const io_run *r, int n)
     MPI_Offset span = r[n - 1].off + r[n - 1].len - r[0].off, data = 0;
     for (int i = 0; i < n; i++)
         data += r[i].len;
-    return c->sieve == IO_ENABLE || data * 8 >= span;
+    return c->sieve == IO_ENABLE || (data < (MPI_Offset)n * IO_SIEVE_RUN && data * 8 >= span);
 }
 
 /* runs r[0..n) of one sieving window, data `d` in stream order */
@@ -206,7 +210,7 @@ static int io_sieve_read(io_ctx *c, const io_run *r, int n, char *d, MPI_Offset 
 static int io_file_side(io_ctx *c, MPI_Offset p, MPI_Offset n, char *data, MPI_Offset *got)
 {
     io_file *f = c->f;
-    io_run runs[IO_RUNS];
+    io_run *runs = c->runs;
     MPI_Offset done = 0;
     int e = 0, rc;
     while (done < n) {
@@ -279,6 +283,7 @@ int io_indep(const io_req *q, MPI_Offset *done)
     if (q->fbytes == 0)
         return MPI_SUCCESS;
     io_ctx c = {.f = f, .view = q->view, .write = q->write};
+    c.runs = util_malloc(IO_RUNS * sizeof *c.runs);
     c.sieve = q->write ? f->hints.ds_write : f->hints.ds_read;
     c.sbsize = q->write ? f->hints.ind_wr_buffer_size : f->hints.ind_rd_buffer_size;
     int direct = !q->conv && q->mt->dt.contig;
@@ -343,6 +348,7 @@ int io_indep(const io_req *q, MPI_Offset *done)
     if (c.locked)
         io_lock(f->fd, F_UNLCK, lo, span);
 out:
+    free(c.runs);
     free(c.sbuf);
     free(stage);
     free(native);
