@@ -4,6 +4,7 @@
 #include "core/core.h"
 #include "mpi/coll/sched.h"
 #include "assist/assist.h"
+#include "mpi/io/io.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -88,6 +89,7 @@ void mpii_runtime_stop(void)
     mpii_async_stop();
     mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
     mpii_pt2pt_finalize();
+    io_finalize(); /* files left open */
     if (util_cfg.stats)
         core_stats_report(mpii_st.world_rank);
     core_finalize();

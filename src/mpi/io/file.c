@@ -502,7 +502,34 @@ int io_file_delete(const char *uname, char *why, size_t whylen)
     return io_errno_class(e);
 }
 
-void io_finalize(void) { io_datarep_finalize(); }
+/* Files a program did not close (erroneous, but common): after MPI_Finalize's
+ * barrier nobody accesses them any more; their descriptors are closed and
+ * the shared-pointer side file removed, the objects freed. */
+void io_finalize(void)
+{
+    if (io_tab_ready) {
+        for (int i = 1; i < io_tab.next_unused; i++) {
+            io_file *f = util_htab_get(&io_tab, i);
+            if (!f)
+                continue;
+            close(f->fd);
+            io_shfp_close(f, f->comm->rank == 0);
+            io_view_free(&f->view);
+            if (f->hints.reserved != MPI_INFO_NULL)
+                mpii_info_free(f->hints.reserved);
+            mpii_errh_release(f->errh);
+            mpii_comm_release(f->comm);
+            free(f->name);
+            free(f->shfp_name);
+            free(f->aggr);
+            free(f->node_of);
+            util_htab_free(&io_tab, i);
+        }
+        util_htab_destroy(&io_tab);
+        io_tab_ready = 0;
+    }
+    io_datarep_finalize();
+}
 
 /* ---- size, sync, atomicity, views ----------------------------------------------------------- */
 
