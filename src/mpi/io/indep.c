@@ -217,15 +217,21 @@ static int io_file_side(io_ctx *c, MPI_Offset p, MPI_Offset n, char *data, MPI_O
         MPI_Offset cov;
         int nr = io_view_runs(c->view, p + done, n - done, runs, IO_RUNS, &cov);
         char *d = data + done;
+        int direct_until = 0; /* runs before it were found not worth sieving: one call each */
+        int may_sieve = c->sieve != IO_DISABLE && c->view->monotone && (!c->write || f->rdfd);
         for (int i = 0; i < nr;) {
             /* the window of runs starting at i that fits the sieving buffer */
             int j = i + 1;
-            while (j < nr && runs[j].off + runs[j].len - runs[i].off <= c->sbsize)
-                j++;
-            MPI_Offset wlen = 0;
-            for (int k = i; k < j; k++)
-                wlen += runs[k].len;
-            if (io_sieve_worth(c, runs + i, j - i)) {
+            MPI_Offset wlen = runs[i].len;
+            if (may_sieve && i >= direct_until)
+                for (; j < nr && runs[j].off + runs[j].len - runs[i].off <= c->sbsize; j++)
+                    wlen += runs[j].len;
+            if (j - i > 1 && !io_sieve_worth(c, runs + i, j - i)) {
+                direct_until = j; /* each on its own, without looking again */
+                j = i + 1;
+                wlen = runs[i].len;
+            }
+            if (j - i > 1) {
                 if (!c->sbuf)
                     c->sbuf = util_malloc((size_t)c->sbsize);
                 if (c->write) {
