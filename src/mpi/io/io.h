@@ -47,7 +47,7 @@ typedef struct io_view {
     const core_dt *fdt;  /* layout of the filetype in the file: ft->dt or `scaled` */
     core_dt scaled;      /* file layout when the representation changes sizes */
     int has_scaled;
-    int rep; /* enum io_rep */
+    int rep;      /* enum io_rep */
     int monotone; /* the data stream is in file order, without overlaps */
     char datarep[MPI_MAX_DATAREP_STRING];
 } io_view;
@@ -154,7 +154,7 @@ MPI_Offset io_pread_all(int fd, void *buf, MPI_Offset n, MPI_Offset off, int *er
 /* ---- one access of a rank ------------------------------------------------------------ */
 typedef struct io_req {
     io_file *f;
-    const io_view *view;        /* the view of the access (f's, or a copy that outlives a change) */
+    const io_view *view; /* the view of the access (f's, or a copy that outlives a change) */
     int write;
     MPI_Offset pos; /* first byte of the view's data stream */
     void *buf;

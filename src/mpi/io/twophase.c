@@ -38,8 +38,8 @@
 
 typedef struct tp_state {
     io_req q;
-    io_view view;           /* the view at the call (q.view points here) */
-    io_hints hints;         /* and the hints */
+    io_view view;   /* the view at the call (q.view points here) */
+    io_hints hints; /* and the hints */
     io_file *f;
     mpii_comm *c;
     int rank, size;
@@ -56,8 +56,8 @@ typedef struct tp_state {
     /* plan */
     MPI_Offset base, gmax, dsize, wsize;
     int ncycles, cycle;
-    int naggr, me; /* my index among the aggregators, -1 if none */
-    int *aggr;              /* aggregators at the call */
+    int naggr, me;    /* my index among the aggregators, -1 if none */
+    int *aggr;        /* aggregators at the call */
     io_run *runs;     /* my runs, file order */
     MPI_Offset *rpos; /* stream offset of each (from the start of the access) */
     int nruns;
