@@ -81,8 +81,8 @@ int PMPI_Errhandler_free(MPI_Errhandler *eh)
     return MPI_SUCCESS;
 }
 
-/* ---- windows and files: handlers can be made; windows do not exist yet, and
- * the only file handle is MPI_FILE_NULL, whose handler is the files' default */
+/* ---- windows and files: handlers are made here; attaching one to a file
+ * (and MPI_FILE_NULL's default) is in src/binding/file.c */
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *f, MPI_Errhandler *eh)
 {
@@ -92,39 +92,6 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *f, MPI_Errhandler *e
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *f, MPI_Errhandler *eh)
 {
     return errh_create("MPI_File_create_errhandler", MPII_ERRH_FILE, (mpii_errh_fn)f, eh);
-}
-
-int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler eh)
-{
-    static const char fn[] = "MPI_File_set_errhandler";
-    if (file != MPI_FILE_NULL)
-        return mpii_err(MPII_OBJ_FILE, file, MPI_ERR_FILE, fn, "file: invalid file handle");
-    int rc = errh_check_handler(fn, MPII_OBJ_FILE, file, eh, MPII_ERRH_FILE);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    mpii_errh_set_file_default(eh);
-    return MPI_SUCCESS;
-}
-
-int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *eh)
-{
-    static const char fn[] = "MPI_File_get_errhandler";
-    if (file != MPI_FILE_NULL)
-        return mpii_err(MPII_OBJ_FILE, file, MPI_ERR_FILE, fn, "file: invalid file handle");
-    if (!eh)
-        return mpii_err(MPII_OBJ_FILE, file, MPI_ERR_ARG, fn, "errhandler: NULL pointer");
-    *eh = mpii_errh_file_default();
-    mpii_errh_ref(*eh);
-    return MPI_SUCCESS;
-}
-
-int PMPI_File_call_errhandler(MPI_File file, int errorcode)
-{
-    if (file != MPI_FILE_NULL)
-        return mpii_err(MPII_OBJ_FILE, file, MPI_ERR_FILE, "MPI_File_call_errhandler",
-                        "file: invalid file handle");
-    mpii_errh_invoke(MPII_OBJ_FILE, file, mpii_errh_file_default(), errorcode);
-    return MPI_SUCCESS;
 }
 
 /* ---- error classes, codes and strings ----------------------------------------------- */

@@ -75,6 +75,16 @@ const util_tunable util_tunables[] = {
      "reduce_scatter of a vector of at least this many bytes (commutative op) uses the pairwise exchange", UTIL_TF_AGREE},
     {"DCFA_CTX_WAIT", UTIL_T_INT, &util_cfg.ctx_wait, "60", NULL,
      "seconds a message for a context (communicator) this process does not know may wait for it to be created; then it is reported as an error naming the sender"},
+    {"DCFA_IO_CB_BUFFER", UTIL_T_SIZE, &util_cfg.io_cb_buffer, "16777216", NULL,
+     "MPI-IO two-phase collective buffering: bytes an aggregator writes or reads per cycle (default of the cb_buffer_size hint)", UTIL_TF_AGREE},
+    {"DCFA_IO_CB_NODES", UTIL_T_INT, &util_cfg.io_cb_nodes, "0", NULL,
+     "MPI-IO aggregators of collective access (default of the cb_nodes hint); 0: one per node", UTIL_TF_AGREE},
+    {"DCFA_IO_CB", UTIL_T_ENUM, &util_cfg.io_cb, "auto", "auto,enable,disable",
+     "MPI-IO collective buffering (romio_cb_read/romio_cb_write): auto aggregates when the ranks' file ranges interleave", UTIL_TF_AGREE},
+    {"DCFA_IO_DS", UTIL_T_ENUM, &util_cfg.io_ds, "auto", "auto,enable,disable",
+     "MPI-IO data sieving of independent non-contiguous access (romio_ds_read/romio_ds_write): auto sieves when the pieces fill at least 1/8 of the span"},
+    {"DCFA_IO_IND_BUFFER", UTIL_T_SIZE, &util_cfg.io_ind_buffer, "4194304", NULL,
+     "MPI-IO independent access: staging and data sieving buffer (default of ind_rd_buffer_size/ind_wr_buffer_size)"},
 };
 const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
 /* set through MPI_T before the library started: util_tunables_load keeps them */

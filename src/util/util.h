@@ -128,6 +128,12 @@ typedef struct util_config {
     size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
     size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
     int ctx_wait;               /* DCFA_CTX_WAIT: seconds a message may wait for its context */
+    /* MPI-IO (src/mpi/io): defaults of the file hints */
+    size_t io_cb_buffer;        /* DCFA_IO_CB_BUFFER: two-phase window (cb_buffer_size) */
+    int io_cb_nodes;            /* DCFA_IO_CB_NODES: aggregators (cb_nodes), 0 one per node */
+    int io_cb;                  /* DCFA_IO_CB: collective buffering, 0 auto, 1 enable, 2 disable */
+    int io_ds;                  /* DCFA_IO_DS: data sieving, 0 auto, 1 enable, 2 disable */
+    size_t io_ind_buffer;       /* DCFA_IO_IND_BUFFER: data sieving buffer */
 } util_config;
 extern util_config util_cfg;
 

@@ -59,6 +59,7 @@ struct coll_sched {
     int npolls;             /* polls of the current round still false */
     core_req *req;          /* the request handed out, NULL when blocking */
     util_qnode qn;          /* in sched_running */
+    MPI_Count count;        /* bytes its request's status reports (coll_sched_set_count) */
 };
 
 static util_queue sched_running = {{&sched_running.head, &sched_running.head}};
@@ -237,6 +238,7 @@ void coll_sched_round(coll_sched *s)
 void coll_sched_set_persistent(coll_sched *s) { s->persistent = 1; }
 int coll_sched_is_persistent(const coll_sched *s) { return s->persistent; }
 int coll_sched_is_started(const coll_sched *s) { return s->started; }
+void coll_sched_set_count(coll_sched *s, MPI_Count bytes) { s->count = bytes; }
 
 static void sched_destroy(coll_sched *s)
 {
@@ -361,12 +363,12 @@ static void sched_round_continue(coll_sched *s, int from)
     for (int i = begin; i < end; i++)
         if (s->ops[i].kind == SCHED_POLL && !s->ops[i].fn(s, s->ops[i].rbuf))
             s->npolls++;
-    if (s->npolls) {
+    /* pending may have touched 0 while the messages were posted (a send to
+     * my own process completes the receive posted before it at once): only
+     * the count after posting says whether the round is done */
+    if (s->npolls)
         s->pending++;   /* the polls count as one outstanding item */
-        s->ready = 0;
-    } else if (s->pending == 0) {
-        s->ready = 1;
-    }
+    s->ready = s->pending == 0;
 }
 
 /* test the current round's polls that are still false */
@@ -417,7 +419,7 @@ static void sched_complete(coll_sched *s)
     if (r) {
         r->status.MPI_SOURCE = MPI_ANY_SOURCE;
         r->status.MPI_TAG = MPI_ANY_TAG;
-        r->status.dcfa_count = 0;
+        r->status.dcfa_count = s->count;
         r->status.MPI_ERROR = s->err;
         core_req_complete(r);
     }
@@ -467,6 +469,7 @@ static void sched_run(coll_sched *s)
     s->running = 1;
     s->round = 0;
     s->err = MPI_SUCCESS;
+    s->count = 0;
     util_queue_push(&sched_running, &s->qn);
     if (sched_nrunning++ == 0)
         core_set_poller(coll_sched_progress);
@@ -517,7 +520,7 @@ int coll_sched_req_finish(core_req *r, MPI_Status *st)
     if (st && st != MPI_STATUS_IGNORE) {
         st->MPI_SOURCE = r->status.MPI_SOURCE;
         st->MPI_TAG = r->status.MPI_TAG;
-        st->dcfa_count = 0;
+        st->dcfa_count = r->status.dcfa_count;
         st->dcfa_cancelled = 0;
     }
     core_req_free(r);

@@ -2,6 +2,7 @@
  * of the library reaches the user. See errhan.h for the code space. */
 #include "mpi/errhan/errhan.h"
 #include "assist/assist.h"
+#include "mpi/io/io.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -406,7 +407,7 @@ static int errh_live(void) { return mpii_st.initialized && !mpii_st.finalized; }
 static MPI_Errhandler errh_pick(int *objkind, int *handle)
 {
     if (*objkind == MPII_OBJ_FILE)
-        return errh_file_default;
+        return io_file_errhandler(*handle); /* MPI_FILE_NULL's for no file */
     if (*objkind == MPII_OBJ_SESSION) {
         /* a session's own handler; an invalid session's error goes where object-less ones go */
         MPI_Errhandler eh = mpii_session_errh(*handle);

@@ -4,6 +4,7 @@
 #include "core/core.h"
 #include "mpi/coll/sched.h"
 #include "assist/assist.h"
+#include "mpi/io/io.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -230,6 +231,7 @@ void mpii_runtime_stop(void)
     mpii_async_stop();
     mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
     mpii_pt2pt_finalize();
+    io_finalize(); /* files left open */
     if (util_cfg.stats)
         core_stats_report(mpii_st.world_rank);
     core_finalize();

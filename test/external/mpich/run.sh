@@ -160,6 +160,18 @@ for f in "${FOLDERS[@]}"; do
     echo "building $f"
     # -k: a test that fails to compile is just a failed test.
     make -C "$BUILD/$f" -k -j"$BUILD_JOBS" >> "$BUILD/build.log" 2>&1 || true
+    # Programs of the test list that strict mode leaves out of the build but
+    # that the Makefile can make (io's i_* tests of the standard nonblocking
+    # collective I/O calls sit behind MPICH's non-strict switch): made too.
+    missing=()
+    if [ -f "$BUILD/$f/testlist" ]; then
+        while read -r prog _; do
+            case "$prog" in ''|\#*|!*) continue ;; esac
+            [ -e "$BUILD/$f/$prog" ] || [ ! -f "$SRC/test/mpi/$f/$prog.c" ] || missing+=("$prog")
+        done < "$BUILD/$f/testlist"
+    fi
+    [ ${#missing[@]} -eq 0 ] ||
+        make -C "$BUILD/$f" -k -j"$BUILD_JOBS" "${missing[@]}" >> "$BUILD/build.log" 2>&1 || true
 done
 
 # ---- 3. collect the entries --------------------------------------------------
