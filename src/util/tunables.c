@@ -73,6 +73,14 @@ const util_tunable util_tunables[] = {
      "bytes per rank in the node segment: the largest reduce/allreduce vector it takes (bcast: (ranks + 1) times this)"},
     {"DCFA_COLL_REDUCE_SCATTER_LONG", UTIL_T_SIZE, &util_cfg.coll_reduce_scatter_long, "262144", NULL,
      "reduce_scatter of a vector of at least this many bytes (commutative op) uses the pairwise exchange"},
+    {"DCFA_RMA_MODE", UTIL_T_ENUM, &util_cfg.rma_mode, "auto", "auto,am",
+     "RMA: auto (targets on this node directly: shared segment or CMA, no target CPU; others by messages) or am (every operation as a message served by the target)"},
+    {"DCFA_RMA_BATCH", UTIL_T_SIZE, &util_cfg.rma_batch, "16384", NULL,
+     "RMA message mode: operations to a target are sent as one batch of up to this many bytes at flush/unlock/fence/complete (0: each operation at once)"},
+    {"DCFA_RMA_INLINE", UTIL_T_SIZE, &util_cfg.rma_inline, "4096", NULL,
+     "RMA message mode: operation data up to this size is copied into the batch; larger data goes as its own message from the user's buffer"},
+    {"DCFA_RMA_ASSIST", UTIL_T_BOOL, &util_cfg.rma_assist, "1", NULL,
+     "RMA message mode: start the assist thread to serve windows while their process computes outside MPI (passive-target progress)"},
 };
 const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
 

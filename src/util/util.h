@@ -123,6 +123,10 @@ typedef struct util_config {
     int coll_shm;               /* DCFA_COLL_SHM: node-level collectives in shared memory */
     size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
     size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
+    int rma_mode;               /* DCFA_RMA_MODE: 0 auto (direct on the node), 1 am (messages) */
+    size_t rma_batch;           /* DCFA_RMA_BATCH: bytes of one batch of RMA operations (0: no batching) */
+    size_t rma_inline;          /* DCFA_RMA_INLINE: data up to this size travels inside the batch */
+    int rma_assist;             /* DCFA_RMA_ASSIST: the assist thread serves windows in message mode */
 } util_config;
 extern util_config util_cfg;
 

@@ -2,6 +2,7 @@
  * of the library reaches the user. See errhan.h for the code space. */
 #include "mpi/errhan/errhan.h"
 #include "assist/assist.h"
+#include "mpi/osc/osc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -407,7 +408,13 @@ static MPI_Errhandler errh_pick(int *objkind, int *handle)
 {
     if (*objkind == MPII_OBJ_FILE)
         return errh_file_default;
-    if (!errh_live() || *objkind == MPII_OBJ_WIN || *objkind == MPII_OBJ_SESSION)
+    if (errh_live() && *objkind == MPII_OBJ_WIN) {
+        MPI_Errhandler weh = osc_errhandler_of(*handle);
+        if (weh != MPI_ERRHANDLER_NULL)
+            return weh;
+        *objkind = MPII_OBJ_NONE; /* no such window: the process's handler below */
+    }
+    if (!errh_live() || *objkind == MPII_OBJ_SESSION)
         return MPI_ERRORS_ARE_FATAL;
     mpii_comm *c = *objkind == MPII_OBJ_COMM ? mpii_comm_get(*handle) : NULL;
     if (c && c->errhandler != MPI_ERRHANDLER_NULL)

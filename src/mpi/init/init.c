@@ -4,6 +4,7 @@
 #include "core/core.h"
 #include "mpi/coll/sched.h"
 #include "assist/assist.h"
+#include "mpi/osc/osc.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -87,6 +88,7 @@ void mpii_runtime_stop(void)
         return;
     mpii_async_stop();
     mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
+    osc_finalize();
     mpii_pt2pt_finalize();
     if (util_cfg.stats)
         core_stats_report(mpii_st.world_rank);
