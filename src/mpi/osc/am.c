@@ -133,8 +133,7 @@ typedef struct osc_item_st {
     core_req *wait;
     void *tmp;              /* data received / results to send */
     void *discard;          /* data of a failed operation, dropped */
-    core_dt dt;             /* decoded target type */
-    int dt_owned;
+    core_dt *dt;            /* decoded target type (requests point at it: never moves) */
 } osc_item_st;
 
 /* the rest of a batch of one origin, parked behind a waiting item */
@@ -229,8 +228,10 @@ void osc_am_teardown(osc_win *w)
             while ((n = util_queue_first(&s->in[o].rem))) {
                 osc_rem *r = UTIL_CONTAINER(n, osc_rem, qn);
                 util_queue_remove(n);
-                if (r->st.dt_owned)
-                    core_dt_destroy(&r->st.dt);
+                if (r->st.dt) {
+                    core_dt_destroy(r->st.dt);
+                    free(r->st.dt);
+                }
                 free(r->st.tmp);
                 free(r->buf);
                 free(r);
@@ -662,7 +663,7 @@ static const core_dt *srv_type(osc_win *w, int o, const osc_am_item *it, const u
             srv_bad(w, o, "unknown predefined datatype");
         return &t->dt;
     }
-    if (st->dt_owned)
+    if (st->dt)
         goto decoded;
     osc_am_dtdesc d;
     if (avail < sizeof d)
@@ -685,18 +686,18 @@ static const core_dt *srv_type(osc_win *w, int o, const osc_am_item *it, const u
     core_dt_destroy(&byte);
     if (rc != UTIL_OK)
         srv_bad(w, o, "type description does not describe a type");
-    rc = core_dt_resized(&st->dt, &rep, (ptrdiff_t)d.lb, (ptrdiff_t)d.extent);
+    st->dt = util_calloc(1, sizeof *st->dt);
+    rc = core_dt_resized(st->dt, &rep, (ptrdiff_t)d.lb, (ptrdiff_t)d.extent);
     core_dt_destroy(&rep);
     if (rc != UTIL_OK)
         srv_bad(w, o, "type description has bad bounds");
-    st->dt_owned = 1;
 decoded:
     {
         osc_am_dtdesc d2;
         memcpy(&d2, p, sizeof d2);
         *desc_len = sizeof d2 + (size_t)d2.nruns * sizeof(osc_am_run);
     }
-    return &st->dt;
+    return st->dt;
 }
 
 /* the local address of an item's target data; NULL (and the error noted) if
@@ -880,8 +881,10 @@ static int srv_item(osc_win *w, int o, const osc_am_item *it, size_t avail, osc_
 
 static void srv_item_done(osc_item_st *st)
 {
-    if (st->dt_owned)
-        core_dt_destroy(&st->dt);
+    if (st->dt) {
+        core_dt_destroy(st->dt);
+        free(st->dt);
+    }
     free(st->tmp);
     free(st->discard);
     memset(st, 0, sizeof *st);
