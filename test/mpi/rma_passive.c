@@ -15,7 +15,8 @@
  *                         right once rank 0 calls MPI again.
  * Expected values (PASSIVE_EXPECT=direct|assist|target-calls, from the test
  * list) make sure the mode is the one the configuration promises. Done on a
- * window of MPI_Win_allocate and of MPI_Win_create. Needs 2+ ranks.
+ * window of MPI_Win_allocate and of MPI_Win_create (PASSIVE_EXPECT_CREATE, if
+ * set, is the expectation for the latter). Needs 2+ ranks.
  */
 #include "mtest.h"
 
@@ -158,7 +159,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     const char *expect = getenv("PASSIVE_EXPECT");
+    const char *expect_create = getenv("PASSIVE_EXPECT_CREATE");
     run(0, expect);
-    run(1, expect);
+    run(1, expect_create ? expect_create : expect);
     return mtest_finalize();
 }
