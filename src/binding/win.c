@@ -31,6 +31,9 @@ static int win_null_arg(const char *fn, osc_win *w, const void *p, const char *n
 
 static int win_dtype(const char *fn, osc_win *w, MPI_Datatype dt, const char *name)
 {
+    const mpii_dtype *t = mpii_dtype_get(dt);
+    if (t && t->committed)
+        return MPI_SUCCESS;
     const char *why = NULL;
     if (mpii_dtype_check_comm(dt, &why) == MPI_SUCCESS)
         return MPI_SUCCESS;

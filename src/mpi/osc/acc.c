@@ -54,7 +54,15 @@ void osc_typed_copy(void *dst, size_t dcount, const core_dt *ddt, const void *sr
     if (bytes == 0)
         return;
     if (ddt->contig && sdt->contig) {
-        memmove((char *)dst + ddt->true_lb, (const char *)src + sdt->true_lb, bytes);
+        char *d = (char *)dst + ddt->true_lb;
+        const char *s = (const char *)src + sdt->true_lb;
+        /* the small sizes of latency-bound code as single moves */
+        if (bytes == 8)
+            memcpy(d, s, 8);
+        else if (bytes == 4)
+            memcpy(d, s, 4);
+        else
+            memmove(d, s, bytes);
         return;
     }
     if (ddt->contig) {

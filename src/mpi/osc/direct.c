@@ -70,11 +70,9 @@ void osc_acc_unlock(osc_win *w, int t)
 
 int osc_win_local_attached(osc_win *w, uint64_t lo, uint64_t hi);
 
-int osc_range_ok(osc_win *w, int t, uint64_t lo, uint64_t hi)
+int osc_range_ok_dynamic(osc_win *w, int t, uint64_t lo, uint64_t hi)
 {
     osc_peer *p = &w->peers[t];
-    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return hi <= (uint64_t)p->size && lo <= hi;
     if (t == w->rank)
         return osc_win_local_attached(w, lo, hi);
     if (p->local < 0)

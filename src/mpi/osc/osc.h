@@ -26,7 +26,16 @@
 typedef struct osc_win osc_win;
 
 /* ---- windows (win.c) --------------------------------------------------------------------- */
-osc_win *osc_win_get(MPI_Win h); /* NULL if not a live window handle */
+extern util_htab osc_win_tab;
+extern int osc_win_inited;
+/* NULL if not a live window handle; inline: every RMA call looks its window up */
+static inline osc_win *osc_win_get(MPI_Win h)
+{
+    if (!osc_win_inited || MPII_HANDLE_KIND(h) != MPII_KIND_WIN)
+        return NULL;
+    osc_win *w = (osc_win *)util_htab_get(&osc_win_tab, MPII_HANDLE_INDEX(h));
+    return w && *(const MPI_Win *)w == h ? w : NULL; /* the handle is the first member */
+}
 MPI_Win osc_win_handle(const osc_win *w);
 /* base: the user's memory (create); for allocate flavours *base_out gets the new memory */
 int osc_win_create(const char *fn, int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,

@@ -84,7 +84,7 @@ typedef struct osc_peer {
 } osc_peer;
 
 struct osc_win {
-    MPI_Win handle;
+    MPI_Win handle;         /* first member (osc_win_get) */
     int flavor;
     mpii_comm *comm;        /* private duplicate: am messages on ctx, collectives on ctx + 1 */
     mpii_group *group;
@@ -168,8 +168,14 @@ int osc_lock_try(_Atomic uint64_t *word, int type);
 void osc_lock_release(_Atomic uint64_t *word, int type);
 void osc_acc_lock(osc_win *w, int t);
 void osc_acc_unlock(osc_win *w, int t);
-/* the target's memory [taddr, taddr + span) is in its window (attached region) */
-int osc_range_ok(osc_win *w, int t, uint64_t lo, uint64_t hi);
+/* the target's memory [lo, hi) is in its window (an attached region for dynamic windows) */
+int osc_range_ok_dynamic(osc_win *w, int t, uint64_t lo, uint64_t hi);
+static inline int osc_range_ok(osc_win *w, int t, uint64_t lo, uint64_t hi)
+{
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return hi <= (uint64_t)w->peers[t].size && lo <= hi;
+    return osc_range_ok_dynamic(w, t, lo, hi);
+}
 /* run one operation on a direct target (self, map, cma): complete on return */
 int osc_direct_op(osc_win *w, int t, const osc_args *a, uint64_t taddr, int basic);
 

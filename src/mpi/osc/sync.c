@@ -384,7 +384,12 @@ int osc_flush(const char *fn, osc_win *w, int rank, int local)
         return osc_err(w, MPI_ERR_RMA_SYNC, fn,
                        "no passive-target epoch to rank %d is open (MPI_Win_lock first)", rank);
     }
-    atomic_thread_fence(memory_order_seq_cst);
+    /* direct targets: the operations are done; their stores are ordered
+     * before anything this process stores next (MPI_Win_sync on the reading
+     * side makes them visible to its loads) */
+    atomic_thread_fence(memory_order_release);
+    if (!w->am_origin)
+        return MPI_SUCCESS;
     int err = MPI_SUCCESS;
     for (int t = rank >= 0 ? rank : 0; t < (rank >= 0 ? rank + 1 : w->size); t++) {
         osc_peer *p = &w->peers[t];

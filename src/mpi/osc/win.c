@@ -18,8 +18,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static util_htab win_tab;
-static int win_inited;
+util_htab osc_win_tab;
+int osc_win_inited;
 static util_queue win_list; /* windows with message traffic, served by the poller */
 
 /* a word every process exposes so that peers can test cross-memory attach */
@@ -28,19 +28,11 @@ static volatile uint64_t osc_probe_word = OSC_PROBE_MAGIC;
 
 static void win_init(void)
 {
-    if (win_inited)
+    if (osc_win_inited)
         return;
-    util_htab_init(&win_tab, sizeof(osc_win), 1);
+    util_htab_init(&osc_win_tab, sizeof(osc_win), 1);
     util_queue_init(&win_list);
-    win_inited = 1;
-}
-
-osc_win *osc_win_get(MPI_Win h)
-{
-    if (!win_inited || MPII_HANDLE_KIND(h) != MPII_KIND_WIN)
-        return NULL;
-    osc_win *w = util_htab_get(&win_tab, MPII_HANDLE_INDEX(h));
-    return w && w->handle == h ? w : NULL;
+    osc_win_inited = 1;
 }
 
 MPI_Win osc_win_handle(const osc_win *w) { return w->handle; }
@@ -355,7 +347,7 @@ static void win_release_objects(osc_win *w)
     mpii_errh_release(w->errh);
     int idx = MPII_HANDLE_INDEX(w->handle);
     memset(w, 0, sizeof *w);
-    util_htab_free(&win_tab, idx);
+    util_htab_free(&osc_win_tab, idx);
 }
 
 /* is CMA usable towards every local peer: read its probe word */
@@ -387,7 +379,7 @@ int osc_win_create(const char *fn, int flavor, void *base, MPI_Aint size, MPI_Ai
     static int token_counter;
     win_init();
     int idx, rc, err = MPI_SUCCESS;
-    osc_win *w = util_htab_alloc(&win_tab, &idx);
+    osc_win *w = util_htab_alloc(&osc_win_tab, &idx);
     w->handle = MPII_HANDLE(MPII_KIND_WIN, idx);
     w->flavor = flavor;
     w->errh = MPI_ERRORS_ARE_FATAL;
@@ -559,10 +551,10 @@ int osc_win_free(const char *fn, osc_win *w)
 
 void osc_finalize(void)
 {
-    if (!win_inited)
+    if (!osc_win_inited)
         return;
-    for (int i = 1; i < win_tab.next_unused; i++) {
-        osc_win *w = util_htab_get(&win_tab, i);
+    for (int i = 1; i < osc_win_tab.next_unused; i++) {
+        osc_win *w = util_htab_get(&osc_win_tab, i);
         if (!w || !w->handle)
             continue;
         osc_win_list_remove(w);
