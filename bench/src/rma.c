@@ -34,6 +34,7 @@ static void rb_compute_s(double s)
 
 typedef struct {
     int rank;
+    const char *flavor;
     MPI_Win win;
     char *base;       /* my window memory */
     char *buf;        /* origin buffer */
@@ -123,9 +124,9 @@ static void rb_latency(rb_ctx *c, int op, const char *sync, long bytes)
         v[n++] = rb_lat_run(c, op, sync, bytes, iters);
     if (c->rank == 0) {
         bc_stats s = bc_stats_of(v, n);
-        printf("{\"bench\":\"rma\",\"op\":\"%s\",\"sync\":\"%s\",\"bytes\":%ld,\"ranks\":2,\"iters\":%ld,"
-               "\"reps\":%d,",
-               op_name[op], sync, bytes, iters, n);
+        printf("{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"%s\",\"sync\":\"%s\",\"bytes\":%ld,"
+               "\"ranks\":2,\"iters\":%ld,\"reps\":%d,",
+               c->flavor, op_name[op], sync, bytes, iters, n);
         bc_print_stats("lat_us", s, 1e6);
         printf("}\n");
         fflush(stdout);
@@ -173,9 +174,9 @@ static void rb_bandwidth(rb_ctx *c, int op, const char *sync, long bytes, int wi
     }
     if (c->rank == 0) {
         bc_stats s = bc_stats_of(v, n);
-        printf("{\"bench\":\"rma\",\"op\":\"%s_bw\",\"sync\":\"%s\",\"bytes\":%ld,\"ranks\":2,\"window\":%d,"
-               "\"reps\":%d,",
-               op_name[op], sync, bytes, window, n);
+        printf("{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"%s_bw\",\"sync\":\"%s\",\"bytes\":%ld,"
+               "\"ranks\":2,\"window\":%d,\"reps\":%d,",
+               c->flavor, op_name[op], sync, bytes, window, n);
         bc_print_stats("mbps", s, 1);
         printf("}\n");
         fflush(stdout);
@@ -218,9 +219,9 @@ static void rb_overlap(rb_ctx *c, long bytes, double compute_s, int reps)
         bc_stats sb = bc_stats_of(busy, n);
         double pct = 100.0 * (1.0 - (sb.median - si.median) / compute_s);
         pct = pct < 0 ? 0 : pct > 100 ? 100 : pct;
-        printf("{\"bench\":\"rma\",\"op\":\"overlap\",\"sync\":\"lock\",\"bytes\":%ld,\"ranks\":2,"
-               "\"compute_ms\":%.0f,\"reps\":%d,\"idle_ms_med\":%.6g,",
-               bytes, compute_s * 1e3, n, si.median * 1e3);
+        printf("{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"overlap\",\"sync\":\"lock\",\"bytes\":%ld,"
+               "\"ranks\":2,\"compute_ms\":%.0f,\"reps\":%d,\"idle_ms_med\":%.6g,",
+               c->flavor, bytes, compute_s * 1e3, n, si.median * 1e3);
         bc_print_stats("busy_ms", sb, 1e3);
         printf(",\"overlap_pct\":%.2f}\n", pct);
         fflush(stdout);
@@ -247,6 +248,7 @@ int main(int argc, char **argv)
     int ov_reps = (int)bc_arg_long(argc, argv, "--overlap-reps", 3);
     const char *only = bc_arg_str(argc, argv, "--only", "lat,bw,overlap");
     const char *flavor = bc_arg_str(argc, argv, "--flavor", "allocate");
+    c.flavor = !strcmp(flavor, "create") ? "create" : "allocate";
     long ovs[BC_MAX_SIZES];
     int novs = 0;
     {
