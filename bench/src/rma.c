@@ -10,6 +10,9 @@
  *              the target waits in MPI_Barrier meanwhile (inside MPI).
  *   bandwidth  --window puts (or gets) back to back, then one flush (passive)
  *              or fence: bytes * window / time.
+ *   epoch      lock, --window puts of one size, unlock ("op":"epoch"): what
+ *              batching the operations of an epoch into one message saves
+ *              (DCFA_RMA_BATCH; thesis 3.3.3), time per epoch.
  *   overlap    the target computes --compute-ms without any MPI call while
  *              the origin does lock / put / unlock: its time ("busy") against
  *              the same epoch with the target idle inside MPI ("idle");
@@ -183,6 +186,51 @@ static void rb_bandwidth(rb_ctx *c, int op, const char *sync, long bytes, int wi
     }
 }
 
+/* lock, `window` puts, unlock: seconds per epoch (rank 0) */
+static double rb_epoch_run(rb_ctx *c, long bytes, int window, long iters)
+{
+    double t = 0;
+    if (c->rank == 0) {
+        double t0 = MPI_Wtime();
+        for (long it = 0; it < iters; it++) {
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c->win);
+            for (int i = 0; i < window; i++)
+                MPI_Put(c->buf, (int)bytes, MPI_BYTE, 1, (MPI_Aint)(i * bytes % c->winbytes),
+                        (int)bytes, MPI_BYTE, c->win);
+            MPI_Win_unlock(1, c->win);
+        }
+        t = (MPI_Wtime() - t0) / (double)iters;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return t;
+}
+
+static void rb_epoch(rb_ctx *c, long bytes, int window)
+{
+    if (bytes * window > c->winbytes)
+        window = (int)bc_clamp(c->winbytes / (bytes ? bytes : 1), 1, window);
+    long iters = 20;
+    for (int w = 0; w < c->warmup; w++) {
+        double t = rb_epoch_run(c, bytes, window, iters);
+        MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        iters = bc_clamp(t > 0 ? (long)(0.02 / t) : iters, 1, c->iters);
+    }
+    double v[256];
+    int n = 0;
+    double tb = MPI_Wtime();
+    while (bc_more(n, c->reps < 256 ? c->reps : 256, tb, c->max_s))
+        v[n++] = rb_epoch_run(c, bytes, window, iters);
+    if (c->rank == 0) {
+        bc_stats s = bc_stats_of(v, n);
+        printf("{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"epoch\",\"sync\":\"lock\",\"bytes\":%ld,"
+               "\"ranks\":2,\"window\":%d,\"reps\":%d,",
+               c->flavor, bytes, window, n);
+        bc_print_stats("lat_us", s, 1e6);
+        printf("}\n");
+        fflush(stdout);
+    }
+}
+
 /* one lock/put/unlock epoch by rank 0 while rank 1 computes (busy) or waits in MPI */
 static double rb_overlap_run(rb_ctx *c, long bytes, double compute_s, int busy)
 {
@@ -294,6 +342,9 @@ int main(int argc, char **argv)
             rb_bandwidth(&c, OP_GET, "flush", sizes[i], window);
             rb_bandwidth(&c, OP_PUT, "fence", sizes[i], window);
         }
+    if (strstr(only, "epoch"))
+        for (int i = 0; i < nsizes; i++)
+            rb_epoch(&c, sizes[i], window);
     if (strstr(only, "overlap"))
         for (int i = 0; i < novs; i++)
             rb_overlap(&c, ovs[i], compute_s, ov_reps);

@@ -77,13 +77,22 @@ int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req)
                            "%s: RMA accumulate operations take only predefined operations",
                            mpii_op_exists(a->op) ? "a user-defined operation" : "op: invalid operation");
         basic = osc_dt_basic(a->tdt);
+        /* MPI_CHAR elements are combined as signed chars (as MPICH and Open MPI do;
+         * for reductions MPI 4.1 6.9.2 lists only MPI_SIGNED_CHAR) */
+        if (basic == MPII_HANDLE_INDEX(MPI_CHAR))
+            basic = MPII_HANDLE_INDEX(MPI_SIGNED_CHAR);
         if (a->op != MPI_NO_OP && a->op != MPI_REPLACE) {
-            int cls = mpii_op_check(a->op, a->tdt);
+            int cls = basic == MPII_HANDLE_INDEX(MPI_SIGNED_CHAR)
+                          ? mpii_op_check(a->op, MPI_SIGNED_CHAR)
+                          : mpii_op_check(a->op, a->tdt);
             if (cls != MPI_SUCCESS || !basic)
                 return osc_err(w, MPI_ERR_OP, fn, "%s is not defined for the target datatype",
                                mpii_op_name(a->op));
         }
-        if (a->op != MPI_NO_OP && a->kind != OSC_CAS && tbytes && osc_dt_basic(a->odt) != basic)
+        int obasic = osc_dt_basic(a->odt);
+        if (obasic == MPII_HANDLE_INDEX(MPI_CHAR))
+            obasic = MPII_HANDLE_INDEX(MPI_SIGNED_CHAR);
+        if (a->op != MPI_NO_OP && a->kind != OSC_CAS && tbytes && obasic != basic)
             return osc_err(w, MPI_ERR_TYPE, fn,
                            "origin and target datatypes of an accumulate must be built from the "
                            "same predefined type");

@@ -142,8 +142,8 @@ static void win_info_apply(osc_win *w, MPI_Info info, int at_create)
         strcpy(w->acc_ops, "same_op_no_op");
     w->same_size = info_bool(info, "same_size", at_create ? 0 : w->same_size);
     w->same_disp_unit = info_bool(info, "same_disp_unit", at_create ? 0 : w->same_disp_unit);
-    if (at_create)
-        w->noncontig = info_bool(info, "alloc_shared_noncontig", 0);
+    /* used at creation; later it is only reported back */
+    w->noncontig = info_bool(info, "alloc_shared_noncontig", at_create ? 0 : w->noncontig);
 }
 
 int osc_win_set_info(const char *fn, osc_win *w, MPI_Info info)
