@@ -82,13 +82,20 @@ int osc_range_ok_dynamic(osc_win *w, int t, uint64_t lo, uint64_t hi)
         return 1; /* the table is full: the kernel refuses unmapped addresses */
     const osc_seg_attach *tab = w->attach + (size_t)p->local * OSC_ATTACH_MAX;
     uint32_t n = atomic_load_explicit(&r->nattach, memory_order_acquire);
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t sz = atomic_load_explicit(&tab[i].size, memory_order_acquire);
-        uint64_t b = atomic_load_explicit(&tab[i].base, memory_order_relaxed);
-        if (sz && lo >= b && hi <= b + sz)
-            return 1;
+    /* covered by attached regions, which may be adjacent (an access may span them) */
+    uint64_t at = lo;
+    for (int progress = 1; progress && at < hi;) {
+        progress = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t sz = atomic_load_explicit(&tab[i].size, memory_order_acquire);
+            uint64_t b = atomic_load_explicit(&tab[i].base, memory_order_relaxed);
+            if (sz && at >= b && at < b + sz) {
+                at = b + sz;
+                progress = 1;
+            }
+        }
     }
-    return 0;
+    return at >= hi && (lo < hi || n > 0);
 }
 
 /* ---- moving bytes with cross-memory attach ------------------------------------------------------ */
@@ -187,17 +194,26 @@ static int osc_cma_write_packed(int lpid, uint64_t raddr, size_t rcount, const c
 
 static const core_dt *osc_dt(MPI_Datatype h) { return &mpii_dtype_get(h)->dt; }
 
-/* the origin's data as one packed stream: its own memory when contiguous and aligned */
-static const void *osc_packed_origin(const void *buf, size_t count, const core_dt *dt, size_t bytes,
-                                     size_t align, void **tmp)
+void *osc_scratch(osc_win *w, int slot, size_t n)
 {
-    *tmp = NULL;
+    if (w->scratch_len[slot] < n + 1) {
+        free(w->scratch[slot]);
+        w->scratch_len[slot] = n + 1 > 4096 ? n + 1 : 4096;
+        w->scratch[slot] = util_malloc(w->scratch_len[slot]);
+    }
+    return w->scratch[slot];
+}
+
+/* the origin's data as one packed stream: its own memory when contiguous and aligned */
+static const void *osc_packed_origin(osc_win *w, const void *buf, size_t count, const core_dt *dt,
+                                     size_t bytes, size_t align)
+{
     const char *p = (const char *)buf + dt->true_lb;
     if (dt->contig && ((uintptr_t)p % (align ? align : 1)) == 0)
         return p;
-    *tmp = util_malloc(bytes + 1);
-    core_dt_pack(buf, count, dt, 0, *tmp, bytes);
-    return *tmp;
+    void *tmp = osc_scratch(w, 0, bytes);
+    core_dt_pack(buf, count, dt, 0, tmp, bytes);
+    return tmp;
 }
 
 static int osc_direct_acc(osc_win *w, int t, const osc_args *a, uint64_t loc, int basic)
@@ -207,16 +223,16 @@ static int osc_direct_acc(osc_win *w, int t, const osc_args *a, uint64_t loc, in
     size_t tcount = (size_t)a->tcount;
     size_t bytes = tcount * tdt->size;
     size_t align = basic ? osc_dt(MPII_HANDLE(MPII_KIND_DTYPE, basic))->align : 1;
-    void *otmp = NULL, *ttmp = NULL;
+    void *ttmp = NULL;
     const void *in = NULL;
     if (a->op != MPI_NO_OP && bytes)
-        in = osc_packed_origin(a->obuf, (size_t)a->ocount, osc_dt(a->odt), bytes, align, &otmp);
+        in = osc_packed_origin(w, a->obuf, (size_t)a->ocount, osc_dt(a->odt), bytes, align);
     const core_dt *rdt = a->rdt ? osc_dt(a->rdt) : NULL;
     int want_old = a->kind != OSC_ACC;
     int rc = UTIL_OK;
     osc_acc_lock(w, t);
     if (p->mode == OSC_MODE_CMA) {
-        ttmp = util_malloc(bytes + 1);
+        ttmp = osc_scratch(w, 1, bytes);
         rc = osc_cma_read_packed(p->lpid, loc, tcount, tdt, ttmp, bytes);
         if (rc == UTIL_OK && want_old)
             core_dt_unpack(a->rbuf, (size_t)a->rcount, rdt, 0, ttmp, bytes);
@@ -236,7 +252,7 @@ static int osc_direct_acc(osc_win *w, int t, const osc_args *a, uint64_t loc, in
         char *dense = tp + tdt->true_lb;
         int inplace = tdt->contig && ((uintptr_t)dense % (align ? align : 1)) == 0;
         if (!inplace) {
-            ttmp = util_malloc(bytes + 1);
+            ttmp = osc_scratch(w, 1, bytes);
             core_dt_pack(tp, tcount, tdt, 0, ttmp, bytes);
             dense = ttmp;
         }
@@ -256,8 +272,6 @@ static int osc_direct_acc(osc_win *w, int t, const osc_args *a, uint64_t loc, in
         }
     }
     osc_acc_unlock(w, t);
-    free(ttmp);
-    free(otmp);
     return rc;
 }
 

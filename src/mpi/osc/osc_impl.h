@@ -136,6 +136,8 @@ struct osc_win {
     struct osc_srv *srv;    /* the server (am_target) */
     int assist_held;        /* the assist thread serves this window */
     util_queue pend;        /* origin-side requests in flight (osc_pend) */
+    void *scratch[2];       /* direct accumulates: packed origin / target data, kept */
+    size_t scratch_len[2];
     util_qnode qn;          /* list of windows with message traffic */
     int in_list;
 };
@@ -176,6 +178,9 @@ static inline int osc_range_ok(osc_win *w, int t, uint64_t lo, uint64_t hi)
         return hi <= (uint64_t)w->peers[t].size && lo <= hi;
     return osc_range_ok_dynamic(w, t, lo, hi);
 }
+/* a buffer of at least n bytes kept by the window (slot 0 or 1): large
+ * accumulates do not pay for fresh pages every time */
+void *osc_scratch(osc_win *w, int slot, size_t n);
 /* run one operation on a direct target (self, map, cma): complete on return */
 int osc_direct_op(osc_win *w, int t, const osc_args *a, uint64_t taddr, int basic);
 

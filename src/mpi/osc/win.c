@@ -338,6 +338,8 @@ static void win_release_objects(osc_win *w)
         munmap(w->seg, w->seg_len);
     w->seg = NULL;
     free(w->peers);
+    free(w->scratch[0]);
+    free(w->scratch[1]);
     free(w->local_rank);
     free(w->regions);
     if (w->group)
@@ -432,6 +434,16 @@ int osc_win_create(const char *fn, int flavor, void *base, MPI_Aint size, MPI_Ai
         }
     }
     w->my_local = w->peers[w->rank].local;
+    if (flavor == MPI_WIN_FLAVOR_SHARED && w->nlocal != w->size) {
+        /* every rank knows every rank's node: all fail alike */
+        err = MPI_ERR_RMA_SHARED;
+        free(recs);
+        win_release_objects(w);
+        return mpii_err(MPII_OBJ_COMM, c->handle, err, fn,
+                        "the communicator spans %s: MPI_Win_allocate_shared needs ranks that "
+                        "share memory (split it with MPI_COMM_TYPE_SHARED)",
+                        "several nodes");
+    }
 
     /* the node segment: made by the node's first rank, mapped by the others */
     int dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
@@ -642,12 +654,19 @@ int osc_win_detach(const char *fn, osc_win *w, const void *base)
 int osc_win_local_attached(osc_win *w, uint64_t lo, uint64_t hi);
 int osc_win_local_attached(osc_win *w, uint64_t lo, uint64_t hi)
 {
-    for (int i = 0; i < w->nregions; i++) {
-        uint64_t a = (uint64_t)w->regions[2 * i], b = a + (uint64_t)w->regions[2 * i + 1];
-        if (lo >= a && hi <= b)
-            return 1;
+    /* covered by attached regions, which may be adjacent (an access may span them) */
+    uint64_t at = lo;
+    for (int progress = 1; progress && at < hi;) {
+        progress = 0;
+        for (int i = 0; i < w->nregions; i++) {
+            uint64_t a = (uint64_t)w->regions[2 * i], b = a + (uint64_t)w->regions[2 * i + 1];
+            if (at >= a && at < b) {
+                at = b;
+                progress = 1;
+            }
+        }
     }
-    return 0;
+    return at >= hi && (lo < hi || w->nregions > 0);
 }
 
 /* ---- shared memory queries ---------------------------------------------------------------- */
