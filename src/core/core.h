@@ -153,6 +153,12 @@ int core_rma_write(int lpid, const struct iovec *local, int nlocal, uint64_t rad
                    size_t len, core_rma_ctx *ctx);
 int core_rma_read(int lpid, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
                   size_t len, core_rma_ctx *ctx);
+/* many remote ranges (at most CORE_RMA_IOV each side, as many bytes on both) */
+#define CORE_RMA_IOV 1024
+int core_rma_writev(int lpid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                    int nremote, uint64_t rkey, core_rma_ctx *ctx);
+int core_rma_readv(int lpid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                   int nremote, uint64_t rkey, core_rma_ctx *ctx);
 int core_rma_test(core_rma_ctx *ctx);   /* 1 when the transfer is over (ctx->status says how) */
 
 /* counters for DCFA_STATS and the bench */

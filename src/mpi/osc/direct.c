@@ -100,8 +100,6 @@ int osc_range_ok_dynamic(osc_win *w, int t, uint64_t lo, uint64_t hi)
 
 /* ---- moving bytes with cross-memory attach ------------------------------------------------------ */
 
-#define OSC_IOV 64
-
 static int osc_cma_call(int lpid, const struct iovec *l, int n, uint64_t raddr, size_t len, int write)
 {
     core_rma_ctx ctx;
@@ -115,44 +113,55 @@ static int osc_cma_call(int lpid, const struct iovec *l, int n, uint64_t raddr, 
     return rc;
 }
 
-/* packed bytes [0, bytes) of (lbuf, lcount, ldt) <-> of the target's (raddr, rcount, rdt) */
+/* cut an iovec list down to its first `bytes` bytes; returns the new count */
+static int osc_iov_trim(struct iovec *v, int n, size_t bytes)
+{
+    size_t sum = 0;
+    for (int k = 0; k < n; k++) {
+        if (sum + v[k].iov_len >= bytes) {
+            v[k].iov_len = bytes - sum;
+            return v[k].iov_len ? k + 1 : k;
+        }
+        sum += v[k].iov_len;
+    }
+    return n;
+}
+
+/* packed bytes [0, bytes) of (lbuf, lcount, ldt) <-> of the target's (raddr,
+ * rcount, rdt): pieces of both sides zipped into calls of up to CORE_RMA_IOV
+ * each, so a scattered type costs one system call per 1024 pieces */
 static int osc_cma_move(int lpid, void *lbuf, size_t lcount, const core_dt *ldt, uint64_t raddr,
                         size_t rcount, const core_dt *rdt, size_t bytes, int write)
 {
-    struct iovec liov[OSC_IOV], riov[OSC_IOV];
+    struct iovec liov[CORE_RMA_IOV], riov[CORE_RMA_IOV]; /* 32 KiB of stack */
     size_t off = 0;
     while (off < bytes) {
-        size_t rcov = 0;
-        int rn;
-        if (rdt->contig) {
-            riov[0].iov_base = (void *)(uintptr_t)(raddr + (uint64_t)rdt->true_lb + off);
-            riov[0].iov_len = bytes - off;
-            rn = 1;
-            rcov = bytes - off;
+        size_t rcov = 0, lcov = 0;
+        int rn = core_dt_iov((const void *)(uintptr_t)raddr, rcount, rdt, off, bytes - off, riov,
+                             CORE_RMA_IOV, &rcov);
+        if (rn <= 0 || rcov == 0)
+            return UTIL_EINVAL;
+        int ln = core_dt_iov(lbuf, lcount, ldt, off, rcov, liov, CORE_RMA_IOV, &lcov);
+        if (ln <= 0 || lcov == 0)
+            return UTIL_EINVAL;
+        if (lcov < rcov)
+            rn = osc_iov_trim(riov, rn, lcov);
+        int rc;
+        if (rn == 1) {
+            rc = osc_cma_call(lpid, liov, ln, (uint64_t)(uintptr_t)riov[0].iov_base, lcov, write);
         } else {
-            rn = core_dt_iov((const void *)(uintptr_t)raddr, rcount, rdt, off, bytes - off, riov,
-                             OSC_IOV, &rcov);
-            if (rn <= 0 || rcov == 0)
-                return UTIL_EINVAL;
-        }
-        size_t pos = off;
-        for (int k = 0; k < rn; k++) {
-            size_t done = 0;
-            while (done < riov[k].iov_len) {
-                size_t lcov = 0;
-                int ln = core_dt_iov(lbuf, lcount, ldt, pos + done, riov[k].iov_len - done, liov,
-                                     OSC_IOV, &lcov);
-                if (ln <= 0 || lcov == 0)
-                    return UTIL_EINVAL;
-                int rc = osc_cma_call(lpid, liov, ln,
-                                      (uint64_t)(uintptr_t)riov[k].iov_base + done, lcov, write);
-                if (rc != UTIL_OK)
-                    return rc;
-                done += lcov;
+            core_rma_ctx ctx;
+            rc = write ? core_rma_writev(lpid, liov, ln, riov, rn, 0, &ctx)
+                       : core_rma_readv(lpid, liov, ln, riov, rn, 0, &ctx);
+            if (rc == CORE_RMA_POSTED) {
+                while (!core_rma_test(&ctx))
+                    core_progress();
+                rc = ctx.status;
             }
-            pos += riov[k].iov_len;
         }
-        off += rcov;
+        if (rc != UTIL_OK)
+            return rc;
+        off += lcov;
     }
     return UTIL_OK;
 }
