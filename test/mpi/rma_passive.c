@@ -2,15 +2,18 @@
  * rma_passive: the passive-target progress guarantee, checked.
  *
  * Rank 0 computes for 1 s without any MPI call (a loop on clock_gettime).
- * Meanwhile every other rank, as origin, does on rank 0's window:
+ * Meanwhile every other rank, as origin, does on rank 0's window, ROUNDS
+ * (5) times:
  *   lock exclusive / put / unlock, lock shared / get / unlock,
  *   lock / accumulate / unlock, lock / fetch_and_op / unlock,
  *   lock / compare_and_swap / unlock
  * and times each epoch. The claim of the window's info key
  * dcfa_passive_progress is checked:
- *   "direct" or "assist"  every epoch completes in under LIMIT_MS (50 ms)
- *                         and before rank 0 stops computing (the clocks of
- *                         one node are comparable: CLOCK_MONOTONIC);
+ *   "direct" or "assist"  each kind of epoch takes under LIMIT_MS (50 ms,
+ *                         median of its rounds: one descheduling of an
+ *                         overloaded machine does not decide) and all of
+ *                         them complete before rank 0 stops computing (the
+ *                         clocks of one node are comparable: CLOCK_MONOTONIC);
  *   "target-calls"        no claim: the epochs only have to complete and be
  *                         right once rank 0 calls MPI again.
  * Expected values (PASSIVE_EXPECT=direct|assist|target-calls, from the test
@@ -24,6 +27,20 @@
 
 #define LIMIT_MS 50.0
 #define COMPUTE_S 1.0
+#define ROUNDS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* sorts v */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
 
 static double now(void)
 {
@@ -74,77 +91,75 @@ static void run(int flavor, const char *expect)
     MPI_Barrier(MPI_COMM_WORLD);
 
     double t_end = 0;
-    double times[5] = {0}, done_at[5] = {0};
+    double times[5][ROUNDS], done_at = 0;
     if (rank == 0) {
-        double t0 = now();
         compute(COMPUTE_S);
         t_end = now();
-        (void)t0;
     } else {
         mtest_sleep_ms(50 + 20 * rank); /* rank 0 is computing by now */
         long v = 1000 + rank, got = -1, one = 1, cmp = 0, old = -1;
-        double t;
-        /* 0: lock / put / unlock */
-        t = now();
-        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
-        MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, w);
-        MPI_Win_unlock(0, w);
-        done_at[0] = now();
-        times[0] = done_at[0] - t;
-        /* 1: get of what I put */
-        t = now();
-        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
-        MPI_Get(&got, 1, MPI_LONG, 0, rank, 1, MPI_LONG, w);
-        MPI_Win_unlock(0, w);
-        done_at[1] = now();
-        times[1] = done_at[1] - t;
-        mtest_check(got == v, "%s: get during the target's computation read %ld, expected %ld",
-                    fname, got, v);
-        /* 2: accumulate */
-        t = now();
-        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
-        MPI_Accumulate(&one, 1, MPI_LONG, 0, 32, 1, MPI_LONG, MPI_SUM, w);
-        MPI_Win_unlock(0, w);
-        done_at[2] = now();
-        times[2] = done_at[2] - t;
-        /* 3: fetch_and_op */
-        t = now();
-        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
-        MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 33, MPI_SUM, w);
-        MPI_Win_unlock(0, w);
-        done_at[3] = now();
-        times[3] = done_at[3] - t;
-        /* 4: compare_and_swap: exactly one origin wins */
-        t = now();
-        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
-        MPI_Compare_and_swap(&v, &cmp, &old, MPI_LONG, 0, 34, w);
-        MPI_Win_unlock(0, w);
-        done_at[4] = now();
-        times[4] = done_at[4] - t;
+        for (int k = 0; k < ROUNDS; k++) {
+            double t;
+            /* 0: lock / put / unlock */
+            t = now();
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w);
+            MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, w);
+            MPI_Win_unlock(0, w);
+            times[0][k] = now() - t;
+            /* 1: get of what I put */
+            t = now();
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
+            MPI_Get(&got, 1, MPI_LONG, 0, rank, 1, MPI_LONG, w);
+            MPI_Win_unlock(0, w);
+            times[1][k] = now() - t;
+            mtest_check(got == v, "%s: get during the target's computation read %ld, expected %ld",
+                        fname, got, v);
+            /* 2: accumulate */
+            t = now();
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
+            MPI_Accumulate(&one, 1, MPI_LONG, 0, 32, 1, MPI_LONG, MPI_SUM, w);
+            MPI_Win_unlock(0, w);
+            times[2][k] = now() - t;
+            /* 3: fetch_and_op */
+            t = now();
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
+            MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 33, MPI_SUM, w);
+            MPI_Win_unlock(0, w);
+            times[3][k] = now() - t;
+            /* 4: compare_and_swap: exactly one origin's first try wins */
+            t = now();
+            MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
+            MPI_Compare_and_swap(&v, &cmp, &old, MPI_LONG, 0, 34, w);
+            MPI_Win_unlock(0, w);
+            times[4][k] = now() - t;
+        }
+        done_at = now();
     }
     MPI_Bcast(&t_end, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     static const char *what[5] = {"lock/put/unlock", "lock/get/unlock", "lock/accumulate/unlock",
                                   "lock/fetch_and_op/unlock", "lock/compare_and_swap/unlock"};
     if (rank != 0 && claimed) {
+        mtest_check(done_at < t_end,
+                    "%s (%s): the %d rounds of epochs ended %.1f ms after the target stopped computing",
+                    fname, claim, ROUNDS, (done_at - t_end) * 1e3);
         for (int k = 0; k < 5; k++) {
-            mtest_check(times[k] * 1e3 < LIMIT_MS,
-                        "%s (%s): %s took %.1f ms while the target computed (limit %.0f ms)", fname,
-                        claim, what[k], times[k] * 1e3, LIMIT_MS);
-            mtest_check(done_at[k] < t_end,
-                        "%s (%s): %s completed %.1f ms after the target stopped computing", fname,
-                        claim, what[k], (done_at[k] - t_end) * 1e3);
+            double med = median(times[k], ROUNDS);
+            mtest_check(med * 1e3 < LIMIT_MS,
+                        "%s (%s): %s took %.1f ms (median of %d) while the target computed "
+                        "(limit %.0f ms)",
+                        fname, claim, what[k], med * 1e3, ROUNDS, LIMIT_MS);
+            if (getenv("PASSIVE_VERBOSE"))
+                fprintf(stderr, "[rank %d] %s %s %s: median %.3f ms, max %.3f ms\n", rank, fname,
+                        claim, what[k], med * 1e3, times[k][ROUNDS - 1] * 1e3);
         }
-        if (getenv("PASSIVE_VERBOSE"))
-            fprintf(stderr, "[rank %d] %s %s: %.3f %.3f %.3f %.3f %.3f ms\n", rank, fname, claim,
-                    times[0] * 1e3, times[1] * 1e3, times[2] * 1e3, times[3] * 1e3, times[4] * 1e3);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
         for (int r = 1; r < nprocs; r++)
             mtest_check_int("value put during the computation", mem[r], 1000 + r);
-        mtest_check_int("accumulated during the computation", mem[32], nprocs - 1);
-        mtest_check_int("fetch_and_op during the computation", mem[33], nprocs - 1);
+        mtest_check_int("accumulated during the computation", mem[32], (long long)(nprocs - 1) * ROUNDS);
+        mtest_check_int("fetch_and_op during the computation", mem[33], (long long)(nprocs - 1) * ROUNDS);
         mtest_check(mem[34] > 1000 && mem[34] < 1000 + nprocs,
                     "compare_and_swap during the computation: %ld", mem[34]);
         MPI_Win_unlock(0, w);
