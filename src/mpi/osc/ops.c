@@ -4,6 +4,8 @@
 #include "mpi/osc/osc_impl.h"
 #include "mpi/op/op.h"
 
+#include <string.h>
+
 static const char *osc_kind_verb(int kind)
 {
     static const char *v[] = {"", "put to", "get from", "accumulate to", "get_accumulate on",
@@ -39,6 +41,27 @@ int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req)
         return osc_err(w, MPI_ERR_RANK, fn, "target_rank=%d is not a valid rank: the window has %d ranks",
                        t, w->size);
     osc_peer *p = &w->peers[t];
+    /* the latency-bound case: a put or get of one contiguous predefined type,
+     * the same on both sides, to a window in my mapping, in an open epoch */
+    if (a->kind <= OSC_GET && !req && (p->mode == OSC_MODE_MAP || p->mode == OSC_MODE_SELF) &&
+        w->flavor != MPI_WIN_FLAVOR_DYNAMIC && (p->lock || w->lock_all || w->fence)) {
+        MPI_Datatype odt = a->kind == OSC_PUT ? a->odt : a->rdt;
+        MPI_Aint ocount = a->kind == OSC_PUT ? a->ocount : a->rcount;
+        const mpii_dtype *t = mpii_dtype_get(a->tdt);
+        if (odt == a->tdt && ocount == a->tcount && t->predefined && a->disp >= 0 && p->map) {
+            size_t bytes = (size_t)a->tcount * t->dt.size;
+            uint64_t off = (uint64_t)a->disp * (uint64_t)p->disp_unit;
+            if (off + bytes <= (uint64_t)p->size && off + bytes >= off) {
+                char *d = a->kind == OSC_PUT ? p->map + off : (char *)a->rbuf;
+                const char *s = a->kind == OSC_PUT ? (const char *)a->obuf : p->map + off;
+                if (bytes == 8)
+                    memcpy(d, s, 8); /* one move */
+                else
+                    memmove(d, s, bytes);
+                return MPI_SUCCESS;
+            }
+        }
+    }
     if (!osc_epoch_open(w, p))
         return osc_err(w, MPI_ERR_RMA_SYNC, fn,
                        "no access epoch to rank %d is open (call MPI_Win_fence, MPI_Win_start "
