@@ -112,13 +112,13 @@ static double rb_lat_run(rb_ctx *c, int op, const char *sync, long bytes, long i
 
 static void rb_latency(rb_ctx *c, int op, const char *sync, long bytes)
 {
-    long iters = c->iters;
+    long iters = 2; /* a slow library must not spend --iters on its first try */
     /* calibrate: a repetition should take about 20 ms */
     for (int w = 0; w < c->warmup; w++) {
         double t = rb_lat_run(c, op, sync, bytes, iters);
         MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        long want = t > 0 ? (long)(0.02 / t) : iters;
-        iters = bc_clamp(want, 3, c->iters);
+        long want = t > 0 ? (long)(0.02 / t) : c->iters;
+        iters = bc_clamp(want, 2, c->iters);
     }
     double v[256];
     int n = 0;
@@ -209,7 +209,7 @@ static void rb_epoch(rb_ctx *c, long bytes, int window)
 {
     if (bytes * window > c->winbytes)
         window = (int)bc_clamp(c->winbytes / (bytes ? bytes : 1), 1, window);
-    long iters = 20;
+    long iters = 1;
     for (int w = 0; w < c->warmup; w++) {
         double t = rb_epoch_run(c, bytes, window, iters);
         MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
