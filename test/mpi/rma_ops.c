@@ -431,6 +431,63 @@ static void run_large(int flavor)
     free(back);
 }
 
+/* ---- a target type with thousands of pieces (its description alone exceeds a batch) ---- */
+
+static void run_bigtype(void)
+{
+    enum { NB = 6000 };
+    char where[] = "indexed target type of 6000 blocks (put, accumulate, get)";
+    int *bl = malloc(NB * sizeof(int)), *dp = malloc(NB * sizeof(int));
+    for (int i = 0; i < NB; i++) {
+        bl[i] = 1 + i % 2;
+        dp[i] = 3 * i;
+    }
+    MPI_Datatype big;
+    MPI_Type_indexed(NB, bl, dp, MPI_INT, &big);
+    MPI_Type_commit(&big);
+    int nelem = 0;
+    for (int i = 0; i < NB; i++)
+        nelem += bl[i];
+    MPI_Win w;
+    int *mem;
+    MPI_Aint bytes = 3 * NB * (MPI_Aint)sizeof(int);
+    MPI_Win_allocate(bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &w);
+    for (int i = 0; i < 3 * NB; i++)
+        mem[i] = -1;
+    int *src = malloc((size_t)nelem * sizeof(int)), *back = malloc((size_t)nelem * sizeof(int));
+    for (int i = 0; i < nelem; i++)
+        src[i] = rank * 100000 + i;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tgt, 0, w);
+    mtest_check_rc(where, MPI_Put(src, nelem, MPI_INT, tgt, 0, 1, big, w));
+    mtest_check_rc(where, MPI_Accumulate(src, nelem, MPI_INT, tgt, 0, 1, big, MPI_SUM, w));
+    MPI_Win_flush(tgt, w);
+    mtest_check_rc(where, MPI_Get(back, nelem, MPI_INT, tgt, 0, 1, big, w));
+    MPI_Win_unlock(tgt, w);
+    int bad = 0;
+    for (int i = 0; i < nelem && bad < 3; i++)
+        if (back[i] != 2 * src[i]) {
+            mtest_fail("%s: element %d read back %d, expected %d", where, i, back[i], 2 * src[i]);
+            bad++;
+        }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* the gaps of the type were not touched */
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, w);
+    for (int i = 0; i < NB && bad < 6; i++)
+        if (mem[3 * i + 2] != -1) {
+            mtest_fail("%s: gap element %d was written (%d)", where, 3 * i + 2, mem[3 * i + 2]);
+            bad++;
+        }
+    MPI_Win_unlock(rank, w);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&w);
+    MPI_Type_free(&big);
+    free(src);
+    free(back);
+    free(bl);
+    free(dp);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -482,6 +539,7 @@ int main(int argc, char **argv)
     if (!of && !os) {
         run_large(F_CREATE);
         run_large(F_ALLOCATE);
+        run_bigtype();
     }
     for (int i = 1; i < 5; i++)
         MPI_Type_free(&types[i]);
