@@ -23,6 +23,7 @@ static void mpii_hang_report(int sig)
     (void)sig;
     core_dump_pending();
     coll_sched_dump_pending();
+    osc_dump_pending();
 }
 
 /* The runtime (daemon channel, fabric, predefined objects) is shared by the

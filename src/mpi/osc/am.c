@@ -1085,6 +1085,27 @@ static int srv_poll(osc_win *w)
     return ev;
 }
 
+void osc_am_dump(osc_win *w)
+{
+    for (int t = 0; t < w->size; t++) {
+        osc_am_out *o = w->peers[t].out;
+        if (o && (o->nitems || o->inflight || o->issued))
+            util_log("    to rank %d: %d item(s) not sent, %d request(s) in flight, %d operation(s) "
+                     "not yet flushed%s",
+                     t, o->nitems, o->inflight, o->issued, o->lock_sent ? ", lock requested" : "");
+    }
+    for (int o = 0; w->srv && o < w->size; o++) {
+        struct osc_am_in *in = &w->srv->in[o];
+        int n = 0;
+        for (util_qnode *q = in->rem.head.next; q != &in->rem.head; q = q->next)
+            n++;
+        if (n || in->lock)
+            util_log("    from rank %d: %d parked batch part(s)%s%s", o, n,
+                     in->lock ? ", holds a lock on my window" : "",
+                     n ? " (waiting for a lock, data or a reply to go out)" : "");
+    }
+}
+
 static int osc_am_poll(void)
 {
     int ev = 0;

@@ -61,6 +61,7 @@ const char *osc_win_label(osc_win *w);
 /* the handler of a window handle for mpii_err; MPI_ERRHANDLER_NULL if not a window */
 MPI_Errhandler osc_errhandler_of(int handle);
 void osc_finalize(void); /* frees windows the program left behind */
+void osc_dump_pending(void); /* the hang report: open epochs and message-mode work per window */
 /* what mpiinfo says about passive-target progress */
 const char *osc_progress_claim(void);
 

@@ -204,6 +204,7 @@ int osc_am_wait_post(osc_win *w, int t);       /* wait for a target's post */
 int osc_am_complete(osc_win *w, int t);        /* end of my access epoch to t */
 int osc_am_completes_seen(osc_win *w, int o);  /* completes received from origin o */
 int osc_am_pending(osc_win *w, int t);         /* ops to t not yet flushed */
+void osc_am_dump(osc_win *w);                  /* hang report lines of the message mode */
 
 /* sync.c */
 int osc_pscw_ready(osc_win *w, int t); /* wait for t's post if not seen */

@@ -561,6 +561,24 @@ int osc_win_free(const char *fn, osc_win *w)
     return MPI_SUCCESS;
 }
 
+void osc_dump_pending(void)
+{
+    if (!osc_win_inited)
+        return;
+    for (int i = 1; i < osc_win_tab.next_unused; i++) {
+        osc_win *w = util_htab_get(&osc_win_tab, i);
+        if (!w || !w->handle)
+            continue;
+        util_log("  %s: %d ranks, %s%s%s%s%s, %d target(s) locked", osc_win_label(w), w->size,
+                 w->fence ? "fence epoch " : "", w->lock_all ? "lock_all epoch " : "",
+                 w->started ? "access epoch (MPI_Win_start) " : "",
+                 w->posted ? "exposure epoch (MPI_Win_post) " : "",
+                 w->am_origin ? "message mode" : "direct", w->nlocked);
+        if (w->am_origin || w->am_target)
+            osc_am_dump(w);
+    }
+}
+
 void osc_finalize(void)
 {
     if (!osc_win_inited)
