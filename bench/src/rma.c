@@ -39,8 +39,8 @@ typedef struct {
     int rank;
     const char *flavor;
     MPI_Win win;
-    char *base;       /* my window memory */
-    char *buf;        /* origin buffer */
+    char *base; /* my window memory */
+    char *buf;  /* origin buffer */
     long winbytes;
     int reps, warmup;
     long iters;
@@ -177,9 +177,10 @@ static void rb_bandwidth(rb_ctx *c, int op, const char *sync, long bytes, int wi
     }
     if (c->rank == 0) {
         bc_stats s = bc_stats_of(v, n);
-        printf("{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"%s_bw\",\"sync\":\"%s\",\"bytes\":%ld,"
-               "\"ranks\":2,\"window\":%d,\"reps\":%d,",
-               c->flavor, op_name[op], sync, bytes, window, n);
+        printf(
+            "{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"%s_bw\",\"sync\":\"%s\",\"bytes\":%ld,"
+            "\"ranks\":2,\"window\":%d,\"reps\":%d,",
+            c->flavor, op_name[op], sync, bytes, window, n);
         bc_print_stats("mbps", s, 1);
         printf("}\n");
         fflush(stdout);
@@ -222,9 +223,10 @@ static void rb_epoch(rb_ctx *c, long bytes, int window)
         v[n++] = rb_epoch_run(c, bytes, window, iters);
     if (c->rank == 0) {
         bc_stats s = bc_stats_of(v, n);
-        printf("{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"epoch\",\"sync\":\"lock\",\"bytes\":%ld,"
-               "\"ranks\":2,\"window\":%d,\"reps\":%d,",
-               c->flavor, bytes, window, n);
+        printf(
+            "{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"epoch\",\"sync\":\"lock\",\"bytes\":%ld,"
+            "\"ranks\":2,\"window\":%d,\"reps\":%d,",
+            c->flavor, bytes, window, n);
         bc_print_stats("lat_us", s, 1e6);
         printf("}\n");
         fflush(stdout);
@@ -267,7 +269,8 @@ static void rb_overlap(rb_ctx *c, long bytes, double compute_s, int reps)
         bc_stats sb = bc_stats_of(busy, n);
         double pct = 100.0 * (1.0 - (sb.median - si.median) / compute_s);
         pct = pct < 0 ? 0 : pct > 100 ? 100 : pct;
-        printf("{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"overlap\",\"sync\":\"lock\",\"bytes\":%ld,"
+        printf("{\"bench\":\"rma\",\"flavor\":\"%s\",\"op\":\"overlap\",\"sync\":\"lock\","
+               "\"bytes\":%ld,"
                "\"ranks\":2,\"compute_ms\":%.0f,\"reps\":%d,\"idle_ms_med\":%.6g,",
                c->flavor, bytes, compute_s * 1e3, n, si.median * 1e3);
         bc_print_stats("busy_ms", sb, 1e3);
@@ -329,7 +332,7 @@ int main(int argc, char **argv)
             int op;
             const char *sync;
         } lat[] = {{OP_PUT, "flush"}, {OP_GET, "flush"}, {OP_ACC, "flush"}, {OP_PUT, "lock"},
-                   {OP_GET, "lock"}, {OP_PUT, "fence"}, {OP_GET, "fence"}};
+                   {OP_GET, "lock"},  {OP_PUT, "fence"}, {OP_GET, "fence"}};
         for (size_t k = 0; k < sizeof lat / sizeof lat[0]; k++)
             for (int i = 0; i < nsizes; i++)
                 if (sizes[i] >= 8 && (lat[k].op != OP_ACC || sizes[i] % 8 == 0))

@@ -80,8 +80,8 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
     if (rc != MPI_SUCCESS)
         return rc;
     if (!base && size > 0)
-        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BASE, fn,
-                        "base: NULL with size=%ld", (long)size);
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BASE, fn, "base: NULL with size=%ld",
+                        (long)size);
     return osc_win_create(fn, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, c, NULL, win);
 }
 
@@ -166,8 +166,8 @@ static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *siz
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
     MPI_Aint du = 0;
-    int rc = win_shared_query("MPI_Win_shared_query", win, rank, size, disp_unit ? &du : NULL,
-                              baseptr);
+    int rc =
+        win_shared_query("MPI_Win_shared_query", win, rank, size, disp_unit ? &du : NULL, baseptr);
     if (rc == MPI_SUCCESS)
         *disp_unit = (int)du;
     return rc;
@@ -219,7 +219,8 @@ int PMPI_Win_free(MPI_Win *win)
     return rc;
 }
 
-/* ---- group, info, name, attributes, error handlers -------------------------------------------- */
+/* ---- group, info, name, attributes, error handlers --------------------------------------------
+ */
 
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
@@ -421,10 +422,11 @@ static int win_rma(const char *fn, MPI_Win win, osc_args *a, MPI_Request *req, i
             return rc;
     }
     if (a->kind == OSC_GET || a->kind == OSC_GACC) {
-        if ((rc = win_count(fn, w, a->rcount, a->kind == OSC_GET ? "origin_count" : "result_count")) !=
-            MPI_SUCCESS)
+        if ((rc = win_count(fn, w, a->rcount,
+                            a->kind == OSC_GET ? "origin_count" : "result_count")) != MPI_SUCCESS)
             return rc;
-        if ((rc = win_dtype(fn, w, a->rdt, a->kind == OSC_GET ? "origin_datatype:" : "result_datatype:")) !=
+        if ((rc = win_dtype(fn, w, a->rdt,
+                            a->kind == OSC_GET ? "origin_datatype:" : "result_datatype:")) !=
             MPI_SUCCESS)
             return rc;
     }
@@ -446,8 +448,14 @@ static int b_put(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Dataty
                  MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *req,
                  int want_req)
 {
-    osc_args a = {.kind = OSC_PUT, .obuf = oaddr, .ocount = (MPI_Aint)ocount, .odt = odt,
-                  .target = target, .disp = disp, .tcount = (MPI_Aint)tcount, .tdt = tdt,
+    osc_args a = {.kind = OSC_PUT,
+                  .obuf = oaddr,
+                  .ocount = (MPI_Aint)ocount,
+                  .odt = odt,
+                  .target = target,
+                  .disp = disp,
+                  .tcount = (MPI_Aint)tcount,
+                  .tdt = tdt,
                   .op = MPI_REPLACE};
     return win_rma(fn, win, &a, req, want_req);
 }
@@ -456,8 +464,14 @@ static int b_get(const char *fn, void *oaddr, MPI_Count ocount, MPI_Datatype odt
                  MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, MPI_Win win, MPI_Request *req,
                  int want_req)
 {
-    osc_args a = {.kind = OSC_GET, .rbuf = oaddr, .rcount = (MPI_Aint)ocount, .rdt = odt,
-                  .target = target, .disp = disp, .tcount = (MPI_Aint)tcount, .tdt = tdt,
+    osc_args a = {.kind = OSC_GET,
+                  .rbuf = oaddr,
+                  .rcount = (MPI_Aint)ocount,
+                  .rdt = odt,
+                  .target = target,
+                  .disp = disp,
+                  .tcount = (MPI_Aint)tcount,
+                  .tdt = tdt,
                   .op = MPI_NO_OP};
     return win_rma(fn, win, &a, req, want_req);
 }
@@ -466,8 +480,15 @@ static int b_acc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Dataty
                  MPI_Aint disp, MPI_Count tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win,
                  MPI_Request *req, int want_req)
 {
-    osc_args a = {.kind = OSC_ACC, .obuf = oaddr, .ocount = (MPI_Aint)ocount, .odt = odt,
-                  .target = target, .disp = disp, .tcount = (MPI_Aint)tcount, .tdt = tdt, .op = op};
+    osc_args a = {.kind = OSC_ACC,
+                  .obuf = oaddr,
+                  .ocount = (MPI_Aint)ocount,
+                  .odt = odt,
+                  .target = target,
+                  .disp = disp,
+                  .tcount = (MPI_Aint)tcount,
+                  .tdt = tdt,
+                  .op = op};
     return win_rma(fn, win, &a, req, want_req);
 }
 
@@ -476,15 +497,24 @@ static int b_gacc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
                   MPI_Count tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win, MPI_Request *req,
                   int want_req)
 {
-    osc_args a = {.kind = OSC_GACC, .obuf = oaddr, .ocount = (MPI_Aint)ocount, .odt = odt,
-                  .rbuf = raddr, .rcount = (MPI_Aint)rcount, .rdt = rdt, .target = target,
-                  .disp = disp, .tcount = (MPI_Aint)tcount, .tdt = tdt, .op = op};
+    osc_args a = {.kind = OSC_GACC,
+                  .obuf = oaddr,
+                  .ocount = (MPI_Aint)ocount,
+                  .odt = odt,
+                  .rbuf = raddr,
+                  .rcount = (MPI_Aint)rcount,
+                  .rdt = rdt,
+                  .target = target,
+                  .disp = disp,
+                  .tcount = (MPI_Aint)tcount,
+                  .tdt = tdt,
+                  .op = op};
     return win_rma(fn, win, &a, req, want_req);
 }
 
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win)
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win)
 {
     return b_put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
@@ -497,8 +527,8 @@ int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
                  target_count, target_datatype, win, NULL, 0);
 }
 int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count,
-              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+              MPI_Win win, MPI_Request *request)
 {
     return b_put("MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
@@ -507,8 +537,8 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                 MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    return b_put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank,
-                 target_disp, target_count, target_datatype, win, request, 1);
+    return b_put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win, request, 1);
 }
 
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -535,8 +565,8 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                 MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    return b_get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank,
-                 target_disp, target_count, target_datatype, win, request, 1);
+    return b_get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win, request, 1);
 }
 
 int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -546,9 +576,9 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
     return b_acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, NULL, 0);
 }
-int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                      MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_acc("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, NULL, 0);
@@ -562,8 +592,8 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
 }
 int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
                        MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                       MPI_Win win, MPI_Request *request)
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                       MPI_Request *request)
 {
     return b_acc("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, request, 1);
@@ -591,8 +621,7 @@ int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
 int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                          void *result_addr, int result_count, MPI_Datatype result_datatype,
                          int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                         MPI_Request *request)
+                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return b_gacc("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
@@ -639,9 +668,17 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
                       osc_win_label(w));
     if (rc != MPI_SUCCESS)
         return rc;
-    osc_args a = {.kind = OSC_FOP, .obuf = origin_addr, .ocount = op == MPI_NO_OP ? 0 : 1,
-                  .odt = datatype, .rbuf = result_addr, .rcount = 1, .rdt = datatype,
-                  .target = target_rank, .disp = target_disp, .tcount = 1, .tdt = datatype,
+    osc_args a = {.kind = OSC_FOP,
+                  .obuf = origin_addr,
+                  .ocount = op == MPI_NO_OP ? 0 : 1,
+                  .odt = datatype,
+                  .rbuf = result_addr,
+                  .rcount = 1,
+                  .rdt = datatype,
+                  .target = target_rank,
+                  .disp = target_disp,
+                  .tcount = 1,
+                  .tdt = datatype,
                   .op = op};
     return osc_rma(fn, w, &a, NULL);
 }
@@ -662,14 +699,24 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
         rc = win_null_arg(fn, w, result_addr, "result_addr");
     if (rc != MPI_SUCCESS)
         return rc;
-    osc_args a = {.kind = OSC_CAS, .obuf = origin_addr, .ocount = 1, .odt = datatype,
-                  .rbuf = result_addr, .rcount = 1, .rdt = datatype, .cbuf = compare_addr,
-                  .target = target_rank, .disp = target_disp, .tcount = 1, .tdt = datatype,
+    osc_args a = {.kind = OSC_CAS,
+                  .obuf = origin_addr,
+                  .ocount = 1,
+                  .odt = datatype,
+                  .rbuf = result_addr,
+                  .rcount = 1,
+                  .rdt = datatype,
+                  .cbuf = compare_addr,
+                  .target = target_rank,
+                  .disp = target_disp,
+                  .tcount = 1,
+                  .tdt = datatype,
                   .op = MPI_REPLACE};
     return osc_rma(fn, w, &a, NULL);
 }
 
-/* ---- synchronisation -------------------------------------------------------------------------- */
+/* ---- synchronisation --------------------------------------------------------------------------
+ */
 
 int PMPI_Win_fence(int assert, MPI_Win win)
 {

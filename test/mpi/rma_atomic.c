@@ -28,7 +28,8 @@ static void counter_fop(MPI_Win w, long *mem)
     long *mine = malloc(K * sizeof(long));
     MPI_Win_lock_all(0, w);
     for (int i = 0; i < K; i++) {
-        mtest_check_rc("MPI_Fetch_and_op", MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 0, MPI_SUM, w));
+        mtest_check_rc("MPI_Fetch_and_op",
+                       MPI_Fetch_and_op(&one, &got, MPI_LONG, 0, 0, MPI_SUM, w));
         MPI_Win_flush(0, w);
         mine[i] = got;
     }
@@ -69,8 +70,8 @@ static void vector_sum(MPI_Win w, int *vec)
     for (int j = 0; j < M; j++) {
         long want = (long)(K / 4) * tri * (j + 1);
         if (vec[1 + j] != want) {
-            mtest_fail("accumulate SUM: element %d = %d, expected %ld (updates lost)", j, vec[1 + j],
-                       want);
+            mtest_fail("accumulate SUM: element %d = %d, expected %ld (updates lost)", j,
+                       vec[1 + j], want);
             break;
         }
     }
@@ -162,8 +163,8 @@ static void maxloc(void)
     MPI_Win_lock_all(0, w);
     MPI_Win_lock_all(0, w2);
     for (int t = 0; t < nprocs; t++) {
-        mtest_check_rc("MPI_Accumulate MAXLOC",
-                       MPI_Accumulate(mine, 8, MPI_DOUBLE_INT, t, 0, 8, MPI_DOUBLE_INT, MPI_MAXLOC, w));
+        mtest_check_rc("MPI_Accumulate MAXLOC", MPI_Accumulate(mine, 8, MPI_DOUBLE_INT, t, 0, 8,
+                                                               MPI_DOUBLE_INT, MPI_MAXLOC, w));
         mtest_check_rc("MPI_Accumulate MAX",
                        MPI_Accumulate(d, 8, MPI_DOUBLE, t, 0, 8, MPI_DOUBLE, MPI_MAX, w2));
     }

@@ -76,7 +76,8 @@ int main(int argc, char **argv)
            "MPI_Put", "errwin");
     expect("unlock without lock", MPI_Win_unlock(peer, w), MPI_ERR_RMA_SYNC, "MPI_Win_unlock",
            "errwin");
-    expect("flush without lock", MPI_Win_flush(peer, w), MPI_ERR_RMA_SYNC, "MPI_Win_flush", "errwin");
+    expect("flush without lock", MPI_Win_flush(peer, w), MPI_ERR_RMA_SYNC, "MPI_Win_flush",
+           "errwin");
     expect("complete without start", MPI_Win_complete(w), MPI_ERR_RMA_SYNC, "MPI_Win_complete",
            "errwin");
     expect("wait without post", MPI_Win_wait(w), MPI_ERR_RMA_SYNC, "MPI_Win_wait", "errwin");
@@ -100,7 +101,8 @@ int main(int argc, char **argv)
            "MPI_Win_lock", "errwin");
     expect("fence inside a lock epoch", MPI_Win_fence(0, w), MPI_ERR_RMA_SYNC, "MPI_Win_fence",
            "errwin");
-    expect("free inside a lock epoch", MPI_Win_free(&w), MPI_ERR_RMA_SYNC, "MPI_Win_free", "errwin");
+    expect("free inside a lock epoch", MPI_Win_free(&w), MPI_ERR_RMA_SYNC, "MPI_Win_free",
+           "errwin");
     /* ranges */
     expect("put past the end", MPI_Put(v, 1, MPI_INT, peer, 16, 1, MPI_INT, w), MPI_ERR_RMA_RANGE,
            "MPI_Put", "errwin");
@@ -111,8 +113,8 @@ int main(int argc, char **argv)
     expect("accumulate past the end",
            MPI_Accumulate(v, 2, MPI_INT, peer, 15, 2, MPI_INT, MPI_SUM, w), MPI_ERR_RMA_RANGE,
            "MPI_Accumulate", "errwin");
-    expect("put to an invalid rank", MPI_Put(v, 1, MPI_INT, nprocs, 0, 1, MPI_INT, w),
-           MPI_ERR_RANK, "MPI_Put", "errwin");
+    expect("put to an invalid rank", MPI_Put(v, 1, MPI_INT, nprocs, 0, 1, MPI_INT, w), MPI_ERR_RANK,
+           "MPI_Put", "errwin");
     /* types and sizes */
     expect("mismatched sizes", MPI_Put(v, 2, MPI_INT, peer, 0, 3, MPI_INT, w), MPI_ERR_TYPE,
            "MPI_Put", "errwin");
@@ -139,8 +141,8 @@ int main(int argc, char **argv)
     MPI_Op uop;
     MPI_Op_create((MPI_User_function *)(void (*)(void))win_handler, 1, &uop);
     expect("accumulate with a user operation",
-           MPI_Accumulate(v, 1, MPI_INT, peer, 0, 1, MPI_INT, uop, w), MPI_ERR_OP,
-           "MPI_Accumulate", "errwin");
+           MPI_Accumulate(v, 1, MPI_INT, peer, 0, 1, MPI_INT, uop, w), MPI_ERR_OP, "MPI_Accumulate",
+           "errwin");
     MPI_Op_free(&uop);
     expect("accumulate with MPI_OP_NULL",
            MPI_Accumulate(v, 1, MPI_INT, peer, 0, 1, MPI_INT, MPI_OP_NULL, w), MPI_ERR_OP,
@@ -181,9 +183,11 @@ int main(int argc, char **argv)
     /* inside is fine; beyond the attached 16 ints is an error, at the call (direct) or at
      * the unlock (message mode: the target finds it) */
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, peer, 0, dw);
-    mtest_check_rc("put into attached memory",
-                   MPI_Put(v, 4, MPI_INT, peer, addrs[peer] + 4 * (MPI_Aint)sizeof(int), 4, MPI_INT, dw));
-    int rc1 = MPI_Put(v, 4, MPI_INT, peer, addrs[peer] + 14 * (MPI_Aint)sizeof(int), 4, MPI_INT, dw);
+    mtest_check_rc(
+        "put into attached memory",
+        MPI_Put(v, 4, MPI_INT, peer, addrs[peer] + 4 * (MPI_Aint)sizeof(int), 4, MPI_INT, dw));
+    int rc1 =
+        MPI_Put(v, 4, MPI_INT, peer, addrs[peer] + 14 * (MPI_Aint)sizeof(int), 4, MPI_INT, dw);
     int rc2 = MPI_Win_unlock(peer, dw);
     if (rc1 != MPI_SUCCESS)
         expect("put beyond attached memory", rc1, MPI_ERR_RMA_RANGE, "MPI_Put", "dynwin");

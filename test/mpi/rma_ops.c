@@ -26,21 +26,31 @@
 
 #include <stdint.h>
 
-#define NW 96    /* ints in each window */
-#define DISP 16  /* where operations start in the target window */
+#define NW   96 /* ints in each window */
+#define DISP 16 /* where operations start in the target window */
 
 enum { F_CREATE, F_ALLOCATE, F_SHARED, F_DYNAMIC, NFLAVOR };
 static const char *flavor_name[] = {"create", "allocate", "allocate_shared", "dynamic"};
-enum { S_FENCE, S_PSCW, S_LOCK_EXCL, S_LOCK_FLUSH, S_LOCKALL_FLUSH, S_LOCKALL_LOCAL, S_REQUEST, NSYNC };
-static const char *sync_name[] = {"fence", "pscw", "lock", "lock+flush", "lock_all+flush_all",
-                                  "lock_all+flush_local_all", "request"};
+enum {
+    S_FENCE,
+    S_PSCW,
+    S_LOCK_EXCL,
+    S_LOCK_FLUSH,
+    S_LOCKALL_FLUSH,
+    S_LOCKALL_LOCAL,
+    S_REQUEST,
+    NSYNC
+};
+static const char *sync_name[] = {
+    "fence",  "pscw", "lock", "lock+flush", "lock_all+flush_all", "lock_all+flush_local_all",
+    "request"};
 enum { K_PUT, K_GET, K_ACC, K_GACC, K_FOP, K_CAS, NKIND };
-static const char *kind_name[] = {"put", "get", "accumulate", "get_accumulate", "fetch_and_op",
-                                  "compare_and_swap"};
+static const char *kind_name[] = {
+    "put", "get", "accumulate", "get_accumulate", "fetch_and_op", "compare_and_swap"};
 
 static int rank, nprocs, tgt, org;
 static MPI_Datatype types[5];
-static int type_count[5];       /* count so that every type describes 8 ints */
+static int type_count[5]; /* count so that every type describes 8 ints */
 static const char *type_name[5] = {"int x8", "vector(4,2,3)", "indexed(3,1,4)", "contig(8)",
                                    "resized vector(2,4,5) ext 4"};
 
@@ -102,7 +112,7 @@ static int apply_op(MPI_Op op, int in, int inout)
 typedef struct rcase {
     int kind;
     MPI_Op op;
-    int ot, tt;     /* origin/result and target type indices */
+    int ot, tt; /* origin/result and target type indices */
     int cas_match;
 } rcase;
 
@@ -110,8 +120,8 @@ typedef struct rcase {
 
 typedef struct win {
     MPI_Win w;
-    int *mem;            /* my window memory */
-    MPI_Aint *bases;     /* dynamic: every rank's address */
+    int *mem;        /* my window memory */
+    MPI_Aint *bases; /* dynamic: every rank's address */
     int flavor;
 } win;
 
@@ -194,10 +204,10 @@ static int do_op(const win *x, const rcase *c, int sync, int cidx, int *obuf, in
         return use_req ? MPI_Raccumulate(obuf, oc, ot, tgt, disp, tc, tt, c->op, x->w, req)
                        : MPI_Accumulate(obuf, oc, ot, tgt, disp, tc, tt, c->op, x->w);
     case K_GACC:
-        return use_req ? MPI_Rget_accumulate(obuf, oc, ot, rbuf, oc, ot, tgt, disp, tc, tt, c->op,
-                                             x->w, req)
-                       : MPI_Get_accumulate(obuf, oc, ot, rbuf, oc, ot, tgt, disp, tc, tt, c->op,
-                                            x->w);
+        return use_req
+                   ? MPI_Rget_accumulate(obuf, oc, ot, rbuf, oc, ot, tgt, disp, tc, tt, c->op, x->w,
+                                         req)
+                   : MPI_Get_accumulate(obuf, oc, ot, rbuf, oc, ot, tgt, disp, tc, tt, c->op, x->w);
     case K_FOP:
         return MPI_Fetch_and_op(obuf, rbuf, MPI_INT, tgt, disp, c->op, x->w);
     case K_CAS:
@@ -211,9 +221,13 @@ static void run_case(const win *x, const rcase *c, int sync, int cidx)
 {
     char where[200];
     snprintf(where, sizeof where, "%s on %s, %s, %s, origin %s, target %s", kind_name[c->kind],
-             flavor_name[x->flavor], sync_name[sync], c->op == MPI_SUM ? "SUM"
-             : c->op == MPI_MAX ? "MAX" : c->op == MPI_BXOR ? "BXOR" : c->op == MPI_REPLACE ? "REPLACE"
-             : "NO_OP", type_name[c->ot], type_name[c->tt]);
+             flavor_name[x->flavor], sync_name[sync],
+             c->op == MPI_SUM       ? "SUM"
+             : c->op == MPI_MAX     ? "MAX"
+             : c->op == MPI_BXOR    ? "BXOR"
+             : c->op == MPI_REPLACE ? "REPLACE"
+                                    : "NO_OP",
+             type_name[c->ot], type_name[c->tt]);
     if (getenv("RMA_TRACE") && rank == 0)
         fprintf(stderr, "case %d: %s\n", cidx, where);
     int single = c->kind == K_FOP || c->kind == K_CAS;
@@ -365,11 +379,12 @@ static void run_many(const win *x, int sync)
     else
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, tgt, 0, x->w);
     for (int k = 0; k < 64; k++)
-        mtest_check_rc(where, MPI_Put(&vals[k], 1, MPI_INT, tgt, win_disp(x, tgt, k), 1, MPI_INT, x->w));
+        mtest_check_rc(where,
+                       MPI_Put(&vals[k], 1, MPI_INT, tgt, win_disp(x, tgt, k), 1, MPI_INT, x->w));
     int one = 1;
     for (int k = 0; k < 32; k++)
-        mtest_check_rc(where, MPI_Accumulate(&one, 1, MPI_INT, tgt, win_disp(x, tgt, 64 + k % 8),
-                                             1, MPI_INT, MPI_SUM, x->w));
+        mtest_check_rc(where, MPI_Accumulate(&one, 1, MPI_INT, tgt, win_disp(x, tgt, 64 + k % 8), 1,
+                                             MPI_INT, MPI_SUM, x->w));
     if (sync == S_FENCE)
         MPI_Win_fence(0, x->w);
     else
@@ -378,7 +393,9 @@ static void run_many(const win *x, int sync)
     MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, x->w);
     int bad = 0;
     for (int i = 0; i < NW && bad < 3; i++) {
-        int want = i < 64 ? data_val(org, 3, i) : i < 72 ? init_val(rank, i) + 4 : init_val(rank, i);
+        int want = i < 64   ? data_val(org, 3, i)
+                   : i < 72 ? init_val(rank, i) + 4
+                            : init_val(rank, i);
         if (x->mem[i] != want) {
             mtest_fail("%s: window[%d] = %d, expected %d", where, i, x->mem[i], want);
             bad++;

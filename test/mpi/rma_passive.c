@@ -25,9 +25,9 @@
 
 #include <time.h>
 
-#define LIMIT_MS 50.0
+#define LIMIT_MS  50.0
 #define COMPUTE_S 1.0
-#define ROUNDS 5
+#define ROUNDS    5
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -139,9 +139,10 @@ static void run(int flavor, const char *expect)
     static const char *what[5] = {"lock/put/unlock", "lock/get/unlock", "lock/accumulate/unlock",
                                   "lock/fetch_and_op/unlock", "lock/compare_and_swap/unlock"};
     if (rank != 0 && claimed) {
-        mtest_check(done_at < t_end,
-                    "%s (%s): the %d rounds of epochs ended %.1f ms after the target stopped computing",
-                    fname, claim, ROUNDS, (done_at - t_end) * 1e3);
+        mtest_check(
+            done_at < t_end,
+            "%s (%s): the %d rounds of epochs ended %.1f ms after the target stopped computing",
+            fname, claim, ROUNDS, (done_at - t_end) * 1e3);
         for (int k = 0; k < 5; k++) {
             double med = median(times[k], ROUNDS);
             mtest_check(med * 1e3 < LIMIT_MS,
@@ -158,8 +159,10 @@ static void run(int flavor, const char *expect)
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, w);
         for (int r = 1; r < nprocs; r++)
             mtest_check_int("value put during the computation", mem[r], 1000 + r);
-        mtest_check_int("accumulated during the computation", mem[32], (long long)(nprocs - 1) * ROUNDS);
-        mtest_check_int("fetch_and_op during the computation", mem[33], (long long)(nprocs - 1) * ROUNDS);
+        mtest_check_int("accumulated during the computation", mem[32],
+                        (long long)(nprocs - 1) * ROUNDS);
+        mtest_check_int("fetch_and_op during the computation", mem[33],
+                        (long long)(nprocs - 1) * ROUNDS);
         mtest_check(mem[34] > 1000 && mem[34] < 1000 + nprocs,
                     "compare_and_swap during the computation: %ld", mem[34]);
         MPI_Win_unlock(0, w);

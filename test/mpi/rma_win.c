@@ -61,14 +61,15 @@ static void test_attrs_info_names(void)
     MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL - 1, val, &flag);
     mtest_check(flag && !strcmp(val, "true"), "info no_locks: '%s'", flag ? val : "(absent)");
     MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL - 1, val, &flag);
-    mtest_check(flag && !strcmp(val, "none"), "info accumulate_ordering: '%s'", flag ? val : "(absent)");
+    mtest_check(flag && !strcmp(val, "none"), "info accumulate_ordering: '%s'",
+                flag ? val : "(absent)");
     MPI_Info_get(used, "accumulate_ops", MPI_MAX_INFO_VAL - 1, val, &flag);
     mtest_check(flag && !strcmp(val, "same_op_no_op"), "info accumulate_ops default: '%s'",
                 flag ? val : "(absent)");
     MPI_Info_get(used, "dcfa_passive_progress", MPI_MAX_INFO_VAL - 1, val, &flag);
-    mtest_check(flag && (!strcmp(val, "direct") || !strcmp(val, "assist") ||
-                         !strcmp(val, "target-calls")),
-                "info dcfa_passive_progress: '%s'", flag ? val : "(absent)");
+    mtest_check(
+        flag && (!strcmp(val, "direct") || !strcmp(val, "assist") || !strcmp(val, "target-calls")),
+        "info dcfa_passive_progress: '%s'", flag ? val : "(absent)");
     MPI_Info_free(&used);
     MPI_Info_create(&info);
     MPI_Info_set(info, "accumulate_ordering", "rar,war");
@@ -105,7 +106,8 @@ static void test_attrs_info_names(void)
     MPI_Win_set_attr(w, kv, (void *)(intptr_t)42);
     void *got;
     MPI_Win_get_attr(w, kv, &got, &flag);
-    mtest_check(flag && (intptr_t)got == 42, "user attribute: flag %d value %ld", flag, (long)(intptr_t)got);
+    mtest_check(flag && (intptr_t)got == 42, "user attribute: flag %d value %ld", flag,
+                (long)(intptr_t)got);
     MPI_Win_set_attr(w, kv, (void *)(intptr_t)43);
     mtest_check_int("delete callbacks after replacing an attribute", delete_calls, 1);
     MPI_Win_delete_attr(w, kv);
@@ -135,8 +137,8 @@ static void test_shared(int noncontig)
                             MPI_COMM_WORLD, &base, &w);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
-    check_attrs(w, mine ? (void *)base : base, (MPI_Aint)mine * (MPI_Aint)sizeof(int),
-                sizeof(int), MPI_WIN_FLAVOR_SHARED, what);
+    check_attrs(w, mine ? (void *)base : base, (MPI_Aint)mine * (MPI_Aint)sizeof(int), sizeof(int),
+                MPI_WIN_FLAVOR_SHARED, what);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w);
     for (int i = 0; i < mine; i++)
         base[i] = -1;
@@ -231,11 +233,13 @@ static void test_large_count_forms(void)
                                     MPI_COMM_WORLD, &w));
     int t = (rank + 1) % nprocs, v[4] = {rank, rank + 1, rank + 2, rank + 3}, got[4];
     MPI_Win_fence(MPI_MODE_NOPRECEDE, w);
-    mtest_check_rc("MPI_Put_c", MPI_Put_c(v, (MPI_Count)4, MPI_INT, t, 8, (MPI_Count)4, MPI_INT, w));
+    mtest_check_rc("MPI_Put_c",
+                   MPI_Put_c(v, (MPI_Count)4, MPI_INT, t, 8, (MPI_Count)4, MPI_INT, w));
     MPI_Win_fence(MPI_MODE_NOSTORE, w);
-    mtest_check_rc("MPI_Get_c", MPI_Get_c(got, (MPI_Count)4, MPI_INT, t, 8, (MPI_Count)4, MPI_INT, w));
-    mtest_check_rc("MPI_Accumulate_c",
-                   MPI_Accumulate_c(v, (MPI_Count)4, MPI_INT, t, 16, (MPI_Count)4, MPI_INT, MPI_SUM, w));
+    mtest_check_rc("MPI_Get_c",
+                   MPI_Get_c(got, (MPI_Count)4, MPI_INT, t, 8, (MPI_Count)4, MPI_INT, w));
+    mtest_check_rc("MPI_Accumulate_c", MPI_Accumulate_c(v, (MPI_Count)4, MPI_INT, t, 16,
+                                                        (MPI_Count)4, MPI_INT, MPI_SUM, w));
     MPI_Win_fence(MPI_MODE_NOSUCCEED, w);
     for (int i = 0; i < 4; i++) {
         mtest_check(got[i] == rank + i, "MPI_Get_c: %d, expected %d", got[i], rank + i);

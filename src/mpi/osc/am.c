@@ -32,12 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OSC_TAG_REQ 1       /* batches */
-#define OSC_TAG_POST 2      /* MPI_Win_post notifications */
-#define OSC_TAG_FIRST 16    /* data and replies */
-#define OSC_AM_MAGIC 0x4f534341u /* "ACSO" */
+#define OSC_TAG_REQ    1           /* batches */
+#define OSC_TAG_POST   2           /* MPI_Win_post notifications */
+#define OSC_TAG_FIRST  16          /* data and replies */
+#define OSC_AM_MAGIC   0x4f534341u /* "ACSO" */
 #define OSC_AM_VERSION 1
-#define OSC_AM_RX (64 * 1024)    /* the server's receive buffer: the largest batch */
+#define OSC_AM_RX      (64 * 1024) /* the server's receive buffer: the largest batch */
 
 enum {
     OSC_AM_LOCK = 1,
@@ -50,17 +50,17 @@ enum {
     OSC_AM_GACC,
     OSC_AM_FOP,
     OSC_AM_CAS,
-    OSC_AM_LARGE,           /* a batch too large for the receive buffer follows as data */
+    OSC_AM_LARGE, /* a batch too large for the receive buffer follows as data */
     OSC_AM_KIND_MAX = OSC_AM_LARGE
 };
-#define OSC_AM_F_INLINE 1   /* the data follows the item (and its type description) */
+#define OSC_AM_F_INLINE 1 /* the data follows the item (and its type description) */
 
 typedef struct osc_am_hdr {
     uint32_t magic;
     uint8_t version;
     uint8_t pad;
     uint16_t nitems;
-    uint32_t bytes;         /* the whole batch */
+    uint32_t bytes; /* the whole batch */
     uint32_t pad2;
 } osc_am_hdr;
 _Static_assert(sizeof(osc_am_hdr) == 16, "batch header");
@@ -68,16 +68,16 @@ _Static_assert(sizeof(osc_am_hdr) == 16, "batch header");
 typedef struct osc_am_item {
     uint8_t kind;
     uint8_t flags;
-    uint16_t op;            /* accumulates: the MPI_Op handle index */
-    uint32_t len;           /* this item: header, type description, inline data; 8-aligned */
-    uint64_t taddr;         /* offset in the window (dynamic windows: the address) */
+    uint16_t op;    /* accumulates: the MPI_Op handle index */
+    uint32_t len;   /* this item: header, type description, inline data; 8-aligned */
+    uint64_t taddr; /* offset in the window (dynamic windows: the address) */
     uint64_t tcount;
-    uint64_t bytes;         /* data bytes at the target: tcount times the type size */
-    int32_t data_tag;       /* the data comes as a message with this tag (not inline) */
-    int32_t reply_tag;      /* answer (result or acknowledgement) with this tag; 0: none */
-    uint32_t tdt;           /* a predefined type's index; 0: a description follows */
-    uint16_t basic;         /* accumulates: the predefined type of the elements */
-    uint16_t lock;          /* LOCK: OSC_LK_SHARED or OSC_LK_EXCL */
+    uint64_t bytes;    /* data bytes at the target: tcount times the type size */
+    int32_t data_tag;  /* the data comes as a message with this tag (not inline) */
+    int32_t reply_tag; /* answer (result or acknowledgement) with this tag; 0: none */
+    uint32_t tdt;      /* a predefined type's index; 0: a description follows */
+    uint16_t basic;    /* accumulates: the predefined type of the elements */
+    uint16_t lock;     /* LOCK: OSC_LK_SHARED or OSC_LK_EXCL */
 } osc_am_item;
 _Static_assert(sizeof(osc_am_item) == 48, "item header");
 
@@ -107,23 +107,23 @@ static size_t am_align8(size_t v) { return (v + 7) & ~(size_t)7; }
 
 /* origin side, per target */
 struct osc_am_out {
-    uint8_t *buf;           /* the batch being built */
+    uint8_t *buf; /* the batch being built */
     size_t len, cap;
     int nitems;
-    int lock_sent;          /* the LOCK of this epoch went out */
-    int issued;             /* operations issued since the last FLUSH/UNLOCK answer */
-    int inflight;           /* requests to or from it in progress (osc_pend) */
-    int32_t err;            /* the first error an answer reported */
+    int lock_sent; /* the LOCK of this epoch went out */
+    int issued;    /* operations issued since the last FLUSH/UNLOCK answer */
+    int inflight;  /* requests to or from it in progress (osc_pend) */
+    int32_t err;   /* the first error an answer reported */
 };
 
 /* a request in flight: origin data and receives, batches, server answers */
 typedef struct osc_pend {
     util_qnode qn;
     core_req *r;
-    int target;             /* origin side: the target; server side: -1 */
-    void *buf;              /* freed when r completes */
-    core_req *ureq;         /* request-based operation completed with it */
-    osc_am_ack ack;         /* answers are received here */
+    int target;     /* origin side: the target; server side: -1 */
+    void *buf;      /* freed when r completes */
+    core_req *ureq; /* request-based operation completed with it */
+    osc_am_ack ack; /* answers are received here */
     int is_ack;
 } osc_pend;
 
@@ -131,32 +131,32 @@ typedef struct osc_pend {
 typedef struct osc_item_st {
     int stage;
     core_req *wait;
-    void *tmp;              /* data received / results to send */
-    void *discard;          /* data of a failed operation, dropped */
-    core_dt *dt;            /* decoded target type (requests point at it: never moves) */
+    void *tmp;     /* data received / results to send */
+    void *discard; /* data of a failed operation, dropped */
+    core_dt *dt;   /* decoded target type (requests point at it: never moves) */
 } osc_item_st;
 
 /* the rest of a batch of one origin, parked behind a waiting item */
 typedef struct osc_rem {
     util_qnode qn;
     uint8_t *buf;
-    size_t len, off;        /* the next item is at off */
-    int left;               /* items left */
-    osc_item_st st;         /* state of the item at off */
+    size_t len, off; /* the next item is at off */
+    int left;        /* items left */
+    osc_item_st st;  /* state of the item at off */
 } osc_rem;
 
 struct osc_am_in {
-    util_queue rem;         /* osc_rem, FIFO */
-    int lock;               /* the lock this origin holds on my window */
-    int32_t err;            /* first error since the last answer */
+    util_queue rem; /* osc_rem, FIFO */
+    int lock;       /* the lock this origin holds on my window */
+    int32_t err;    /* first error since the last answer */
 };
 
 typedef struct osc_srv {
     core_req *rx;
     uint8_t *rxbuf;
-    struct osc_am_in *in;   /* per origin rank */
-    uint32_t *completes;    /* per origin: COMPLETE items applied */
-    util_queue sends;       /* osc_pend of answers and get data going out */
+    struct osc_am_in *in; /* per origin rank */
+    uint32_t *completes;  /* per origin: COMPLETE items applied */
+    util_queue sends;     /* osc_pend of answers and get data going out */
 } osc_srv;
 
 util_queue *osc_win_list(void); /* win.c */
@@ -257,7 +257,8 @@ void osc_am_teardown(osc_win *w)
     osc_win_list_remove(w);
 }
 
-/* ---- origin side ------------------------------------------------------------------------------ */
+/* ---- origin side ------------------------------------------------------------------------------
+ */
 
 static osc_am_out *am_out(osc_win *w, int t)
 {
@@ -379,8 +380,11 @@ static size_t am_dt_desc_len(MPI_Datatype h, const core_dt *dt)
 
 static void am_dt_encode(const core_dt *dt, uint8_t *p)
 {
-    osc_am_dtdesc d = {.lb = dt->lb, .extent = dt->extent, .rep_stride = dt->rep_stride,
-                       .nrep = dt->nrep, .nruns = (uint32_t)dt->nruns};
+    osc_am_dtdesc d = {.lb = dt->lb,
+                       .extent = dt->extent,
+                       .rep_stride = dt->rep_stride,
+                       .nrep = dt->nrep,
+                       .nruns = (uint32_t)dt->nruns};
     memcpy(p, &d, sizeof d);
     osc_am_run *r = (osc_am_run *)(p + sizeof d);
     for (int i = 0; i < dt->nruns; i++) {
@@ -417,8 +421,8 @@ int osc_am_op(osc_win *w, int t, const osc_args *a, uint64_t taddr, int basic, c
     am_batch_limit(w, t, len + sizeof(osc_am_item));
     am_ensure_lock(w, t);
     osc_am_item *it = am_item_new(o, len);
-    static const uint8_t kinds[] = {0, OSC_AM_PUT, OSC_AM_GET, OSC_AM_ACC, OSC_AM_GACC,
-                                    OSC_AM_FOP, OSC_AM_CAS};
+    static const uint8_t kinds[] = {0,           OSC_AM_PUT, OSC_AM_GET, OSC_AM_ACC,
+                                    OSC_AM_GACC, OSC_AM_FOP, OSC_AM_CAS};
     it->kind = kinds[a->kind];
     it->flags = inl ? OSC_AM_F_INLINE : 0;
     it->op = (uint16_t)MPII_HANDLE_INDEX(a->kind == OSC_PUT ? MPI_REPLACE : a->op);
@@ -609,7 +613,8 @@ static int am_pend_poll(osc_win *w)
     return ev;
 }
 
-/* ---- the server ------------------------------------------------------------------------------- */
+/* ---- the server -------------------------------------------------------------------------------
+ */
 
 _Noreturn static void srv_bad(osc_win *w, int o, const char *what)
 {
@@ -623,8 +628,8 @@ static void srv_send(osc_win *w, int o, const void *src, size_t count, const cor
                      osc_item_st *st, void *owned)
 {
     core_req *r;
-    int rc = core_isend(src, count, dt, w->peers[o].lpid, w->rank, tag, w->comm->ctx,
-                        CORE_SEND_STD, &r);
+    int rc =
+        core_isend(src, count, dt, w->peers[o].lpid, w->rank, tag, w->comm->ctx, CORE_SEND_STD, &r);
     if (rc != UTIL_OK)
         util_die("RMA: cannot answer rank %d (%d)", o, rc);
     if (st) {
@@ -691,12 +696,11 @@ static const core_dt *srv_type(osc_win *w, int o, const osc_am_item *it, const u
     core_dt_destroy(&rep);
     if (rc != UTIL_OK)
         srv_bad(w, o, "type description has bad bounds");
-decoded:
-    {
-        osc_am_dtdesc d2;
-        memcpy(&d2, p, sizeof d2);
-        *desc_len = sizeof d2 + (size_t)d2.nruns * sizeof(osc_am_run);
-    }
+decoded : {
+    osc_am_dtdesc d2;
+    memcpy(&d2, p, sizeof d2);
+    *desc_len = sizeof d2 + (size_t)d2.nruns * sizeof(osc_am_run);
+}
     return st->dt;
 }
 
@@ -841,8 +845,8 @@ static int srv_item(osc_win *w, int o, const osc_am_item *it, size_t avail, osc_
         if (needs_data)
             data = st->tmp;
         int reply = it->kind != OSC_AM_ACC;
-        if (it->basic >= MPII_DTYPE_PREDEF_MAX || !mpii_dtype_predef[it->basic] ||
-            it->op == 0 || it->op > MPII_HANDLE_INDEX(MPI_NO_OP))
+        if (it->basic >= MPII_DTYPE_PREDEF_MAX || !mpii_dtype_predef[it->basic] || it->op == 0 ||
+            it->op > MPII_HANDLE_INDEX(MPI_NO_OP))
             srv_bad(w, o, "bad accumulate operation or type");
         void *old = reply ? util_calloc(1, bytes + 1) : NULL;
         if (tp && bytes) {
@@ -1090,9 +1094,10 @@ void osc_am_dump(osc_win *w)
     for (int t = 0; t < w->size; t++) {
         osc_am_out *o = w->peers[t].out;
         if (o && (o->nitems || o->inflight || o->issued))
-            util_log("    to rank %d: %d item(s) not sent, %d request(s) in flight, %d operation(s) "
-                     "not yet flushed%s",
-                     t, o->nitems, o->inflight, o->issued, o->lock_sent ? ", lock requested" : "");
+            util_log(
+                "    to rank %d: %d item(s) not sent, %d request(s) in flight, %d operation(s) "
+                "not yet flushed%s",
+                t, o->nitems, o->inflight, o->issued, o->lock_sent ? ", lock requested" : "");
     }
     for (int o = 0; w->srv && o < w->size; o++) {
         struct osc_am_in *in = &w->srv->in[o];

@@ -26,9 +26,9 @@ int osc_lock_try(_Atomic uint64_t *word, int type)
     uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
     if (type == OSC_LK_EXCL) {
         uint64_t zero = 0;
-        return v == 0 && atomic_compare_exchange_strong_explicit(word, &zero, OSC_LOCK_EXCL,
-                                                                 memory_order_acquire,
-                                                                 memory_order_relaxed);
+        return v == 0 &&
+               atomic_compare_exchange_strong_explicit(word, &zero, OSC_LOCK_EXCL,
+                                                       memory_order_acquire, memory_order_relaxed);
     }
     while (!(v & OSC_LOCK_EXCL))
         if (atomic_compare_exchange_weak_explicit(word, &v, v + 1, memory_order_acquire,
@@ -98,9 +98,11 @@ int osc_range_ok_dynamic(osc_win *w, int t, uint64_t lo, uint64_t hi)
     return at >= hi && (lo < hi || n > 0);
 }
 
-/* ---- moving bytes with cross-memory attach ------------------------------------------------------ */
+/* ---- moving bytes with cross-memory attach ------------------------------------------------------
+ */
 
-static int osc_cma_call(int lpid, const struct iovec *l, int n, uint64_t raddr, size_t len, int write)
+static int osc_cma_call(int lpid, const struct iovec *l, int n, uint64_t raddr, size_t len,
+                        int write)
 {
     core_rma_ctx ctx;
     int rc = write ? core_rma_write(lpid, l, n, raddr, 0, len, &ctx)
@@ -199,7 +201,8 @@ static int osc_cma_write_packed(int lpid, uint64_t raddr, size_t rcount, const c
                         rdt, bytes, 1);
 }
 
-/* ---- one operation ------------------------------------------------------------------------------ */
+/* ---- one operation ------------------------------------------------------------------------------
+ */
 
 static const core_dt *osc_dt(MPI_Datatype h) { return &mpii_dtype_get(h)->dt; }
 

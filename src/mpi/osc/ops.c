@@ -8,8 +8,13 @@
 
 static const char *osc_kind_verb(int kind)
 {
-    static const char *v[] = {"", "put to", "get from", "accumulate to", "get_accumulate on",
-                              "fetch_and_op on", "compare_and_swap on"};
+    static const char *v[] = {"",
+                              "put to",
+                              "get from",
+                              "accumulate to",
+                              "get_accumulate on",
+                              "fetch_and_op on",
+                              "compare_and_swap on"};
     return kind >= OSC_PUT && kind <= OSC_CAS ? v[kind] : "access";
 }
 
@@ -38,8 +43,8 @@ int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req)
         return MPI_SUCCESS;
     }
     if (t < 0 || t >= w->size)
-        return osc_err(w, MPI_ERR_RANK, fn, "target_rank=%d is not a valid rank: the window has %d ranks",
-                       t, w->size);
+        return osc_err(w, MPI_ERR_RANK, fn,
+                       "target_rank=%d is not a valid rank: the window has %d ranks", t, w->size);
     osc_peer *p = &w->peers[t];
     /* the latency-bound case: a put or get of one contiguous predefined type,
      * the same on both sides, to a window in my mapping, in an open epoch */
@@ -96,9 +101,9 @@ int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req)
     int basic = 0;
     if (a->kind >= OSC_ACC) {
         if (!mpii_op_is_predefined(a->op))
-            return osc_err(w, MPI_ERR_OP, fn,
-                           "%s: RMA accumulate operations take only predefined operations",
-                           mpii_op_exists(a->op) ? "a user-defined operation" : "op: invalid operation");
+            return osc_err(
+                w, MPI_ERR_OP, fn, "%s: RMA accumulate operations take only predefined operations",
+                mpii_op_exists(a->op) ? "a user-defined operation" : "op: invalid operation");
         basic = osc_dt_basic(a->tdt);
         /* MPI_CHAR elements are combined as signed chars (as MPICH and Open MPI do;
          * for reductions MPI 4.1 6.9.2 lists only MPI_SIGNED_CHAR) */
@@ -133,12 +138,10 @@ int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req)
         if ((w->flavor != MPI_WIN_FLAVOR_DYNAMIC && (a->disp < 0 || (ptrdiff_t)off + lo < 0)) ||
             !osc_range_ok(w, t, off + (uint64_t)lo, off + (uint64_t)hi))
             return osc_err(w, MPI_ERR_RMA_RANGE, fn,
-                           "target_disp=%ld: bytes %ld..%ld of rank %d's window %s",
-                           (long)a->disp, (long)((ptrdiff_t)off + lo), (long)((ptrdiff_t)off + hi),
-                           t,
-                           w->flavor == MPI_WIN_FLAVOR_DYNAMIC
-                               ? "are not in memory it attached"
-                               : "are outside it");
+                           "target_disp=%ld: bytes %ld..%ld of rank %d's window %s", (long)a->disp,
+                           (long)((ptrdiff_t)off + lo), (long)((ptrdiff_t)off + hi), t,
+                           w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? "are not in memory it attached"
+                                                               : "are outside it");
     }
     if (w->started && p->in_start && !p->post_seen) {
         int rc = osc_pscw_ready(w, t);
@@ -172,7 +175,8 @@ int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req)
         if (rc != UTIL_OK)
             return osc_err(w, rc == UTIL_EINVAL ? MPI_ERR_ARG : MPI_ERR_RMA_RANGE, fn,
                            "the %s rank %d failed: its memory could not be reached (%s)",
-                           osc_kind_verb(a->kind), t, rc == UTIL_EIO ? "the kernel refused the copy" : "internal error");
+                           osc_kind_verb(a->kind), t,
+                           rc == UTIL_EIO ? "the kernel refused the copy" : "internal error");
     }
     if (req)
         *req = MPII_HANDLE(MPII_KIND_REQUEST, osc_req_done(w)->id);

@@ -44,8 +44,8 @@ int osc_win_free(const char *fn, osc_win *w);
 int osc_win_attach(const char *fn, osc_win *w, void *base, MPI_Aint size);
 int osc_win_detach(const char *fn, osc_win *w, const void *base);
 /* MPI_Win_shared_query: rank MPI_PROC_NULL = the first rank with memory */
-int osc_win_shared_query(const char *fn, osc_win *w, int rank, MPI_Aint *size,
-                         MPI_Aint *disp_unit, void *baseptr);
+int osc_win_shared_query(const char *fn, osc_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                         void *baseptr);
 int osc_win_set_info(const char *fn, osc_win *w, MPI_Info info);
 MPI_Info osc_win_get_info(osc_win *w); /* a new info object */
 mpii_group *osc_win_group(osc_win *w); /* borrowed */
@@ -60,7 +60,7 @@ char *osc_win_name(osc_win *w); /* MPI_MAX_OBJECT_NAME bytes */
 const char *osc_win_label(osc_win *w);
 /* the handler of a window handle for mpii_err; MPI_ERRHANDLER_NULL if not a window */
 MPI_Errhandler osc_errhandler_of(int handle);
-void osc_finalize(void); /* frees windows the program left behind */
+void osc_finalize(void);     /* frees windows the program left behind */
 void osc_dump_pending(void); /* the hang report: open epochs and message-mode work per window */
 /* what mpiinfo says about passive-target progress */
 const char *osc_progress_claim(void);
@@ -69,18 +69,18 @@ const char *osc_progress_claim(void);
 enum osc_kind { OSC_PUT = 1, OSC_GET, OSC_ACC, OSC_GACC, OSC_FOP, OSC_CAS };
 typedef struct osc_args {
     int kind;
-    const void *obuf;       /* origin data (put, acc; fop: 1 element; cas: the new value) */
+    const void *obuf; /* origin data (put, acc; fop: 1 element; cas: the new value) */
     MPI_Aint ocount;
     MPI_Datatype odt;
-    void *rbuf;             /* get: origin buffer; gacc/fop/cas: result */
+    void *rbuf; /* get: origin buffer; gacc/fop/cas: result */
     MPI_Aint rcount;
     MPI_Datatype rdt;
-    const void *cbuf;       /* cas: compare value */
+    const void *cbuf; /* cas: compare value */
     int target;
     MPI_Aint disp;
     MPI_Aint tcount;
     MPI_Datatype tdt;
-    MPI_Op op;              /* acc kinds (put: MPI_REPLACE) */
+    MPI_Op op; /* acc kinds (put: MPI_REPLACE) */
 } osc_args;
 /* req != NULL: request-based form (MPI_Rput ...), *req set to a request that
  * completes at local completion (get kinds: when the data is in) */

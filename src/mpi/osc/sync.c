@@ -68,7 +68,7 @@ int osc_fence(const char *fn, osc_win *w, int assert)
     atomic_thread_fence(memory_order_seq_cst);
     int rc = mpii_barrier(w->comm);
     atomic_thread_fence(memory_order_seq_cst);
-    w->fence = !(assert & MPI_MODE_NOSUCCEED);
+    w->fence = !(assert &MPI_MODE_NOSUCCEED);
     if (rc != MPI_SUCCESS)
         return osc_err(w, rc, fn, "the fence's barrier failed");
     if (err != MPI_SUCCESS)
@@ -76,13 +76,15 @@ int osc_fence(const char *fn, osc_win *w, int assert)
     return MPI_SUCCESS;
 }
 
-/* ---- post / start / complete / wait ----------------------------------------------------------- */
+/* ---- post / start / complete / wait -----------------------------------------------------------
+ */
 
 int osc_post(const char *fn, osc_win *w, mpii_group *g, int assert)
 {
     if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT))
         return osc_err(w, MPI_ERR_ASSERT, fn,
-                       "assert=%d: MPI_Win_post takes MPI_MODE_NOCHECK, _NOSTORE and _NOPUT", assert);
+                       "assert=%d: MPI_Win_post takes MPI_MODE_NOCHECK, _NOSTORE and _NOPUT",
+                       assert);
     if (w->posted)
         return osc_err(w, MPI_ERR_RMA_SYNC, fn,
                        "an exposure epoch is already open (MPI_Win_wait or MPI_Win_test first)");
@@ -98,14 +100,15 @@ int osc_post(const char *fn, osc_win *w, mpii_group *g, int assert)
         if (assert & MPI_MODE_NOCHECK)
             continue;
         if (osc_direct(p))
-            atomic_fetch_add_explicit(&w->post[(size_t)p->local * (size_t)w->nlocal + (size_t)w->my_local],
-                                      1, memory_order_release);
+            atomic_fetch_add_explicit(
+                &w->post[(size_t)p->local * (size_t)w->nlocal + (size_t)w->my_local], 1,
+                memory_order_release);
         else
             osc_am_post(w, o);
     }
     w->npost = g->size;
     w->posted = 1;
-    w->post_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    w->post_nocheck = (assert &MPI_MODE_NOCHECK) != 0;
     free(r);
     return MPI_SUCCESS;
 }
@@ -127,11 +130,11 @@ int osc_start(const char *fn, osc_win *w, mpii_group *g, int assert)
     for (int i = 0; i < g->size; i++) {
         osc_peer *p = &w->peers[r[i]];
         p->in_start = 1;
-        p->post_seen = (assert & MPI_MODE_NOCHECK) != 0;
+        p->post_seen = (assert &MPI_MODE_NOCHECK) != 0;
     }
     w->nstart = g->size;
     w->started = 1;
-    w->start_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    w->start_nocheck = (assert &MPI_MODE_NOCHECK) != 0;
     w->fence = 0;
     free(r);
     return MPI_SUCCESS;
@@ -144,8 +147,7 @@ int osc_pscw_ready(osc_win *w, int t)
         return MPI_SUCCESS;
     uint32_t want = p->posts_used + 1;
     if (osc_direct(p)) {
-        _Atomic uint32_t *c =
-            &w->post[(size_t)w->my_local * (size_t)w->nlocal + (size_t)p->local];
+        _Atomic uint32_t *c = &w->post[(size_t)w->my_local * (size_t)w->nlocal + (size_t)p->local];
         util_backoff b;
         util_backoff_reset(&b);
         while ((int32_t)(atomic_load_explicit(c, memory_order_acquire) - want) < 0)
@@ -248,7 +250,8 @@ int osc_wait(const char *fn, osc_win *w, int *flag)
 static int osc_lock_checks(const char *fn, osc_win *w, int assert)
 {
     if (assert & ~MPI_MODE_NOCHECK)
-        return osc_err(w, MPI_ERR_ASSERT, fn, "assert=%d: only MPI_MODE_NOCHECK is allowed", assert);
+        return osc_err(w, MPI_ERR_ASSERT, fn, "assert=%d: only MPI_MODE_NOCHECK is allowed",
+                       assert);
     if (w->lock_all)
         return osc_err(w, MPI_ERR_RMA_SYNC, fn,
                        "an MPI_Win_lock_all epoch is open (MPI_Win_unlock_all first)");
@@ -307,11 +310,10 @@ int osc_lock(const char *fn, osc_win *w, int type, int rank, int assert)
         return osc_err(w, MPI_ERR_RANK, fn, "rank=%d is not a valid rank: the window has %d ranks",
                        rank, w->size);
     if (w->peers[rank].lock)
-        return osc_err(w, MPI_ERR_RMA_SYNC, fn, "rank %d is already locked by this process",
-                       rank);
+        return osc_err(w, MPI_ERR_RMA_SYNC, fn, "rank %d is already locked by this process", rank);
     w->fence = 0;
     rc = osc_lock_one(w, rank, type == MPI_LOCK_EXCLUSIVE ? OSC_LK_EXCL : OSC_LK_SHARED,
-                      (assert & MPI_MODE_NOCHECK) != 0);
+                      (assert &MPI_MODE_NOCHECK) != 0);
     w->nlocked++;
     return rc == MPI_SUCCESS ? rc : osc_err(w, rc, fn, "locking rank %d failed", rank);
 }
@@ -330,8 +332,9 @@ int osc_unlock(const char *fn, osc_win *w, int rank)
         return osc_err(w, MPI_ERR_RMA_SYNC, fn, "rank %d is not locked by this process", rank);
     int rc = osc_unlock_one(w, rank);
     w->nlocked--;
-    return rc == MPI_SUCCESS ? rc
-                             : osc_err(w, rc, fn, "an operation of the epoch to rank %d failed", rank);
+    return rc == MPI_SUCCESS
+               ? rc
+               : osc_err(w, rc, fn, "an operation of the epoch to rank %d failed", rank);
 }
 
 int osc_lock_all(const char *fn, osc_win *w, int assert)
@@ -341,10 +344,11 @@ int osc_lock_all(const char *fn, osc_win *w, int assert)
         return rc;
     if (w->nlocked)
         return osc_err(w, MPI_ERR_RMA_SYNC, fn,
-                       "%d target(s) are locked with MPI_Win_lock (MPI_Win_unlock first)", w->nlocked);
+                       "%d target(s) are locked with MPI_Win_lock (MPI_Win_unlock first)",
+                       w->nlocked);
     w->fence = 0;
     w->lock_all = 1;
-    w->lock_all_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    w->lock_all_nocheck = (assert &MPI_MODE_NOCHECK) != 0;
     int err = MPI_SUCCESS;
     for (int t = 0; t < w->size; t++) {
         rc = osc_lock_one(w, t, OSC_LK_SHARED, w->lock_all_nocheck);
@@ -365,8 +369,9 @@ int osc_unlock_all(const char *fn, osc_win *w)
             err = rc;
     }
     w->lock_all = 0;
-    return err == MPI_SUCCESS ? err
-                              : osc_err(w, err, fn, "an operation of the epoch failed at its target");
+    return err == MPI_SUCCESS
+               ? err
+               : osc_err(w, err, fn, "an operation of the epoch failed at its target");
 }
 
 int osc_flush(const char *fn, osc_win *w, int rank, int local)
@@ -375,8 +380,9 @@ int osc_flush(const char *fn, osc_win *w, int rank, int local)
         return MPI_SUCCESS;
     if (rank == OSC_ALL) {
         if (!w->nlocked && !w->lock_all)
-            return osc_err(w, MPI_ERR_RMA_SYNC, fn,
-                           "no passive-target epoch is open (MPI_Win_lock or MPI_Win_lock_all first)");
+            return osc_err(
+                w, MPI_ERR_RMA_SYNC, fn,
+                "no passive-target epoch is open (MPI_Win_lock or MPI_Win_lock_all first)");
     } else if (rank < 0 || rank >= w->size) {
         return osc_err(w, MPI_ERR_RANK, fn, "rank=%d is not a valid rank: the window has %d ranks",
                        rank, w->size);
@@ -399,8 +405,9 @@ int osc_flush(const char *fn, osc_win *w, int rank, int local)
         if (rc != MPI_SUCCESS && err == MPI_SUCCESS)
             err = rc;
     }
-    return err == MPI_SUCCESS ? err
-                              : osc_err(w, err, fn, "an operation of the epoch failed at its target");
+    return err == MPI_SUCCESS
+               ? err
+               : osc_err(w, err, fn, "an operation of the epoch failed at its target");
 }
 
 int osc_sync(const char *fn, osc_win *w)

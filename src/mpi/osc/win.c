@@ -193,13 +193,13 @@ const char *osc_progress_claim(void)
 static size_t seg_align(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
 typedef struct win_rec {
-    uint64_t base;          /* create: the window's base; else 0 */
+    uint64_t base; /* create: the window's base; else 0 */
     int64_t size;
     int64_t disp_unit;
-    uint64_t node;          /* hash of util_node_key() */
-    uint64_t probe;         /* address of osc_probe_word */
-    int32_t am_force;       /* DCFA_RMA_MODE=am here */
-    int32_t token;          /* segment number, if this rank makes the node's segment */
+    uint64_t node;    /* hash of util_node_key() */
+    uint64_t probe;   /* address of osc_probe_word */
+    int32_t am_force; /* DCFA_RMA_MODE=am here */
+    int32_t token;    /* segment number, if this rank makes the node's segment */
 } win_rec;
 
 static uint64_t win_hash(const char *s)
@@ -235,7 +235,8 @@ static void seg_wire(osc_win *w)
     w->lranks = (osc_seg_rank *)(p + sizeof(osc_seg_hdr));
     w->post = (_Atomic uint32_t *)(p + sizeof(osc_seg_hdr) + n * sizeof(osc_seg_rank));
     w->done = w->post + n * n;
-    size_t off = seg_align(sizeof(osc_seg_hdr) + n * sizeof(osc_seg_rank) + 2 * n * n * sizeof(uint32_t), 64);
+    size_t off = seg_align(
+        sizeof(osc_seg_hdr) + n * sizeof(osc_seg_rank) + 2 * n * n * sizeof(uint32_t), 64);
     w->attach = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (osc_seg_attach *)(p + off) : NULL;
 }
 
@@ -540,7 +541,8 @@ fail_obj:
 int osc_win_free(const char *fn, osc_win *w)
 {
     if (w->nlocked || w->lock_all)
-        return osc_err(w, MPI_ERR_RMA_SYNC, fn, "a passive-target epoch is still open (MPI_Win_unlock%s first)",
+        return osc_err(w, MPI_ERR_RMA_SYNC, fn,
+                       "a passive-target epoch is still open (MPI_Win_unlock%s first)",
                        w->lock_all ? "_all" : "");
     if (w->started || w->posted)
         return osc_err(w, MPI_ERR_RMA_SYNC, fn, "a %s epoch is still open (MPI_Win_%s first)",
@@ -634,7 +636,8 @@ int osc_win_attach(const char *fn, osc_win *w, void *base, MPI_Aint size)
         return MPI_SUCCESS;
     }
     atomic_store_explicit(&tab[slot].base, lo, memory_order_relaxed);
-    atomic_store_explicit(&tab[slot].size, (uint64_t)size ? (uint64_t)size : 1, memory_order_release);
+    atomic_store_explicit(&tab[slot].size, (uint64_t)size ? (uint64_t)size : 1,
+                          memory_order_release);
     if (slot == n)
         atomic_store_explicit(&me->nattach, n + 1, memory_order_release);
     return MPI_SUCCESS;
@@ -695,10 +698,9 @@ int osc_win_shared_query(const char *fn, osc_win *w, int rank, MPI_Aint *size, M
     int alloc = w->flavor == MPI_WIN_FLAVOR_SHARED || w->flavor == MPI_WIN_FLAVOR_ALLOCATE;
     if (!alloc) {
         if (w->flavor != MPI_WIN_FLAVOR_CREATE || rank == MPI_PROC_NULL || rank != w->rank)
-            return osc_err(w, MPI_ERR_RMA_FLAVOR, fn,
-                           "the memory of this window is not shared (made by %s)",
-                           w->flavor == MPI_WIN_FLAVOR_CREATE ? "MPI_Win_create"
-                                                              : "MPI_Win_create_dynamic");
+            return osc_err(
+                w, MPI_ERR_RMA_FLAVOR, fn, "the memory of this window is not shared (made by %s)",
+                w->flavor == MPI_WIN_FLAVOR_CREATE ? "MPI_Win_create" : "MPI_Win_create_dynamic");
         *size = w->bytes;
         *disp_unit = w->disp_unit;
         *(void **)baseptr = w->base;
@@ -722,8 +724,8 @@ int osc_win_shared_query(const char *fn, osc_win *w, int rank, MPI_Aint *size, M
     }
     osc_peer *p = &w->peers[rank];
     if (p->local < 0)
-        return osc_err(w, MPI_ERR_RMA_SHARED, fn, "rank=%d is on another node: its memory is not shared",
-                       rank);
+        return osc_err(w, MPI_ERR_RMA_SHARED, fn,
+                       "rank=%d is on another node: its memory is not shared", rank);
     *size = p->size;
     *disp_unit = p->disp_unit;
     *(void **)baseptr = p->size > 0 ? p->map : NULL;
