@@ -7,6 +7,7 @@
 
 #include "binding/api_table.h"
 #include "util/util.h"
+#include "mpi/osc/osc.h"
 
 static void usage(void)
 {
@@ -83,6 +84,8 @@ int main(int argc, char **argv)
         int impl, total;
         count_functions(&impl, &total);
         printf("MPI functions: %d of %d implemented (mpiinfo --functions lists them)\n", impl, total);
+        util_tunables_load();
+        printf("RMA passive-target progress: %s\n", osc_progress_claim());
         tunables = 1;
     }
     if (tunables)

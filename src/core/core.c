@@ -249,10 +249,32 @@ int core_progress(void)
     core_s.in_progress = 0;
     if (core_s.poller)
         events += core_s.poller();
+    for (int i = 0; i < core_s.npollers; i++)
+        events += core_s.pollers[i]();
     return events;
 }
 
 void core_set_poller(int (*poll)(void)) { core_s.poller = poll; }
+
+int core_poller_start(int (*poll)(void))
+{
+    for (int i = 0; i < core_s.npollers; i++)
+        if (core_s.pollers[i] == poll)
+            return UTIL_OK;
+    if (core_s.npollers == CORE_MAX_POLLERS)
+        return UTIL_ENOMEM;
+    core_s.pollers[core_s.npollers++] = poll;
+    return UTIL_OK;
+}
+
+void core_poller_stop(int (*poll)(void))
+{
+    for (int i = 0; i < core_s.npollers; i++)
+        if (core_s.pollers[i] == poll) {
+            core_s.pollers[i] = core_s.pollers[--core_s.npollers];
+            return;
+        }
+}
 
 int core_wait(core_req *r)
 {

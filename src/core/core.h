@@ -140,7 +140,41 @@ int core_progress(void);            /* one pass; returns the number of events ha
 /* The layer above's poller, called at the end of every progress pass while set
  * (collective schedules set it while any runs); it returns its event count. */
 void core_set_poller(int (*poll)(void));
+/* More pollers of the layers above (RMA windows serving messages), called
+ * after that one; at most CORE_MAX_POLLERS, each added once. Start/stop pairs. */
+#define CORE_MAX_POLLERS 4
+int core_poller_start(int (*poll)(void));   /* UTIL_ENOMEM when the list is full */
+void core_poller_stop(int (*poll)(void));
 int core_wait(core_req *r);         /* progress until r completes (yields when idle) */
+
+/* ---- one-sided access to a peer's memory (src/core/rma_io.c) ------------------------
+ * What RMA windows use to reach a window in another process without that
+ * process's CPU: today the connection's fabric read/write (shm: cross-memory
+ * attach). `rkey` names the peer's registration (0 on shm, where any address
+ * of the peer is reachable). A call returns UTIL_OK when the transfer is
+ * complete, CORE_RMA_POSTED when it was only started (then core_rma_test on
+ * its context until it answers 1), or a negative status. */
+#define CORE_RMA_POSTED 1
+typedef struct core_rma_ctx {
+    int posted;             /* a transfer under way (fabrics with posted operations) */
+    int status;             /* its final status */
+} core_rma_ctx;
+/* connect to the peer (both ends map the connection before this returns on
+ * shm: the peer need not call MPI again); UTIL_OK or a negative status */
+int core_rma_prepare(int lpid);
+/* 1 if core_rma_read/write reach the peer's memory one-sidedly */
+int core_rma_capable(int lpid);
+int core_rma_write(int lpid, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
+                   size_t len, core_rma_ctx *ctx);
+int core_rma_read(int lpid, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
+                  size_t len, core_rma_ctx *ctx);
+/* many remote ranges (at most CORE_RMA_IOV each side, as many bytes on both) */
+#define CORE_RMA_IOV 1024
+int core_rma_writev(int lpid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                    int nremote, uint64_t rkey, core_rma_ctx *ctx);
+int core_rma_readv(int lpid, const struct iovec *local, int nlocal, const struct iovec *remote,
+                   int nremote, uint64_t rkey, core_rma_ctx *ctx);
+int core_rma_test(core_rma_ctx *ctx);   /* 1 when the transfer is over (ctx->status says how) */
 
 /* counters for DCFA_STATS and the bench */
 typedef struct core_stats {

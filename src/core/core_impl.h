@@ -84,6 +84,8 @@ typedef struct core_state {
     util_htab reqs;
     int in_progress;
     int (*poller)(void);    /* core_set_poller */
+    int (*pollers[CORE_MAX_POLLERS])(void); /* core_poller_start */
+    int npollers;
     unsigned passes;        /* progress passes, to pace the check for new connections */
     core_peer_fn peer_of;   /* core_set_peer_lookup, NULL: nothing checked (unit tests) */
     struct core_held {      /* (context, process) pairs that sent for a context unknown here */

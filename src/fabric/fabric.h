@@ -13,6 +13,8 @@
 
 typedef struct fab_conn fab_conn;   /* fabric-private per-connection state */
 
+#define FAB_IOV_MAX 1024                /* iovec entries per side of readv/writev */
+
 typedef struct fab_params {
     const char *job_id;     /* names this job's resources */
     int self;               /* my process id (lpid) */
@@ -51,6 +53,12 @@ typedef struct fab_ops {
      * or fails (then the core falls back to copying through the ring). */
     int (*read)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, size_t len);
     int (*write)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, size_t len);
+    /* optional (NULL: read/write per range): many remote ranges in one go,
+     * at most FAB_IOV_MAX entries on each side, the same number of bytes */
+    int (*readv)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
+                 int nremote);
+    int (*writev)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
+                  int nremote);
     /* memory a fabric uses on behalf of this connection, for the footprint report */
     size_t (*footprint)(fab_conn *c);
     void (*disconnect)(fab_conn *c);

@@ -191,6 +191,8 @@ void mpii_async_start(int thread_level);
 void mpii_async_multiple(void);
 void mpii_async_stop(void);
 void mpii_async_kick(void);         /* a schedule started: wake the assist thread */
+/* +1: keep the assist thread polling (started if needed) until the matching -1 */
+void mpii_async_hold(int delta);
 
 /* error class of an internal status (util.h codes) */
 int mpii_errclass(int status);

@@ -85,6 +85,14 @@ const util_tunable util_tunables[] = {
      "MPI-IO data sieving of independent non-contiguous access (romio_ds_read/romio_ds_write): auto sieves when the pieces fill at least 1/8 of the span"},
     {"DCFA_IO_IND_BUFFER", UTIL_T_SIZE, &util_cfg.io_ind_buffer, "4194304", NULL,
      "MPI-IO independent access: staging and data sieving buffer (default of ind_rd_buffer_size/ind_wr_buffer_size)"},
+    {"DCFA_RMA_MODE", UTIL_T_ENUM, &util_cfg.rma_mode, "auto", "auto,am",
+     "RMA: auto (targets on this node directly: shared segment or CMA, no target CPU; others by messages) or am (every operation as a message served by the target)"},
+    {"DCFA_RMA_BATCH", UTIL_T_SIZE, &util_cfg.rma_batch, "16384", NULL,
+     "RMA message mode: operations to a target are sent as one batch of up to this many bytes at flush/unlock/fence/complete (0: each operation at once)"},
+    {"DCFA_RMA_INLINE", UTIL_T_SIZE, &util_cfg.rma_inline, "4096", NULL,
+     "RMA message mode: operation data up to this size is copied into the batch; larger data goes as its own message from the user's buffer"},
+    {"DCFA_RMA_ASSIST", UTIL_T_BOOL, &util_cfg.rma_assist, "1", NULL,
+     "RMA message mode: start the assist thread to serve windows while their process computes outside MPI (passive-target progress)"},
 };
 const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
 /* set through MPI_T before the library started: util_tunables_load keeps them */

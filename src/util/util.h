@@ -134,6 +134,10 @@ typedef struct util_config {
     int io_cb;                  /* DCFA_IO_CB: collective buffering, 0 auto, 1 enable, 2 disable */
     int io_ds;                  /* DCFA_IO_DS: data sieving, 0 auto, 1 enable, 2 disable */
     size_t io_ind_buffer;       /* DCFA_IO_IND_BUFFER: data sieving buffer */
+    int rma_mode;               /* DCFA_RMA_MODE: 0 auto (direct on the node), 1 am (messages) */
+    size_t rma_batch;           /* DCFA_RMA_BATCH: bytes of one batch of RMA operations (0: no batching) */
+    size_t rma_inline;          /* DCFA_RMA_INLINE: data up to this size travels inside the batch */
+    int rma_assist;             /* DCFA_RMA_ASSIST: the assist thread serves windows in message mode */
 } util_config;
 extern util_config util_cfg;
 

@@ -258,6 +258,61 @@ static int shm_write(fab_conn *c, const struct iovec *local, int nlocal, uint64_
     return shm_bulk(c, local, nlocal, raddr, len, 1);
 }
 
+/* drop `done` bytes from the front of an iovec list (in place) */
+static int shm_iov_advance(struct iovec *v, int n, size_t done)
+{
+    int k = 0;
+    while (k < n && done >= v[k].iov_len)
+        done -= v[k++].iov_len;
+    memmove(v, v + k, (size_t)(n - k) * sizeof *v);
+    n -= k;
+    if (n > 0 && done) {
+        v[0].iov_base = (char *)v[0].iov_base + done;
+        v[0].iov_len -= done;
+    }
+    return n;
+}
+
+/* both sides scattered: one system call moves up to FAB_IOV_MAX pieces each way */
+static int shm_bulkv(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
+                     int nremote, int write)
+{
+    pid_t pid = atomic_load(&c->hdr->pid[1 - c->side]);
+    if (pid <= 0)
+        return UTIL_ECONN;
+    if (nlocal > FAB_IOV_MAX || nremote > FAB_IOV_MAX)
+        return UTIL_EINVAL;
+    struct iovec l[FAB_IOV_MAX], r[FAB_IOV_MAX];
+    memcpy(l, local, (size_t)nlocal * sizeof *l);
+    memcpy(r, remote, (size_t)nremote * sizeof *r);
+    while (nlocal > 0 && nremote > 0) {
+        ssize_t n = write ? process_vm_writev(pid, l, (unsigned long)nlocal, r, (unsigned long)nremote, 0)
+                          : process_vm_readv(pid, l, (unsigned long)nlocal, r, (unsigned long)nremote, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            util_log("shm: process_vm_%s from process %d (pid %d) failed: %m",
+                     write ? "writev" : "readv", c->peer, (int)pid);
+            return UTIL_EIO;
+        }
+        nlocal = shm_iov_advance(l, nlocal, (size_t)n);
+        nremote = shm_iov_advance(r, nremote, (size_t)n);
+    }
+    return UTIL_OK;
+}
+
+static int shm_readv(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
+                     int nremote)
+{
+    return shm_bulkv(c, local, nlocal, remote, nremote, 0);
+}
+
+static int shm_writev(fab_conn *c, const struct iovec *local, int nlocal,
+                      const struct iovec *remote, int nremote)
+{
+    return shm_bulkv(c, local, nlocal, remote, nremote, 1);
+}
+
 static size_t shm_footprint(fab_conn *c) { return c->len; }
 
 static void shm_disconnect(fab_conn *c)
@@ -276,6 +331,8 @@ const fab_ops fab_shm_ops = {
     .caps = shm_caps,
     .read = shm_read,
     .write = shm_write,
+    .readv = shm_readv,
+    .writev = shm_writev,
     .footprint = shm_footprint,
     .disconnect = shm_disconnect,
 };

@@ -318,6 +318,17 @@ static int inter_swap_bcast(mpii_comm *inter, const int *sbuf, int scount, int *
 
 /* ---- dup ---------------------------------------------------------------------------- */
 
+int mpii_comm_dup_internal(mpii_comm *c, mpii_comm **out)
+{
+    int pairs[1] = {0};
+    int rc = ctx_agree_intra(c, 1, pairs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_group_ref(c->group);
+    *out = comm_build(c, c->group, NULL, pairs[0], -1);
+    return MPI_SUCCESS;
+}
+
 int mpii_comm_dup(mpii_comm *c, MPI_Info info, int use_info, mpii_comm **out)
 {
     int pairs[2] = {0, 0};

@@ -95,6 +95,10 @@ mpii_comm *mpii_comm_build_dup(mpii_comm *c, int pair, int local_pair);
 /* Constructors: MPI_SUCCESS or an error class; *out is NULL where the
  * standard gives MPI_COMM_NULL. Collective as the MPI call is. */
 int mpii_comm_dup(mpii_comm *c, MPI_Info info, int use_info, mpii_comm **out);
+/* a duplicate of intra-communicator c for the library's own traffic (RMA
+ * windows): new contexts, same group and error handler, no attributes, info,
+ * name or topology (no user callback runs); collective over c */
+int mpii_comm_dup_internal(mpii_comm *c, mpii_comm **out);
 /* MPI_Comm_idup(_with_info): attributes and info are copied now, *newcomm
  * is set when the request completes (idup.c) */
 int mpii_comm_idup(mpii_comm *c, MPI_Info info, int use_info, MPI_Comm *newcomm,

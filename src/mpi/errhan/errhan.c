@@ -3,6 +3,7 @@
 #include "mpi/errhan/errhan.h"
 #include "assist/assist.h"
 #include "mpi/io/io.h"
+#include "mpi/osc/osc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -414,6 +415,12 @@ static MPI_Errhandler errh_pick(int *objkind, int *handle)
         if (eh != MPI_ERRHANDLER_NULL)
             return eh;
         *objkind = MPII_OBJ_NONE;
+    }
+    if (errh_live() && *objkind == MPII_OBJ_WIN) {
+        MPI_Errhandler weh = osc_errhandler_of(*handle);
+        if (weh != MPI_ERRHANDLER_NULL)
+            return weh;
+        *objkind = MPII_OBJ_NONE; /* no such window: the process's handler below */
     }
     if (!errh_live() || *objkind == MPII_OBJ_WIN)
         return MPI_ERRORS_ARE_FATAL;

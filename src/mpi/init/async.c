@@ -95,6 +95,7 @@ static struct {
     int started;
     int stop;
     int work;                   /* schedules started since the thread last looked */
+    int holds;                  /* users that need progress all the time (RMA windows in message mode) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } mpii_assist = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -131,7 +132,7 @@ static void *mpii_assist_main(void *arg)
             continue;
         }
         int events = core_progress();
-        int running = coll_sched_running();
+        int running = coll_sched_running() || mpii_assist.holds > 0;
         pthread_mutex_unlock(&mpii_entry_mutex);
         if (!running) {
             pthread_mutex_lock(&mpii_assist.mu);
@@ -185,4 +186,32 @@ void mpii_async_stop(void)
         pthread_join(mpii_assist.thread, NULL);
         mpii_assist.started = 0;
     }
+}
+
+/* Something needs the library to progress while the application computes,
+ * until released (an RMA window whose origins send it messages): the assist
+ * thread is started if it is not running and keeps polling while any hold
+ * is taken. Called inside an MPI call, as its last step when it starts the
+ * thread: from then on every MPI_X entry takes the entry lock. */
+void mpii_async_hold(int delta)
+{
+    pthread_mutex_lock(&mpii_assist.mu);
+    mpii_assist.holds += delta;
+    if (delta > 0) {
+        mpii_assist.work = 1;
+        pthread_cond_signal(&mpii_assist.cv);
+    }
+    pthread_mutex_unlock(&mpii_assist.mu);
+    if (delta <= 0 || mpii_assist.started)
+        return;
+    util_wait_unlock = mpii_wait_unlock;
+    util_wait_lock = mpii_wait_lock;
+    mpii_entry_lock_on = 1;
+    mpii_assist.stop = 0;
+    if (pthread_create(&mpii_assist.thread, NULL, mpii_assist_main, NULL) != 0) {
+        util_log("RMA: cannot start the assist thread (%m); passive-target operations in "
+                 "message mode progress only inside MPI calls of the target");
+        return;
+    }
+    mpii_assist.started = 1;
 }

@@ -5,6 +5,7 @@
 #include "mpi/coll/sched.h"
 #include "assist/assist.h"
 #include "mpi/io/io.h"
+#include "mpi/osc/osc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +26,7 @@ static void mpii_hang_report(int sig)
     (void)sig;
     core_dump_pending();
     coll_sched_dump_pending();
+    osc_dump_pending();
 }
 
 /* ---- the launcher's death ---------------------------------------------------------
@@ -230,6 +232,7 @@ void mpii_runtime_stop(void)
         return;
     mpii_async_stop();
     mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
+    osc_finalize();
     mpii_pt2pt_finalize();
     io_finalize(); /* files left open */
     if (util_cfg.stats)
