@@ -411,7 +411,7 @@ int mpii_op_apply(MPI_Op op, const void *in, void *inout, MPI_Aint count, MPI_Da
     }
     if (t->dt.contig && !op_pairs[b].vsize) {
         size_t n = (size_t)count * t->dt.size / op_esize[b];
-        fn((const char *)in + t->dt.true_lb, (char *)inout + t->dt.true_lb, n);
+        fn(mpii_buf_at(in, t->dt.true_lb), (void *)mpii_buf_at(inout, t->dt.true_lb), n);
         return MPI_SUCCESS;
     }
     return op_apply_packed(fn, b, in, inout, count, t);
