@@ -3,6 +3,7 @@
  * Hydra, our mpirun), chosen by the environment at assist_init. */
 #include "assist/assist.h"
 #include "assist/pmi_wire.h"
+#include "util/util.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -26,7 +27,7 @@ static struct {
     int initialized;
     int singleton;
     int fd;
-    int version; /* 1 or 2: the wire protocol */
+    int version;    /* 1 or 2: the wire protocol */
     int own_daemon; /* our mpirun (DCFA_JOBID set): it prints abort messages itself */
     int rank, size, appnum;
     char kvsname[ASSIST_WIRE_KVSNAME_MAX + 1];
@@ -644,15 +645,33 @@ int assist_kvs_get(const char *key, char *value, int maxlen)
 
 /* ---- end of job ----------------------------------------------------------- */
 
+static int assist_abort_send(int exitcode, const char *msg);
+
 int assist_abort(int exitcode, const char *msg)
+{
+    int rc;
+
+    /* No lock: abort may be called from a thread stuck inside another call. */
+    if (!assist_st.initialized || assist_st.singleton || assist_st.fd < 0)
+        return 0;
+    /* Our daemon removes the job's /dev/shm entries once its ranks are gone. Other process
+     * managers (Hydra, Slurm) end the ranks with SIGKILL and know nothing of them: the
+     * aborting rank removes this node's entries itself, before and after asking for the end
+     * (a rank still running may make one in between). */
+    if (!assist_st.own_daemon)
+        util_shm_unlink_job(assist_st.jobid);
+    rc = assist_abort_send(exitcode, msg);
+    if (!assist_st.own_daemon)
+        util_shm_unlink_job(assist_st.jobid);
+    return rc;
+}
+
+static int assist_abort_send(int exitcode, const char *msg)
 {
     char req[ASSIST_WIRE_LINE_MAX];
     size_t n;
     int rc = 0;
 
-    /* No lock: abort may be called from a thread stuck inside another call. */
-    if (!assist_st.initialized || assist_st.singleton || assist_st.fd < 0)
-        return 0;
     if (assist_st.version == 2) {
         char body[ASSIST_WIRE_LINE_MAX - ASSIST_WIRE2_HDR], hdr[32];
         n = (size_t)snprintf(body, sizeof(body) - 1,

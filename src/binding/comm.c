@@ -196,7 +196,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 {
     static const char fn[] = "MPI_Comm_split_type";
     mpii_comm *c, *n = NULL;
-    int rc = comm_lookup_intra(fn, "comm", comm, &c);
+    int rc = comm_lookup(fn, "comm", comm, &c);
     if (rc == MPI_SUCCESS)
         rc = comm_ptr(fn, comm, newcomm, "newcomm");
     if (rc == MPI_SUCCESS && split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_SHARED &&

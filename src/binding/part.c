@@ -13,7 +13,8 @@ static int part_init(const char *fn, int is_send, void *buf, int partitions, MPI
     if (!c)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn, "comm: invalid communicator");
     if (partitions < 0)
-        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "partitions=%d is negative", partitions);
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "partitions=%d is negative",
+                        partitions);
     if (count < 0)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COUNT, fn, "count=%lld is negative",
                         (long long)count);
@@ -33,7 +34,7 @@ static int part_init(const char *fn, int is_send, void *buf, int partitions, MPI
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_INFO, fn, "info: invalid info object");
     if (!req)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_REQUEST, fn, "request: NULL pointer");
-    core_req *r;
+    core_req *r = NULL;
     int rc = mpii_part_init(is_send, buf, partitions, count, dt, peer, tag, c, &r);
     if (rc != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "cannot start the pairing with rank %d", peer);
@@ -44,15 +45,15 @@ static int part_init(const char *fn, int is_send, void *buf, int partitions, MPI
 int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                     int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag,
-                     comm, info, request);
+    return part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag, comm,
+                     info, request);
 }
 
-int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                    int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
+                    int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm,
-                     info, request);
+    return part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info,
+                     request);
 }
 
 /* the partitioned request behind h, active, of the wanted side */
@@ -76,8 +77,8 @@ static int part_ready(const char *fn, core_req *r, int p)
 {
     int n = mpii_part_partitions(r);
     if (p < 0 || p >= n)
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_ARG, fn,
-                        "partition=%d is outside 0..%d", p, n - 1);
+        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_ARG, fn, "partition=%d is outside 0..%d", p,
+                        n - 1);
     int rc = mpii_part_ready(r, p);
     if (rc == MPI_ERR_ARG)
         return mpii_err(MPII_OBJ_COMM, r->comm, rc, fn,
@@ -89,7 +90,7 @@ static int part_ready(const char *fn, core_req *r, int p)
 
 int PMPI_Pready(int partition, MPI_Request request)
 {
-    core_req *r;
+    core_req *r = NULL;
     int rc = part_req("MPI_Pready", request, 1, &r);
     return rc != MPI_SUCCESS ? rc : part_ready("MPI_Pready", r, partition);
 }
@@ -97,7 +98,7 @@ int PMPI_Pready(int partition, MPI_Request request)
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
     static const char fn[] = "MPI_Pready_range";
-    core_req *r;
+    core_req *r = NULL;
     int rc = part_req(fn, request, 1, &r);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -112,7 +113,7 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
 int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
     static const char fn[] = "MPI_Pready_list";
-    core_req *r;
+    core_req *r = NULL;
     int rc = part_req(fn, request, 1, &r);
     if (rc != MPI_SUCCESS)
         return rc;

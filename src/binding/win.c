@@ -283,6 +283,12 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
     static const char fn[] = "MPI_Win_get_name";
     osc_win *w;
+    if (win == MPI_WIN_NULL && win_name && resultlen) {
+        /* MPI 4.1: the null handle is named too */
+        strcpy(win_name, "MPI_WIN_NULL");
+        *resultlen = (int)strlen(win_name);
+        return MPI_SUCCESS;
+    }
     int rc = win_lookup(fn, win, &w);
     if (rc == MPI_SUCCESS)
         rc = win_null_arg(fn, w, win_name, "win_name");

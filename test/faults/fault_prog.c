@@ -57,6 +57,15 @@ int main(int argc, char **argv)
             for (;;)
                 sleep(1000);
         MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "abort")) {
+        /* connections to both neighbours exist (their rings), then the last rank aborts */
+        int size, x = rank, y;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        MPI_Sendrecv(&x, 1, MPI_INT, (rank + 1) % size, 1, &y, 1, MPI_INT, (rank + size - 1) % size,
+                     1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank == size - 1)
+            MPI_Abort(MPI_COMM_WORLD, 7);
+        MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (!strcmp(mode, "compute")) {
         volatile unsigned long spin = 0;
         for (;;)

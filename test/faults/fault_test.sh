@@ -3,12 +3,22 @@
 # Exit 0 = pass, 77 = skipped, anything else = fail.
 #   mismatch_hydra PROG   a must-agree setting on one rank under MPICH's Hydra:
 #                         the job fails and stderr has exactly one line naming it
+#   abort_hydra PROG      MPI_Abort under Hydra (which ends the others with SIGKILL):
+#                         the job's exit code, and no /dev/shm entry of the job is left
 set -u
 CASE=$1
 shift
 TMP=$(mktemp -d /tmp/dcfa-fault-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
+# no_shm_left: nothing in /dev/shm made by this test's job (entries newer than $TMP/stamp)
+no_shm_left() {
+    local left
+    left=$(find /dev/shm -maxdepth 1 -name 'dcfa-*' -newer "$TMP/stamp" 2> /dev/null)
+    [ -z "$left" ] || { rm -f $left; fail "left in /dev/shm: $(echo $left)"; }
+}
+touch "$TMP/stamp"
+sleep 0.01
 
 case $CASE in
 mismatch_hydra)
@@ -21,6 +31,17 @@ mismatch_hydra)
     [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "status $rc, expected a failure (not a timeout)"
     n=$(grep -c 'DCFA_MAX_CREDIT is 8 on rank 2 but 64 on rank 0' "$TMP/err")
     [ "$n" = 1 ] || fail "expected one line naming DCFA_MAX_CREDIT on stderr, got $n"
+    no_shm_left
+    ;;
+abort_hydra)
+    PROG=$1
+    command -v mpiexec.mpich > /dev/null || exit 77
+    timeout 60 mpiexec.mpich -n 3 "$PROG" abort > "$TMP/out" 2> "$TMP/err" < /dev/null
+    rc=$?
+    cat "$TMP/out" "$TMP/err"
+    [ $rc -eq 7 ] || fail "status $rc, expected MPI_Abort's 7"
+    grep -q 'MPI_Abort(errorcode=7) called by rank 2' "$TMP/err" || fail "no abort line on stderr"
+    no_shm_left
     ;;
 *)
     fail "unknown case"

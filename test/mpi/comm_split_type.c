@@ -65,6 +65,51 @@ int main(int argc, char **argv)
         mtest_check(none == MPI_COMM_NULL, "split_type(MPI_UNDEFINED) is not MPI_COMM_NULL");
     else if (none != MPI_COMM_NULL)
         MPI_Comm_free(&none);
+
+    /* an inter-communicator (even ranks against odd ones) splits by node too (MPI 4.1): the
+     * result pairs my group's processes on my node with the other group's on it, and is
+     * MPI_COMM_NULL where the other group has nobody on my node */
+    if (size >= 2) {
+        int lo = rank, *node_of = mtest_malloc((size_t)size * sizeof(int));
+        MPI_Comm half, inter, split;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, node);
+        MPI_Comm_free(&node);
+        MPI_Allgather(&lo, 1, MPI_INT, node_of, 1, MPI_INT, MPI_COMM_WORLD);
+        int mine = 0, theirs = 0;
+        for (i = 0; i < size; i++)
+            if (node_of[i] == lo && i % 2 == rank % 2)
+                mine++;
+            else if (node_of[i] == lo)
+                theirs++;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &inter);
+        MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &split);
+        if (theirs == 0) {
+            mtest_check(split == MPI_COMM_NULL, "inter split_type: no peer on my node, not NULL");
+        } else if (mtest_check(split != MPI_COMM_NULL, "inter split_type gave MPI_COMM_NULL")) {
+            int flag = 0, ls = -1, rs = -1, x = rank, sum = -1;
+            MPI_Comm_test_inter(split, &flag);
+            MPI_Comm_size(split, &ls);
+            MPI_Comm_remote_size(split, &rs);
+            mtest_check(flag, "inter split_type did not give an inter-communicator");
+            mtest_check_int("inter split_type: local size", ls, mine);
+            mtest_check_int("inter split_type: remote size", rs, theirs);
+            /* the other group's ranks on my node sum to this */
+            int want = 0;
+            for (i = 0; i < size; i++)
+                if (node_of[i] == lo && i % 2 != rank % 2)
+                    want += i;
+            MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, split);
+            mtest_check_int("allreduce over the split inter-communicator", sum, want);
+            MPI_Comm_free(&split);
+        }
+        MPI_Comm_split_type(inter, MPI_UNDEFINED, 0, MPI_INFO_NULL, &split);
+        mtest_check(split == MPI_COMM_NULL, "inter split_type(MPI_UNDEFINED) is not MPI_COMM_NULL");
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+        free(node_of);
+    }
     free(all);
     return mtest_finalize();
 }

@@ -53,6 +53,23 @@ static void test_attrs_info_names(void)
     MPI_Info_free(&info);
     check_attrs(w, buf, sizeof buf, sizeof(int), MPI_WIN_FLAVOR_CREATE, "MPI_Win_create");
 
+    /* MPI 4.1: shared_query on any flavor but dynamic; memory this process cannot load and
+     * store (another rank's, made by MPI_Win_create) is size 0 and NULL */
+    for (int r = -1; r < nprocs; r++) {
+        MPI_Aint sz = -1;
+        int du = -1;
+        void *p = (void *)1;
+        int q = r < 0 ? MPI_PROC_NULL : r;
+        mtest_check_rc("MPI_Win_shared_query on an MPI_Win_create window",
+                       MPI_Win_shared_query(w, q, &sz, &du, &p));
+        if (q == rank)
+            mtest_check(p == (void *)buf && sz == (MPI_Aint)sizeof buf && du == (int)sizeof(int),
+                        "shared_query(own rank) of a created window: %p %ld %d", p, (long)sz, du);
+        else
+            mtest_check(p == NULL && sz == 0, "shared_query(%d) of a created window: %p %ld", q, p,
+                        (long)sz);
+    }
+
     /* info: what was given, defaults otherwise, and later changes */
     MPI_Info used;
     char val[MPI_MAX_INFO_VAL];

@@ -60,12 +60,12 @@ typedef struct shm_seg {
 } shm_seg;
 
 typedef struct shm_state {
-    shm_seg *seg;           /* NULL until made (inside the first schedule) */
-    int planned;            /* a schedule that makes it has been built */
-    uint64_t seq;           /* operations built so far */
-    uint64_t finished;      /* operations this rank has finished */
-    int token;              /* rank 0's segment number, sent to the others */
-    int node_local;         /* 1: all ranks on one node, 0: not, -1: not known yet */
+    shm_seg *seg;      /* NULL until made (inside the first schedule) */
+    int planned;       /* a schedule that makes it has been built */
+    uint64_t seq;      /* operations built so far */
+    uint64_t finished; /* operations this rank has finished */
+    int token;         /* rank 0's segment number, sent to the others */
+    int node_local;    /* 1: all ranks on one node, 0: not, -1: not known yet */
 } shm_state;
 
 typedef struct shm_arg {
@@ -292,7 +292,10 @@ static int shm_poll_flag(coll_sched *s, void *arg)
     return !g || atomic_load_explicit(&g->flag[(a->seq & 1) * 8], memory_order_acquire) >= a->seq;
 }
 
-static void shm_set(_Atomic uint64_t *f, uint64_t v) { atomic_store_explicit(f, v, memory_order_release); }
+static void shm_set(_Atomic uint64_t *f, uint64_t v)
+{
+    atomic_store_explicit(f, v, memory_order_release);
+}
 
 static int shm_arrive(coll_sched *s, void *arg)
 {
@@ -314,6 +317,13 @@ static int shm_ack(coll_sched *s, void *arg)
     return MPI_SUCCESS;
 }
 
+/* a copy of n bytes; a zero-count operation may name NULL buffers (memcpy may not) */
+static inline void shm_copy(void *dst, const void *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n);
+}
+
 static const char *shm_src(const shm_arg *a)
 {
     const void *in = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
@@ -332,7 +342,7 @@ static int shm_red_in(coll_sched *s, void *arg)
     shm_seg *g = shm_seg_of(a);
     if (!g)
         return MPI_ERR_NO_MEM;
-    memcpy(g->set[a->seq & 1] + (size_t)a->c->rank * g->slot, shm_src(a), a->bytes);
+    shm_copy(g->set[a->seq & 1] + (size_t)a->c->rank * g->slot, shm_src(a), a->bytes);
     shm_set(&g->ctl[a->c->rank].arrive, a->seq);
     return MPI_SUCCESS;
 }
@@ -353,7 +363,7 @@ static int shm_red_fold(coll_sched *s, void *arg)
         /* the slots hold the elements from offset 0; the op looks at buf + true_lb, which is
          * not 0 for a type of absolute addresses used with MPI_BOTTOM: shift it back */
         MPI_Aint lb = mpii_dtype_get(a->dt)->dt.true_lb;
-        memcpy(res, set + (size_t)(n - 1) * g->slot + off, (size_t)(hi - lo) * esz);
+        shm_copy(res, set + (size_t)(n - 1) * g->slot + off, (size_t)(hi - lo) * esz);
         for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
             rc = mpii_op_apply(a->op, mpii_buf_at(set + (size_t)i * g->slot + off, -lb),
                                (void *)mpii_buf_at(res, -lb), hi - lo, a->dt);
@@ -370,7 +380,7 @@ static int shm_red_out(coll_sched *s, void *arg)
     shm_seg *g = shm_seg_of(a);
     if (!g)
         return MPI_ERR_NO_MEM;
-    memcpy(shm_dst(a), g->set[a->seq & 1] + (size_t)g->n * g->slot, a->bytes);
+    shm_copy(shm_dst(a), g->set[a->seq & 1] + (size_t)g->n * g->slot, a->bytes);
     return shm_ack(s, arg);
 }
 
@@ -382,7 +392,7 @@ static int shm_bcast_in(coll_sched *s, void *arg)
         return MPI_ERR_NO_MEM;
     const core_dt *t = &mpii_dtype_get(a->dt)->dt;
     if (t->contig)
-        memcpy(g->set[a->seq & 1], shm_dst(a), a->bytes);
+        shm_copy(g->set[a->seq & 1], shm_dst(a), a->bytes);
     else
         core_dt_pack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], a->bytes);
     shm_set(&g->flag[(a->seq & 1) * 8], a->seq);
@@ -397,7 +407,7 @@ static int shm_bcast_out(coll_sched *s, void *arg)
         return MPI_ERR_NO_MEM;
     const core_dt *t = &mpii_dtype_get(a->dt)->dt;
     if (t->contig)
-        memcpy(shm_dst(a), g->set[a->seq & 1], a->bytes);
+        shm_copy(shm_dst(a), g->set[a->seq & 1], a->bytes);
     else
         core_dt_unpack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], a->bytes);
     return shm_ack(s, arg);

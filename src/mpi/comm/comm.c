@@ -250,9 +250,9 @@ static int inter_swap(mpii_comm *inter, const void *sbuf, int scount, void *rbuf
 /* an inter-communicator round: AND in each group, the leaders swap and AND,
  * the result is broadcast in each group (status word first) */
 typedef struct ctx_inter_round {
-    mpii_comm *local;   /* the local group's intra-communicator */
-    int leader;         /* its rank of the leader */
-    mpii_comm *peer;    /* where the leaders talk (remote rank) */
+    mpii_comm *local; /* the local group's intra-communicator */
+    int leader;       /* its rank of the leader */
+    mpii_comm *peer;  /* where the leaders talk (remote rank) */
     int remote_leader;
     int tag, peer_coll;
 } ctx_inter_round;
@@ -265,10 +265,9 @@ static int ctx_and_inter(void *arg, const unsigned *mine, unsigned *all)
     if (rc != MPI_SUCCESS)
         return rc;
     if (x->local->rank == x->leader) {
-        res[0] = (unsigned)mpii_sendrecv(local, MPII_CTXAG_W, MPI_UNSIGNED, x->remote_leader,
-                                         x->tag, remote, MPII_CTXAG_W, MPI_UNSIGNED,
-                                         x->remote_leader, x->tag, x->peer, x->peer_coll,
-                                         MPI_STATUS_IGNORE);
+        res[0] = (unsigned)mpii_sendrecv(
+            local, MPII_CTXAG_W, MPI_UNSIGNED, x->remote_leader, x->tag, remote, MPII_CTXAG_W,
+            MPI_UNSIGNED, x->remote_leader, x->tag, x->peer, x->peer_coll, MPI_STATUS_IGNORE);
         for (int w = 0; w < MPII_CTXAG_W; w++)
             res[w + 1] = local[w] & remote[w];
     }
@@ -443,41 +442,63 @@ static void comm_info_value(MPI_Info info, const char *key, char *val, int len)
         val[0] = 0;
 }
 
-int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_comm **out)
+/* My node's color for a split of c by node: the same on every process of c (both groups of an
+ * inter-communicator) on one node, different across nodes. A node is a shared-memory domain:
+ * processes with the same util_node_key(). Within an intra-communicator the color is the lowest
+ * rank on the node; across the two groups of an inter-communicator, the lowest lpid on the node
+ * (both sides know every member's lpid). *local_n counts my node's processes in my group. */
+static int node_color(mpii_comm *c, int *color, int *local_n)
 {
-    /* a node is a shared-memory domain: processes with the same util_node_key() */
-    enum { KL = UTIL_NODE_KEY_MAX + 1 };
-    char *keys = util_malloc((size_t)c->size * KL);
-    char me[KL];
+    enum { KL = UTIL_NODE_KEY_MAX + 1, KI = (KL + (int)sizeof(int) - 1) / (int)sizeof(int) };
+    mpii_comm *lc = c->is_inter ? c->local_comm : c;
+    int *keys = util_calloc((size_t)lc->size * KI, sizeof(int));
+    int me[KI];
     memset(me, 0, sizeof me);
     memcpy(me, util_node_key(), strnlen(util_node_key(), KL - 1));
-    int rc = mpii_allgather(me, KL, MPI_CHAR, keys, KL, MPI_CHAR, c);
+    int *rkeys = NULL, rn = 0;
+    int rc = mpii_allgather(me, KI, MPI_INT, keys, KI, MPI_INT, lc);
+    if (rc == MPI_SUCCESS && c->is_inter)
+        rc = inter_swap_bcast(c, keys, lc->size * KI, &rkeys, &rn);
     if (rc != MPI_SUCCESS) {
         free(keys);
         return rc;
     }
-    /* the processes of my node: color is the lowest rank among them */
-    int node_color = -1, node_size = 0;
-    for (int r = 0; r < c->size; r++) {
-        if (memcmp(keys + (size_t)r * KL, me, KL) == 0) {
-            if (node_color < 0)
-                node_color = r;
-            node_size++;
-        }
+    *color = -1;
+    *local_n = 0;
+    for (int r = 0; r < lc->size; r++) {
+        if (memcmp(keys + (size_t)r * KI, me, sizeof me) != 0)
+            continue;
+        int v = c->is_inter ? c->group->lpids[r] : r;
+        if (*color < 0 || v < *color)
+            *color = v;
+        ++*local_n;
     }
+    for (int r = 0; r < rn / KI; r++)
+        if (memcmp(rkeys + (size_t)r * KI, me, sizeof me) == 0 && c->remote->lpids[r] < *color)
+            *color = c->remote->lpids[r];
+    free(rkeys);
     free(keys);
+    return MPI_SUCCESS;
+}
+
+int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_comm **out)
+{
+    int node_size = 0, node_color_v = -1;
+    int rc = node_color(c, &node_color_v, &node_size);
+    if (rc != MPI_SUCCESS)
+        return rc;
     char want[64];
     int color = MPI_UNDEFINED;
     switch (type) {
     case MPI_COMM_TYPE_SHARED:
-        color = node_color;
+        color = node_color_v;
         break;
     case MPI_COMM_TYPE_HW_GUIDED:
     case MPI_COMM_TYPE_RESOURCE_GUIDED:
         /* the resource named by the info: the node, or (resource guided) a process set */
         comm_info_value(info, "mpi_hw_resource_type", want, sizeof want);
         if (strcmp(want, "mpi_shared_memory") == 0)
-            color = node_color;
+            color = node_color_v;
         if (type == MPI_COMM_TYPE_RESOURCE_GUIDED) {
             comm_info_value(info, "mpi_pset_name", want, sizeof want);
             if (strcmp(want, "mpi://WORLD") == 0)
@@ -490,7 +511,7 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
         /* the one level we know of below the parent: the node, if it is smaller; MPI 4.1
          * names the resource in the caller's info */
         if (node_size < c->size) {
-            color = node_color;
+            color = node_color_v;
             if (info != MPI_INFO_NULL && info != MPI_INFO_ENV)
                 mpii_info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
         }
@@ -533,7 +554,7 @@ int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out)
  * tag of its own per user tag) and sends the AND back. */
 typedef struct ctx_group_round {
     mpii_comm *c;
-    const int *prank;   /* member i's rank in c */
+    const int *prank; /* member i's rank in c */
     int n, me, tag;
 } ctx_group_round;
 

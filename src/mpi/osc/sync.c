@@ -88,7 +88,7 @@ int osc_post(const char *fn, osc_win *w, mpii_group *g, int assert)
     if (w->posted)
         return osc_err(w, MPI_ERR_RMA_SYNC, fn,
                        "an exposure epoch is already open (MPI_Win_wait or MPI_Win_test first)");
-    int *r;
+    int *r = NULL;
     int rc = osc_group_ranks(fn, w, g, &r);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -123,7 +123,7 @@ int osc_start(const char *fn, osc_win *w, mpii_group *g, int assert)
                        "an access epoch is already open (MPI_Win_complete first)");
     if (w->nlocked || w->lock_all)
         return osc_err(w, MPI_ERR_RMA_SYNC, fn, "a passive-target epoch is open on this window");
-    int *r;
+    int *r = NULL;
     int rc = osc_group_ranks(fn, w, g, &r);
     if (rc != MPI_SUCCESS)
         return rc;

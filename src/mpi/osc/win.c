@@ -695,15 +695,18 @@ int osc_win_local_attached(osc_win *w, uint64_t lo, uint64_t hi)
 int osc_win_shared_query(const char *fn, osc_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                          void *baseptr)
 {
+    /* MPI 4.1 12.2.3: any flavor but dynamic may be queried; memory that this process cannot
+     * reach by load and store is reported as size 0 and a NULL base */
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return osc_err(w, MPI_ERR_RMA_FLAVOR, fn,
+                       "a window made by MPI_Win_create_dynamic has no memory to query");
     int alloc = w->flavor == MPI_WIN_FLAVOR_SHARED || w->flavor == MPI_WIN_FLAVOR_ALLOCATE;
     if (!alloc) {
-        if (w->flavor != MPI_WIN_FLAVOR_CREATE || rank == MPI_PROC_NULL || rank != w->rank)
-            return osc_err(
-                w, MPI_ERR_RMA_FLAVOR, fn, "the memory of this window is not shared (made by %s)",
-                w->flavor == MPI_WIN_FLAVOR_CREATE ? "MPI_Win_create" : "MPI_Win_create_dynamic");
-        *size = w->bytes;
-        *disp_unit = w->disp_unit;
-        *(void **)baseptr = w->base;
+        /* MPI_Win_create: the user's memory, mapped only in its owner */
+        int mine = rank == w->rank;
+        *size = mine ? (MPI_Aint)w->bytes : 0;
+        *disp_unit = rank == MPI_PROC_NULL ? w->disp_unit : w->peers[rank].disp_unit;
+        *(void **)baseptr = mine ? w->base : NULL;
         return MPI_SUCCESS;
     }
     if (rank == MPI_PROC_NULL) {
@@ -723,9 +726,15 @@ int osc_win_shared_query(const char *fn, osc_win *w, int rank, MPI_Aint *size, M
         return MPI_SUCCESS;
     }
     osc_peer *p = &w->peers[rank];
-    if (p->local < 0)
-        return osc_err(w, MPI_ERR_RMA_SHARED, fn,
-                       "rank=%d is on another node: its memory is not shared", rank);
+    if (p->local < 0) {
+        if (w->flavor == MPI_WIN_FLAVOR_SHARED)
+            return osc_err(w, MPI_ERR_RMA_SHARED, fn,
+                           "rank=%d is on another node: its memory is not shared", rank);
+        *size = 0; /* MPI_Win_allocate: another node's memory */
+        *disp_unit = p->disp_unit;
+        *(void **)baseptr = NULL;
+        return MPI_SUCCESS;
+    }
     *size = p->size;
     *disp_unit = p->disp_unit;
     *(void **)baseptr = p->size > 0 ? p->map : NULL;

@@ -49,11 +49,10 @@ enum { CAT_PROTOCOL, CAT_PROGRESS, CAT_COLL, CAT_DEBUG, NCAT };
 static const char *const t_cat_name[NCAT] = {"dcfa_protocol", "dcfa_progress", "dcfa_collectives",
                                              "dcfa_debug"};
 static const char *const t_cat_desc[NCAT] = {
-    "point-to-point protocols: eager limit, receive ring and credits, rendezvous, and their "
-    "packet counters",
+    ("point-to-point protocols: eager limit, receive ring and credits, rendezvous, and their "
+     "packet counters"),
     "how waiting ranks poll, yield and nap, and the assist thread",
-    "collective algorithm choices and thresholds",
-    "diagnostics"};
+    "collective algorithm choices and thresholds", "diagnostics"};
 
 static int t_cvar_cat(const util_tunable *t)
 {
@@ -87,7 +86,8 @@ static int t_cvar_scope(const util_tunable *t)
     return t_cvar_cat(t) == CAT_COLL ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_LOCAL;
 }
 
-/* ---- performance variables: the core's counters ------------------------------------------------ */
+/* ---- performance variables: the core's counters ------------------------------------------------
+ */
 
 typedef struct t_pvar {
     const char *name, *desc;
@@ -102,21 +102,24 @@ static const t_pvar t_pvars[] = {
     {"dcfa_sync_sent", "SYNC packets sent (explicit credit updates)", &core_st.sent[WIRE_SYNC]},
     {"dcfa_cts_sent", "CTS packets sent (clear to send through the ring)", &core_st.sent[WIRE_CTS]},
     {"dcfa_data_sent", "DATA fragments sent through the ring", &core_st.sent[WIRE_DATA]},
-    {"dcfa_ack_sent", "ACK packets sent (synchronous eager message matched)", &core_st.sent[WIRE_ACK]},
+    {"dcfa_ack_sent", "ACK packets sent (synchronous eager message matched)",
+     &core_st.sent[WIRE_ACK]},
     {"dcfa_eager_received", "EAGER packets received", &core_st.received[WIRE_EAGER]},
     {"dcfa_rts_received", "RTS packets received", &core_st.received[WIRE_RTS]},
     {"dcfa_rtr_received", "RTR packets received", &core_st.received[WIRE_RTR]},
     {"dcfa_done_received", "DONE packets received", &core_st.received[WIRE_DONE]},
     {"dcfa_sync_received", "SYNC packets received", &core_st.received[WIRE_SYNC]},
     {"dcfa_data_received", "DATA fragments received", &core_st.received[WIRE_DATA]},
-    {"dcfa_unexpected", "messages that arrived before their receive was posted", &core_st.unexpected},
+    {"dcfa_unexpected", "messages that arrived before their receive was posted",
+     &core_st.unexpected},
     {"dcfa_backlog", "packets queued because the peer's ring had no credit", &core_st.backlog},
     {"dcfa_cma_bytes", "bytes moved single-copy (process_vm_readv/writev)", &core_st.cma_bytes},
     {"dcfa_copy_bytes", "bytes moved through bounce buffers or the ring", &core_st.copy_bytes},
 };
 #define T_NPVARS ((int)(sizeof t_pvars / sizeof t_pvars[0]))
 
-/* ---- enumerations: the choices of the UTIL_T_ENUM tunables ------------------------------------ */
+/* ---- enumerations: the choices of the UTIL_T_ENUM tunables ------------------------------------
+ */
 
 struct dcfa_t_enum {
     int cvar; /* index of its tunable */
@@ -168,7 +171,7 @@ int PMPI_T_init_thread(int required, int *provided)
                 t_enums[i].cvar = i;
         }
     }
-    *provided = required < MPI_THREAD_SINGLE    ? MPI_THREAD_SINGLE
+    *provided = required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
                 : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
                                                  : required;
     return MPI_SUCCESS;
@@ -220,7 +223,8 @@ int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name,
     return MPI_SUCCESS;
 }
 
-/* ---- control variables ------------------------------------------------------------------------ */
+/* ---- control variables ------------------------------------------------------------------------
+ */
 
 struct dcfa_t_cvar_handle {
     int index;
@@ -259,8 +263,8 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
              t->type == UTIL_T_ENUM ? "; one of " : "", t->type == UTIL_T_ENUM ? t->choices : "");
     t_str(d, desc, desc_len);
     if (verbosity)
-        *verbosity = t_cvar_cat(t) == CAT_DEBUG ? MPI_T_VERBOSITY_USER_BASIC
-                                                : MPI_T_VERBOSITY_TUNER_BASIC;
+        *verbosity =
+            t_cvar_cat(t) == CAT_DEBUG ? MPI_T_VERBOSITY_USER_BASIC : MPI_T_VERBOSITY_TUNER_BASIC;
     if (datatype)
         *datatype = t_cvar_type(t);
     if (enumtype)
@@ -585,7 +589,8 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
     return MPI_T_ERR_PVAR_NO_WRITE;
 }
 
-/* ---- categories -------------------------------------------------------------------------------- */
+/* ---- categories --------------------------------------------------------------------------------
+ */
 
 int PMPI_T_category_get_num(int *num_cat)
 {
@@ -722,7 +727,8 @@ int PMPI_T_category_changed(int *update_number)
     return MPI_SUCCESS;
 }
 
-/* ---- events: there are none, and no event sources ---------------------------------------------- */
+/* ---- events: there are none, and no event sources ----------------------------------------------
+ */
 
 int PMPI_T_source_get_num(int *num_sources)
 {
