@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "binding/api_table.h"
+#include "fabric/fabric.h"
 #include "util/util.h"
 #include "mpi/osc/osc.h"
 
@@ -33,7 +34,8 @@ static void show_tunables(void)
 
     }
     size_t per_conn = 2 * (size_t)util_cfg.max_credit * util_cfg.block_size;
-    printf("Memory per connected peer (shm rings, both directions): %zu bytes\n", per_conn);
+    printf("Memory per connected peer (rings, both directions; ofi: a receive and a staging ring): %zu bytes\n",
+           per_conn);
 }
 
 static void count_functions(int *impl, int *total)
@@ -80,7 +82,10 @@ int main(int argc, char **argv)
         MPI_Get_library_version(v, &len);
         printf("%s\n", v);
         printf("MPI standard: %d.%d\n", MPI_VERSION, MPI_SUBVERSION);
-        printf("Fabrics: shm (rings in shared memory, process_vm_readv/writev single copy)\n");
+        char fabs[512];
+        util_tunables_load();
+        fab_select_report(fabs, sizeof fabs);
+        printf("Fabrics: %s\n", fabs);
         int impl, total;
         count_functions(&impl, &total);
         printf("MPI functions: %d of %d implemented (mpiinfo --functions lists them)\n", impl, total);

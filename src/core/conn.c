@@ -11,27 +11,46 @@
 #include "core/core_impl.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static core_conn *core_conn_make(int lpid, int passive)
+/* The connection to lpid over fabric f. The fabric reports through
+ * core_conn_ready when packets may flow; until then tx_limit stays 0 and
+ * everything waits in the backlog. */
+static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int passive, const char *why)
 {
     core_conn *c = util_calloc(1, sizeof *c);
     c->lpid = lpid;
-    c->fab = &fab_shm_ops;
-    if (c->fab->connect(lpid, "", passive, &c->fc, &c->rings) != UTIL_OK) {
-        util_log("cannot connect to process %d", lpid);
+    c->fab = f;
+    snprintf(c->why, sizeof c->why, "%s", why);
+    c->has_rdma = f->caps->bulk;
+    util_queue_init(&c->backlog);
+    void *rx = NULL;
+    int rc = f->ops->connect(lpid, card, passive, c, &c->fc, &rx);
+    if (rc != UTIL_OK) {
+        util_log("cannot connect to process %d over %s", lpid, f->ops->name);
         free(c);
         return NULL;
     }
-    fab_caps caps;
-    c->fab->caps(&caps);
-    c->has_rdma = caps.has_rdma;
-    c->tx_limit = core_s.nblocks;
-    util_queue_init(&c->backlog);
+    c->rx_ring = rx;
     core_s.conns[lpid] = c;
     core_s.active[core_s.nactive++] = c;
+    f->nconns++;
+    f->made++;
+    core_fab_pace();
     return c;
+}
+
+void core_conn_ready(void *ctx, int status)
+{
+    core_conn *c = ctx;
+    if (status != UTIL_OK)
+        util_die("cannot connect to process %d over %s", c->lpid, c->fab->ops->name);
+    c->ready = 1;
+    if (c->fab->caps->tx_mapped)
+        c->tx_ring = c->fab->ops->tx_block(c->fc, 0);
+    c->tx_limit = c->credit_seen + core_s.nblocks;
 }
 
 core_conn *core_conn_get(int lpid)
@@ -39,15 +58,39 @@ core_conn *core_conn_get(int lpid)
     core_conn *c = core_s.conns[lpid];
     if (c)
         return c;
-    return core_conn_make(lpid, 0);
+    char why[128];
+    char card[CORE_CARD_MAX];
+    core_fab *f = core_fab_choose(lpid, card, sizeof card, why, sizeof why);
+    if (!f)
+        return NULL;
+    return core_conn_make(lpid, f, card, 0, why);
 }
 
-/* accept(): a peer started a connection; complete it unless we already have it */
-int core_conn_accept(int lpid)
+/* a peer opened a connection to us on fabric fab: make our side */
+int core_conn_incoming(const fab_ops *fab, int peer)
 {
-    if (core_s.conns[lpid])
-        return 0;
-    return core_conn_make(lpid, 1) ? 1 : -1;
+    if (peer < 0 || peer >= core_s.nprocs || peer == core_s.self) {
+        util_log("%s: a connection request names process %d, which is not in this job", fab->name, peer);
+        return UTIL_EPROTO;
+    }
+    core_fab *f = NULL;
+    for (int i = 0; i < core_s.nfabs; i++)
+        if (core_s.fabs[i].ops == fab)
+            f = &core_s.fabs[i];
+    core_conn *c = core_s.conns[peer];
+    if (c || !f) {
+        util_log("%s: process %d asks for a connection, but mine to it runs over %s", fab->name,
+                 peer, c ? c->fab->ops->name : "no fabric");
+        return UTIL_ECONN;
+    }
+    /* the peer waits for our side: failing to make it ends this process (with the reason
+     * logged), so the job ends instead of hanging */
+    char card[CORE_CARD_MAX];
+    char why[128];
+    snprintf(why, sizeof why, "%s: the peer connected with it", fab->name);
+    if (core_card_get(peer, fab, card, sizeof card) != UTIL_OK || !core_conn_make(peer, f, card, 1, why))
+        util_die("cannot accept the connection process %d opened over %s", peer, fab->name);
+    return UTIL_OK;
 }
 
 wire_hdr *core_conn_tx_begin(core_conn *c, int control)
@@ -55,7 +98,9 @@ wire_hdr *core_conn_tx_begin(core_conn *c, int control)
     int32_t credit = (int32_t)(c->tx_limit - c->tx_count);
     if (credit < (control ? 1 : 2))
         return NULL;
-    return (wire_hdr *)(c->rings.tx + (size_t)(c->tx_count % core_s.nblocks) * core_s.block_size);
+    if (c->tx_ring)
+        return (wire_hdr *)(c->tx_ring + (size_t)(c->tx_count % core_s.nblocks) * core_s.block_size);
+    return c->fab->ops->tx_block(c->fc, c->tx_count);
 }
 
 void core_conn_tx_end(core_conn *c, wire_hdr *h)
@@ -65,8 +110,12 @@ void core_conn_tx_end(core_conn *c, wire_hdr *h)
     c->rx_advertised = c->rx_count;
     if (h->type <= WIRE_TYPE_MAX)
         core_st.sent[h->type]++;
-    c->tx_count++;
-    atomic_store_explicit((_Atomic uint32_t *)&h->mark, c->tx_count, memory_order_release);
+    uint32_t pos = c->tx_count++;
+    /* the tail marker: on a mapped ring a release store (fabric.h), else the fabric's post */
+    if (c->tx_ring)
+        atomic_store_explicit((_Atomic uint32_t *)&h->mark, c->tx_count, memory_order_release);
+    else
+        c->fab->ops->tx_post(c->fc, pos, h, sizeof *h + h->len);
 }
 
 void core_conn_backlog(core_conn *c, core_pend *p)
@@ -116,26 +165,29 @@ static int core_conn_drain(core_conn *c)
     util_qnode *n;
     while ((n = util_queue_first(&c->backlog))) {
         core_pend *p = UTIL_CONTAINER(n, core_pend, qn);
-        if (p->req && p->req->u.send.state == CORE_S_STREAM) {
+        core_req *r = p->req;
+        wire_hdr *h;
+        if (r && r->u.send.state == CORE_S_STREAM) {
             if (!core_stream_push(c, p))
                 return events;
-        } else if (p->req) {
-            /* an EAGER or RTS of a send request */
-            core_req *r = p->req;
-            wire_hdr *h = core_conn_tx_begin(c, 0);
-            if (!h)
+        } else if (r && r->u.send.state == CORE_S_WRITING) {
+            return events;  /* its DONE keeps its place until the write completes */
+        } else if (r) {
+            /* an EAGER or RTS of a send request, or the DONE of a finished write */
+            if (!(h = core_conn_tx_begin(c, 0)))
                 return events;
             util_queue_remove(n);
             free(p);
-            if (core_send_is_eager(r))
+            if (r->u.send.state == CORE_S_WRITTEN)
+                core_rtr_done_emit(c, r, h);
+            else if (core_send_is_eager(r))
                 core_eager_emit(c, r, h);
             else
                 core_rts_emit(c, r, h);
             events++;
             continue;
         } else {
-            wire_hdr *h = core_conn_tx_begin(c, p->hdr.type == WIRE_SYNC);
-            if (!h)
+            if (!(h = core_conn_tx_begin(c, p->hdr.type == WIRE_SYNC)))
                 return events;
             h->ctx = p->hdr.ctx;
             h->src = p->hdr.src;
@@ -229,15 +281,19 @@ int core_progress_conn(core_conn *c)
 {
     int events = 0;
     for (;;) {
-        wire_hdr *h = (wire_hdr *)(c->rings.rx + (size_t)(c->rx_count % core_s.nblocks) * core_s.block_size);
+        wire_hdr *h = (wire_hdr *)(c->rx_ring + (size_t)(c->rx_count % core_s.nblocks) * core_s.block_size);
         uint32_t mark = atomic_load_explicit((_Atomic uint32_t *)&h->mark, memory_order_acquire);
         if (mark != c->rx_count + 1)
             break;
         if (core_wire_check(c, h) != UTIL_OK)
             util_die("aborting: the connection to process %d is corrupt", c->lpid);
-        uint32_t lim = h->credit + core_s.nblocks;
-        if ((int32_t)(lim - c->tx_limit) > 0)
-            c->tx_limit = lim;
+        /* credit counts only once the connection is ready (a fabric may deliver the peer's
+         * first packets before it has told us where the peer's ring is) */
+        if ((int32_t)(h->credit - c->credit_seen) > 0) {
+            c->credit_seen = h->credit;
+            if (c->ready)
+                c->tx_limit = h->credit + core_s.nblocks;
+        }
         core_st.received[h->type]++;
         core_dispatch(c, h);
         c->rx_count++;
@@ -249,7 +305,7 @@ int core_progress_conn(core_conn *c)
         if (peer_credit < util_cfg.credit_sync_limit)
             c->sync_wanted = 1;
     }
-    if (c->sync_wanted) {
+    if (c->sync_wanted && !core_s.finalizing) {
         /* a SYNC needs no order: it may take the reserved last credit ahead of the backlog */
         wire_hdr *h = core_conn_tx_begin(c, 1);
         if (h) {

@@ -8,11 +8,101 @@
 core_state core_s;
 core_stats core_st;
 
-int core_init(int self, int nprocs, const char *job_id)
+static const fab_upcalls core_upcalls = {
+    .incoming = core_conn_incoming,
+    .ready = core_conn_ready,
+};
+
+static void core_card_key(int lpid, char *key, size_t len)
+{
+    snprintf(key, len, "dcfa-card-%d", lpid);
+}
+
+/* open the fabrics and publish their cards: one put and one fence per process */
+static int core_fabrics_open(const core_params *p)
+{
+    fab_params fp = {.job_id = p->job_id, .self = p->self, .nprocs = p->nprocs,
+                     .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
+                     .block_size = core_s.block_size, .use_cma = util_cfg.cma,
+                     .inline_limit = util_cfg.inline_limit, .up = &core_upcalls,
+                     .fence = p->kvs.fence};
+    const fab_ops *opened[CORE_MAX_FABS];
+    char cards[CORE_CARD_MAX], key[64];
+    int rc = fab_select_open(&fp, util_cfg.fabrics, opened, CORE_MAX_FABS, &core_s.nfabs, cards,
+                             sizeof cards);
+    if (rc != UTIL_OK)
+        return rc;
+    for (int i = 0; i < core_s.nfabs; i++) {
+        core_s.fabs[i].ops = opened[i];
+        core_s.fabs[i].caps = opened[i]->caps();
+    }
+    core_fab_pace();
+    core_card_key(p->self, key, sizeof key);
+    if (!core_s.kvs.put || !core_s.kvs.fence || !core_s.kvs.get) {
+        util_log("no key/value exchange to publish this process's fabric addresses through");
+        return UTIL_EINVAL;
+    }
+    rc = core_s.kvs.put(key, cards);
+    if (rc == UTIL_OK)
+        rc = core_s.kvs.fence();
+    if (rc != UTIL_OK)
+        util_log("cannot publish this process's fabric addresses: %s", strerror(-rc));
+    return rc;
+}
+
+/* every card of process lpid, fetched at first contact */
+static int core_cards_get(int lpid, char *cards, size_t len)
+{
+    char key[64];
+    core_card_key(lpid, key, sizeof key);
+    int rc = core_s.kvs.get(key, cards, (int)len);
+    if (rc != UTIL_OK)
+        util_log("no fabric address of process %d in the key/value exchange (%s)", lpid, strerror(-rc));
+    return rc;
+}
+
+core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_t whylen)
+{
+    char cards[CORE_CARD_MAX];
+    if (core_s.nfabs == 0) {
+        util_log("no fabric is open to reach process %d", lpid);
+        return NULL;
+    }
+    if (core_cards_get(lpid, cards, sizeof cards) != UTIL_OK)
+        return NULL;
+    const fab_ops *opened[CORE_MAX_FABS];
+    for (int i = 0; i < core_s.nfabs; i++)
+        opened[i] = core_s.fabs[i].ops;
+    const fab_ops *f = fab_select_choose(opened, core_s.nfabs, cards, card, cardlen, why, whylen);
+    if (!f) {
+        util_log("no fabric reaches process %d: %s (its addresses: %s; DCFA_FABRICS=%s)", lpid, why,
+                 cards, util_cfg.fabrics);
+        return NULL;
+    }
+    for (int i = 0; i < core_s.nfabs; i++)
+        if (core_s.fabs[i].ops == f)
+            return &core_s.fabs[i];
+    return NULL;
+}
+
+int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen)
+{
+    char cards[CORE_CARD_MAX];
+    int rc = core_cards_get(lpid, cards, sizeof cards);
+    if (rc != UTIL_OK)
+        return rc;
+    rc = fab_select_card(cards, fab->name, card, cardlen);
+    if (rc != UTIL_OK)
+        util_log("process %d has no %s address (its addresses: %s)", lpid, fab->name, cards);
+    return rc;
+}
+
+int core_init(const core_params *p)
 {
     memset(&core_s, 0, sizeof core_s);
-    core_s.self = self;
-    core_s.nprocs = nprocs;
+    core_s.self = p->self;
+    core_s.nprocs = p->nprocs;
+    core_s.kvs = p->kvs;
     core_s.block_size = util_cfg.block_size;
     core_s.nblocks = (unsigned)util_cfg.max_credit;
     /* an eager packet fits in one block: a larger eager limit grows the block,
@@ -23,26 +113,20 @@ int core_init(int self, int nprocs, const char *job_id)
         core_s.nblocks /= 2;
     size_t lim = util_cfg.eager_limit > sizeof(wire_hdr) ? util_cfg.eager_limit : sizeof(wire_hdr);
     core_s.eager_max = lim - sizeof(wire_hdr);
-    core_s.conns = util_calloc((size_t)nprocs, sizeof *core_s.conns);
-    core_s.active = util_calloc((size_t)nprocs, sizeof *core_s.active);
+    core_s.conns = util_calloc((size_t)p->nprocs, sizeof *core_s.conns);
+    core_s.active = util_calloc((size_t)p->nprocs, sizeof *core_s.active);
     util_queue_init(&core_s.posted);
     util_queue_init(&core_s.unexpected);
     util_htab_init(&core_s.reqs, sizeof(core_req), 1);
-    if (nprocs > 1) {
-        fab_params p = {.job_id = job_id, .self = self, .nprocs = nprocs,
-                        .nblocks = core_s.nblocks, .block_size = core_s.block_size,
-                        .use_cma = util_cfg.cma};
-        char addr[256];
-        int rc = fab_shm_ops.open(&p, addr, sizeof addr);
-        if (rc != UTIL_OK)
-            return rc;
-    }
+    if (p->nprocs > 1)
+        return core_fabrics_open(p);
     return UTIL_OK;
 }
 
 int core_finalize(void)
 {
     /* flush every backlog so no control packet a peer waits for is lost */
+    core_s.finalizing = 1;
     util_backoff b;
     util_backoff_reset(&b);
     for (;;) {
@@ -56,11 +140,13 @@ int core_finalize(void)
     }
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];
-        c->fab->disconnect(c->fc);
+        c->fab->ops->disconnect(c->fc);
         free(c);
     }
-    if (core_s.nprocs > 1)
-        fab_shm_ops.close();
+    core_s.nactive = 0;
+    for (int i = 0; i < core_s.nfabs; i++)
+        core_s.fabs[i].ops->close();
+    core_s.nfabs = 0;
     util_qnode *n;
     while ((n = util_queue_first(&core_s.unexpected))) {
         core_msg *m = UTIL_CONTAINER(n, core_msg, qn);
@@ -90,7 +176,15 @@ core_req *core_req_alloc(int kind)
 
 core_req *core_req_get(int id) { return util_htab_get(&core_s.reqs, id); }
 
-void core_req_free(core_req *r) { util_htab_free(&core_s.reqs, r->id); }
+void core_req_free(core_req *r)
+{
+    if (__builtin_expect(r->rndv != NULL, 0)) {
+        core_req_mem_drop(r);
+        free(r->rndv);
+        r->rndv = NULL;
+    }
+    util_htab_free(&core_s.reqs, r->id);
+}
 
 void core_req_complete(core_req *r)
 {
@@ -217,6 +311,7 @@ int core_cancel_recv(core_req *r)
     if (r->u.recv.state != CORE_R_POSTED)
         return 0;
     util_queue_remove(&r->qn);
+    core_req_mem_drop(r);
     r->status.dcfa_cancelled = 1;
     r->status.dcfa_count = 0;
     r->u.recv.state = CORE_R_DONE;
@@ -228,21 +323,34 @@ int core_cancel_recv(core_req *r)
 
 int core_progress_conn(core_conn *c);   /* conn.c */
 
+void core_fab_pace(void)
+{
+    core_s.poll_mask = 31;
+    for (int i = 0; i < core_s.nfabs; i++) {
+        core_fab *f = &core_s.fabs[i];
+        unsigned every = f->caps->poll_interval;
+        if (f->nconns == 0 && every < 32)
+            every = 32;
+        f->poll_mask = every - 1;
+        if (f->poll_mask < core_s.poll_mask)
+            core_s.poll_mask = f->poll_mask;
+    }
+}
+
 int core_progress(void)
 {
     int events = 0;
     if (core_s.in_progress)
         return 0;
     core_s.in_progress = 1;
-    /* new connections are rare: look at the door every 32nd pass (and when idle-waiting
-     * the passes are many) so the hot loop polls only the rings */
-    if (core_s.nprocs > 1 && (core_s.passes++ & 31) == 0) {
-        int peer;
-        while (fab_shm_ops.accept(&peer) == 1) {
-            if (peer >= 0 && peer < core_s.nprocs && peer != core_s.self)
-                (void)core_conn_accept(peer);
-            events++;
-        }
+    /* each fabric at its own pace (shm: new connections are rare, its door is looked at every
+     * 32nd pass, and the hot loop polls only the rings); a fabric without connections only
+     * listens for new ones, at most every 32nd pass */
+    unsigned pass = core_s.passes++;
+    if ((pass & core_s.poll_mask) == 0) {
+        for (int i = 0; i < core_s.nfabs; i++)
+            if ((pass & core_s.fabs[i].poll_mask) == 0)
+                events += core_s.fabs[i].ops->poll();
     }
     for (int i = 0; i < core_s.nactive; i++)
         events += core_progress_conn(core_s.active[i]);
@@ -276,6 +384,12 @@ void core_poller_stop(int (*poll)(void))
         }
 }
 
+void core_mem_release(const void *buf, size_t len)
+{
+    for (int i = 0; i < core_s.nfabs; i++)
+        core_s.fabs[i].ops->mem_release(buf, len);
+}
+
 int core_wait(core_req *r)
 {
     util_backoff b;
@@ -289,11 +403,18 @@ int core_wait(core_req *r)
     return UTIL_OK;
 }
 
+static size_t core_conn_bytes(const core_conn *c)
+{
+    fab_usage u = {0};
+    c->fab->ops->footprint(c->fc, &u);
+    return u.rings + u.regs + u.endpoint + sizeof(core_conn);
+}
+
 size_t core_footprint(int *nconns)
 {
     size_t total = 0;
     for (int i = 0; i < core_s.nactive; i++)
-        total += core_s.active[i]->fab->footprint(core_s.active[i]->fc) + sizeof(core_conn);
+        total += core_conn_bytes(core_s.active[i]);
     if (nconns)
         *nconns = core_s.nactive;
     return total;
@@ -303,14 +424,39 @@ void core_stats_report(int rank)
 {
     int nconn = 0;
     size_t fp = core_footprint(&nconn);
+    char fabs[512] = "";
+    size_t off = 0;
+    for (int i = 0; i < core_s.nfabs && off < sizeof fabs; i++) {
+        core_fab *f = &core_s.fabs[i];
+        size_t bytes = 0;
+        for (int k = 0; k < core_s.nactive; k++)
+            if (core_s.active[k]->fab == f)
+                bytes += core_conn_bytes(core_s.active[k]);
+        fab_usage u = {0};
+        f->ops->footprint(NULL, &u);
+        int n = snprintf(fabs + off, sizeof fabs - off,
+                         " %s_conns=%d %s_conn_bytes=%zu %s_reg_bytes=%zu %s_ep_bytes=%zu", f->ops->name,
+                         f->made, f->ops->name, bytes, f->ops->name, u.regs, f->ops->name,
+                         u.rings + u.endpoint);
+        if (n > 0)
+            off += (size_t)n;
+    }
     fprintf(stderr,
             "dcfa-stats rank=%d sync_sent=%llu eager_sent=%llu rts_sent=%llu rtr_sent=%llu "
             "done_sent=%llu data_sent=%llu unexpected=%llu backlog=%llu connections=%d "
-            "conn_bytes=%zu\n",
+            "conn_bytes=%zu%s\n",
             rank, (unsigned long long)core_st.sent[WIRE_SYNC], (unsigned long long)core_st.sent[WIRE_EAGER],
             (unsigned long long)core_st.sent[WIRE_RTS], (unsigned long long)core_st.sent[WIRE_RTR],
             (unsigned long long)core_st.sent[WIRE_DONE], (unsigned long long)core_st.sent[WIRE_DATA],
-            (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp);
+            (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp, fabs);
+    for (int i = 0; i < core_s.nactive; i++) {
+        core_conn *c = core_s.active[i];
+        fab_usage u = {0};
+        c->fab->ops->footprint(c->fc, &u);
+        fprintf(stderr, "dcfa-conn rank=%d peer=%d fabric=%s provider=%s rings=%zu regs=%zu endpoint=%zu why=\"%s\"\n",
+                rank, c->lpid, c->fab->ops->name, c->fab->caps->provider, u.rings, u.regs, u.endpoint,
+                c->why);
+    }
 }
 
 static const char *core_tag_str(int32_t tag, char *buf, size_t len)
@@ -344,7 +490,8 @@ void core_dump_pending(void)
                      r->u.send.seq,
                      (const char *[]){"queued for credit", "eager ssend waiting for ACK",
                                       "RTS sent, waiting for the receiver", "streaming DATA",
-                                      "done"}[r->u.send.state]);
+                                      "done", "writing into the receiver's buffer (RTR)",
+                                      "written, DONE waiting for credit"}[r->u.send.state]);
         else if (r->kind == CORE_REQ_RECV)
             util_log("  receive from %s: ctx %u tag %s, buffer %zu bytes, state %s",
                      core_src_str(r->u.recv.src, sbuf, sizeof sbuf), r->u.recv.ctx,
@@ -357,8 +504,10 @@ void core_dump_pending(void)
     }
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];
-        util_log("  connection to process %d: credit %d of %u, %s backlog, sent seq %u, received seq %u",
-                 c->lpid, (int)(c->tx_limit - c->tx_count), core_s.nblocks,
+        util_log("  connection to process %d over %s (%s; %s)%s: credit %d of %u, %s backlog, sent seq %u, "
+                 "received seq %u",
+                 c->lpid, c->fab->ops->name, c->fab->caps->provider, c->why,
+                 c->ready ? "" : ", still connecting", (int)(c->tx_limit - c->tx_count), core_s.nblocks,
                  util_queue_empty(&c->backlog) ? "empty" : "non-empty", c->tx_msg_seq, c->rx_msg_seq);
     }
     if (!n)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "util/util.h"
 #include "core/dtype.h"
+#include "fabric/fabric.h"
 
 enum core_req_kind {
     CORE_REQ_SEND = 1,
@@ -28,6 +29,31 @@ struct core_uq;
 typedef struct core_req core_req;
 typedef void (*core_req_cb)(core_req *r);
 
+/* A one-sided bulk transfer in chunks the fabric accepts (core/bulk.c): the
+ * rendezvous read and write, and core_rma_start. The local side is the
+ * contiguous range at `base`, or (reads) `count` elements of `dt` at `buf`. */
+typedef struct core_xfer {
+    fab_op op;              /* the chunk in flight */
+    struct core_conn *conn;
+    int write;
+    uint64_t raddr, rkey;   /* the peer's memory */
+    size_t off;             /* bytes done */
+    size_t len;             /* bytes to move */
+    size_t chunk;           /* bytes of the operation in flight */
+    void *base;
+    void *buf;
+    size_t count;
+    const core_dt *dt;
+    uint32_t peer_req;      /* the peer's request id, for the protocol's answer */
+    void (*finish)(struct core_xfer *x, int status);
+} core_xfer;
+
+/* memory registered for a peer's one-sided access while a request lives */
+typedef struct core_mem {
+    fab_mem mem;
+    const struct fab_ops *fab;  /* NULL: nothing registered */
+} core_mem;
+
 /* One flat request: a common header and a union by kind, one level deep. */
 struct core_req {
     int kind;
@@ -40,6 +66,8 @@ struct core_req {
     void *dtype;            /* MPI layer: datatype reference released with the request */
     void *owner;            /* the layer above's data (persistent parent, schedule, greq state) */
     util_qnode qn;          /* posted queue / backlog link */
+    struct core_rndv *rndv; /* core: rendezvous state (registration, bulk transfer), allocated for
+                               large messages only so that small ones keep a small request */
     union {
         struct {
             const void *buf;
@@ -56,6 +84,7 @@ struct core_req {
             size_t sent;        /* bytes sent through the ring (copy fallback) */
             int cancel;         /* 0 none, 1 CANCEL sent and unanswered, 2 answered */
             int proto_done;     /* the protocol finished while a cancel was unanswered */
+            int hold;           /* receiver-first write in flight holds the connection's backlog */
         } send;
         struct {
             void *buf;
@@ -69,7 +98,7 @@ struct core_req {
             int state;          /* protocol state (core private) */
             uint32_t rtr_seq;   /* receiver-first: the message sequence our RTR is bound to */
             size_t received;    /* bytes received through the ring (copy fallback) */
-            size_t expected;    /* message size (copy fallback) */
+            size_t expected;    /* message size */
             int cancel;         /* cancel asked while an RTR was outstanding */
         } recv;
         struct {
@@ -93,7 +122,22 @@ struct core_req {
 /* matched-but-not-received message (MPI_Mprobe) */
 typedef struct core_msg core_msg;
 
-int core_init(int self, int nprocs, const char *job_id);  /* job_id names shared resources */
+/* The key/value exchange the core publishes its fabric addresses ("cards")
+ * through: assist_kvs_* in the library, something else in unit tests. */
+typedef struct core_kvs {
+    int (*put)(const char *key, const char *value);
+    int (*fence)(void);
+    int (*get)(const char *key, char *value, int maxlen);
+} core_kvs;
+
+typedef struct core_params {
+    int self, nprocs;       /* my process id (lpid) and the job's size */
+    int local_nprocs;       /* processes on my node, -1 if unknown */
+    const char *job_id;     /* names shared resources */
+    core_kvs kvs;
+} core_params;
+
+int core_init(const core_params *p);
 int core_finalize(void);
 
 core_req *core_req_alloc(int kind);
@@ -156,6 +200,7 @@ int core_wait(core_req *r);         /* progress until r completes (yields when i
  * its context until it answers 1), or a negative status. */
 #define CORE_RMA_POSTED 1
 typedef struct core_rma_ctx {
+    fab_op op;              /* the fabric's context while posted */
     int posted;             /* a transfer under way (fabrics with posted operations) */
     int status;             /* its final status */
 } core_rma_ctx;
@@ -175,6 +220,24 @@ int core_rma_writev(int lpid, const struct iovec *local, int nlocal, const struc
 int core_rma_readv(int lpid, const struct iovec *local, int nlocal, const struct iovec *remote,
                    int nremote, uint64_t rkey, core_rma_ctx *ctx);
 int core_rma_test(core_rma_ctx *ctx);   /* 1 when the transfer is over (ctx->status says how) */
+/* ---- one-sided access to a peer's memory (RMA windows; docs/fabric.md) ----
+ * Register [buf, buf+len) for access by process lpid: *addr and *key are what
+ * that peer passes to core_rma_start; *handle goes to core_rma_dereg. */
+int core_rma_reg(int lpid, const void *buf, size_t len, uint64_t *addr, uint64_t *key, void **handle);
+void core_rma_dereg(void *handle);
+typedef struct core_rma {
+    void (*done)(struct core_rma *op, int status);  /* set by the caller: 0 or negative */
+    core_xfer x;            /* the core's */
+    int starting, result;   /* the core's */
+} core_rma;
+/* Read (write = 0) or write len bytes between local and process lpid's
+ * [raddr, raddr+len). UTIL_OK: done now (done() not called); 1: done() is
+ * called from a later core_progress(); negative: failed (logged). */
+int core_rma_start(core_rma *op, int lpid, int write, void *local, size_t len, uint64_t raddr,
+                   uint64_t rkey);
+/* the memory [buf, buf+len) is being freed (MPI_Free_mem, window free): fabrics drop cached
+ * registrations of it */
+void core_mem_release(const void *buf, size_t len);
 
 /* counters for DCFA_STATS and the bench */
 typedef struct core_stats {
@@ -187,7 +250,9 @@ typedef struct core_stats {
 } core_stats;
 extern core_stats core_st;
 size_t core_footprint(int *nconns);
-void core_stats_report(int rank);     /* one "dcfa-stats" line to stderr (DCFA_STATS=1) */
+/* "dcfa-stats" line (counters, per-fabric connections and bytes) and one
+ * "dcfa-conn" line per connected peer to stderr (DCFA_STATS=1) */
+void core_stats_report(int rank);
 void core_dump_pending(void);       /* the hang report: pending operations to stderr */
 
 #endif

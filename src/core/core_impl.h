@@ -14,6 +14,8 @@ enum {
     CORE_S_RNDV_WAIT,   /* RTS sent: waiting for DONE or CTS */
     CORE_S_STREAM,      /* CTS received: sending DATA fragments */
     CORE_S_DONE,
+    CORE_S_WRITING,     /* receiver-first: writing into the RTR buffer */
+    CORE_S_WRITTEN,     /* receiver-first: written, DONE waits in the backlog */
 };
 enum {
     CORE_R_POSTED = 0,  /* in the posted queue */
@@ -28,16 +30,29 @@ typedef struct core_pend {
     util_qnode qn;
     core_req *req;      /* EAGER/RTS/stream from a send request, or NULL for control */
     wire_hdr hdr;
-    uint8_t payload[24];
+    uint8_t payload[40];
     uint32_t peer_req;  /* stream: receive request id at the peer */
 } core_pend;
 
+/* an opened fabric */
+typedef struct core_fab {
+    const fab_ops *ops;
+    const fab_caps *caps;
+    int nconns;             /* connections on it */
+    int made;               /* connections ever made on it */
+    unsigned poll_mask;     /* poll when (pass & poll_mask) == 0 (core_fab_pace) */
+} core_fab;
+#define CORE_MAX_FABS 4
+
 typedef struct core_conn {
     int lpid;
-    const fab_ops *fab;
+    core_fab *fab;          /* the fabric carrying it */
     fab_conn *fc;
-    fab_rings rings;
-    int has_rdma;
+    uint8_t *rx_ring;       /* my receive ring */
+    uint8_t *tx_ring;       /* the peer's ring when mapped into my memory (caps.tx_mapped), else NULL */
+    int ready;              /* 1 once the fabric said it carries packets */
+    int has_rdma;           /* rendezvous by one-sided read/write */
+    uint32_t credit_seen;   /* the largest consumed count the peer has sent (before ready too) */
     uint32_t tx_count;      /* packets written into the peer's ring */
     uint32_t tx_limit;      /* may write while tx_count < tx_limit */
     uint32_t rx_count;      /* packets consumed from my ring */
@@ -49,11 +64,13 @@ typedef struct core_conn {
         int valid;
         uint32_t seq, ctx;
         int32_t src, tag;
-        uint64_t addr, cap;
+        uint64_t addr, cap, key;
         uint32_t req;
+        int access;         /* addr/key give one-sided access */
     } rtr_in;
     core_req *rtr_out;      /* my receive with an RTR outstanding to this peer */
     int sync_wanted;        /* the peer runs low on credit: send a SYNC */
+    char why[128];          /* why this fabric was chosen (cold: after the hot fields) */
 } core_conn;
 
 /* a message that arrived before its receive (also what MPI_Mprobe hands out) */
@@ -86,7 +103,6 @@ typedef struct core_state {
     int (*poller)(void);    /* core_set_poller */
     int (*pollers[CORE_MAX_POLLERS])(void); /* core_poller_start */
     int npollers;
-    unsigned passes;        /* progress passes, to pace the check for new connections */
     core_peer_fn peer_of;   /* core_set_peer_lookup, NULL: nothing checked (unit tests) */
     struct core_held {      /* (context, process) pairs that sent for a context unknown here */
         uint32_t ctx;
@@ -94,6 +110,12 @@ typedef struct core_state {
         uint64_t since_ns;
     } *held;
     int nheld, held_cap;
+    unsigned passes;        /* progress passes, to pace the fabrics' polls */
+    core_fab fabs[CORE_MAX_FABS];   /* opened fabrics, highest priority first */
+    int nfabs;
+    unsigned poll_mask;     /* the smallest of the fabrics' poll masks: the hot loop's one test */
+    core_kvs kvs;
+    int finalizing;         /* after the last barrier: no SYNC any more */
 } core_state;
 extern core_state core_s;
 
@@ -103,8 +125,19 @@ static inline void *core_at(const void *buf, ptrdiff_t off)
     return (void *)((uintptr_t)buf + (uintptr_t)off);
 }
 
+/* core.c: the fabrics and the cards */
+#define CORE_CARD_MAX 1024
+/* the fabric for a first connection to lpid and the peer's card for it; NULL if none (logged) */
+core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_t whylen);
+/* recompute the fabrics' poll masks (after a connection count changed) */
+void core_fab_pace(void);
+/* the card of lpid for fabric fab */
+int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen);
+
 /* conn.c */
 core_conn *core_conn_get(int lpid);     /* connects on first use; NULL on failure (logged) */
+int core_conn_incoming(const fab_ops *fab, int peer);  /* fabric upcall */
+void core_conn_ready(void *ctx, int status);            /* fabric upcall */
 wire_hdr *core_conn_tx_begin(core_conn *c, int control);   /* NULL when out of credit */
 void core_conn_tx_end(core_conn *c, wire_hdr *h);
 int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *env,
@@ -130,7 +163,6 @@ int core_posted_blocks_rtr(const core_req *r);  /* an earlier receive could take
 int core_eager_send(core_conn *c, core_req *r);           /* eager.c */
 void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h);
 void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h);
-int core_conn_accept(int lpid);
 void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload);
 void core_recv_from_msg(core_req *r, core_msg *m);         /* eager.c: complete a receive from an unexpected message */
 int core_rts_send(core_conn *c, core_req *r);              /* rndv_read.c */
@@ -141,6 +173,37 @@ void core_rtr_maybe_send(core_req *r);                     /* rndv_write.c */
 void core_rtr_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
 int core_rtr_try_write(core_conn *c, core_req *r);         /* 1 if the message went into the RTR buffer */
 void core_rtr_seq_seen(core_conn *c, uint32_t seq);
+void core_rtr_done_emit(core_conn *c, core_req *r, wire_hdr *h);   /* DONE of a finished write */
+/* bulk.c: move x->len bytes in chunks; x->finish(x, status) at the end (maybe before it returns) */
+void core_bulk_start(core_xfer *x);
+/* register buf for the peer of connection c (nothing when the fabric has no bulk ops) */
+void core_mem_hold(core_conn *c, core_mem *m, const void *buf, size_t len);
+/* a rendezvous' state, hung off its request (core_req.rndv), freed with it */
+typedef struct core_rndv {
+    core_req *req;
+    core_mem mem;           /* the buffer, registered for the RTS (send) or the RTR (receive) */
+    core_xfer xfer;         /* the bulk transfer: the receive's read, the receiver-first write */
+} core_rndv;
+static inline core_rndv *core_rndv_of(core_req *r)
+{
+    if (!r->rndv) {
+        r->rndv = util_calloc(1, sizeof *r->rndv);
+        r->rndv->req = r;
+    }
+    return r->rndv;
+}
+void core_mem_release_reg(core_mem *m);    /* bulk.c: the slow part of core_mem_drop */
+static inline void core_mem_drop(core_mem *m)
+{
+    if (__builtin_expect(m->fab != NULL, 0))
+        core_mem_release_reg(m);
+}
+/* the request's registration, if it has one */
+static inline void core_req_mem_drop(core_req *r)
+{
+    if (__builtin_expect(r->rndv != NULL, 0))
+        core_mem_drop(&r->rndv->mem);
+}
 void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* rndv_copy.c */
 void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, const void *bytes);
 int core_stream_push(core_conn *c, core_pend *p);          /* 1 when the whole message went */

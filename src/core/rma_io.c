@@ -3,16 +3,24 @@
  * The window layer never calls a fabric: it names a process, a remote
  * address and key, and local iovecs, and this file moves the bytes over the
  * connection's fabric read/write (on shm: process_vm_readv/writev, a single
- * copy by the kernel, the peer's CPU not involved). Connecting is done up
- * front (core_rma_prepare, at window creation) so that later transfers never
- * depend on the peer entering the library: on shm both ends map the
- * connection segment when both have asked for it, which is what a transfer
- * needs (the peer's pid in the segment header).
+ * copy by the kernel, the peer's CPU not involved). Windows use it only for
+ * peers whose connection reaches any of their memory without registration
+ * and without their CPU (caps.any_addr and bulk_passive: shm with
+ * cross-memory attach); other peers are served by messages (docs/rma.md).
+ * Connecting is done up front (core_rma_prepare, at window creation) so that
+ * later transfers never depend on the peer entering the library.
  *
- * The shape is that of posted one-sided operations with completions (a
- * context, a POSTED answer, core_rma_test): today's fabrics complete before
- * returning, so POSTED is never answered yet, but callers handle it. */
+ * A fabric may finish an operation later (FAB_PENDING): the context then
+ * stays posted until its fab_op reports, from core_progress; callers poll
+ * core_rma_test. */
 #include "core/core_impl.h"
+
+static core_conn *core_rma_conn(int lpid)
+{
+    if (lpid < 0 || lpid >= core_s.nprocs || lpid == core_s.self)
+        return NULL;
+    return core_s.conns[lpid];
+}
 
 int core_rma_prepare(int lpid)
 {
@@ -25,29 +33,45 @@ int core_rma_prepare(int lpid)
 
 int core_rma_capable(int lpid)
 {
-    if (lpid < 0 || lpid >= core_s.nprocs || lpid == core_s.self)
-        return 0;
-    core_conn *c = core_s.conns[lpid];
-    return c && c->has_rdma && c->fab->read && c->fab->write;
+    core_conn *c = core_rma_conn(lpid);
+    return c && c->fab->caps->bulk && c->fab->caps->bulk_passive && c->fab->caps->any_addr;
+}
+
+static void core_rma_done(fab_op *op, int status)
+{
+    core_rma_ctx *ctx = UTIL_CONTAINER(op, core_rma_ctx, op);
+    ctx->status = status;
+    ctx->posted = 0;
+}
+
+/* the fabric's answer to an operation of len bytes as core_rma_* returns it */
+static int core_rma_started(core_rma_ctx *ctx, int rc, size_t len)
+{
+    if (rc == FAB_PENDING) {
+        ctx->posted = 1;
+        return CORE_RMA_POSTED;
+    }
+    if (rc == UTIL_OK)
+        core_st.cma_bytes += len;
+    ctx->status = rc;
+    return rc;
 }
 
 static int core_rma_io(int lpid, const struct iovec *local, int nlocal, uint64_t raddr,
                        uint64_t rkey, size_t len, core_rma_ctx *ctx, int write)
 {
-    (void)rkey; /* shm reaches every address of the peer: no registration */
     ctx->posted = 0;
     ctx->status = UTIL_OK;
+    ctx->op.done = core_rma_done;
     if (len == 0)
         return UTIL_OK;
-    core_conn *c = lpid >= 0 && lpid < core_s.nprocs ? core_s.conns[lpid] : NULL;
-    if (!c || !c->has_rdma)
+    core_conn *c = core_rma_conn(lpid);
+    if (!c || !c->fab->caps->bulk)
         return UTIL_ECONN;
-    int rc = write ? c->fab->write(c->fc, local, nlocal, raddr, len)
-                   : c->fab->read(c->fc, local, nlocal, raddr, len);
-    if (rc == UTIL_OK)
-        core_st.cma_bytes += len;
-    ctx->status = rc;
-    return rc;
+    const fab_ops *f = c->fab->ops;
+    int rc = write ? f->write(c->fc, local, nlocal, raddr, rkey, len, &ctx->op)
+                   : f->read(c->fc, local, nlocal, raddr, rkey, len, &ctx->op);
+    return core_rma_started(ctx, rc, len);
 }
 
 int core_rma_write(int lpid, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
@@ -69,50 +93,52 @@ static int core_rma_iov(int lpid, const struct iovec *local, int nlocal, const s
 {
     ctx->posted = 0;
     ctx->status = UTIL_OK;
-    core_conn *c = lpid >= 0 && lpid < core_s.nprocs ? core_s.conns[lpid] : NULL;
-    if (!c || !c->has_rdma)
+    ctx->op.done = core_rma_done;
+    core_conn *c = core_rma_conn(lpid);
+    if (!c || !c->fab->caps->bulk)
         return UTIL_ECONN;
     if (nlocal > CORE_RMA_IOV || nremote > CORE_RMA_IOV)
         return UTIL_EINVAL;
     size_t total = 0;
     for (int i = 0; i < nremote; i++)
         total += remote[i].iov_len;
-    int rc;
-    if (write ? c->fab->writev != NULL : c->fab->readv != NULL) {
-        rc = write ? c->fab->writev(c->fc, local, nlocal, remote, nremote)
-                   : c->fab->readv(c->fc, local, nlocal, remote, nremote);
-    } else {
-        /* one range at a time: the local pieces that belong to each */
-        struct iovec l[CORE_RMA_IOV];
-        int li = 0;
-        size_t lskip = 0;
-        rc = UTIL_OK;
-        for (int k = 0; k < nremote && rc == UTIL_OK; k++) {
-            size_t need = remote[k].iov_len;
-            int n = 0;
-            while (need > 0 && li < nlocal) {
-                size_t take = local[li].iov_len - lskip;
-                if (take > need)
-                    take = need;
-                l[n].iov_base = (char *)local[li].iov_base + lskip;
-                l[n++].iov_len = take;
-                need -= take;
-                lskip += take;
-                if (lskip == local[li].iov_len) {
-                    li++;
-                    lskip = 0;
-                }
-            }
-            uint64_t ra = (uint64_t)(uintptr_t)remote[k].iov_base;
-            rc = write ? c->fab->write(c->fc, l, n, ra, remote[k].iov_len)
-                       : c->fab->read(c->fc, l, n, ra, remote[k].iov_len);
-        }
+    const fab_ops *f = c->fab->ops;
+    if (write ? f->writev != NULL : f->readv != NULL) {
+        int rc = write ? f->writev(c->fc, local, nlocal, remote, nremote, rkey, &ctx->op)
+                       : f->readv(c->fc, local, nlocal, remote, nremote, rkey, &ctx->op);
+        return core_rma_started(ctx, rc, total);
     }
-    (void)rkey;
-    if (rc == UTIL_OK)
-        core_st.cma_bytes += total;
-    ctx->status = rc;
-    return rc;
+    /* one range at a time, each finished before the next (fabrics without
+     * remote iovec lists are reached only for keyed memory, not by windows today) */
+    struct iovec l[CORE_RMA_IOV];
+    int li = 0;
+    size_t lskip = 0;
+    for (int k = 0; k < nremote; k++) {
+        size_t need = remote[k].iov_len;
+        int n = 0;
+        while (need > 0 && li < nlocal) {
+            size_t take = local[li].iov_len - lskip;
+            if (take > need)
+                take = need;
+            l[n].iov_base = (char *)local[li].iov_base + lskip;
+            l[n++].iov_len = take;
+            need -= take;
+            lskip += take;
+            if (lskip == local[li].iov_len) {
+                li++;
+                lskip = 0;
+            }
+        }
+        int rc = core_rma_io(lpid, l, n, (uint64_t)(uintptr_t)remote[k].iov_base, rkey,
+                             remote[k].iov_len, ctx, write);
+        while (rc == CORE_RMA_POSTED && ctx->posted)
+            core_progress();
+        if (rc == CORE_RMA_POSTED)
+            rc = ctx->status;
+        if (rc != UTIL_OK)
+            return rc;
+    }
+    return UTIL_OK;
 }
 
 int core_rma_writev(int lpid, const struct iovec *local, int nlocal, const struct iovec *remote,

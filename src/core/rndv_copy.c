@@ -23,6 +23,7 @@ static core_req *core_copy_expect(core_conn *c, uint32_t id, int kind, int state
 void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
 {
     core_req *s = core_copy_expect(c, d->req, CORE_REQ_SEND, CORE_S_RNDV_WAIT, "CTS");
+    core_req_mem_drop(s);
     s->u.send.state = CORE_S_STREAM;
     s->u.send.sent = 0;
     core_pend *p = util_calloc(1, sizeof *p);

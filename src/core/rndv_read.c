@@ -1,7 +1,11 @@
 /* Sender-first rendezvous: the sender writes RTS with its buffer; the
  * receiver, when it matches, reads the data straight from the sender's
  * memory with a one-sided read and answers DONE. Also handles the simultaneous
- * case (RTS and RTR crossed: the receiver reads, the sender ignores the RTR). */
+ * case (RTS and RTR crossed: the receiver reads, the sender ignores the RTR).
+ * The read may complete later (the receive waits in CORE_R_READING). A read
+ * the fabric refuses outright (UTIL_EPERM) falls back to the copy path; any
+ * other failure is answered with DONE(ERROR): both requests complete with
+ * MPI_ERR_OTHER and the reason is logged, nobody hangs. */
 #include "core/core_impl.h"
 
 #include <stdlib.h>
@@ -10,12 +14,18 @@
 void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
 {
     const core_dt *dt = r->u.send.dt;
-    wire_rndv rv = {
-        /* a non-contiguous buffer cannot be read in one range: address 0 asks for the copy path */
-        .addr = dt->contig ? (uint64_t)(uintptr_t)core_at(r->u.send.buf, dt->true_lb) : 0,
-        .size = r->u.send.bytes,
-        .req = (uint32_t)r->id,
-    };
+    wire_rndv rv = {.size = r->u.send.bytes, .req = (uint32_t)r->id};
+    /* a non-contiguous buffer cannot be read in one range: no access asks for the copy path */
+    if (dt->contig && c->has_rdma) {
+        const void *buf = core_at(r->u.send.buf, dt->true_lb);
+        core_mem *m = &core_rndv_of(r)->mem;
+        core_mem_hold(c, m, buf, r->u.send.bytes);
+        if (m->fab) {
+            rv.addr = m->mem.addr;
+            rv.key = m->mem.key;
+            rv.access = 1;
+        }
+    }
     h->type = WIRE_RTS;
     h->flags = 0;
     h->ctx = r->u.send.ctx;
@@ -62,27 +72,44 @@ void core_rts_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv)
     util_queue_push(&core_s.unexpected, &m->qn);
 }
 
-/* read [0, take) of the message into the receive buffer, 64 iovecs at a time */
-static int core_read_into(core_conn *c, core_req *r, uint64_t raddr, size_t take)
+/* copy path: ask the sender to stream the message through the ring */
+static void core_cts_request(core_conn *c, core_req *r, uint32_t sreq)
 {
-    const core_dt *dt = r->u.recv.dt;
-    if (dt->contig) {
-        struct iovec iov = {core_at(r->u.recv.buf, dt->true_lb), take};
-        return c->fab->read(c->fc, &iov, 1, raddr, take);
+    r->u.recv.state = CORE_R_FRAGS;
+    r->u.recv.received = 0;
+    wire_done d = {.req = sreq, .peer_req = (uint32_t)r->id};
+    core_conn_send_ctl(c, WIRE_CTS, 0, NULL, &d, sizeof d);
+}
+
+/* the read of an RTS's data ended: answer DONE and complete the receive */
+static void core_read_finished(core_xfer *x, int status)
+{
+    core_req *r = UTIL_CONTAINER(x, core_rndv, xfer)->req;
+    core_conn *c = x->conn;
+    size_t size = r->u.recv.expected;
+    if (status == UTIL_OK) {
+        wire_done d = {.req = x->peer_req, .size = x->len};
+        core_st.cma_bytes += x->len;
+        core_conn_send_ctl(c, WIRE_DONE, 0, NULL, &d, sizeof d);
+        core_recv_finish(r, r->status.MPI_SOURCE, r->status.MPI_TAG, x->len, size > x->len);
+        return;
     }
-    struct iovec iov[64];
-    size_t off = 0;
-    while (off < take) {
-        size_t covered = 0;
-        int n = core_dt_iov(r->u.recv.buf, r->u.recv.count, dt, off, take - off, iov, 64, &covered);
-        if (n <= 0 || covered == 0)
-            return UTIL_EIO;
-        int rc = c->fab->read(c->fc, iov, n, raddr + off, covered);
-        if (rc != UTIL_OK)
-            return rc;
-        off += covered;
+    if (status == UTIL_EPERM && x->off == 0) {
+        /* the fabric cannot reach this peer's memory at all (e.g. ptrace restrictions): the
+         * copy path is a correct fallback, for this and every later message */
+        util_log("single-copy transfers with process %d are refused; copying through the ring", c->lpid);
+        c->has_rdma = 0;
+        core_cts_request(c, r, x->peer_req);
+        return;
     }
-    return UTIL_OK;
+    /* anything else is an error of this message: both sides are told, nobody hangs */
+    util_log("rendezvous: reading %zu bytes (ctx %u tag %d) from process %d failed at byte %zu: %s",
+             x->len, r->u.recv.ctx, r->status.MPI_TAG, c->lpid, x->off, strerror(-status));
+    wire_done d = {.req = x->peer_req, .size = 0};
+    core_conn_send_ctl(c, WIRE_DONE, WIRE_F_ERROR, NULL, &d, sizeof d);
+    core_req_set_status(r, r->status.MPI_SOURCE, r->status.MPI_TAG, 0, MPI_ERR_OTHER);
+    r->u.recv.state = CORE_R_DONE;
+    core_req_complete(r);
 }
 
 void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rndv *rv)
@@ -93,21 +120,26 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
     size_t size = (size_t)rv->size;
     size_t take = size < r->u.recv.capacity ? size : r->u.recv.capacity;
     r->u.recv.lpid = lpid;
-    if (rv->addr && c->has_rdma && core_read_into(c, r, rv->addr, take) == UTIL_OK) {
-        wire_done d = {.req = rv->req, .size = take};
-        core_st.cma_bytes += take;
-        core_conn_send_ctl(c, WIRE_DONE, 0, NULL, &d, sizeof d);
-        core_recv_finish(r, env->src, env->tag, take, size > take);
-        return;
-    }
-    /* copy path: ask the sender to stream the message through the ring */
-    r->u.recv.state = CORE_R_FRAGS;
     r->u.recv.expected = size;
-    r->u.recv.received = 0;
     r->status.MPI_SOURCE = env->src;
     r->status.MPI_TAG = env->tag;
-    wire_done d = {.req = rv->req, .peer_req = (uint32_t)r->id};
-    core_conn_send_ctl(c, WIRE_CTS, 0, NULL, &d, sizeof d);
+    if (!rv->access || !c->has_rdma) {
+        core_cts_request(c, r, rv->req);
+        return;
+    }
+    const core_dt *dt = r->u.recv.dt;
+    r->u.recv.state = CORE_R_READING;
+    core_xfer *x = &core_rndv_of(r)->xfer;
+    *x = (core_xfer){.conn = c, .write = 0, .raddr = rv->addr, .rkey = rv->key, .len = take,
+                     .peer_req = rv->req, .finish = core_read_finished};
+    if (dt->contig) {
+        x->base = core_at(r->u.recv.buf, dt->true_lb);
+    } else {
+        x->buf = r->u.recv.buf;
+        x->count = r->u.recv.count;
+        x->dt = dt;
+    }
+    core_bulk_start(x);
 }
 
 static core_req *core_req_expect(core_conn *c, uint32_t id, int kind, int state, const char *what)
@@ -137,12 +169,19 @@ void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
                      c->lpid, h->seq);
         util_queue_remove(&r->qn);
         c->rtr_out = NULL;
+        core_req_mem_drop(r);
         r->u.recv.lpid = c->lpid;
         core_st.cma_bytes += d->size;
         core_recv_finish(r, r->u.recv.src, r->u.recv.tag, (size_t)d->size, 0);   /* an RTR names both */
         return;
     }
     core_req *s = core_req_expect(c, d->req, CORE_REQ_SEND, CORE_S_RNDV_WAIT, "DONE");
+    core_req_mem_drop(s);
+    if (h->flags & WIRE_F_ERROR) {
+        util_log("process %d could not read message %u (ctx %u tag %d, %zu bytes) from this process",
+                 c->lpid, s->u.send.seq, s->u.send.ctx, s->u.send.tag, s->u.send.bytes);
+        s->status.MPI_ERROR = MPI_ERR_OTHER;
+    }
     s->u.send.state = CORE_S_DONE;
     core_req_complete(s);
 }

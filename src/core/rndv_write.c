@@ -5,10 +5,17 @@
  * source and tag, contiguous buffer, no earlier receive that could match, one
  * RTR per connection. If message `seq` turns out to be anything else (eager
  * data, an RTS that crossed the RTR, another tag), the RTR is stale: the
- * receive stays posted as usual and the sender drops the RTR. */
+ * receive stays posted as usual and the sender drops the RTR.
+ *
+ * A write the fabric completes later (ofi) holds the connection's backlog:
+ * the DONE must reach the receiver before any later message of the pair
+ * (they are checked in sequence), so everything queued behind it waits. A
+ * write that fails falls back to RTS: the receiver then reads, or asks for
+ * the copy path. */
 #include "core/core_impl.h"
 
 #include <string.h>
+#include <stdlib.h>
 
 void core_rtr_maybe_send(core_req *r)
 {
@@ -19,12 +26,19 @@ void core_rtr_maybe_send(core_req *r)
     core_conn *c = core_conn_get(r->u.recv.lpid);
     if (!c || !c->has_rdma || c->rtr_out || core_posted_blocks_rtr(r))
         return;
+    void *buf = core_at(r->u.recv.buf, r->u.recv.dt->true_lb);
+    core_mem *m = &core_rndv_of(r)->mem;
+    core_mem_hold(c, m, buf, r->u.recv.capacity);
+    if (!m->fab)
+        return;
     wire_hdr env = {.ctx = r->u.recv.ctx, .src = r->u.recv.src, .tag = r->u.recv.tag,
                     .seq = c->rx_msg_seq + 1};
     wire_rndv rv = {
-        .addr = (uint64_t)(uintptr_t)core_at(r->u.recv.buf, r->u.recv.dt->true_lb),
+        .addr = m->mem.addr,
         .size = r->u.recv.capacity,
         .req = (uint32_t)r->id,
+        .key = m->mem.key,
+        .access = 1,
     };
     r->u.recv.state = CORE_R_RTR;
     r->u.recv.rtr_seq = env.seq;
@@ -44,7 +58,49 @@ void core_rtr_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv)
     c->rtr_in.tag = h->tag;
     c->rtr_in.addr = rv->addr;
     c->rtr_in.cap = rv->size;
+    c->rtr_in.key = rv->key;
+    c->rtr_in.access = rv->access != 0;
     c->rtr_in.req = rv->req;
+}
+
+void core_rtr_done_emit(core_conn *c, core_req *r, wire_hdr *h)
+{
+    wire_done d = {.req = r->rndv->xfer.peer_req, .size = r->u.send.bytes};
+    h->type = WIRE_DONE;
+    h->flags = WIRE_F_RTR_DATA;
+    h->ctx = r->u.send.ctx;
+    h->src = r->u.send.src;
+    h->tag = r->u.send.tag;
+    h->seq = r->u.send.seq;
+    h->len = sizeof d;
+    memcpy(h + 1, &d, sizeof d);
+    core_conn_tx_end(c, h);
+    r->u.send.state = CORE_S_DONE;
+    core_req_complete(r);
+}
+
+static void core_write_finished(core_xfer *x, int status)
+{
+    core_req *r = UTIL_CONTAINER(x, core_rndv, xfer)->req;
+    core_conn *c = x->conn;
+    if (status != UTIL_OK)
+        util_log("receiver-first: writing %zu bytes into process %d's buffer failed (%s); sending RTS "
+                 "instead", r->u.send.bytes, c->lpid, strerror(-status));
+    if (r->u.send.hold) {
+        /* its place in the backlog: the drain sends the DONE, or the RTS instead */
+        r->u.send.state = status == UTIL_OK ? CORE_S_WRITTEN : CORE_S_QUEUED;
+        return;
+    }
+    if (status != UTIL_OK) {
+        core_rts_send(c, r);
+        return;
+    }
+    wire_hdr env = {.ctx = r->u.send.ctx, .src = r->u.send.src, .tag = r->u.send.tag,
+                    .seq = r->u.send.seq};
+    wire_done d = {.req = x->peer_req, .size = r->u.send.bytes};
+    core_conn_send_ctl(c, WIRE_DONE, WIRE_F_RTR_DATA, &env, &d, sizeof d);
+    r->u.send.state = CORE_S_DONE;
+    core_req_complete(r);
 }
 
 int core_rtr_try_write(core_conn *c, core_req *r)
@@ -54,17 +110,23 @@ int core_rtr_try_write(core_conn *c, core_req *r)
     c->rtr_in.valid = 0;    /* message seq is being sent now, whatever happens */
     if (c->rtr_in.seq != r->u.send.seq || c->rtr_in.ctx != r->u.send.ctx ||
         c->rtr_in.src != r->u.send.src || c->rtr_in.tag != r->u.send.tag ||
-        r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !c->has_rdma)
+        r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !c->has_rdma ||
+        !c->rtr_in.access)
         return 0;
-    struct iovec iov = {core_at(r->u.send.buf, r->u.send.dt->true_lb), r->u.send.bytes};
-    if (c->fab->write(c->fc, &iov, 1, c->rtr_in.addr, r->u.send.bytes) != UTIL_OK)
-        return 0;
-    wire_hdr env = {.ctx = r->u.send.ctx, .src = r->u.send.src, .tag = r->u.send.tag,
-                    .seq = r->u.send.seq};
-    wire_done d = {.req = c->rtr_in.req, .size = r->u.send.bytes};
-    core_conn_send_ctl(c, WIRE_DONE, WIRE_F_RTR_DATA, &env, &d, sizeof d);
-    r->u.send.state = CORE_S_DONE;
-    core_req_complete(r);
+    r->u.send.state = CORE_S_WRITING;
+    r->u.send.hold = 0;
+    core_xfer *x = &core_rndv_of(r)->xfer;
+    *x = (core_xfer){.conn = c, .write = 1, .raddr = c->rtr_in.addr, .rkey = c->rtr_in.key,
+                     .len = r->u.send.bytes, .peer_req = c->rtr_in.req,
+                     .base = core_at(r->u.send.buf, r->u.send.dt->true_lb), .finish = core_write_finished};
+    core_bulk_start(x);
+    if (r->u.send.state == CORE_S_WRITING) {
+        /* completes later: hold the backlog at this message's place */
+        core_pend *p = util_calloc(1, sizeof *p);
+        p->req = r;
+        r->u.send.hold = 1;
+        core_conn_backlog(c, p);
+    }
     return 1;
 }
 
@@ -74,6 +136,7 @@ void core_rtr_seq_seen(core_conn *c, uint32_t seq)
     if (r && r->u.recv.rtr_seq == seq) {
         r->u.recv.state = CORE_R_POSTED;
         c->rtr_out = NULL;
+        core_req_mem_drop(r);
         if (r->u.recv.cancel)
             core_cancel_recv(r);    /* the RTR is dead: the cancel asked meanwhile succeeds */
     }

@@ -5,9 +5,12 @@
 #ifndef DCFA_CORE_WIRE_H
 #define DCFA_CORE_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#define WIRE_VERSION 1
+/* 1: the first format; 2: wire_rndv gained `key` and `access` (fabrics with
+ * registration keys), DONE gained WIRE_F_ERROR */
+#define WIRE_VERSION 2
 
 enum wire_type {
     WIRE_EAGER = 1,     /* header + whole message */
@@ -27,9 +30,11 @@ enum wire_flags {
     WIRE_F_SSEND = 1,       /* EAGER: sender waits for ACK (MPI_Ssend) */
     WIRE_F_RTR_DATA = 2,    /* DONE: data of message `seq` was written into the RTR buffer */
     WIRE_F_RTR = 4,         /* CANCEL / CANCEL_ACK: about an RTR (receiver withdraws its buffer) */
+    WIRE_F_ERROR = 8,       /* DONE: the bulk transfer failed; the request completes with an error */
 };
 
-/* One packet header, at the start of a ring block. 32 bytes. */
+/* One packet header, at the start of a ring block. 32 bytes. Its first word
+ * is the fabric's tail marker (fabric.h: fab_mark). */
 typedef struct wire_hdr {
     uint32_t mark;      /* ring position + 1 of this block: stored last with release order; the
                            receiver sees the whole packet once it reads the expected mark (the
@@ -45,15 +50,23 @@ typedef struct wire_hdr {
     uint32_t len;       /* payload bytes following this header */
 } wire_hdr;
 _Static_assert(sizeof(wire_hdr) == 32, "wire header is 32 bytes");
+_Static_assert(offsetof(wire_hdr, mark) == 0 && sizeof(((wire_hdr *)0)->mark) == sizeof(uint32_t),
+               "the tail marker is the block's first word (fabric.h)");
 
 /* RTS and RTR payload */
 typedef struct wire_rndv {
-    uint64_t addr;      /* buffer address in the sender's (RTS) / receiver's (RTR) memory */
+    uint64_t addr;      /* buffer address for one-sided access (fab_mem.addr: the virtual address,
+                           or an offset where the fabric wants offsets) */
     uint64_t size;      /* message size (RTS) / buffer capacity (RTR) */
     uint32_t req;       /* the request id of the packet's sender */
     uint32_t pad;
+    uint64_t key;       /* version 2: registration key of the buffer (0 on shm) */
+    uint32_t access;    /* version 2: 1 if addr/key give one-sided access, 0 for the copy path */
+    uint32_t pad2;
 } wire_rndv;
-_Static_assert(sizeof(wire_rndv) == 24, "rndv payload is 24 bytes");
+_Static_assert(sizeof(wire_rndv) == 40, "rndv payload is 40 bytes");
+_Static_assert(offsetof(wire_rndv, key) == 24 && offsetof(wire_rndv, access) == 32,
+               "fields are only appended");
 
 /* DONE, CTS, ACK payload */
 typedef struct wire_done {

@@ -1,9 +1,23 @@
-/* The fabric interface: what a transport offers the protocol engine.
- * Modelled on RDMA verbs, kept small: an endpoint with an address blob,
- * lazy connections, a receive ring per connection living in the receiver's
- * memory that the sender fills with one-sided writes, and one-sided bulk
- * read/write of registered memory. A fabric never sees an MPI object or a
- * request: the core hands it plain memory and gets plain results back. */
+/* The fabric interface: what a transport offers the protocol engine
+ * (docs/fabric.md). Modelled on RDMA verbs, kept small:
+ *
+ *   - an endpoint whose address ("card") is published through the key/value
+ *     exchange, and a reachability test on a peer's card;
+ *   - connections made lazily and asynchronously: connect() returns at once,
+ *     the fabric reports through the ready() upcall when packets may flow;
+ *     a peer's request is found by poll() and handed to the core (incoming());
+ *   - per connection a receive ring in the receiver's memory: the sender
+ *     builds a packet in the block tx_block() gives and publishes it with
+ *     tx_post(); the fabric makes the block's tail marker visible in the
+ *     receiver's ring once the whole packet is there;
+ *   - memory registration (with a cache where the fabric needs one) giving
+ *     a key and an address a peer uses for one-sided access;
+ *   - one-sided bulk read/write with completion through a context the
+ *     caller embeds (fab_op), reported from poll().
+ *
+ * A fabric never sees an MPI object or a request; the core never sees a
+ * fabric's private state. All functions are called by one thread at a time
+ * (the core's entry lock serialises threads). */
 #ifndef DCFA_FABRIC_H
 #define DCFA_FABRIC_H
 
@@ -12,6 +26,26 @@
 #include <sys/uio.h>
 
 typedef struct fab_conn fab_conn;   /* fabric-private per-connection state */
+struct fab_ops;
+
+/* A ring block begins with this 32-bit tail marker, owned by the fabric: the
+ * block written at ring position `pos` is complete once its marker reads
+ * pos + 1 (loaded with acquire order). The rest of the block is the packet. */
+typedef uint32_t fab_mark;
+
+/* read()/write() result: the operation completes later, through op->done() */
+#define FAB_PENDING 1
+
+/* What a fabric tells the core. Called from inside poll() or connect(). */
+typedef struct fab_upcalls {
+    /* A peer opened a connection to me and I have none to it. The core makes
+     * its side now, by calling connect(peer, card, passive = 1, ...) of the
+     * same fabric from inside this call; 0 or a negative status. */
+    int (*incoming)(const struct fab_ops *fab, int peer);
+    /* The connection whose connect() got `ctx` carries packets from now on
+     * (status 0), or could not be made (negative status, logged). */
+    void (*ready)(void *ctx, int status);
+} fab_upcalls;
 
 #define FAB_IOV_MAX 1024                /* iovec entries per side of readv/writev */
 
@@ -19,51 +53,125 @@ typedef struct fab_params {
     const char *job_id;     /* names this job's resources */
     int self;               /* my process id (lpid) */
     int nprocs;             /* processes known at open (the job's world) */
+    int local_nprocs;       /* of them on my node, -1 if unknown */
     unsigned nblocks;       /* ring blocks per connection (MaxCredit) */
-    size_t block_size;
-    int use_cma;            /* single-copy bulk transfers allowed */
+    size_t block_size;      /* bytes per block, a multiple of 64 */
+    int use_cma;            /* shm: single-copy bulk transfers allowed */
+    size_t inline_limit;    /* DCFA_INLINE_LIMIT: payload bytes sent inline (inject) */
+    const fab_upcalls *up;
+    /* a job-wide barrier (the key/value exchange's) a fabric may use in close(); every
+     * process that opened the fabric calls close() */
+    int (*fence)(void);
 } fab_params;
 
-/* The two rings of a connection, as the core sees them: `rx` is my receive
- * ring (the peer writes it), `tx` is where I write packets bound for the peer. */
-typedef struct fab_rings {
-    uint8_t *rx;
-    uint8_t *tx;
-} fab_rings;
-
+/* What a fabric can do; valid from open() to close(). */
 typedef struct fab_caps {
+    const char *provider;   /* what carries the data ("cma", or the libfabric provider) */
     int priority;           /* higher wins when several fabrics reach a peer */
-    int has_rdma;           /* read/write work without the peer's help */
+    size_t inline_limit;    /* packets up to header + this many payload bytes go inline */
+    int bulk;               /* read()/write() work (else the core copies through the ring) */
+    int bulk_passive;       /* ... and need no CPU (progress) on the peer's side */
+    int any_addr;           /* ... and reach any address of the peer, unregistered (key 0) */
+    size_t max_bulk;        /* largest single read()/write() */
+    int tx_mapped;          /* the tx block is the peer's ring itself: see tx_block() */
+    unsigned poll_interval; /* call poll() every this many progress passes (a power of two) */
 } fab_caps;
+
+/* A registration: what a peer needs to reach [buf, buf+len) one-sidedly.
+ * addr is the address a peer passes for `buf` (the virtual address, or an
+ * offset for providers that want offsets); addresses inside the buffer are
+ * addr + offset. Fabrics without keys give key 0 and addr == buf. */
+typedef struct fab_mem {
+    uint64_t addr;
+    uint64_t key;
+    void *handle;           /* the fabric's, for mem_dereg() */
+} fab_mem;
+
+/* The context of one bulk operation. The caller embeds it in its own state,
+ * sets done, and gets it back (container_of) when the operation ends. */
+typedef struct fab_op {
+    void (*done)(struct fab_op *op, int status);    /* 0, or a negative status */
+    uintptr_t priv[6];      /* the fabric's while the operation runs */
+} fab_op;
+
+/* Memory a fabric uses, for DCFA_STATS (per connection, or the fabric's own) */
+typedef struct fab_usage {
+    size_t rings;           /* receive / staging rings */
+    size_t regs;            /* registered memory */
+    size_t endpoint;        /* endpoints, queues, receive buffers */
+} fab_usage;
 
 typedef struct fab_ops {
     const char *name;
-    int (*open)(const fab_params *p, char *addr, size_t addrlen);
+    /* open the endpoint; the card (a printable address blob without ' ' or
+     * ';', starting with "<name>:") goes into card[cardlen] */
+    int (*open)(const fab_params *p, char *card, size_t cardlen);
     void (*close)(void);
-    int (*reachable)(const char *peer_addr);
-    /* connect on first use; the peer learns of it through accept(). With
-     * `passive` set, complete a connection the peer started (no notification). */
-    int (*connect)(int peer, const char *peer_addr, int passive, fab_conn **conn,
-                   fab_rings *rings);
-    /* poll for a peer that started a connection to us: 1 and *peer set, 0 if none */
-    int (*accept)(int *peer);
-    void (*caps)(fab_caps *caps);
-    /* one-sided bulk transfer between local iovecs and the peer's address
-     * range [raddr, raddr+len); UTIL_EAGAIN-free: completes before returning,
-     * or fails (then the core falls back to copying through the ring). */
-    int (*read)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, size_t len);
-    int (*write)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, size_t len);
-    /* optional (NULL: read/write per range): many remote ranges in one go,
-     * at most FAB_IOV_MAX entries on each side, the same number of bytes */
-    int (*readv)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
-                 int nremote);
-    int (*writev)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
-                  int nremote);
-    /* memory a fabric uses on behalf of this connection, for the footprint report */
-    size_t (*footprint)(fab_conn *c);
+    const fab_caps *(*caps)(void);
+    /* 1 if this fabric can connect to the peer whose card this is */
+    int (*reachable)(const char *peer_card);
+    /* Start a connection; *rx_ring is my receive ring for it (nblocks x
+     * block_size, marks zero). Asynchronous: ready(ctx, ...) says when it
+     * carries packets (possibly before connect returns). `passive`: the
+     * peer's request was handed over by incoming(). */
+    int (*connect)(int peer, const char *peer_card, int passive, void *ctx, fab_conn **conn,
+                   void **rx_ring);
+    /* at the end (MPI_Finalize); the fabric may keep the connection's memory until close() */
     void (*disconnect)(fab_conn *c);
+    /* Where to build the packet for ring position pos (once ready). With
+     * caps.tx_mapped it is the peer's ring block itself, tx_block(c, pos) ==
+     * tx_block(c, 0) + (pos % nblocks) * block_size, and tx_post() is just a
+     * release store of pos + 1 into its mark, which the core may do inline. */
+    void *(*tx_block)(fab_conn *c, uint32_t pos);
+    /* publish the packet of `bytes` (from the block's start) built at pos */
+    void (*tx_post)(fab_conn *c, uint32_t pos, void *block, size_t bytes);
+    /* progress: new connections, completions, arrived packets; returns events */
+    int (*poll)(void);
+    int (*mem_reg)(const void *buf, size_t len, fab_mem *mem);
+    void (*mem_dereg)(fab_mem *mem);
+    /* [buf, buf+len) is being freed: drop cached registrations of it */
+    void (*mem_release)(const void *buf, size_t len);
+    /* Move len bytes between the local iovecs and the peer's [raddr,
+     * raddr+len) (registered with key rkey). 0: done now; FAB_PENDING:
+     * op->done() will be called from poll(); negative: failed now
+     * (UTIL_EPERM: this fabric cannot reach that peer's memory at all). */
+    int (*read)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
+                size_t len, fab_op *op);
+    int (*write)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
+                 size_t len, fab_op *op);
+    /* optional (NULL: read/write per range): many remote ranges in one go, at most
+     * FAB_IOV_MAX entries on each side, as many bytes on both; results as read() */
+    int (*readv)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
+                 int nremote, uint64_t rkey, fab_op *op);
+    int (*writev)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
+                  int nremote, uint64_t rkey, fab_op *op);
+    /* memory used for connection c, or with c == NULL by the fabric itself */
+    void (*footprint)(fab_conn *c, fab_usage *u);
 } fab_ops;
 
+/* ---- the fabrics built in, and the choice per peer (select.c) --------------------- */
+
 extern const fab_ops fab_shm_ops;
+#ifdef DCFA_HAVE_OFI
+extern const fab_ops fab_ofi_ops;
+/* the provider fi_getinfo would give (for mpiinfo), or why there is none */
+void fab_ofi_probe(char *buf, size_t len);
+#endif
+
+/* Open the fabrics DCFA_FABRICS (spec) names, "auto" by default: shm, plus
+ * ofi when the job may span nodes. opened[] gets them highest priority
+ * first, cards their cards joined by ';'. A fabric named explicitly must
+ * open; in auto mode one that does not is left out (logged). */
+int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opened, int max,
+                    int *nopened, char *cards, size_t cardslen);
+/* the card of fabric `name` in a process's cards; UTIL_ENOENT if it has none */
+int fab_select_card(const char *cards, const char *name, char *out, size_t len);
+/* the fabric for a connection to the peer with these cards: the first of
+ * opened[] whose reachable() accepts the peer's card for it, its card in
+ * card[], and why in why[]; NULL if none (why says why) */
+const fab_ops *fab_select_choose(const fab_ops *const *opened, int n, const char *peer_cards,
+                                 char *card, size_t cardlen, char *why, size_t whylen);
+/* the fabrics built in, and the ofi provider found (mpiinfo) */
+void fab_select_report(char *buf, size_t len);
 
 #endif

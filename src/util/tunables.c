@@ -93,6 +93,14 @@ const util_tunable util_tunables[] = {
      "RMA message mode: operation data up to this size is copied into the batch; larger data goes as its own message from the user's buffer"},
     {"DCFA_RMA_ASSIST", UTIL_T_BOOL, &util_cfg.rma_assist, "1", NULL,
      "RMA message mode: start the assist thread to serve windows while their process computes outside MPI (passive-target progress)"},
+    {"DCFA_FABRICS", UTIL_T_STR, &util_cfg.fabrics, "auto", NULL,
+     "fabrics to open, highest priority first per connection: auto (shm, plus ofi when the job may span nodes) or a comma list such as ofi or shm,ofi"},
+    {"DCFA_OFI_PROVIDER", UTIL_T_STR, &util_cfg.ofi_provider, "", NULL,
+     "libfabric provider for the ofi fabric, '+' standing for ';' (tcp+ofi_rxm); empty: libfabric's choice (FI_PROVIDER honoured)"},
+    {"DCFA_OFI_IFACE", UTIL_T_STR, &util_cfg.ofi_iface, "", NULL,
+     "network interface (libfabric domain) of the ofi fabric, e.g. lo; empty: lo when every rank is on this node, else libfabric's choice"},
+    {"DCFA_MR_CACHE", UTIL_T_INT, &util_cfg.mr_cache, "128", NULL,
+     "memory registrations a fabric keeps cached (least recently used dropped first); 0 registers for each transfer"},
 };
 const int util_ntunables = (int)(sizeof util_tunables / sizeof util_tunables[0]);
 /* set through MPI_T before the library started: util_tunables_load keeps them */
@@ -137,6 +145,9 @@ static int util_tunable_parse(const util_tunable *t, const char *s)
             *(int *)t->ptr = 0;
         else
             return UTIL_EINVAL;
+        return UTIL_OK;
+    case UTIL_T_STR:
+        *(const char **)t->ptr = s;
         return UTIL_OK;
     case UTIL_T_ENUM: {
         int idx = 0;
@@ -199,6 +210,8 @@ int util_tunable_format(const util_tunable *t, char *buf, size_t len)
     case UTIL_T_INT:
     case UTIL_T_BOOL:
         return snprintf(buf, len, "%d", *(int *)t->ptr);
+    case UTIL_T_STR:
+        return snprintf(buf, len, "%s", *(const char *const *)t->ptr);
     case UTIL_T_ENUM: {
         int idx = *(int *)t->ptr;
         const char *p = t->choices;

@@ -9,7 +9,9 @@
 #include <time.h>
 #include "util/node_key.h"
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -307,4 +309,94 @@ int util_shm_unlink_job(const char *job_id)
     }
     close(dfd);
     return removed;
+}
+
+/* ---- shared-memory segments ------------------------------------------------------ */
+
+int util_shm_create(const char *name, size_t len, const char *what, void **out)
+{
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        int err = errno;
+        char path[256];
+        struct stat st;
+        snprintf(path, sizeof path, "/dev/shm%s", name);
+        if (err == EEXIST && stat(path, &st) == 0) {
+            util_log("%s: shared-memory segment %s already exists (owner uid %u, mode %04o), made by "
+                     "someone else: refusing to use it",
+                     what, path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+            return UTIL_EPERM;
+        }
+        util_log("%s: cannot create shared-memory segment %s: %s", what, path, strerror(err));
+        return err == EEXIST ? UTIL_EPERM : -err;
+    }
+    int rc = UTIL_OK;
+    /* reserve the memory now: tmpfs would otherwise hand out pages on first touch, and a
+     * full /dev/shm would kill the process with SIGBUS in the middle of a message */
+    int err = posix_fallocate(fd, 0, (off_t)len);
+    if (err != 0) {
+        struct statvfs vs;
+        unsigned long long avail = statvfs("/dev/shm", &vs) == 0 ? (unsigned long long)vs.f_bavail * vs.f_frsize : 0;
+        util_log("%s: cannot reserve %zu bytes in /dev/shm for %s: %s (/dev/shm has %llu bytes free; "
+                 "make it larger, e.g. docker run --shm-size)",
+                 what, len, name, strerror(err), avail);
+        rc = err == ENOSPC ? UTIL_ENOMEM : -err;
+        goto unlink;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        rc = -errno;
+        util_log("%s: cannot map shared-memory segment %s (%zu bytes): %m", what, name, len);
+        goto unlink;
+    }
+    close(fd);
+    *out = p;
+    return UTIL_OK;
+unlink:
+    shm_unlink(name);
+    close(fd);
+    return rc;
+}
+
+int util_shm_attach(const char *name, size_t len, const char *what, void **out)
+{
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return UTIL_ENOENT;
+        int rc = -errno;
+        util_log("%s: cannot open shared-memory segment /dev/shm%s: %m", what, name);
+        return rc;
+    }
+    int rc = UTIL_OK;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        rc = -errno;
+        util_log("%s: cannot inspect shared-memory segment /dev/shm%s: %m", what, name);
+        goto close;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0600) {
+        util_log("%s: shared-memory segment /dev/shm%s belongs to uid %u with mode %04o, not to this "
+                 "user (uid %u) with mode 0600: someone else made it, refusing to use it",
+                 what, name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+        rc = UTIL_EPERM;
+        goto close;
+    }
+    if ((size_t)st.st_size != len) {
+        util_log("%s: shared-memory segment /dev/shm%s has %lld bytes, this process expects %zu (do "
+                 "DCFA_MAX_CREDIT, DCFA_BLOCK_SIZE and DCFA_EAGER_LIMIT differ between the processes?)",
+                 what, name, (long long)st.st_size, len);
+        rc = UTIL_EINVAL;
+        goto close;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        rc = -errno;
+        util_log("%s: cannot map shared-memory segment /dev/shm%s: %m", what, name);
+        goto close;
+    }
+    *out = p;
+close:
+    close(fd);
+    return rc;
 }

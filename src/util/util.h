@@ -22,6 +22,7 @@ enum {
     UTIL_EIO = -EIO,
     UTIL_ENOENT = -ENOENT,
     UTIL_ECONN = -ECONNRESET,   /* peer gone */
+    UTIL_EPERM = -EPERM,        /* not permitted (e.g. the kernel refuses cross-memory attach) */
 };
 
 /* ---- logging ------------------------------------------------------------ */
@@ -138,10 +139,15 @@ typedef struct util_config {
     size_t rma_batch;           /* DCFA_RMA_BATCH: bytes of one batch of RMA operations (0: no batching) */
     size_t rma_inline;          /* DCFA_RMA_INLINE: data up to this size travels inside the batch */
     int rma_assist;             /* DCFA_RMA_ASSIST: the assist thread serves windows in message mode */
+    const char *fabrics;        /* DCFA_FABRICS: auto, or a comma list of fabrics to open */
+    const char *ofi_provider;   /* DCFA_OFI_PROVIDER: libfabric provider ('+' for ';') */
+    const char *ofi_iface;      /* DCFA_OFI_IFACE: network interface (libfabric domain) */
+    int mr_cache;               /* DCFA_MR_CACHE: registrations kept cached per fabric */
 } util_config;
 extern util_config util_cfg;
 
-enum util_tunable_type { UTIL_T_SIZE, UTIL_T_INT, UTIL_T_BOOL, UTIL_T_ENUM };
+enum util_tunable_type { UTIL_T_SIZE, UTIL_T_INT, UTIL_T_BOOL, UTIL_T_ENUM,
+                         UTIL_T_STR /* const char *: the environment's string */ };
 /* UTIL_TF_AGREE: every process of a job must have the same value (ring
  * geometry, collective algorithm choice); checked at start-up. */
 enum util_tunable_flags { UTIL_TF_AGREE = 1 };
@@ -178,6 +184,18 @@ void util_tunable_fix(int i);
  * Computed once; [A-Za-z0-9._:-] only, at most UTIL_NODE_KEY_MAX chars. */
 #define UTIL_NODE_KEY_MAX 127
 const char *util_node_key(void);
+
+/* ---- shared-memory segments (/dev/shm) -------------------------------------------
+ * util_shm_create makes a new segment exclusively (O_CREAT | O_EXCL, mode
+ * 0600), reserves its memory (posix_fallocate: a full /dev/shm is an error
+ * here, naming /dev/shm and the size, never a SIGBUS later) and maps it.
+ * A name that already exists is refused (UTIL_EPERM), naming its owner.
+ * util_shm_attach maps a segment another process of this user made: its
+ * owner must be this user, its mode 0600 and its size `len`, else it is
+ * refused loudly (UTIL_EPERM / UTIL_EINVAL); UTIL_ENOENT (not logged) if
+ * there is no such segment. `what` names the segment's use in messages. */
+int util_shm_create(const char *name, size_t len, const char *what, void **out);
+int util_shm_attach(const char *name, size_t len, const char *what, void **out);
 
 /* ---- time ------------------------------------------------------------------ */
 double util_wtime(void);        /* seconds, monotonic */

@@ -54,7 +54,7 @@ run() { # run TARGET
 }
 
 if build packet "$ROOT/test/fuzz/fuzz_packet.c" "$ROOT"/src/util/*.c \
-    "$ROOT/src/fabric/shm/shm.c" "$ROOT"/src/core/*.c && run packet; then
+    "$ROOT"/src/fabric/*.c "$ROOT/src/fabric/shm/shm.c" "$ROOT"/src/core/*.c && run packet; then
     pass=$((pass + 1))
 else
     fail=$((fail + 1))

@@ -7,6 +7,7 @@
  * twin 8) is a two-rank world where rank r is process r; context 9 becomes
  * known only when process 0 says so; every other context is unknown. */
 #include "core/core_impl.h"
+#include "ut_kvs.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -215,7 +216,9 @@ static int run_rank(int rank, const char *job, const char *name, const char *err
     util_tunables_load();
     util_backoff_configure(2);
     util_log_rank = rank;
-    if (core_init(rank, 2, job) != UTIL_OK)
+    core_params cp = {.self = rank, .nprocs = 2, .local_nprocs = 2, .job_id = job,
+                      .kvs = {.put = ut_kvs_put, .fence = ut_kvs_fence, .get = ut_kvs_get}};
+    if (core_init(&cp) != UTIL_OK)
         return 3;
     core_set_peer_lookup(peer_of);
     util_wait_idle = core_idle_check;
@@ -231,6 +234,7 @@ static int run_pair(const char *name, int want, const char *msg)
     char job[64], err[2][128];
     snprintf(job, sizeof job, "uf%d", (int)getpid());
     pid_t pids[2];
+    ut_kvs_make(2);
     for (int r = 0; r < 2; r++) {
         snprintf(err[r], sizeof err[r], "/tmp/dcfa-test-forged-%d-%d.err", (int)getpid(), r);
         pids[r] = fork();

@@ -1,44 +1,61 @@
 /* shm fabric: connections between processes of one node.
  *
- * Each process owns a small "door" segment /dcfa-<job>-<self> where peers
- * announce new connections. A connection is one segment
- * /dcfa-<job>-<lo>-<hi> holding two receive rings (lo->hi and hi->lo) of
- * nblocks x block_size bytes each; it is made on first use by either side
- * with O_CREAT, and a zero-filled ring is an empty ring, so there is no
- * initialisation race. The second process to map it unlinks the name, so a
- * finished job leaves nothing in /dev/shm (mpirun removes what a crash left).
- * Bulk data moves single-copy with process_vm_readv/writev. */
+ * Segments (all /dev/shm/dcfa-<job>-..., so mpirun removes what a crash
+ * leaves), each created by the process that owns it, exclusively (O_EXCL,
+ * mode 0600, memory reserved at creation), and checked by whoever maps it
+ * (owner is this user, mode 0600, exact size): a segment another user
+ * planted is refused loudly, never used.
+ *
+ *   /dcfa-<job>-<p>        p's door: a flag per process that connected to p
+ *   /dcfa-<job>-<p>-<q>    p's receive ring for packets from q (made by p)
+ *
+ * A connection is made in two steps. The side that starts (A) creates its
+ * ring for B and raises its flag in B's door; B's poll sees it, creates its
+ * ring for A, maps A's ring and raises its flag in A's door; A's poll maps
+ * B's ring. A ring's name is unlinked by the process that maps it, so a
+ * finished job leaves nothing in /dev/shm. Both sides starting at once is
+ * the same: each finds the other's flag with its own connection waiting.
+ *
+ * Packets are written straight into the peer's ring (caps.tx_mapped); bulk
+ * data moves single-copy with process_vm_readv/writev, to the pid in the
+ * peer's card, read once at connect (never from memory the peer can write). */
 #include "fabric/fabric.h"
 #include "util/util.h"
 
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct shm_door {
     _Atomic uint32_t requests;      /* bumped after a peer sets its flag */
     uint32_t pad[15];
-    _Atomic uint8_t flag[];         /* flag[peer] = 1: peer connected to me */
+    _Atomic uint8_t flag[];         /* flag[peer] = 1: peer's ring for me is there */
 } shm_door;
 
-typedef struct shm_pair_hdr {
-    _Atomic uint32_t attached;      /* processes that mapped the segment */
-    _Atomic int32_t pid[2];         /* [0] the lower process id's pid, [1] the higher's */
-    uint32_t pad[13];
-} shm_pair_hdr;
-_Static_assert(sizeof(shm_pair_hdr) == 64, "pair header is one cache line");
+/* A ring segment: this header, then the ring. The header's line also keeps
+ * ring blocks 64 bytes off page boundaries, as in the first layout: packet
+ * data page-aligned + 32 made memcpy from user buffers (malloc'ed: page + 16)
+ * hit 4K aliasing, 10-15% slower for 64-512 byte messages. */
+typedef struct shm_ring_hdr {
+    uint32_t magic;     /* SHM_RING_MAGIC */
+    uint32_t nblocks, block_size;
+    int32_t owner, peer;/* the receiver that made it, and the sender it is for */
+    uint32_t pad[11];
+} shm_ring_hdr;
+_Static_assert(sizeof(shm_ring_hdr) == 64, "ring header is one cache line");
+#define SHM_RING_MAGIC 0x44435252u  /* "DCRR" */
 
 struct fab_conn {
     int peer;
-    int side;           /* 0 if self < peer */
-    void *base;
-    size_t len;
-    shm_pair_hdr *hdr;
+    pid_t pid;          /* from the peer's card */
+    int ready;
+    void *ctx;          /* the core's */
+    uint8_t *rx;        /* my ring for the peer's packets */
+    uint8_t *tx;        /* the peer's ring for mine (NULL until ready) */
+    char rx_name[96];
 };
 
 static struct {
@@ -47,10 +64,13 @@ static struct {
     size_t door_len;
     char door_name[64];
     uint32_t seen_requests;
-    int scan_from;
+    fab_conn **by_peer;
+    fab_caps caps;
 } shm;
 
 static size_t shm_ring_bytes(void) { return (size_t)shm.p.nblocks * shm.p.block_size; }
+static size_t shm_seg_bytes(void) { return sizeof(shm_ring_hdr) + shm_ring_bytes(); }
+static void shm_seg_unmap(uint8_t *ring) { munmap(ring - sizeof(shm_ring_hdr), shm_seg_bytes()); }
 
 static void shm_name(char *buf, size_t len, int a, int b)
 {
@@ -60,46 +80,24 @@ static void shm_name(char *buf, size_t len, int a, int b)
         snprintf(buf, len, "/dcfa-%s-%d-%d", shm.p.job_id, a, b);
 }
 
-static void *shm_map(const char *name, size_t len, int create)
-{
-    int fd = shm_open(name, O_RDWR | (create ? O_CREAT : 0), 0600);
-    if (fd < 0) {
-        if (create || errno != ENOENT)
-            util_log("shm: cannot open %s: %m", name);
-        return NULL;
-    }
-    if (create && ftruncate(fd, (off_t)len) != 0) {
-        util_log("shm: cannot size %s to %zu bytes: %m", name, len);
-        close(fd);
-        return NULL;
-    }
-    struct stat st;
-    if (!create && (fstat(fd, &st) != 0 || (size_t)st.st_size < len)) {
-        /* its owner made it but has not sized it yet: not there for us yet */
-        close(fd);
-        errno = ENOENT;
-        return NULL;
-    }
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-        util_log("shm: cannot map %s (%zu bytes): %m", name, len);
-        return NULL;
-    }
-    return p;
-}
-
-static int shm_open_ep(const fab_params *p, char *addr, size_t addrlen)
+static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
 {
     shm.p = *p;
     shm.door_len = sizeof(shm_door) + (size_t)p->nprocs;
     shm_name(shm.door_name, sizeof shm.door_name, p->self, -1);
-    shm.door = shm_map(shm.door_name, shm.door_len, 1);
-    if (!shm.door)
-        return UTIL_EIO;
-    char host[128] = "";
-    gethostname(host, sizeof host - 1);
-    snprintf(addr, addrlen, "shm:%s", host);
+    void *door;
+    int rc = util_shm_create(shm.door_name, shm.door_len, "shm fabric", &door);
+    if (rc != UTIL_OK)
+        return rc;
+    shm.door = door;
+    shm.by_peer = util_calloc((size_t)p->nprocs, sizeof *shm.by_peer);
+    shm.caps = (fab_caps){.provider = p->use_cma ? "cma" : "copy", .priority = 100,
+                          .bulk = p->use_cma, .bulk_passive = 1,
+                          .any_addr = p->use_cma, .max_bulk = (size_t)1 << 30,
+                          .tx_mapped = 1, .poll_interval = 32};
+    /* the node key says who shares /dev/shm and may attach to my memory; the pid is
+     * what single-copy transfers use */
+    snprintf(card, cardlen, "shm:%s:%d", util_node_key(), (int)getpid());
     return UTIL_OK;
 }
 
@@ -110,97 +108,167 @@ static void shm_close(void)
         shm_unlink(shm.door_name);
         shm.door = NULL;
     }
+    free(shm.by_peer);
+    shm.by_peer = NULL;
 }
 
-static int shm_reachable(const char *peer_addr)
+static const fab_caps *shm_caps(void) { return &shm.caps; }
+
+/* "shm:<node key>:<pid>": reachable on the same node only */
+static int shm_reachable(const char *peer_card)
 {
-    char host[128] = "";
-    gethostname(host, sizeof host - 1);
-    return strncmp(peer_addr, "shm:", 4) == 0 && strcmp(peer_addr + 4, host) == 0;
+    const char *key = util_node_key();
+    size_t n = strlen(key);
+    return strncmp(peer_card, "shm:", 4) == 0 && strncmp(peer_card + 4, key, n) == 0 &&
+           peer_card[4 + n] == ':';
 }
 
-static int shm_attach(int peer, fab_conn **out, fab_rings *rings)
+static pid_t shm_card_pid(const char *card)
+{
+    const char *colon = card ? strrchr(card, ':') : NULL;
+    char *end = NULL;
+    long pid = colon ? strtol(colon + 1, &end, 10) : 0;
+    return colon && end != colon + 1 && *end == 0 && pid > 0 ? (pid_t)pid : 0;
+}
+
+/* raise my flag in the peer's door */
+static int shm_ring_door(int peer)
 {
     char name[96];
-    int lo = shm.p.self < peer ? shm.p.self : peer;
-    int hi = shm.p.self < peer ? peer : shm.p.self;
-    size_t len = sizeof(shm_pair_hdr) + 2 * shm_ring_bytes();
-    shm_name(name, sizeof name, lo, hi);
-    void *base = shm_map(name, len, 1);
-    if (!base)
-        return UTIL_EIO;
+    void *door;
+    shm_name(name, sizeof name, peer, -1);
+    int rc = util_shm_attach(name, shm.door_len, "shm fabric", &door);
+    if (rc == UTIL_ENOENT)
+        util_log("shm: process %d has no door segment /dev/shm%s (has it exited?)", peer, name);
+    if (rc != UTIL_OK)
+        return rc;
+    shm_door *d = door;
+    atomic_store(&d->flag[shm.p.self], 1);
+    atomic_fetch_add(&d->requests, 1);
+    munmap(door, shm.door_len);
+    return UTIL_OK;
+}
+
+/* map the peer's ring for me (it made it before raising its flag) and drop its name */
+static int shm_map_peer_ring(fab_conn *c)
+{
+    char name[96];
+    void *tx;
+    shm_name(name, sizeof name, c->peer, shm.p.self);
+    int rc = util_shm_attach(name, shm_seg_bytes(), "shm fabric", &tx);
+    if (rc == UTIL_ENOENT)
+        util_log("shm: process %d announced its ring /dev/shm%s, which is not there", c->peer, name);
+    if (rc != UTIL_OK)
+        return rc;
+    shm_unlink(name);
+    const shm_ring_hdr *h = tx;
+    if (h->magic != SHM_RING_MAGIC || h->nblocks != shm.p.nblocks || h->block_size != shm.p.block_size ||
+        h->owner != c->peer || h->peer != shm.p.self) {
+        util_log("shm: /dev/shm%s is not process %d's ring for this one (%u blocks of %u bytes, made by %d "
+                 "for %d)", name, c->peer, h->nblocks, h->block_size, h->owner, h->peer);
+        munmap(tx, shm_seg_bytes());
+        return UTIL_EPROTO;
+    }
+    c->tx = (uint8_t *)tx + sizeof(shm_ring_hdr);
+    c->ready = 1;
+    return UTIL_OK;
+}
+
+static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, fab_conn **out,
+                       void **rx)
+{
+    pid_t pid = shm_card_pid(peer_card);
+    if (!pid) {
+        util_log("shm: process %d's card '%s' has no pid", peer, peer_card ? peer_card : "");
+        return UTIL_EPROTO;
+    }
     fab_conn *c = util_calloc(1, sizeof *c);
     c->peer = peer;
-    c->side = shm.p.self < peer ? 0 : 1;
-    c->base = base;
-    c->len = len;
-    c->hdr = base;
-    atomic_store(&c->hdr->pid[c->side], (int32_t)getpid());
-    if (atomic_fetch_add(&c->hdr->attached, 1) == 1)
-        shm_unlink(name);   /* both sides have it mapped: the name is no longer needed */
-    uint8_t *ring0 = (uint8_t *)base + sizeof(shm_pair_hdr); /* lo -> hi */
-    uint8_t *ring1 = ring0 + shm_ring_bytes();                /* hi -> lo */
-    rings->rx = c->side == 0 ? ring1 : ring0;
-    rings->tx = c->side == 0 ? ring0 : ring1;
+    c->pid = pid;
+    c->ctx = ctx;
+    shm_name(c->rx_name, sizeof c->rx_name, shm.p.self, peer);
+    void *ring;
+    int rc = util_shm_create(c->rx_name, shm_seg_bytes(), "shm fabric", &ring);
+    if (rc == UTIL_ENOMEM)
+        util_log("shm fabric: each connection needs a ring of DCFA_MAX_CREDIT x DCFA_BLOCK_SIZE = "
+                 "%u x %zu bytes on each side", shm.p.nblocks, shm.p.block_size);
+    if (rc != UTIL_OK)
+        goto free;
+    *(shm_ring_hdr *)ring = (shm_ring_hdr){.magic = SHM_RING_MAGIC, .nblocks = shm.p.nblocks,
+                                           .block_size = (uint32_t)shm.p.block_size,
+                                           .owner = shm.p.self, .peer = peer};
+    c->rx = (uint8_t *)ring + sizeof(shm_ring_hdr);
+    if (passive && (rc = shm_map_peer_ring(c)) != UTIL_OK)
+        goto unmap;
+    if ((rc = shm_ring_door(peer)) != UTIL_OK)
+        goto unmap;
+    shm.by_peer[peer] = c;
     *out = c;
+    *rx = c->rx;
+    if (c->ready)
+        shm.p.up->ready(ctx, UTIL_OK);
     return UTIL_OK;
+unmap:
+    if (c->tx)
+        shm_seg_unmap(c->tx);
+    shm_seg_unmap(c->rx);
+    shm_unlink(c->rx_name);
+free:
+    free(c);
+    return rc;
 }
 
-static int shm_connect(int peer, const char *peer_addr, int passive, fab_conn **out,
-                       fab_rings *rings)
-{
-    char name[96];
-    int rc = shm_attach(peer, out, rings);
-    if (rc != UTIL_OK || passive)
-        return rc;
-    /* ring the peer's door */
-    shm_name(name, sizeof name, peer, -1);
-    size_t door_len = sizeof(shm_door) + (size_t)shm.p.nprocs;
-    /* a peer still starting up may not have made its door yet: wait for it a while */
-    shm_door *door = NULL;
-    for (int tries = 0; !door && tries < 60000; tries++) {
-        door = shm_map(name, door_len, 0);
-        if (!door)
-            usleep(1000);
-    }
-    if (!door) {
-        util_log("shm: process %d has no door segment %s after 60 s (has it exited?)", peer, name);
-        return UTIL_ECONN;
-    }
-    atomic_store(&door->flag[shm.p.self], 1);
-    atomic_fetch_add(&door->requests, 1);
-    munmap(door, door_len);
-    return UTIL_OK;
-}
-
-static int shm_accept(int *peer)
+/* the door: peers whose ring for me is there */
+static int shm_poll(void)
 {
     uint32_t now = atomic_load_explicit(&shm.door->requests, memory_order_acquire);
     if (now == shm.seen_requests)
         return 0;
-    for (int i = 0; i < shm.p.nprocs; i++) {
-        if (atomic_load(&shm.door->flag[i])) {
-            atomic_store(&shm.door->flag[i], 0);
-            *peer = i;
-            return 1;
-        }
-    }
     shm.seen_requests = now;
-    return 0;
+    int events = 0;
+    for (int i = 0; i < shm.p.nprocs; i++) {
+        if (!atomic_load(&shm.door->flag[i]))
+            continue;
+        atomic_store(&shm.door->flag[i], 0);
+        events++;
+        fab_conn *c = shm.by_peer[i];
+        if (i == shm.p.self || (c && c->ready))
+            continue;
+        if (!c) {
+            (void)shm.p.up->incoming(&fab_shm_ops, i);
+            continue;
+        }
+        int rc = shm_map_peer_ring(c);
+        shm.p.up->ready(c->ctx, rc);
+    }
+    return events;
 }
 
-static void shm_caps(fab_caps *caps)
+static void *shm_tx_block(fab_conn *c, uint32_t pos)
 {
-    caps->priority = 100;
-    caps->has_rdma = shm.p.use_cma;
+    return c->tx + (size_t)(pos % shm.p.nblocks) * shm.p.block_size;
 }
+
+static void shm_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
+{
+    atomic_store_explicit((_Atomic fab_mark *)block, pos + 1, memory_order_release);
+}
+
+static int shm_mem_reg(const void *buf, size_t len, fab_mem *mem)
+{
+    mem->addr = (uint64_t)(uintptr_t)buf;
+    mem->key = 0;
+    mem->handle = NULL;
+    return UTIL_OK;
+}
+
+static void shm_mem_dereg(fab_mem *mem) {}
+
+static void shm_mem_release(const void *buf, size_t len) {}
 
 static int shm_bulk(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr,
                     size_t len, int write)
 {
-    pid_t pid = atomic_load(&c->hdr->pid[1 - c->side]);
-    if (pid <= 0)
-        return UTIL_ECONN;
     struct iovec remote = {(void *)(uintptr_t)raddr, len};
     size_t done = 0;
     int li = 0;
@@ -217,14 +285,15 @@ static int shm_bulk(fab_conn *c, const struct iovec *local, int nlocal, uint64_t
         remote.iov_len = chunk;
         size_t got = 0;
         while (got < chunk) {
-            ssize_t r = write ? process_vm_writev(pid, cur, (unsigned long)n, &remote, 1, 0)
-                              : process_vm_readv(pid, cur, (unsigned long)n, &remote, 1, 0);
+            ssize_t r = write ? process_vm_writev(c->pid, cur, (unsigned long)n, &remote, 1, 0)
+                              : process_vm_readv(c->pid, cur, (unsigned long)n, &remote, 1, 0);
             if (r <= 0) {
                 if (r < 0 && errno == EINTR)
                     continue;
-                util_log("shm: process_vm_%s from process %d (pid %d) failed: %m",
-                         write ? "writev" : "readv", c->peer, (int)pid);
-                return UTIL_EIO;
+                int err = r < 0 ? errno : EIO;
+                util_log("shm: process_vm_%s with process %d (pid %d) failed: %s",
+                         write ? "writev" : "readv", c->peer, (int)c->pid, strerror(err));
+                return err == EPERM || err == ENOSYS ? UTIL_EPERM : -err;
             }
             got += (size_t)r;
             /* advance local and remote past what moved */
@@ -248,12 +317,14 @@ static int shm_bulk(fab_conn *c, const struct iovec *local, int nlocal, uint64_t
     return UTIL_OK;
 }
 
-static int shm_read(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, size_t len)
+static int shm_read(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
+                    size_t len, fab_op *op)
 {
     return shm_bulk(c, local, nlocal, raddr, len, 0);
 }
 
-static int shm_write(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, size_t len)
+static int shm_write(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
+                     size_t len, fab_op *op)
 {
     return shm_bulk(c, local, nlocal, raddr, len, 1);
 }
@@ -277,9 +348,7 @@ static int shm_iov_advance(struct iovec *v, int n, size_t done)
 static int shm_bulkv(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
                      int nremote, int write)
 {
-    pid_t pid = atomic_load(&c->hdr->pid[1 - c->side]);
-    if (pid <= 0)
-        return UTIL_ECONN;
+    pid_t pid = c->pid;
     if (nlocal > FAB_IOV_MAX || nremote > FAB_IOV_MAX)
         return UTIL_EINVAL;
     struct iovec l[FAB_IOV_MAX], r[FAB_IOV_MAX];
@@ -302,22 +371,33 @@ static int shm_bulkv(fab_conn *c, const struct iovec *local, int nlocal, const s
 }
 
 static int shm_readv(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
-                     int nremote)
+                     int nremote, uint64_t rkey, fab_op *op)
 {
     return shm_bulkv(c, local, nlocal, remote, nremote, 0);
 }
 
 static int shm_writev(fab_conn *c, const struct iovec *local, int nlocal,
-                      const struct iovec *remote, int nremote)
+                      const struct iovec *remote, int nremote, uint64_t rkey, fab_op *op)
 {
     return shm_bulkv(c, local, nlocal, remote, nremote, 1);
 }
 
-static size_t shm_footprint(fab_conn *c) { return c->len; }
+
+static void shm_footprint(fab_conn *c, fab_usage *u)
+{
+    if (c)
+        u->rings += shm_seg_bytes() * (c->tx ? 2 : 1);
+    else
+        u->endpoint += shm.door_len;
+}
 
 static void shm_disconnect(fab_conn *c)
 {
-    munmap(c->base, c->len);
+    shm.by_peer[c->peer] = NULL;
+    if (c->tx)
+        shm_seg_unmap(c->tx);
+    shm_seg_unmap(c->rx);
+    shm_unlink(c->rx_name);     /* if the peer never mapped it */
     free(c);
 }
 
@@ -325,14 +405,19 @@ const fab_ops fab_shm_ops = {
     .name = "shm",
     .open = shm_open_ep,
     .close = shm_close,
+    .caps = shm_caps,
     .reachable = shm_reachable,
     .connect = shm_connect,
-    .accept = shm_accept,
-    .caps = shm_caps,
+    .disconnect = shm_disconnect,
+    .tx_block = shm_tx_block,
+    .tx_post = shm_tx_post,
+    .poll = shm_poll,
+    .mem_reg = shm_mem_reg,
+    .mem_dereg = shm_mem_dereg,
+    .mem_release = shm_mem_release,
     .read = shm_read,
     .write = shm_write,
     .readv = shm_readv,
     .writev = shm_writev,
     .footprint = shm_footprint,
-    .disconnect = shm_disconnect,
 };

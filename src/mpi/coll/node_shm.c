@@ -127,25 +127,18 @@ static shm_seg *shm_seg_map(const char *name, int n, size_t slot, int create)
 {
     size_t ctl = (size_t)n * sizeof(shm_ctl) + 2 * 64;
     size_t len = ctl + 2 * shm_set_bytes(n, slot);
-    int fd = shm_open(name, O_RDWR | (create ? O_CREAT | O_EXCL : 0), 0600);
-    if (fd < 0) {
-        util_log("collectives: cannot open shared segment %s: %m", name);
+    /* made exclusively with its memory reserved, and checked (owner, mode, size) by the
+     * others: a full /dev/shm is an error here, a segment planted by another user is refused */
+    void *p;
+    int rc = create ? util_shm_create(name, len, "collectives", &p)
+                    : util_shm_attach(name, len, "collectives", &p);
+    if (rc == UTIL_ENOENT)
+        util_log("collectives: shared segment %s is not there", name);
+    if (rc == UTIL_ENOMEM)
+        util_log("collectives: the node segment takes 2 x (ranks + 1) x DCFA_COLL_SHM_SLOT bytes; "
+                 "DCFA_COLL_SHM=0 does without it");
+    if (rc != UTIL_OK)
         return NULL;
-    }
-    if (create && ftruncate(fd, (off_t)len) != 0) {
-        util_log("collectives: cannot size shared segment %s to %zu bytes: %m", name, len);
-        close(fd);
-        shm_unlink(name);
-        return NULL;
-    }
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-        util_log("collectives: cannot map shared segment %s: %m", name);
-        if (create)
-            shm_unlink(name);
-        return NULL;
-    }
     shm_seg *g = util_calloc(1, sizeof *g);
     g->base = p;
     g->len = len;

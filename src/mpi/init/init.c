@@ -112,19 +112,25 @@ static void mpii_unwatch_launcher(void)
  * (fabric addresses) joins the same put and fence. A rank whose settings
  * differ ends the job through the daemon with one message naming the
  * tunables, both ranks and both values, before any connection exists. */
-static void mpii_startup_exchange(int rank, int size)
+static void mpii_startup_put(int rank, int size, char *mine, size_t len)
 {
-    char key[ASSIST_KEY_MAX + 1], mine[ASSIST_VALUE_MAX + 1], root[ASSIST_VALUE_MAX + 1];
-    char msg[1024];
+    char key[ASSIST_KEY_MAX + 1];
     int rc;
     if (size < 2)
         return;
-    if (util_tunables_agree_format(DCFA_VERSION, mine, sizeof mine) != UTIL_OK)
+    if (util_tunables_agree_format(DCFA_VERSION, mine, len) != UTIL_OK)
         util_die("MPI_Init: the settings to agree on do not fit one key/value entry");
     snprintf(key, sizeof key, "dcfa-cfg-%d", rank);
-    if ((rc = assist_kvs_put(key, mine)) < 0 || (rc = assist_kvs_fence()) < 0)
+    if ((rc = assist_kvs_put(key, mine)) < 0)
         util_die("MPI_Init: start-up exchange with the assist daemon failed (%s)", strerror(-rc));
-    if (rank == 0)
+}
+
+/* after the start-up fence (core_init's, which publishes the fabric addresses too) */
+static void mpii_startup_check(int rank, int size, const char *mine)
+{
+    char root[ASSIST_VALUE_MAX + 1], msg[1024];
+    int rc;
+    if (size < 2 || rank == 0)
         return;
     if ((rc = assist_kvs_get("dcfa-cfg-0", root, sizeof root)) < 0)
         util_die("MPI_Init: cannot read rank 0's settings from the key/value store (%s)",
@@ -205,10 +211,20 @@ int mpii_runtime_start(int required)
     mpii_st.universe_size = usize > 0 ? usize : size;
     gethostname(mpii_st.hostname, sizeof mpii_st.hostname - 1);
     mpii_st.thread_level = mpii_thread_grant(required);
-    mpii_startup_exchange(rank, size);
-    rc = core_init(rank, size, assist_job_id());
+    /* one fence for the whole start-up exchange: the settings that must agree and the
+     * fabric addresses are put first, core_init fences, then the settings are compared */
+    char agree[ASSIST_VALUE_MAX + 1] = "";
+    mpii_startup_put(rank, size, agree, sizeof agree);
+    core_params cp = {.self = rank, .nprocs = size, .local_nprocs = local                       ? atoi(local)
+                                      : mpii_node_local_size() > 0 ? mpii_node_local_size()
+                                                                   : -1,
+                      .job_id = assist_job_id(),
+                      .kvs = {.put = assist_kvs_put, .fence = assist_kvs_fence, .get = assist_kvs_get}};
+    rc = core_init(&cp);
+    if (rc == UTIL_OK)
+        mpii_startup_check(rank, size, agree);
     if (rc != UTIL_OK)
-        util_die("MPI_Init: cannot set up the shared-memory fabric");
+        util_die("MPI_Init: cannot open the fabrics (%s)", strerror(-rc));
     mpii_errh_init();
     mpii_info_init();
     mpii_dtype_init();

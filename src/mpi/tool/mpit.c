@@ -242,8 +242,11 @@ int PMPI_T_cvar_get_num(int *num_cvar)
 
 static MPI_Datatype t_cvar_type(const util_tunable *t)
 {
-    return t->type == UTIL_T_SIZE ? MPI_UNSIGNED_LONG : MPI_INT;
+    return t->type == UTIL_T_SIZE ? MPI_UNSIGNED_LONG : t->type == UTIL_T_STR ? MPI_CHAR : MPI_INT;
 }
+
+/* string control variables are read and written as MPI_CHAR arrays of this many bytes */
+#define T_STR_MAX 256
 
 int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
                          MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
@@ -302,7 +305,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
         return MPI_T_ERR_MEMORY;
     h->index = cvar_index;
     *handle = h;
-    *count = 1;
+    *count = util_tunables[cvar_index].type == UTIL_T_STR ? T_STR_MAX : 1;
     return MPI_SUCCESS;
 }
 
@@ -328,6 +331,8 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     const util_tunable *t = &util_tunables[handle->index];
     if (t->type == UTIL_T_SIZE)
         *(unsigned long *)buf = (unsigned long)*(size_t *)t->ptr;
+    else if (t->type == UTIL_T_STR)
+        snprintf(buf, T_STR_MAX, "%s", *(const char **)t->ptr ? *(const char **)t->ptr : "");
     else
         *(int *)buf = *(int *)t->ptr;
     return MPI_SUCCESS;
@@ -345,8 +350,18 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     int state = mpii_runtime_state();
     if (state != 0 && !t_cvar_live(t))
         return state == 1 ? MPI_T_ERR_CVAR_SET_NOT_NOW : MPI_T_ERR_CVAR_SET_NEVER;
+    if (t->type == UTIL_T_STR) {
+        /* the string is kept for the rest of the process (tunables point at it) */
+        if (strnlen(buf, T_STR_MAX) == T_STR_MAX)
+            return MPI_T_ERR_INVALID;
+        *(const char **)t->ptr = util_strdup(buf);
+        util_tunable_fix(handle->index);
+        return MPI_SUCCESS;
+    }
     int v = *(const int *)buf;
     switch (t->type) {
+    case UTIL_T_STR:
+        break;
     case UTIL_T_SIZE:
         *(size_t *)t->ptr = (size_t) * (const unsigned long *)buf;
         break;

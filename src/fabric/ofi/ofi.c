@@ -1,0 +1,1091 @@
+/* ofi fabric: connections over libfabric (FI_EP_RDM endpoints with FI_MSG
+ * and FI_RMA), for processes on other nodes, or on this one when forced
+ * (DCFA_FABRICS=ofi). The provider is libfabric's choice (FI_PROVIDER, or
+ * DCFA_OFI_PROVIDER with '+' for ';'); docs/fabric.md says what each
+ * protocol needs from it.
+ *
+ * The receive ring is the same as on shm, in the receiver's memory: each
+ * side allocates and registers, per peer it talks to, a receive ring (remote
+ * write) and a staging ring of the same shape (local). The core builds a
+ * packet in the staging block for its ring position; tx_post writes the
+ * block, minus its first word (the tail marker), into the same block of the
+ * peer's ring with fi_writemsg carrying remote CQ data (connection id, block)
+ * (FI_INJECT when it is small). The receiver's poll reads the remote
+ * completion, which libfabric gives only once the data is in place, and
+ * stores the block's marker itself: so the core polls its ring exactly as on
+ * shm, and no ordering between writes is needed. A block is written again
+ * only after the receiver consumed it (credits), so the staging copy stays
+ * intact until then.
+ *
+ * Connections: each side sends the other one handshake message (its ring's
+ * address and key, and the id to put in the CQ data); it is ready to write
+ * once it has the peer's. The first handshake from a peer we have no
+ * connection to is handed to the core (incoming), which makes our side.
+ * Bulk transfers are fi_readmsg / fi_writemsg (delivery complete) of at most
+ * iov_limit local pieces each, reported through the caller's fab_op from
+ * poll. Operations the provider cannot take now (-FI_EAGAIN) wait in a queue
+ * that poll retries. Manual-progress providers (tcp) move data only inside
+ * fi_cq_read, which the core's progress calls through poll. */
+#include "fabric/fabric.h"
+#include "fabric/regcache.h"
+#include "util/util.h"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OFI_API           FI_VERSION(1, 11)
+#define OFI_MAGIC         0x44434641u /* "DCFA" */
+#define OFI_HELLO_VERSION 1
+#define OFI_NRECV         16 /* handshake receives kept posted */
+#define OFI_IOV           8  /* local pieces per bulk operation, at most */
+
+enum { OFI_CTX_RECV = 1, OFI_CTX_RING, OFI_CTX_HELLO, OFI_CTX_PIECE };
+
+/* every context given to libfabric starts with its fi_context2 (FI_CONTEXT2 mode) */
+typedef struct ofi_ctx {
+    struct fi_context2 fi;
+    int kind;
+} ofi_ctx;
+
+/* the connection handshake, one each way; 48 bytes so it fits an inject */
+typedef struct ofi_hello {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t pad;
+    int32_t lpid;     /* the sender */
+    uint32_t conn_id; /* the sender's id of the connection: CQ data of writes into its ring */
+    uint32_t nblocks;
+    uint32_t block_size;
+    uint64_t ring_addr; /* the sender's receive ring for the receiver (address as the provider wants
+                           it) */
+    uint64_t ring_key;
+    uint64_t job; /* hash of the job id */
+} ofi_hello;
+_Static_assert(sizeof(ofi_hello) == 48, "handshake is 48 bytes");
+
+typedef struct ofi_recv {
+    ofi_ctx ctx;
+    ofi_hello msg;
+} ofi_recv;
+
+struct fab_conn {
+    ofi_ctx ring_ctx; /* context of the ring writes */
+    ofi_ctx hello_ctx;
+    int peer;
+    uint32_t id; /* index in ofi.conns */
+    void *ctx;   /* the core's */
+    int hello_in, hello_out, ready;
+    int closing; /* disconnect called */
+    fi_addr_t addr;
+    uint8_t *rx;        /* receive ring */
+    uint32_t *rx_round; /* times each block of it was written */
+    struct fid_mr *rx_mr;
+    uint8_t *tx; /* staging ring, then my handshake */
+    struct fid_mr *tx_mr;
+    void *tx_desc;
+    uint64_t peer_ring, peer_key;
+    uint32_t peer_id;
+    int writes;      /* ring writes and handshake in flight */
+    uint32_t *defer; /* ring positions waiting for the provider (FIFO, nblocks) */
+    uint32_t *defer_len;
+    unsigned ndefer, defer_head;
+    util_qnode deferred; /* in ofi.deferred while it has some */
+};
+
+/* one posted piece of a bulk operation */
+typedef struct ofi_piece {
+    ofi_ctx ctx;
+    fab_op *op;
+    fab_conn *c;
+    int write;
+    int n;
+    struct iovec iov[OFI_IOV];
+    void *desc[OFI_IOV];
+    fab_rentry *reg[OFI_IOV];
+    struct fi_rma_iov rma;
+    util_qnode qn; /* in ofi.pieces_waiting while the provider says EAGAIN */
+} ofi_piece;
+
+/* a bulk operation's state in its fab_op */
+#define OFI_OP_PENDING(op) ((op)->priv[0])
+#define OFI_OP_STATUS(op)  ((op)->priv[1])
+
+static fab_conn ofi_gone; /* stands in ofi.conns[] for a closed connection */
+
+static struct {
+    fab_params p;
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_ep *ep;
+    struct fid_cq *cq;
+    struct fid_av *av;
+    ofi_recv *recvs;
+    struct fid_mr *recv_mr;
+    fab_caps caps;
+    char provider[64];
+    size_t addrlen;
+    char addr[128];
+    uint64_t mr_mode;
+    size_t inject; /* ring writes up to this many bytes go as FI_INJECT */
+    size_t iov_limit;
+    int cq_data_bits; /* bits of remote CQ data: 64 or 32 */
+    uint64_t next_key;
+    uint64_t job;
+    fab_conn **conns; /* by id */
+    uint32_t nconns, capconns;
+    fab_conn **by_peer;
+    int npeers;
+    util_queue deferred; /* connections with ring writes waiting */
+    util_queue pieces_waiting;
+    util_queue hellos_waiting; /* (as connections, through ->deferred of a second list) */
+    int outstanding;           /* ring writes and handshakes in flight, over all connections */
+    int closing;               /* in close(): handshakes are not answered any more */
+    fab_rcache rcache;
+    const ofi_hello *incoming; /* the handshake being handed to the core */
+} ofi;
+
+static size_t ofi_ring_bytes(void) { return (size_t)ofi.p.nblocks * ofi.p.block_size; }
+
+static uint64_t ofi_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static const char *ofi_err(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
+
+/* ---- memory registration --------------------------------------------------------- */
+
+static int ofi_reg(void *buf, size_t len, uint64_t access, struct fid_mr **mr)
+{
+    uint64_t key = ofi.mr_mode & FI_MR_PROV_KEY ? 0 : ofi.next_key++;
+    int rc = fi_mr_reg(ofi.domain, buf, len, access, 0, key, 0, mr, NULL);
+    if (rc != 0) {
+        util_log("ofi: cannot register %zu bytes at %p: %s", len, buf, ofi_err(rc));
+        return UTIL_EIO;
+    }
+    if (ofi.mr_mode & FI_MR_ENDPOINT) {
+        if ((rc = fi_mr_bind(*mr, &ofi.ep->fid, 0)) != 0 || (rc = fi_mr_enable(*mr)) != 0) {
+            util_log("ofi: cannot bind a registration to the endpoint: %s", ofi_err(rc));
+            fi_close(&(*mr)->fid);
+            return UTIL_EIO;
+        }
+    }
+    return UTIL_OK;
+}
+
+/* the address a peer passes for addr inside a registration starting at base */
+static uint64_t ofi_raddr(const void *base, const void *addr)
+{
+    return ofi.mr_mode & FI_MR_VIRT_ADDR ? (uint64_t)(uintptr_t)addr
+                                         : (uint64_t)((uintptr_t)addr - (uintptr_t)base);
+}
+
+static int ofi_rcache_reg(void *arg, fab_rentry *e)
+{
+    struct fid_mr *mr;
+    int rc = ofi_reg((void *)e->start, e->end - e->start,
+                     FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
+    if (rc != UTIL_OK)
+        return rc;
+    e->mr = mr;
+    e->key = fi_mr_key(mr);
+    e->desc = fi_mr_desc(mr);
+    return UTIL_OK;
+}
+
+static void ofi_rcache_dereg(void *arg, fab_rentry *e) { fi_close(&((struct fid_mr *)e->mr)->fid); }
+
+static int ofi_mem_reg(const void *buf, size_t len, fab_mem *mem)
+{
+    fab_rentry *e = fab_rcache_get(&ofi.rcache, buf, len);
+    if (!e)
+        return UTIL_EIO;
+    mem->addr = ofi_raddr((void *)e->start, buf);
+    mem->key = e->key;
+    mem->handle = e;
+    return UTIL_OK;
+}
+
+static void ofi_mem_dereg(fab_mem *mem)
+{
+    if (mem->handle)
+        fab_rcache_put(&ofi.rcache, mem->handle);
+    mem->handle = NULL;
+}
+
+static void ofi_mem_release(const void *buf, size_t len)
+{
+    fab_rcache_release(&ofi.rcache, buf, len);
+}
+
+/* ---- opening ------------------------------------------------------------------------ */
+
+static struct fi_info *ofi_getinfo(int *rc_out)
+{
+    struct fi_info *hints = fi_allocinfo(), *info = NULL;
+    if (!hints) {
+        *rc_out = -FI_ENOMEM;
+        return NULL;
+    }
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_RMA;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    /* bulk writes must be in the peer's memory before the DONE behind them */
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    const char *prov = util_cfg.ofi_provider;
+    if (prov && *prov) {
+        char *p = strdup(prov);
+        for (char *q = p; *q; q++)
+            if (*q == '+')
+                *q = ';';
+        hints->fabric_attr->prov_name = p;
+    }
+    const char *iface = util_cfg.ofi_iface;
+    /* a job of one node talks to itself: keep its traffic on the loopback interface */
+    if ((!iface || !*iface) && ofi.p.local_nprocs > 0 && ofi.p.local_nprocs == ofi.p.nprocs)
+        iface = "lo";
+    if (iface && *iface)
+        hints->domain_attr->name = strdup(iface);
+    *rc_out = fi_getinfo(OFI_API, NULL, NULL, 0, hints, &info);
+    fi_freeinfo(hints);
+    return *rc_out == 0 ? info : NULL;
+}
+
+static int ofi_post_recv(ofi_recv *r)
+{
+    void *desc = ofi.recv_mr ? fi_mr_desc(ofi.recv_mr) : NULL;
+    ssize_t rc;
+    do {
+        rc = fi_recv(ofi.ep, &r->msg, sizeof r->msg, desc, FI_ADDR_UNSPEC, &r->ctx);
+        if (rc == -FI_EAGAIN)
+            (void)fi_cq_read(ofi.cq, NULL, 0);
+    } while (rc == -FI_EAGAIN);
+    if (rc != 0)
+        util_log("ofi: cannot post a receive: %s", ofi_err((int)rc));
+    return rc == 0 ? UTIL_OK : UTIL_EIO;
+}
+
+static void ofi_teardown(void)
+{
+    if (ofi.ep)
+        fi_close(&ofi.ep->fid);
+    if (ofi.recv_mr)
+        fi_close(&ofi.recv_mr->fid);
+    if (ofi.av)
+        fi_close(&ofi.av->fid);
+    if (ofi.cq)
+        fi_close(&ofi.cq->fid);
+    if (ofi.domain)
+        fi_close(&ofi.domain->fid);
+    if (ofi.fabric)
+        fi_close(&ofi.fabric->fid);
+    if (ofi.info)
+        fi_freeinfo(ofi.info);
+    free(ofi.recvs);
+    free(ofi.conns);
+    free(ofi.by_peer);
+    memset(&ofi, 0, sizeof ofi);
+}
+
+static int ofi_open(const fab_params *p, char *card, size_t cardlen)
+{
+    memset(&ofi, 0, sizeof ofi);
+    ofi.p = *p;
+    util_queue_init(&ofi.deferred);
+    util_queue_init(&ofi.pieces_waiting);
+    util_queue_init(&ofi.hellos_waiting);
+    int rc;
+    ofi.info = ofi_getinfo(&rc);
+    if (!ofi.info) {
+        util_log("ofi: no libfabric provider offers reliable datagram endpoints (FI_EP_RDM) with "
+                 "FI_MSG and FI_RMA%s%s%s%s: %s",
+                 *util_cfg.ofi_provider ? ", provider " : "", util_cfg.ofi_provider,
+                 *util_cfg.ofi_iface ? ", interface " : "", util_cfg.ofi_iface, ofi_err(rc));
+        memset(&ofi, 0, sizeof ofi);
+        return UTIL_ENOENT;
+    }
+    struct fi_info *info = ofi.info;
+    snprintf(ofi.provider, sizeof ofi.provider, "%s", info->fabric_attr->prov_name);
+    if (info->domain_attr->cq_data_size < 4) {
+        util_log(
+            "ofi: provider %s carries no remote CQ data (%zu bytes), which the ring writes need; "
+            "choose another with DCFA_OFI_PROVIDER or FI_PROVIDER",
+            ofi.provider, info->domain_attr->cq_data_size);
+        ofi_teardown();
+        return UTIL_ENOENT;
+    }
+    ofi.cq_data_bits = info->domain_attr->cq_data_size >= 8 ? 64 : 32;
+    if (ofi.cq_data_bits == 32 && p->nblocks > 0xffff) {
+        util_log("ofi: provider %s has 4 bytes of CQ data: at most 65535 ring blocks",
+                 ofi.provider);
+        ofi_teardown();
+        return UTIL_EINVAL;
+    }
+    ofi.mr_mode = info->domain_attr->mr_mode;
+    ofi.next_key = 1;
+    ofi.iov_limit = info->tx_attr->iov_limit < OFI_IOV ? info->tx_attr->iov_limit : OFI_IOV;
+    if (ofi.iov_limit < 1)
+        ofi.iov_limit = 1;
+    size_t inject = 32 - sizeof(fab_mark) + p->inline_limit;
+    ofi.inject = inject < info->tx_attr->inject_size ? inject : info->tx_attr->inject_size;
+    ofi.job = ofi_hash(p->job_id);
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096};
+    struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+    const char *step = "fi_fabric";
+    if ((rc = fi_fabric(info->fabric_attr, &ofi.fabric, NULL)) != 0)
+        goto fail;
+    step = "fi_domain";
+    if ((rc = fi_domain(ofi.fabric, info, &ofi.domain, NULL)) != 0)
+        goto fail;
+    step = "fi_cq_open";
+    if ((rc = fi_cq_open(ofi.domain, &cq_attr, &ofi.cq, NULL)) != 0)
+        goto fail;
+    step = "fi_av_open";
+    if ((rc = fi_av_open(ofi.domain, &av_attr, &ofi.av, NULL)) != 0)
+        goto fail;
+    step = "fi_endpoint";
+    if ((rc = fi_endpoint(ofi.domain, info, &ofi.ep, NULL)) != 0)
+        goto fail;
+    step = "fi_ep_bind";
+    if ((rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION)) != 0 ||
+        (rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_RECV)) != 0 ||
+        (rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) != 0)
+        goto fail;
+    step = "fi_enable";
+    if ((rc = fi_enable(ofi.ep)) != 0)
+        goto fail;
+    step = "fi_getname";
+    ofi.addrlen = sizeof ofi.addr;
+    if ((rc = fi_getname(&ofi.ep->fid, ofi.addr, &ofi.addrlen)) != 0)
+        goto fail;
+    fab_rcache_init(&ofi.rcache, util_cfg.mr_cache, ofi_rcache_reg, ofi_rcache_dereg, NULL);
+    ofi.recvs = util_calloc(OFI_NRECV, sizeof *ofi.recvs);
+    if ((ofi.mr_mode & FI_MR_LOCAL) &&
+        ofi_reg(ofi.recvs, OFI_NRECV * sizeof *ofi.recvs, FI_RECV, &ofi.recv_mr) != UTIL_OK) {
+        step = "registering the receive buffers";
+        rc = -FI_EIO;
+        goto fail;
+    }
+    for (int i = 0; i < OFI_NRECV; i++) {
+        ofi.recvs[i].ctx.kind = OFI_CTX_RECV;
+        if (ofi_post_recv(&ofi.recvs[i]) != UTIL_OK) {
+            step = "fi_recv";
+            rc = -FI_EIO;
+            goto fail;
+        }
+    }
+    ofi.npeers = p->nprocs;
+    ofi.by_peer = util_calloc((size_t)p->nprocs, sizeof *ofi.by_peer);
+    ofi.caps = (fab_caps){
+        .provider = ofi.provider,
+        .priority = 50,
+        .inline_limit =
+            ofi.inject > 32 - sizeof(fab_mark) ? ofi.inject - (32 - sizeof(fab_mark)) : 0,
+        .bulk = 1,
+        .bulk_passive = info->domain_attr->data_progress == FI_PROGRESS_AUTO,
+        .max_bulk = info->ep_attr->max_msg_size < ((size_t)1 << 30) ? info->ep_attr->max_msg_size
+                                                                    : (size_t)1 << 30,
+        .tx_mapped = 0,
+        .poll_interval = 1};
+    /* the card: ofi:<provider, ';' as '+'>:<endpoint address in hex> */
+    size_t off = (size_t)snprintf(card, cardlen, "ofi:");
+    for (const char *s = ofi.provider; *s && off + 1 < cardlen; s++)
+        card[off++] = *s == ';' ? '+' : *s;
+    if (off + 2 + 2 * ofi.addrlen >= cardlen) {
+        util_log("ofi: the endpoint address (%zu bytes) does not fit in a card", ofi.addrlen);
+        ofi_teardown();
+        return UTIL_EINVAL;
+    }
+    card[off++] = ':';
+    for (size_t i = 0; i < ofi.addrlen; i++)
+        off += (size_t)snprintf(card + off, cardlen - off, "%02x", (unsigned char)ofi.addr[i]);
+    return UTIL_OK;
+fail:
+    util_log("ofi: %s failed for provider %s: %s", step, ofi.provider, ofi_err(rc));
+    ofi_teardown();
+    return UTIL_EIO;
+}
+
+static const fab_caps *ofi_caps(void) { return &ofi.caps; }
+
+/* the card's provider part, and its address decoded */
+static int ofi_card_parse(const char *card, char *addr, size_t *addrlen)
+{
+    if (strncmp(card, "ofi:", 4) != 0)
+        return UTIL_EINVAL;
+    const char *prov = card + 4;
+    const char *colon = strchr(prov, ':');
+    if (!colon || (size_t)(colon - prov) != strlen(ofi.provider))
+        return UTIL_EINVAL;
+    for (size_t i = 0; prov + i < colon; i++)
+        if (prov[i] != (ofi.provider[i] == ';' ? '+' : ofi.provider[i]))
+            return UTIL_EINVAL;
+    const char *hex = colon + 1;
+    size_t n = strlen(hex) / 2;
+    if (strlen(hex) != 2 * ofi.addrlen || n > *addrlen)
+        return UTIL_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            return UTIL_EINVAL;
+        addr[i] = (char)v;
+    }
+    *addrlen = n;
+    return UTIL_OK;
+}
+
+static int ofi_reachable(const char *peer_card)
+{
+    char addr[128];
+    size_t len = sizeof addr;
+    return ofi_card_parse(peer_card, addr, &len) == UTIL_OK;
+}
+
+/* ---- connections ------------------------------------------------------------------- */
+
+static uint64_t ofi_cq_data(uint32_t conn_id, uint32_t block)
+{
+    return ofi.cq_data_bits == 64 ? ((uint64_t)conn_id << 32) | block
+                                  : ((uint64_t)conn_id << 16) | block;
+}
+
+/* the handshake, after the staging ring */
+static ofi_hello *ofi_hello_out(fab_conn *c) { return (ofi_hello *)(c->tx + ofi_ring_bytes()); }
+
+static ssize_t ofi_send_msg(fab_conn *c, ofi_hello *m, ofi_ctx *ctx)
+{
+    struct iovec iov = {m, sizeof *m};
+    void *desc = c->tx_desc;
+    struct fi_msg msg = {
+        .msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = c->addr, .context = ctx};
+    uint64_t flags = FI_COMPLETION | (sizeof *m <= ofi.info->tx_attr->inject_size ? FI_INJECT : 0);
+    return fi_sendmsg(ofi.ep, &msg, flags);
+}
+
+static int ofi_send_hello(fab_conn *c)
+{
+    ssize_t rc = ofi_send_msg(c, ofi_hello_out(c), &c->hello_ctx);
+    if (rc == -FI_EAGAIN)
+        return UTIL_EAGAIN;
+    if (rc != 0) {
+        util_log("ofi: cannot send the connection handshake to process %d: %s", c->peer,
+                 ofi_err((int)rc));
+        return UTIL_EIO;
+    }
+    c->hello_out = 1;
+    c->writes++;
+    ofi.outstanding++;
+    return UTIL_OK;
+}
+
+static void ofi_maybe_ready(fab_conn *c)
+{
+    if (c->ready || !c->hello_in || !c->hello_out)
+        return;
+    c->ready = 1;
+    ofi.p.up->ready(c->ctx, UTIL_OK);
+}
+
+static void ofi_hello_apply(fab_conn *c, const ofi_hello *h)
+{
+    c->peer_ring = h->ring_addr;
+    c->peer_key = h->ring_key;
+    c->peer_id = h->conn_id;
+    c->hello_in = 1;
+    ofi_maybe_ready(c);
+}
+
+static void ofi_conn_unreg(fab_conn *c)
+{
+    if (c->rx_mr)
+        fi_close(&c->rx_mr->fid);
+    if (c->tx_mr)
+        fi_close(&c->tx_mr->fid);
+    c->rx_mr = c->tx_mr = NULL;
+}
+
+static void ofi_conn_free(fab_conn *c)
+{
+    ofi_conn_unreg(c);
+    free(c->rx);
+    free(c->tx);
+    free(c->rx_round);
+    free(c->defer);
+    free(c->defer_len);
+    free(c);
+}
+
+static void ofi_conn_forget(fab_conn *c)
+{
+    util_queue_remove(&c->deferred);
+    fi_av_remove(ofi.av, &c->addr, 1, 0);
+    ofi.conns[c->id] = &ofi_gone;
+    ofi.by_peer[c->peer] = NULL;
+}
+
+static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, fab_conn **out,
+                       void **rx)
+{
+    char addr[128];
+    size_t addrlen = sizeof addr;
+    if (peer < 0 || peer >= ofi.npeers || ofi_card_parse(peer_card, addr, &addrlen) != UTIL_OK) {
+        util_log("ofi: process %d's card '%s' is not one of provider %s", peer, peer_card,
+                 ofi.provider);
+        return UTIL_EINVAL;
+    }
+    fab_conn *c = util_calloc(1, sizeof *c);
+    c->peer = peer;
+    c->ctx = ctx;
+    c->ring_ctx.kind = OFI_CTX_RING;
+    c->hello_ctx.kind = OFI_CTX_HELLO;
+    c->deferred.next = c->deferred.prev = &c->deferred;
+    size_t ring = ofi_ring_bytes();
+    int rc = UTIL_ENOMEM;
+    if (posix_memalign((void **)&c->rx, 4096, ring) != 0 ||
+        posix_memalign((void **)&c->tx, 4096, ring + sizeof(ofi_hello)) != 0)
+        goto fail;
+    memset(c->rx, 0, ring);
+    c->rx_round = util_calloc(ofi.p.nblocks, sizeof *c->rx_round);
+    c->defer = util_calloc(ofi.p.nblocks, sizeof *c->defer);
+    c->defer_len = util_calloc(ofi.p.nblocks, sizeof *c->defer_len);
+    if ((rc = ofi_reg(c->rx, ring, FI_REMOTE_WRITE, &c->rx_mr)) != UTIL_OK ||
+        (rc = ofi_reg(c->tx, ring + sizeof(ofi_hello), FI_WRITE | FI_SEND, &c->tx_mr)) != UTIL_OK)
+        goto fail;
+    c->tx_desc = fi_mr_desc(c->tx_mr);
+    if (fi_av_insert(ofi.av, addr, 1, &c->addr, 0, NULL) != 1) {
+        util_log("ofi: cannot add process %d's address to the address vector", peer);
+        rc = UTIL_EIO;
+        goto fail;
+    }
+    if (ofi.nconns == ofi.capconns) {
+        ofi.capconns = ofi.capconns ? 2 * ofi.capconns : 16;
+        ofi.conns = util_realloc(ofi.conns, ofi.capconns * sizeof *ofi.conns);
+    }
+    if (ofi.cq_data_bits == 32 && ofi.nconns > 0xffff) {
+        util_log("ofi: provider %s has 4 bytes of CQ data: at most 65536 connections",
+                 ofi.provider);
+        rc = UTIL_EINVAL;
+        goto fail;
+    }
+    c->id = ofi.nconns++;
+    ofi.conns[c->id] = c;
+    ofi.by_peer[peer] = c;
+    *ofi_hello_out(c) = (ofi_hello){.magic = OFI_MAGIC,
+                                    .version = OFI_HELLO_VERSION,
+                                    .lpid = ofi.p.self,
+                                    .conn_id = c->id,
+                                    .nblocks = ofi.p.nblocks,
+                                    .block_size = (uint32_t)ofi.p.block_size,
+                                    .ring_addr = ofi_raddr(c->rx, c->rx),
+                                    .ring_key = fi_mr_key(c->rx_mr),
+                                    .job = ofi.job};
+    *out = c;
+    *rx = c->rx;
+    rc = ofi_send_hello(c);
+    if (rc == UTIL_EAGAIN) {
+        util_queue_push(&ofi.hellos_waiting, &c->deferred);
+    } else if (rc != UTIL_OK) {
+        ofi_conn_forget(c);
+        goto fail;
+    }
+    if (passive && ofi.incoming && ofi.incoming->lpid == peer)
+        ofi_hello_apply(c, ofi.incoming);
+    return UTIL_OK;
+fail:
+    ofi_conn_free(c);
+    return rc;
+}
+
+/* Closing (MPI_Finalize, after the last barrier): connections stay until
+ * close(), which waits for this process's writes and then for every process
+ * of the job (params.fence) while a thread keeps progressing, so no process
+ * closes its endpoint while a peer may still need it to (providers that
+ * acknowledge in software: rxd; writes a peer never waited for: SYNC). */
+static void ofi_disconnect(fab_conn *c) { c->closing = 1; }
+
+/* ---- the ring ---------------------------------------------------------------------- */
+
+static void *ofi_tx_block(fab_conn *c, uint32_t pos)
+{
+    return c->tx + (size_t)(pos % ofi.p.nblocks) * ofi.p.block_size;
+}
+
+static int ofi_post_ring(fab_conn *c, uint32_t block, uint32_t bytes)
+{
+    size_t off = (size_t)block * ofi.p.block_size + sizeof(fab_mark);
+    size_t len = bytes - sizeof(fab_mark);
+    struct iovec iov = {c->tx + off, len};
+    void *desc = c->tx_desc;
+    struct fi_rma_iov rma = {c->peer_ring + off, len, c->peer_key};
+    struct fi_msg_rma msg = {.msg_iov = &iov,
+                             .desc = &desc,
+                             .iov_count = 1,
+                             .addr = c->addr,
+                             .rma_iov = &rma,
+                             .rma_iov_count = 1,
+                             .context = &c->ring_ctx,
+                             .data = ofi_cq_data(c->peer_id, block)};
+    uint64_t flags = FI_REMOTE_CQ_DATA | FI_COMPLETION | (len <= ofi.inject ? FI_INJECT : 0);
+    ssize_t rc = fi_writemsg(ofi.ep, &msg, flags);
+    if (rc == -FI_EAGAIN)
+        return UTIL_EAGAIN;
+    if (rc != 0)
+        util_die("ofi: writing a packet into process %d's ring failed: %s", c->peer,
+                 ofi_err((int)rc));
+    c->writes++;
+    ofi.outstanding++;
+    return UTIL_OK;
+}
+
+static void ofi_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
+{
+    uint32_t b = pos % ofi.p.nblocks;
+    if (c->ndefer == 0 && ofi_post_ring(c, b, (uint32_t)bytes) == UTIL_OK)
+        return;
+    /* the provider is busy: poll posts it later (the block stays untouched until consumed) */
+    unsigned at = (c->defer_head + c->ndefer) % ofi.p.nblocks;
+    c->defer[at] = b;
+    c->defer_len[at] = (uint32_t)bytes;
+    if (c->ndefer++ == 0)
+        util_queue_push(&ofi.deferred, &c->deferred);
+}
+
+/* a remote write landed in block `block` of connection id's ring: set its tail marker */
+static void ofi_ring_arrived(uint64_t data)
+{
+    uint32_t id = ofi.cq_data_bits == 64 ? (uint32_t)(data >> 32) : (uint32_t)(data >> 16) & 0xffff;
+    uint32_t block = ofi.cq_data_bits == 64 ? (uint32_t)data : (uint32_t)data & 0xffff;
+    fab_conn *c = id < ofi.nconns ? ofi.conns[id] : NULL;
+    if (c == &ofi_gone)
+        return; /* a late write into a closed connection */
+    if (!c || block >= ofi.p.nblocks)
+        util_die(
+            "ofi: a remote write names connection %u block %u, which this process does not have",
+            id, block);
+    uint32_t mark = block + 1 + c->rx_round[block]++ * ofi.p.nblocks;
+    atomic_store_explicit((_Atomic fab_mark *)(c->rx + (size_t)block * ofi.p.block_size), mark,
+                          memory_order_release);
+}
+
+/* ---- bulk operations --------------------------------------------------------------- */
+
+static void ofi_piece_free(ofi_piece *pc)
+{
+    for (int i = 0; i < pc->n; i++)
+        if (pc->reg[i])
+            fab_rcache_put(&ofi.rcache, pc->reg[i]);
+    free(pc);
+}
+
+static void ofi_piece_done(ofi_piece *pc, int status)
+{
+    fab_op *op = pc->op;
+    if (status != UTIL_OK && OFI_OP_STATUS(op) == 0)
+        OFI_OP_STATUS(op) = (uintptr_t)(intptr_t)status;
+    ofi_piece_free(pc);
+    if (--OFI_OP_PENDING(op) == 0)
+        op->done(op, (int)(intptr_t)OFI_OP_STATUS(op));
+}
+
+static int ofi_piece_post(ofi_piece *pc)
+{
+    struct fi_msg_rma msg = {.msg_iov = pc->iov,
+                             .desc = pc->desc,
+                             .iov_count = (size_t)pc->n,
+                             .addr = pc->c->addr,
+                             .rma_iov = &pc->rma,
+                             .rma_iov_count = 1,
+                             .context = &pc->ctx};
+    ssize_t rc = pc->write ? fi_writemsg(ofi.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+                           : fi_readmsg(ofi.ep, &msg, FI_COMPLETION);
+    if (rc == -FI_EAGAIN)
+        return UTIL_EAGAIN;
+    if (rc != 0) {
+        util_log("ofi: one-sided %s of %zu bytes with process %d failed: %s",
+                 pc->write ? "write" : "read", (size_t)pc->rma.len, pc->c->peer, ofi_err((int)rc));
+        return UTIL_EIO;
+    }
+    return UTIL_OK;
+}
+
+static int ofi_bulk(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr,
+                    uint64_t rkey, size_t len, fab_op *op, int write)
+{
+    OFI_OP_PENDING(op) = 0;
+    OFI_OP_STATUS(op) = 0;
+    size_t off = 0;
+    int i = 0;
+    int rc = UTIL_OK;
+    while (i < nlocal && rc == UTIL_OK) {
+        ofi_piece *pc = util_calloc(1, sizeof *pc);
+        pc->ctx.kind = OFI_CTX_PIECE;
+        pc->op = op;
+        pc->c = c;
+        pc->write = write;
+        size_t plen = 0;
+        while (i < nlocal && pc->n < (int)ofi.iov_limit) {
+            pc->iov[pc->n] = local[i++];
+            plen += pc->iov[pc->n].iov_len;
+            if (ofi.mr_mode & FI_MR_LOCAL) {
+                pc->reg[pc->n] =
+                    fab_rcache_get(&ofi.rcache, pc->iov[pc->n].iov_base, pc->iov[pc->n].iov_len);
+                if (!pc->reg[pc->n]) {
+                    rc = UTIL_EIO;
+                    break;
+                }
+                pc->desc[pc->n] = pc->reg[pc->n]->desc;
+            }
+            pc->n++;
+        }
+        pc->rma = (struct fi_rma_iov){raddr + off, plen, rkey};
+        off += plen;
+        if (rc == UTIL_OK)
+            rc = ofi_piece_post(pc);
+        if (rc == UTIL_EAGAIN) {
+            util_queue_push(&ofi.pieces_waiting, &pc->qn);
+            rc = UTIL_OK;
+        } else if (rc != UTIL_OK) {
+            ofi_piece_free(pc);
+            break;
+        }
+        OFI_OP_PENDING(op)++;
+    }
+    if (rc != UTIL_OK) {
+        if (OFI_OP_PENDING(op) == 0)
+            return rc;
+        OFI_OP_STATUS(op) = (uintptr_t)(intptr_t)rc; /* reported when the posted pieces end */
+    }
+    (void)len;
+    return OFI_OP_PENDING(op) ? FAB_PENDING : UTIL_OK;
+}
+
+static int ofi_read(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr,
+                    uint64_t rkey, size_t len, fab_op *op)
+{
+    return ofi_bulk(c, local, nlocal, raddr, rkey, len, op, 0);
+}
+
+static int ofi_write(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr,
+                     uint64_t rkey, size_t len, fab_op *op)
+{
+    return ofi_bulk(c, local, nlocal, raddr, rkey, len, op, 1);
+}
+
+/* ---- progress --------------------------------------------------------------------- */
+
+static void ofi_hello_arrived(ofi_recv *r)
+{
+    const ofi_hello *h = &r->msg;
+    if (h->magic != OFI_MAGIC || h->version != OFI_HELLO_VERSION || h->job != ofi.job ||
+        h->lpid < 0 || h->lpid >= ofi.npeers || h->lpid == ofi.p.self) {
+        util_log("ofi: ignoring a connection handshake that is not from this job (process %d)",
+                 h->lpid);
+        return;
+    }
+    if (h->nblocks != ofi.p.nblocks || h->block_size != ofi.p.block_size)
+        util_die(
+            "ofi: process %d's rings have %u blocks of %u bytes, mine %u of %zu: DCFA_MAX_CREDIT, "
+            "DCFA_BLOCK_SIZE and DCFA_EAGER_LIMIT must agree",
+            h->lpid, h->nblocks, h->block_size, ofi.p.nblocks, ofi.p.block_size);
+    fab_conn *c = ofi.by_peer[h->lpid];
+    if (ofi.closing)
+        return; /* nobody starts a connection at MPI_Finalize; the core is not listening */
+    if (c) {
+        if (!c->hello_in)
+            ofi_hello_apply(c, h);
+        return;
+    }
+    ofi.incoming = h;
+    (void)ofi.p.up->incoming(&fab_ofi_ops, h->lpid);
+    ofi.incoming = NULL;
+}
+
+static void ofi_completion(const struct fi_cq_data_entry *e)
+{
+    /* a write into my ring (some providers also mark the writer's own completion
+     * FI_REMOTE_CQ_DATA: FI_REMOTE_WRITE tells the target's apart) */
+    if ((e->flags & (FI_REMOTE_CQ_DATA | FI_REMOTE_WRITE)) ==
+        (FI_REMOTE_CQ_DATA | FI_REMOTE_WRITE)) {
+        ofi_ring_arrived(e->data);
+        return;
+    }
+    ofi_ctx *x = e->op_context;
+    if (!x)
+        return;
+    switch (x->kind) {
+    case OFI_CTX_RECV: {
+        ofi_recv *r = (ofi_recv *)x;
+        if (e->len == sizeof(ofi_hello))
+            ofi_hello_arrived(r);
+        else
+            util_log("ofi: ignoring a %zu-byte message that is no connection handshake", e->len);
+        ofi_post_recv(r);
+        break;
+    }
+    case OFI_CTX_RING:
+    case OFI_CTX_HELLO: {
+        fab_conn *c = UTIL_CONTAINER(x, fab_conn, ring_ctx);
+        if (x->kind == OFI_CTX_HELLO)
+            c = UTIL_CONTAINER(x, fab_conn, hello_ctx);
+        c->writes--;
+        ofi.outstanding--;
+        break;
+    }
+    case OFI_CTX_PIECE:
+        ofi_piece_done((ofi_piece *)x, UTIL_OK);
+        break;
+    }
+}
+
+static void ofi_error(void)
+{
+    struct fi_cq_err_entry err = {0};
+    if (fi_cq_readerr(ofi.cq, &err, 0) != 1)
+        return;
+    ofi_ctx *x = err.op_context;
+    char buf[256] = "";
+    const char *detail = fi_cq_strerror(ofi.cq, err.prov_errno, err.err_data, buf, sizeof buf);
+    if (!x || err.err == FI_ECANCELED) {
+        if (x && x->kind == OFI_CTX_PIECE)
+            ofi_piece_done((ofi_piece *)x, -FI_ECANCELED);
+        return;
+    }
+    switch (x->kind) {
+    case OFI_CTX_RING:
+    case OFI_CTX_HELLO: {
+        fab_conn *c = x->kind == OFI_CTX_RING ? UTIL_CONTAINER(x, fab_conn, ring_ctx)
+                                              : UTIL_CONTAINER(x, fab_conn, hello_ctx);
+        if (c->closing) { /* the peer is gone already: nothing it needs is lost */
+            c->writes--;
+            ofi.outstanding--;
+            return;
+        }
+        util_die("ofi: %s to process %d failed: %s (%s)",
+                 x->kind == OFI_CTX_RING ? "writing a packet into the ring"
+                                         : "the connection handshake",
+                 c->peer, fi_strerror(err.err), detail ? detail : "");
+    }
+    case OFI_CTX_PIECE: {
+        ofi_piece *pc = (ofi_piece *)x;
+        util_log("ofi: one-sided %s of %zu bytes with process %d failed: %s (%s)",
+                 pc->write ? "write" : "read", (size_t)pc->rma.len, pc->c->peer,
+                 fi_strerror(err.err), detail ? detail : "");
+        ofi_piece_done(pc, err.err > 0 ? -err.err : UTIL_EIO);
+        break;
+    }
+    case OFI_CTX_RECV:
+        util_log("ofi: a handshake receive failed: %s", fi_strerror(err.err));
+        ofi_post_recv((ofi_recv *)x);
+        break;
+    }
+}
+
+/* post what the provider refused before */
+static int ofi_retry(void)
+{
+    int events = 0;
+    util_qnode *n;
+    while ((n = util_queue_first(&ofi.hellos_waiting))) {
+        fab_conn *c = UTIL_CONTAINER(n, fab_conn, deferred);
+        int rc = ofi_send_hello(c);
+        if (rc == UTIL_EAGAIN)
+            break;
+        util_queue_remove(n);
+        if (rc != UTIL_OK)
+            ofi.p.up->ready(c->ctx, rc);
+        else
+            ofi_maybe_ready(c);
+        events++;
+    }
+    for (n = ofi.deferred.head.next; n != &ofi.deferred.head;) {
+        fab_conn *c = UTIL_CONTAINER(n, fab_conn, deferred);
+        n = n->next;
+        while (c->ndefer > 0 && c->hello_in) {
+            unsigned at = c->defer_head;
+            if (ofi_post_ring(c, c->defer[at], c->defer_len[at]) != UTIL_OK)
+                break;
+            c->defer_head = (at + 1) % ofi.p.nblocks;
+            c->ndefer--;
+            events++;
+        }
+        if (c->ndefer == 0)
+            util_queue_remove(&c->deferred);
+    }
+    while ((n = util_queue_first(&ofi.pieces_waiting))) {
+        ofi_piece *pc = UTIL_CONTAINER(n, ofi_piece, qn);
+        int rc = ofi_piece_post(pc);
+        if (rc == UTIL_EAGAIN)
+            break;
+        util_queue_remove(n);
+        if (rc != UTIL_OK)
+            ofi_piece_done(pc, rc);
+        events++;
+    }
+    return events;
+}
+
+static int ofi_poll(void)
+{
+    int events = 0;
+    if (!util_queue_empty(&ofi.hellos_waiting) || !util_queue_empty(&ofi.deferred) ||
+        !util_queue_empty(&ofi.pieces_waiting))
+        events += ofi_retry();
+    for (;;) {
+        struct fi_cq_data_entry e[16];
+        ssize_t n = fi_cq_read(ofi.cq, e, 16);
+        if (n == -FI_EAGAIN)
+            break;
+        if (n == -FI_EAVAIL) {
+            ofi_error();
+            events++;
+            continue;
+        }
+        if (n < 0)
+            util_die("ofi: reading the completion queue failed: %s", ofi_err((int)n));
+        for (ssize_t i = 0; i < n; i++)
+            ofi_completion(&e[i]);
+        events += (int)n;
+        if (n < 16)
+            break;
+    }
+    return events;
+}
+
+static void ofi_footprint(fab_conn *c, fab_usage *u)
+{
+    if (c) {
+        u->rings += 2 * ofi_ring_bytes() + sizeof(ofi_hello);
+        u->endpoint += sizeof *c + 3 * ofi.p.nblocks * sizeof(uint32_t);
+    } else {
+        u->regs += ofi.rcache.bytes;
+        u->endpoint += OFI_NRECV * sizeof(ofi_recv) + ofi.capconns * sizeof(void *) +
+                       (size_t)ofi.npeers * sizeof(void *);
+    }
+}
+
+static int ofi_busy(void)
+{
+    if (ofi.outstanding > 0 || !util_queue_empty(&ofi.deferred) ||
+        !util_queue_empty(&ofi.hellos_waiting))
+        return 1;
+    return 0;
+}
+
+/* the closing thread: progress while the main thread waits for everyone */
+static struct {
+    _Atomic int stop, busy;
+} ofi_linger;
+
+static void *ofi_linger_main(void *arg)
+{
+    while (!atomic_load(&ofi_linger.stop)) {
+        if (ofi_poll() == 0)
+            sched_yield();
+        atomic_store(&ofi_linger.busy, ofi_busy());
+    }
+    return NULL;
+}
+
+static void ofi_close(void)
+{
+    if (!ofi.ep)
+        return;
+    for (uint32_t i = 0; i < ofi.nconns; i++)
+        if (ofi.conns[i] != &ofi_gone)
+            ofi.conns[i]->closing = 1;
+    ofi.closing = 1;
+    atomic_store(&ofi_linger.stop, 0);
+    atomic_store(&ofi_linger.busy, 1);
+    pthread_t t;
+    int threaded = pthread_create(&t, NULL, ofi_linger_main, NULL) == 0;
+    uint64_t until = util_now_ns() + 10000000000ull;
+    if (threaded) {
+        while (atomic_load(&ofi_linger.busy) && util_now_ns() < until)
+            usleep(100);
+        if (atomic_load(&ofi_linger.busy))
+            util_log("ofi: writes still unfinished after 10 s at close");
+        if (ofi.p.fence)
+            (void)ofi.p.fence();
+        atomic_store(&ofi_linger.stop, 1);
+        pthread_join(t, NULL);
+    } else {
+        while (ofi_busy() && util_now_ns() < until)
+            ofi_poll();
+        if (ofi.p.fence)
+            (void)ofi.p.fence();
+    }
+    /* registrations first (some providers bind them to the endpoint), then the endpoint:
+     * no completion refers to a connection after that */
+    for (uint32_t i = 0; i < ofi.nconns; i++)
+        if (ofi.conns[i] != &ofi_gone)
+            ofi_conn_unreg(ofi.conns[i]);
+    fab_rcache_destroy(&ofi.rcache);
+    if (ofi.recv_mr)
+        fi_close(&ofi.recv_mr->fid);
+    ofi.recv_mr = NULL;
+    fi_close(&ofi.ep->fid);
+    ofi.ep = NULL;
+    for (uint32_t i = 0; i < ofi.nconns; i++) {
+        fab_conn *c = ofi.conns[i];
+        if (c != &ofi_gone) {
+            ofi_conn_forget(c);
+            ofi_conn_free(c);
+        }
+    }
+    ofi_teardown();
+}
+
+void fab_ofi_probe(char *buf, size_t len)
+{
+    int rc;
+    fab_params saved = ofi.p;
+    ofi.p.local_nprocs = -1;
+    struct fi_info *info = ofi_getinfo(&rc);
+    ofi.p = saved;
+    if (!info) {
+        snprintf(buf, len, "%u.%u, no provider with FI_EP_RDM, FI_MSG and FI_RMA found (%s)",
+                 FI_MAJOR(fi_version()), FI_MINOR(fi_version()), ofi_err(rc));
+        return;
+    }
+    snprintf(buf, len, "%u.%u, provider %s (fabric %s, domain %s)", FI_MAJOR(fi_version()),
+             FI_MINOR(fi_version()), info->fabric_attr->prov_name, info->fabric_attr->name,
+             info->domain_attr->name);
+    fi_freeinfo(info);
+}
+
+const fab_ops fab_ofi_ops = {
+    .name = "ofi",
+    .open = ofi_open,
+    .close = ofi_close,
+    .caps = ofi_caps,
+    .reachable = ofi_reachable,
+    .connect = ofi_connect,
+    .disconnect = ofi_disconnect,
+    .tx_block = ofi_tx_block,
+    .tx_post = ofi_tx_post,
+    .poll = ofi_poll,
+    .mem_reg = ofi_mem_reg,
+    .mem_dereg = ofi_mem_dereg,
+    .mem_release = ofi_mem_release,
+    .read = ofi_read,
+    .write = ofi_write,
+    .footprint = ofi_footprint,
+};

@@ -1,0 +1,181 @@
+/* Which fabrics a process opens and which one carries each connection.
+ *
+ * DCFA_FABRICS names the fabrics to open: "auto" (the default) opens shm, and
+ * ofi too when the job may have processes on other nodes (fewer local ranks
+ * than ranks, or unknown); a comma list ("ofi", "shm,ofi") opens exactly
+ * those. Each opened fabric contributes its card; the process publishes them
+ * joined by ';'. A connection takes the opened fabric of highest priority
+ * whose reachable() accepts the peer's card for it; the peer's card only
+ * lists what the peer opened, so both ends make the same choice. */
+#include "fabric/fabric.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const fab_ops *const fab_builtin[] = {
+    &fab_shm_ops,
+#ifdef DCFA_HAVE_OFI
+    &fab_ofi_ops,
+#endif
+};
+enum { FAB_NBUILTIN = sizeof fab_builtin / sizeof fab_builtin[0] };
+
+static const fab_ops *fab_by_name(const char *name, size_t len)
+{
+    for (int i = 0; i < FAB_NBUILTIN; i++)
+        if (strlen(fab_builtin[i]->name) == len && !strncmp(fab_builtin[i]->name, name, len))
+            return fab_builtin[i];
+    return NULL;
+}
+
+static void fab_builtin_names(char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (int i = 0; i < FAB_NBUILTIN && off < len; i++) {
+        int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", fab_builtin[i]->name);
+        if (n > 0)
+            off += (size_t)n;
+    }
+}
+
+int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opened, int max,
+                     int *nopened, char *cards, size_t cardslen)
+{
+    const fab_ops *want[FAB_NBUILTIN];
+    int explicit[FAB_NBUILTIN];     /* named in DCFA_FABRICS (else chosen by auto) */
+    int nwant = 0;
+    char built[128];
+    fab_builtin_names(built, sizeof built);
+    if (!spec || !*spec || !strcmp(spec, "auto")) {
+        int spans = p->local_nprocs < 0 || p->local_nprocs < p->nprocs;
+        for (int i = 0; i < FAB_NBUILTIN; i++) {
+            if (fab_builtin[i] == &fab_shm_ops || spans) {
+                explicit[nwant] = 0;
+                want[nwant++] = fab_builtin[i];
+            }
+        }
+    } else {
+        for (const char *s = spec; *s;) {
+            size_t n = strcspn(s, ",");
+            const fab_ops *f = fab_by_name(s, n);
+            if (!f) {
+                util_log("DCFA_FABRICS=%s: '%.*s' is not a fabric of this build (built: %s)", spec,
+                         (int)n, s, built);
+                return UTIL_EINVAL;
+            }
+            int dup = 0;
+            for (int k = 0; k < nwant; k++)
+                dup |= want[k] == f;
+            if (!dup && nwant < FAB_NBUILTIN) {
+                explicit[nwant] = 1;
+                want[nwant++] = f;
+            }
+            s += n;
+            if (*s == ',')
+                s++;
+        }
+    }
+    size_t off = 0;
+    cards[0] = 0;
+    *nopened = 0;
+    for (int i = 0; i < nwant && *nopened < max; i++) {
+        char card[512];
+        int rc = want[i]->open(p, card, sizeof card);
+        if (rc != UTIL_OK) {
+            /* every process opens the same fabrics, or none works: a fabric auto mode wants
+             * (the job may span nodes) is as necessary as one named explicitly */
+            if (explicit[i])
+                util_log("cannot open the %s fabric (asked for by DCFA_FABRICS=%s)", want[i]->name, spec);
+            else
+                util_log("cannot open the %s fabric, needed for processes on other nodes (ranks on this "
+                         "node: %d of %d%s); DCFA_FABRICS=shm runs without it on one node",
+                         want[i]->name, p->local_nprocs, p->nprocs, p->local_nprocs < 0 ? ", unknown" : "");
+            goto fail;
+        }
+        int n = snprintf(cards + off, cardslen - off, "%s%s", off ? ";" : "", card);
+        if (n < 0 || (size_t)n >= cardslen - off) {
+            util_log("the fabric addresses do not fit in %zu bytes", cardslen);
+            want[i]->close();
+            goto fail;
+        }
+        off += (size_t)n;
+        /* highest priority first */
+        int at = *nopened;
+        while (at > 0 && opened[at - 1]->caps()->priority < want[i]->caps()->priority) {
+            opened[at] = opened[at - 1];
+            at--;
+        }
+        opened[at] = want[i];
+        (*nopened)++;
+    }
+    return UTIL_OK;
+fail:
+    for (int k = 0; k < *nopened; k++)
+        opened[k]->close();
+    *nopened = 0;
+    return UTIL_EINVAL;
+}
+
+int fab_select_card(const char *cards, const char *name, char *out, size_t len)
+{
+    size_t nl = strlen(name);
+    for (const char *s = cards; s && *s;) {
+        size_t n = strcspn(s, ";");
+        if (n > nl && !strncmp(s, name, nl) && s[nl] == ':') {
+            if (n >= len)
+                return UTIL_EINVAL;
+            memcpy(out, s, n);
+            out[n] = 0;
+            return UTIL_OK;
+        }
+        s += n;
+        if (*s == ';')
+            s++;
+    }
+    return UTIL_ENOENT;
+}
+
+const fab_ops *fab_select_choose(const fab_ops *const *opened, int n, const char *peer_cards,
+                                 char *card, size_t cardlen, char *why, size_t whylen)
+{
+    size_t off = 0;
+    why[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const fab_ops *f = opened[i];
+        int rc = fab_select_card(peer_cards, f->name, card, cardlen);
+        if (rc == UTIL_OK && f->reachable(card)) {
+            if (off == 0)
+                snprintf(why, whylen, "%s: %s", f->name,
+                         n == 1 ? "the only fabric opened" : "highest priority, reaches the peer");
+            else
+                snprintf(why + off, whylen - off, "; %s reaches it", f->name);
+            return f;
+        }
+        int k = snprintf(why + off, whylen - off, "%s%s %s", off ? "; " : "", f->name,
+                         rc == UTIL_OK ? "cannot reach the peer" : "not opened by the peer");
+        if (k > 0 && (size_t)k < whylen - off)
+            off += (size_t)k;
+    }
+    return NULL;
+}
+
+void fab_select_report(char *buf, size_t len)
+{
+    char built[128];
+    fab_builtin_names(built, sizeof built);
+#ifdef DCFA_HAVE_OFI
+    char prov[256];
+    fab_ofi_probe(prov, sizeof prov);
+    snprintf(buf, len,
+             "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
+             "ofi: libfabric %s)",
+             built, prov);
+#else
+    snprintf(buf, len,
+             "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
+             "ofi: not built, libfabric not found by CMake or -DDCFA_OFI=OFF)",
+             built);
+#endif
+}
