@@ -34,7 +34,7 @@ SUMMARY=()
 
 # Packages the tests need (Debian 12); missing ones are installed with apt-get
 # when running as root (DCFA_NO_APT=1: never).
-PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang)
+PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang libfabric-dev)
 [ "${DCFA_SKIP_MPI4PY:-0}" = 1 ] || PACKAGES+=(python3-venv python3-dev)
 install_packages() {
     local missing=() p
