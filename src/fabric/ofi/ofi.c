@@ -36,6 +36,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -166,7 +167,54 @@ static uint64_t ofi_hash(const char *s)
     return h;
 }
 
-static const char *ofi_err(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
+/* ---- libfabric, loaded when the fabric is opened ---------------------------------------
+ * libfabric is opened with dlopen at the first ofi_open (or probe), not linked: a job on one
+ * node never loads it and its dozen dependencies, and Debian's libfabric pulls in
+ * libinfinipath, whose constructor replaces the handlers of SIGTERM, SIGINT, SIGSEGV, SIGBUS,
+ * SIGILL and SIGABRT with one that exits with status 1 (no core dump, no message, and the
+ * library's own SIGTERM handling of a dead launcher never runs). IPATH_NO_BACKTRACE, set
+ * before the load unless the user set it, turns that off. Only these six functions are
+ * exported by libfabric; the rest of its API are inline calls through its objects. */
+static struct {
+    void *handle;
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
+                   struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+    uint32_t (*version)(void);
+} ofi_lib;
+
+static int ofi_lib_load(void)
+{
+    if (ofi_lib.handle)
+        return UTIL_OK;
+    setenv("IPATH_NO_BACKTRACE", "1", 0);
+    void *h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        util_log("ofi: cannot load libfabric: %s", dlerror());
+        return UTIL_ENOENT;
+    }
+    *(void **)&ofi_lib.getinfo = dlsym(h, "fi_getinfo");
+    *(void **)&ofi_lib.freeinfo = dlsym(h, "fi_freeinfo");
+    *(void **)&ofi_lib.dupinfo = dlsym(h, "fi_dupinfo");
+    *(void **)&ofi_lib.fabric = dlsym(h, "fi_fabric");
+    *(void **)&ofi_lib.strerror = dlsym(h, "fi_strerror");
+    *(void **)&ofi_lib.version = dlsym(h, "fi_version");
+    if (!ofi_lib.getinfo || !ofi_lib.freeinfo || !ofi_lib.dupinfo || !ofi_lib.fabric ||
+        !ofi_lib.strerror || !ofi_lib.version) {
+        util_log("ofi: libfabric.so.1 lacks one of fi_getinfo, fi_freeinfo, fi_dupinfo, "
+                 "fi_fabric, fi_strerror, fi_version");
+        dlclose(h);
+        memset(&ofi_lib, 0, sizeof ofi_lib);
+        return UTIL_ENOENT;
+    }
+    ofi_lib.handle = h; /* kept until the process ends: providers may keep threads */
+    return UTIL_OK;
+}
+
+static const char *ofi_err(int rc) { return ofi_lib.strerror(rc < 0 ? -rc : rc); }
 
 /* ---- memory registration --------------------------------------------------------- */
 
@@ -237,7 +285,7 @@ static void ofi_mem_release(const void *buf, size_t len)
 
 static struct fi_info *ofi_getinfo(int *rc_out)
 {
-    struct fi_info *hints = fi_allocinfo(), *info = NULL;
+    struct fi_info *hints = ofi_lib.dupinfo(NULL), *info = NULL;
     if (!hints) {
         *rc_out = -FI_ENOMEM;
         return NULL;
@@ -264,8 +312,8 @@ static struct fi_info *ofi_getinfo(int *rc_out)
         iface = "lo";
     if (iface && *iface)
         hints->domain_attr->name = strdup(iface);
-    *rc_out = fi_getinfo(OFI_API, NULL, NULL, 0, hints, &info);
-    fi_freeinfo(hints);
+    *rc_out = ofi_lib.getinfo(OFI_API, NULL, NULL, 0, hints, &info);
+    ofi_lib.freeinfo(hints);
     return *rc_out == 0 ? info : NULL;
 }
 
@@ -298,7 +346,7 @@ static void ofi_teardown(void)
     if (ofi.fabric)
         fi_close(&ofi.fabric->fid);
     if (ofi.info)
-        fi_freeinfo(ofi.info);
+        ofi_lib.freeinfo(ofi.info);
     free(ofi.recvs);
     free(ofi.conns);
     free(ofi.by_peer);
@@ -312,7 +360,11 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     util_queue_init(&ofi.deferred);
     util_queue_init(&ofi.pieces_waiting);
     util_queue_init(&ofi.hellos_waiting);
-    int rc;
+    int rc = ofi_lib_load();
+    if (rc != UTIL_OK) {
+        memset(&ofi, 0, sizeof ofi);
+        return rc;
+    }
     ofi.info = ofi_getinfo(&rc);
     if (!ofi.info) {
         util_log("ofi: no libfabric provider offers reliable datagram endpoints (FI_EP_RDM) with "
@@ -350,7 +402,7 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
     const char *step = "fi_fabric";
-    if ((rc = fi_fabric(info->fabric_attr, &ofi.fabric, NULL)) != 0)
+    if ((rc = ofi_lib.fabric(info->fabric_attr, &ofi.fabric, NULL)) != 0)
         goto fail;
     step = "fi_domain";
     if ((rc = fi_domain(ofi.fabric, info, &ofi.domain, NULL)) != 0)
@@ -881,18 +933,18 @@ static void ofi_error(void)
         util_die("ofi: %s to process %d failed: %s (%s)",
                  x->kind == OFI_CTX_RING ? "writing a packet into the ring"
                                          : "the connection handshake",
-                 c->peer, fi_strerror(err.err), detail ? detail : "");
+                 c->peer, ofi_err(err.err), detail ? detail : "");
     }
     case OFI_CTX_PIECE: {
         ofi_piece *pc = (ofi_piece *)x;
         util_log("ofi: one-sided %s of %zu bytes with process %d failed: %s (%s)",
-                 pc->write ? "write" : "read", (size_t)pc->rma.len, pc->c->peer,
-                 fi_strerror(err.err), detail ? detail : "");
+                 pc->write ? "write" : "read", (size_t)pc->rma.len, pc->c->peer, ofi_err(err.err),
+                 detail ? detail : "");
         ofi_piece_done(pc, err.err > 0 ? -err.err : UTIL_EIO);
         break;
     }
     case OFI_CTX_RECV:
-        util_log("ofi: a handshake receive failed: %s", fi_strerror(err.err));
+        util_log("ofi: a handshake receive failed: %s", ofi_err(err.err));
         ofi_post_recv((ofi_recv *)x);
         break;
     }
@@ -1055,20 +1107,24 @@ static void ofi_close(void)
 
 void fab_ofi_probe(char *buf, size_t len)
 {
-    int rc;
+    int rc = ofi_lib_load();
+    if (rc != UTIL_OK) {
+        snprintf(buf, len, "libfabric.so.1 cannot be loaded");
+        return;
+    }
     fab_params saved = ofi.p;
     ofi.p.local_nprocs = -1;
     struct fi_info *info = ofi_getinfo(&rc);
     ofi.p = saved;
     if (!info) {
         snprintf(buf, len, "%u.%u, no provider with FI_EP_RDM, FI_MSG and FI_RMA found (%s)",
-                 FI_MAJOR(fi_version()), FI_MINOR(fi_version()), ofi_err(rc));
+                 FI_MAJOR(ofi_lib.version()), FI_MINOR(ofi_lib.version()), ofi_err(rc));
         return;
     }
-    snprintf(buf, len, "%u.%u, provider %s (fabric %s, domain %s)", FI_MAJOR(fi_version()),
-             FI_MINOR(fi_version()), info->fabric_attr->prov_name, info->fabric_attr->name,
+    snprintf(buf, len, "%u.%u, provider %s (fabric %s, domain %s)", FI_MAJOR(ofi_lib.version()),
+             FI_MINOR(ofi_lib.version()), info->fabric_attr->prov_name, info->fabric_attr->name,
              info->domain_attr->name);
-    fi_freeinfo(info);
+    ofi_lib.freeinfo(info);
 }
 
 const fab_ops fab_ofi_ops = {
