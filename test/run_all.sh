@@ -8,6 +8,7 @@
 #   4. other builds, warnings as errors: build-release/ (gcc, Release: -O3,
 #      what packagers build; library and tools) and build-clang/ (clang, the
 #      whole tree, then 3 MPI tests as a smoke test); each build is one test
+#   4b. the fuzzers (test/fuzz/run.sh, clang's libFuzzer), DCFA_FUZZ_SECONDS (30) each
 #   5. mpi4py's test suite against the same install at 1, 2, 3 (and 4) ranks
 #      (test/external/mpi4py/run.sh; needs python3-venv, python3-dev)
 #
@@ -16,6 +17,7 @@
 # unexpectedly (MPICH-suite entries listed in xfail.txt are expected).
 #   DCFA_SKIP_ASAN=1 / DCFA_SKIP_MPICH=1   leave out stage 2 / 3
 #   DCFA_SKIP_COMPILERS=1                  leave out stage 4
+#   DCFA_SKIP_FUZZ=1                       leave out stage 4b
 #   DCFA_SKIP_MPI4PY=1                     leave out stage 5
 #   DCFA_MPI4PY_BUDGET=SEC                 time budget of stage 5 (default 1500)
 #   DCFA_MPI4PY_NP="1 2 3"                 its rank counts (4 is oversubscribed: 2 cores)
@@ -209,6 +211,27 @@ if [ "${DCFA_SKIP_COMPILERS:-0}" != 1 ]; then
     else
         echo "clang not found: build-clang not built"
         result "build build-clang (no clang)" 0 1
+    fi
+fi
+# ---- 4b. fuzzers: the packet decoder and the PMI parser, bounded in time ---------------
+if [ "${DCFA_SKIP_FUZZ:-0}" != 1 ]; then
+    note "fuzzers (${DCFA_FUZZ_SECONDS:-30} s per target)"
+    stage "fuzzers"
+    if command -v clang > /dev/null; then
+        log=$ROOT/build/fuzz.out
+        mkdir -p "$ROOT/build"
+        FUZZ_OUT=$ROOT/build-fuzz bash "$ROOT/test/fuzz/run.sh" "${DCFA_FUZZ_SECONDS:-30}" \
+            < /dev/null 2>&1 | tee "$log" | grep -vE '^#[0-9]+|^INFO|^stat::' |
+            sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/fuzzers: \1 pass, \2 fail/'
+        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+        if [ -n "$line" ]; then
+            read -r p _ f _ <<< "$line"
+            result "fuzzers" "$p" "$f"
+        else
+            result "fuzzers (did not run)" 0 1
+        fi
+    else
+        result "fuzzers (no clang)" 0 1
     fi
 fi
 # ---- 5. mpi4py's test suite against the installed normal tree -------------------
