@@ -448,11 +448,12 @@ static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Coun
     int n = rc == MPI_SUCCESS ? mpii_comm_peer_size(c) : 0;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
         rc = coll_buf(fn, comm, rcounts[i], wform ? rdts[i] : rdt, "recv");
-        if (rc == MPI_SUCCESS)
+        /* the w form's displacements are bytes: MPI_BOTTOM plus an absolute address is data */
+        if (rc == MPI_SUCCESS && !(wform && rdispls[i]))
             rc = coll_null(fn, comm, rbuf, rcounts[i], wform ? rdts[i] : rdt, "recv");
         if (rc == MPI_SUCCESS && !inplace)
             rc = coll_buf(fn, comm, scounts[i], wform ? sdts[i] : sdt, "send");
-        if (rc == MPI_SUCCESS && !inplace)
+        if (rc == MPI_SUCCESS && !inplace && !(wform && sdispls[i]))
             rc = coll_null(fn, comm, sbuf, scounts[i], wform ? sdts[i] : sdt, "send");
     }
     /* the same buffer on both sides is an error only if data moves: all counts 0 is fine */

@@ -577,16 +577,19 @@ static int nbr_buf(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Datatype 
  * the first nonzero count decides, as MPICH does) */
 static int nbr_null(const char *fn, MPI_Comm comm, const void *buf, int n, MPI_Count count,
                     const MPI_Count counts[], MPI_Datatype dt, const MPI_Datatype dts[],
-                    const char *what)
+                    const MPI_Aint wdispls[], const char *what)
 {
     for (int i = 0; i < n; i++) {
         MPI_Count k = counts ? counts[i] : count;
         if (k <= 0)
             continue;
+        /* the w form's displacements are bytes: MPI_BOTTOM plus an absolute address is data */
+        if (wdispls && wdispls[i] != 0)
+            return MPI_SUCCESS;
         if (mpii_buf_is_null(buf, k, mpii_dtype_get(dts ? dts[i] : dt)))
             return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
-                            "%sbuf: NULL with %s elements to %s", what, counts ? "counts[i]" : "count",
-                            *what == 's' ? "send" : "receive");
+                            "%sbuf: NULL with %s elements to %s", what,
+                            counts ? "counts[i]" : "count", *what == 's' ? "send" : "receive");
         return MPI_SUCCESS;
     }
     return MPI_SUCCESS;
@@ -663,9 +666,9 @@ static int nbr_allgather(const char *fn, int mode, const void *sbuf, MPI_Count s
         return rc;
     int indeg, outdeg;
     topo_degrees(c, &indeg, &outdeg);
-    rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, "send");
+    rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, NULL, "send");
     if (rc == MPI_SUCCESS)
-        rc = nbr_null(fn, comm, rbuf, indeg, rcount, NULL, rdt, NULL, "recv");
+        rc = nbr_null(fn, comm, rbuf, indeg, rcount, NULL, rdt, NULL, NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_sched_create(c);
@@ -688,9 +691,9 @@ static int nbr_allgatherv(const char *fn, int mode, const void *sbuf, MPI_Count 
     topo_degrees(c, &indeg, &outdeg);
     rc = nbr_bufs(fn, comm, indeg, rcounts, displs, rdt, NULL, 0, "recv");
     if (rc == MPI_SUCCESS)
-        rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, "send");
+        rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, NULL, "send");
     if (rc == MPI_SUCCESS)
-        rc = nbr_null(fn, comm, rbuf, indeg, 0, rcounts, rdt, NULL, "recv");
+        rc = nbr_null(fn, comm, rbuf, indeg, 0, rcounts, rdt, NULL, NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_sched_create(c);
@@ -712,9 +715,9 @@ static int nbr_alltoall(const char *fn, int mode, const void *sbuf, MPI_Count sc
         return rc;
     int indeg, outdeg;
     topo_degrees(c, &indeg, &outdeg);
-    rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, "send");
+    rc = nbr_null(fn, comm, sbuf, outdeg, scount, NULL, sdt, NULL, NULL, "send");
     if (rc == MPI_SUCCESS)
-        rc = nbr_null(fn, comm, rbuf, indeg, rcount, NULL, rdt, NULL, "recv");
+        rc = nbr_null(fn, comm, rbuf, indeg, rcount, NULL, rdt, NULL, NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_sched_create(c);
@@ -739,9 +742,10 @@ static int nbr_alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_
     if (rc == MPI_SUCCESS)
         rc = nbr_bufs(fn, comm, indeg, rcounts, rdispls, rdt, rdts, wform, "recv");
     if (rc == MPI_SUCCESS)
-        rc = nbr_null(fn, comm, sbuf, outdeg, 0, scounts, sdt, sdts, "send");
+        rc =
+            nbr_null(fn, comm, sbuf, outdeg, 0, scounts, sdt, sdts, wform ? sdispls : NULL, "send");
     if (rc == MPI_SUCCESS)
-        rc = nbr_null(fn, comm, rbuf, indeg, 0, rcounts, rdt, rdts, "recv");
+        rc = nbr_null(fn, comm, rbuf, indeg, 0, rcounts, rdt, rdts, wform ? rdispls : NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_sched_create(c);

@@ -127,6 +127,67 @@ int main(int argc, char **argv)
         mtest_check_int("sum of ranks", value, size * (size - 1) / 2);
     MPI_Type_free(&abs_send);
     MPI_Type_free(&abs_recv);
+
+    /* MPI_Alltoallw from and to MPI_BOTTOM with absolute byte displacements (mpi4py's
+     * testAlltoallwBottom; NULL plus a displacement is data, not a NULL buffer) */
+    {
+        int *got_all = malloc((size_t)size * sizeof(int)),
+            *cnt = malloc((size_t)size * sizeof(int));
+        MPI_Aint *sd = malloc((size_t)size * sizeof(MPI_Aint)),
+                 *rd = malloc((size_t)size * sizeof(MPI_Aint));
+        MPI_Datatype *ty = malloc((size_t)size * sizeof(MPI_Datatype));
+        int mine = 100 + rank;
+        for (int i = 0; i < size; i++) {
+            cnt[i] = 1;
+            ty[i] = MPI_INT;
+            got_all[i] = -1;
+            MPI_Get_address(&mine, &sd[i]);
+            MPI_Get_address(&got_all[i], &rd[i]);
+        }
+        int *sdi = malloc((size_t)size * sizeof(int)), *rdi = malloc((size_t)size * sizeof(int));
+        int fits = 1;
+        for (int i = 0; i < size; i++) {
+            fits &= sd[i] == (MPI_Aint)(int)sd[i] && rd[i] == (MPI_Aint)(int)rd[i];
+            sdi[i] = (int)sd[i];
+            rdi[i] = (int)rd[i];
+        }
+        /* the int displacements of MPI_Alltoallw hold addresses only below 2 GiB: the
+         * large-count form takes MPI_Aint */
+        MPI_Count *cc = malloc((size_t)size * sizeof(MPI_Count));
+        for (int i = 0; i < size; i++)
+            cc[i] = 1;
+        if (mtest_check_rc("MPI_Alltoallw_c from/to MPI_BOTTOM with absolute displacements",
+                           MPI_Alltoallw_c(MPI_BOTTOM, cc, sd, ty, MPI_BOTTOM, cc, rd, ty, w)))
+            for (int i = 0; i < size; i++)
+                mtest_check_int("alltoallw at absolute addresses", got_all[i], 100 + i);
+        if (fits)
+            mtest_check_rc("MPI_Alltoallw from/to MPI_BOTTOM (int displacements)",
+                           MPI_Alltoallw(MPI_BOTTOM, cnt, sdi, ty, MPI_BOTTOM, cnt, rdi, ty, w));
+        free(cc);
+        free(sdi);
+        free(rdi);
+        free(got_all);
+        free(cnt);
+        free(sd);
+        free(rd);
+        free(ty);
+    }
+
+    /* an accumulate of no data: the operation need not be defined for the type (mpi4py's
+     * testGetAccumulate: MPI_SUM on 0 MPI_BYTEs) */
+    {
+        int cell = 0;
+        MPI_Win win;
+        MPI_Win_create(&cell, sizeof cell, 1, MPI_INFO_NULL, w, &win);
+        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+        MPI_Win_fence(0, win);
+        char o = 0, r = 0;
+        mtest_check_rc("MPI_Get_accumulate of 0 MPI_BYTE with MPI_SUM",
+                       MPI_Get_accumulate(&o, 0, MPI_BYTE, &r, 0, MPI_BYTE, rank, 0, 0, MPI_BYTE,
+                                          MPI_SUM, win));
+        MPI_Win_fence(0, win);
+        MPI_Win_free(&win);
+    }
     free(all);
     free(counts);
     free(displs);

@@ -109,7 +109,8 @@ int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req)
          * for reductions MPI 4.1 6.9.2 lists only MPI_SIGNED_CHAR) */
         if (basic == MPII_HANDLE_INDEX(MPI_CHAR))
             basic = MPII_HANDLE_INDEX(MPI_SIGNED_CHAR);
-        if (a->op != MPI_NO_OP && a->op != MPI_REPLACE) {
+        if (a->op != MPI_NO_OP && a->op != MPI_REPLACE &&
+            tbytes) { /* no data: nothing to combine */
             int cls = basic == MPII_HANDLE_INDEX(MPI_SIGNED_CHAR)
                           ? mpii_op_check(a->op, MPI_SIGNED_CHAR)
                           : mpii_op_check(a->op, a->tdt);
