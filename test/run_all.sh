@@ -71,6 +71,18 @@ result() { # result STAGE PASSED FAILED
     SUMMARY+=("$(printf '  %-28s %5d pass %5d fail' "$1:" "$2" "$3")")
 }
 
+# result_from_log NAME LOG: the stage's closing "N passed, N failed" line, as its result
+result_from_log() {
+    local line p f
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$2" | tail -1)
+    if [ -n "$line" ]; then
+        read -r p _ f _ <<< "$line"
+        result "$1" "$p" "$f"
+    else
+        result "$1 (did not run)" 0 1
+    fi
+}
+
 # build_tree DIR [cmake args]: configure and build; a failure counts as one failed test.
 build_tree() {
     local dir=$1
@@ -175,13 +187,7 @@ if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
             --time-budget "${DCFA_MPICH_BUDGET:-1500}" --lists "${DCFA_MPICH_LISTS:-testlist}" --log "$ROOT/build/mpich-suite.log" \
             "${folders[@]}" < /dev/null 2>&1 | tee "$log" |
             sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/MPICH suite: \1 pass, \2 fail/'
-        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-        if [ -n "$line" ]; then
-            read -r p _ f _ <<< "$line"
-            result "MPICH suite" "$p" "$f"
-        else
-            result "MPICH suite (did not run)" 0 1
-        fi
+        result_from_log "MPICH suite" "$log"
     else
         echo "not run: the normal build failed or could not be installed"
         result "MPICH suite (not run)" 0 1
@@ -223,13 +229,7 @@ if [ "${DCFA_SKIP_FUZZ:-0}" != 1 ]; then
         FUZZ_OUT=$ROOT/build-fuzz bash "$ROOT/test/fuzz/run.sh" "${DCFA_FUZZ_SECONDS:-30}" \
             < /dev/null 2>&1 | tee "$log" | grep -vE '^#[0-9]+|^INFO|^stat::' |
             sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/fuzzers: \1 pass, \2 fail/'
-        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-        if [ -n "$line" ]; then
-            read -r p _ f _ <<< "$line"
-            result "fuzzers" "$p" "$f"
-        else
-            result "fuzzers (did not run)" 0 1
-        fi
+        result_from_log "fuzzers" "$log"
     else
         result "fuzzers (no clang)" 0 1
     fi
@@ -244,13 +244,7 @@ if [ "${DCFA_SKIP_MPI4PY:-0}" != 1 ]; then
             --np "${DCFA_MPI4PY_NP:-1 2 3}" --time-budget "${DCFA_MPI4PY_BUDGET:-1500}" \
             < /dev/null 2>&1 | tee "$log" |
             sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/mpi4py suite: \1 pass, \2 fail/'
-        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-        if [ -n "$line" ]; then
-            read -r p _ f _ <<< "$line"
-            result "mpi4py suite" "$p" "$f"
-        else
-            result "mpi4py suite (did not run)" 0 1
-        fi
+        result_from_log "mpi4py suite" "$log"
     else
         echo "not run: the normal build failed or could not be installed"
         result "mpi4py suite (not run)" 0 1
