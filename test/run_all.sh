@@ -5,9 +5,13 @@
 #   2. build-asan/  -DDCFA_SANITIZE=ON (ASan + UBSan); ctest
 #   3. install build/ into build/prefix and run the MPICH test suite on the
 #      folders of test/external/mpich/folders.txt
-#   4. other builds, warnings as errors: build-release/ (gcc, Release: -O3,
-#      what packagers build; library and tools) and build-clang/ (clang, the
-#      whole tree, then 3 MPI tests as a smoke test); each build is one test
+#   4. other builds, warnings as errors: build-clang/ (clang, the whole tree,
+#      then 3 MPI tests as a smoke test) and build-release/ (gcc, Release:
+#      -O3, what packagers build; library and tools); each build is one test
+#   3b. test/hosts/run_multihost.sh (root: network namespaces as test hosts;
+#      our mpirun, Hydra and Slurm across them, MPI programs and MPICH folders
+#      across 2 hosts over ofi), started after the clang smoke test, in the
+#      background of the Release build and stage 4b
 #   4b. the fuzzers (test/fuzz/run.sh, clang's libFuzzer), DCFA_FUZZ_SECONDS (30) each
 #   5. mpi4py's test suite against the same install at 1, 2, 3 (and 4) ranks
 #      (test/external/mpi4py/run.sh; needs python3-venv, python3-dev)
@@ -18,6 +22,7 @@
 #   DCFA_SKIP_ASAN=1 / DCFA_SKIP_MPICH=1   leave out stage 2 / 3
 #   DCFA_SKIP_COMPILERS=1                  leave out stage 4
 #   DCFA_SKIP_FUZZ=1                       leave out stage 4b
+#   DCFA_SKIP_MULTIHOST=1                  leave out stage 3b (needs root)
 #   DCFA_SKIP_MPI4PY=1                     leave out stage 5
 #   DCFA_MPI4PY_BUDGET=SEC                 time budget of stage 5 (default 1500)
 #   DCFA_MPI4PY_NP="1 2 3"                 its rank counts (4 is oversubscribed: 2 cores)
@@ -37,6 +42,8 @@ SUMMARY=()
 # Packages the tests need (Debian 12); missing ones are installed with apt-get
 # when running as root (DCFA_NO_APT=1: never).
 PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang libfabric-dev)
+# the multi-host stage: namespaces (iproute2, util-linux), Slurm and munge
+[ "${DCFA_SKIP_MULTIHOST:-0}" = 1 ] || PACKAGES+=(iproute2 util-linux slurmctld slurmd slurm-client munge)
 [ "${DCFA_SKIP_MPI4PY:-0}" = 1 ] || PACKAGES+=(python3-venv python3-dev)
 install_packages() {
     local missing=() p
@@ -194,10 +201,10 @@ if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
     fi
 fi
 
-# ---- 4. other builds: Release (gcc -O3) and clang, warnings as errors -----------------
+# ---- 4. other builds: clang (with a smoke test), then Release (gcc -O3) -------------
+# warnings as errors in both
 if [ "${DCFA_SKIP_COMPILERS:-0}" != 1 ]; then
-    # later cache entries win: Release instead of build_tree's RelWithDebInfo
-    build_counted build-release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
+    stage "clang build + smoke"
     if command -v clang > /dev/null; then
         if CC=clang CXX=clang++ build_counted build-clang; then
             touch "$ROOT/build-clang/.stamp"
@@ -219,6 +226,33 @@ if [ "${DCFA_SKIP_COMPILERS:-0}" != 1 ]; then
         result "build build-clang (no clang)" 0 1
     fi
 fi
+
+# ---- 3b. multi-host: test hosts in network namespaces (root), in the background -------
+# It mostly waits (launches, timeouts, daemons starting), so it runs while the
+# Release build and the fuzzers use the cores; its log is printed when it
+# ends. Started after the clang smoke test, whose leftover check would see the
+# Slurm stage's jobs in this machine's /dev/shm.
+MH_PID=""
+if [ "${DCFA_SKIP_MULTIHOST:-0}" != 1 ]; then
+    if [ $NORMAL_OK = 1 ] && cmake --install "$ROOT/build" > "$ROOT/build/install.log" 2>&1; then
+        note "multi-host tests: started in the background (build/multihost.log)"
+        (
+            t0=$(date +%s)
+            DCFA_MULTIHOST_REQUIRE_OFI=1 bash "$ROOT/test/hosts/run_multihost.sh" --build "$ROOT/build" \
+                --prefix "$PREFIX" --install < /dev/null > "$ROOT/build/multihost.log" 2>&1
+            echo $(($(date +%s) - t0)) > "$ROOT/build/multihost.secs"
+        ) &
+        MH_PID=$!
+    else
+        result "multi-host (not run: the normal build failed or could not be installed)" 0 1
+    fi
+fi
+
+if [ "${DCFA_SKIP_COMPILERS:-0}" != 1 ]; then
+    stage "Release build"
+    # later cache entries win: Release instead of build_tree's RelWithDebInfo
+    build_counted build-release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
+fi
 # ---- 4b. fuzzers: the packet decoder and the PMI parser, bounded in time ---------------
 if [ "${DCFA_SKIP_FUZZ:-0}" != 1 ]; then
     note "fuzzers (${DCFA_FUZZ_SECONDS:-30} s per target)"
@@ -233,6 +267,13 @@ if [ "${DCFA_SKIP_FUZZ:-0}" != 1 ]; then
     else
         result "fuzzers (no clang)" 0 1
     fi
+fi
+if [ -n "$MH_PID" ]; then
+    stage "multi-host (rest of it)"
+    wait "$MH_PID"
+    note "multi-host tests (test/hosts/run_multihost.sh, $(cat "$ROOT/build/multihost.secs" 2> /dev/null || echo '?') s)"
+    cat "$ROOT/build/multihost.log"
+    result_from_log "multi-host" "$ROOT/build/multihost.log"
 fi
 # ---- 5. mpi4py's test suite against the installed normal tree -------------------
 if [ "${DCFA_SKIP_MPI4PY:-0}" != 1 ]; then

@@ -325,7 +325,8 @@ st_mpich_cross() {
         { bad "cannot install into $PREFIX"; return; }
     hosts_up 2 || return
     (ofi_env
-        "$REPO/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs 1 --time-budget "${DCFA_MULTIHOST_MPICH_BUDGET:-1800}" \
+        "$REPO/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "${DCFA_MULTIHOST_MPICH_JOBS:-2}" \
+            --time-budget "${DCFA_MULTIHOST_MPICH_BUDGET:-900}" --lists "${DCFA_MULTIHOST_MPICH_LISTS:-testlist}" \
             --mpirun-args "-hosts dcfa-h1,dcfa-h2" pt2pt coll@np=8,nonstrict comm@np=8) >"$TMP/mpich.log" 2>&1
     tail -n 5 "$TMP/mpich.log" | sed 's/^/    /'
     local line p f
