@@ -38,6 +38,7 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     core_s.active[core_s.nactive++] = c;
     f->nconns++;
     f->made++;
+    core_st.connections++;
     core_fab_pace();
     return c;
 }
@@ -273,6 +274,8 @@ static void core_dispatch(core_conn *c, const wire_hdr *h)
         core_cancel_arrived(c, h, payload);
         break;
     case WIRE_SYNC:
+        if (h->flags & WIRE_F_FIN)
+            c->fin_in = 1;
         break;
     }
 }
@@ -305,6 +308,9 @@ int core_progress_conn(core_conn *c)
         if (peer_credit < util_cfg.credit_sync_limit)
             c->sync_wanted = 1;
     }
+    /* SYNCs go on during finalize's FIN handshake (a FIN may wait for the credit a SYNC
+     * brings, core_fin_exchange); a late one lands in a ring nobody reads any more (shm), or
+     * in an endpoint kept open until every process passed the fence at close (ofi) */
     if (c->sync_wanted && !core_s.finalizing) {
         /* a SYNC needs no order: it may take the reserved last credit ahead of the backlog */
         wire_hdr *h = core_conn_tx_begin(c, 1);

@@ -123,8 +123,38 @@ int core_init(const core_params *p)
     return UTIL_OK;
 }
 
+/* Finalize's handshake (docs/protocol.md): a FIN (a SYNC with WIRE_F_FIN, queued after
+ * everything else) on every connection, then progress until every connection brought the
+ * peer's FIN. Only the peers this process is connected to take part, so MPI_Finalize is no
+ * barrier over the world: a rank that talked to two neighbours waits for those two, and no
+ * connection is made for it. A connection that appears meanwhile (a peer's handshake
+ * arriving late) gets its FIN too. Credit keeps flowing (SYNCs) until the peer's FIN is in:
+ * a FIN waiting for credit is never stuck behind a peer that waits for ours. */
+static void core_fin_exchange(void)
+{
+    static const uint8_t none;
+    util_backoff b;
+    util_backoff_reset(&b);
+    for (;;) {
+        int waiting = 0;
+        for (int i = 0; i < core_s.nactive; i++) {
+            core_conn *c = core_s.active[i];
+            if (!c->fin_out) {
+                core_conn_send_ctl(c, WIRE_SYNC, WIRE_F_FIN, NULL, &none, 0);
+                c->fin_out = 1;
+            }
+            waiting |= !c->fin_in;
+        }
+        if (!waiting)
+            break;
+        if (core_progress() == 0)
+            util_backoff_wait(&b);
+    }
+}
+
 int core_finalize(void)
 {
+    core_fin_exchange();
     /* flush every backlog so no control packet a peer waits for is lost */
     core_s.finalizing = 1;
     util_backoff b;

@@ -70,6 +70,7 @@ typedef struct core_conn {
     } rtr_in;
     core_req *rtr_out;      /* my receive with an RTR outstanding to this peer */
     int sync_wanted;        /* the peer runs low on credit: send a SYNC */
+    int fin_out, fin_in;    /* finalize: my FIN queued / the peer's FIN arrived */
     char why[128];          /* why this fabric was chosen (cold: after the hot fields) */
 } core_conn;
 
@@ -115,7 +116,7 @@ typedef struct core_state {
     int nfabs;
     unsigned poll_mask;     /* the smallest of the fabrics' poll masks: the hot loop's one test */
     core_kvs kvs;
-    int finalizing;         /* after the last barrier: no SYNC any more */
+    int finalizing;         /* after the FIN handshake: no SYNC any more */
 } core_state;
 extern core_state core_s;
 

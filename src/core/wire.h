@@ -31,6 +31,8 @@ enum wire_flags {
     WIRE_F_RTR_DATA = 2,    /* DONE: data of message `seq` was written into the RTR buffer */
     WIRE_F_RTR = 4,         /* CANCEL / CANCEL_ACK: about an RTR (receiver withdraws its buffer) */
     WIRE_F_ERROR = 8,       /* DONE: the bulk transfer failed; the request completes with an error */
+    WIRE_F_FIN = 16,        /* SYNC: the sender is in MPI_Finalize with everything before this
+                               sent; after the peer's FIN it sends nothing more here */
 };
 
 /* One packet header, at the start of a ring block. 32 bytes. Its first word

@@ -80,9 +80,17 @@ static void start(void)
     core_set_peer_lookup(peer_of);
 }
 
+/* the peer is this harness, which never finalizes: its FIN counts as exchanged */
+static void peer_finished(void)
+{
+    for (int i = 0; i < core_s.nactive; i++)
+        core_s.active[i]->fin_in = core_s.active[i]->fin_out = 1;
+}
+
 /* a fresh core and a fresh pair segment for the next input */
 static void reset(void)
 {
+    peer_finished();
     for (int i = 0; i < core_s.nactive; i++) {
         util_qnode *n;
         while ((n = util_queue_first(&core_s.active[i]->backlog))) {
@@ -105,6 +113,7 @@ static void cleanup(void)
     shm_unlink(name);
     snprintf(name, sizeof name, "/dcfa-%s-1", job);
     shm_unlink(name);
+    peer_finished();
     core_finalize();
 }
 

@@ -247,7 +247,8 @@ void mpii_runtime_stop(void)
     if (--mpii_runtime_users > 0)
         return;
     mpii_async_stop();
-    mpii_barrier(mpii_comm_get(MPI_COMM_WORLD));
+    /* no barrier over the world: core_finalize exchanges a FIN with each connected peer
+     * only (docs/protocol.md, "Finalize") */
     osc_finalize();
     mpii_pt2pt_finalize();
     io_finalize(); /* files left open */
