@@ -22,7 +22,7 @@
  * (algorithms that cannot be restarted, such as the node segment's, are not chosen) */
 static coll_sched *coll_new(mpii_comm *c, int mode)
 {
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_sched_create_kind(c, mode != COLL_BLOCKING);
     if (mode == COLL_PERSISTENT)
         coll_sched_set_persistent(s);
     return s;

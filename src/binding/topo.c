@@ -671,7 +671,7 @@ static int nbr_allgather(const char *fn, int mode, const void *sbuf, MPI_Count s
         rc = nbr_null(fn, comm, rbuf, indeg, rcount, NULL, rdt, NULL, NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_sched_create_kind(c, mode != COLL_BLOCKING);
     rc = topo_neighbor_allgather(s, sbuf, (MPI_Aint)scount, sdt, rbuf, (MPI_Aint)rcount, rdt);
     return nbr_finish(fn, comm, s, rc, mode, req);
 }
@@ -696,7 +696,7 @@ static int nbr_allgatherv(const char *fn, int mode, const void *sbuf, MPI_Count 
         rc = nbr_null(fn, comm, rbuf, indeg, 0, rcounts, rdt, NULL, NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_sched_create_kind(c, mode != COLL_BLOCKING);
     rc = topo_neighbor_allgatherv(s, sbuf, (MPI_Aint)scount, sdt, rbuf, rcounts, displs, rdt);
     return nbr_finish(fn, comm, s, rc, mode, req);
 }
@@ -720,7 +720,7 @@ static int nbr_alltoall(const char *fn, int mode, const void *sbuf, MPI_Count sc
         rc = nbr_null(fn, comm, rbuf, indeg, rcount, NULL, rdt, NULL, NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_sched_create_kind(c, mode != COLL_BLOCKING);
     rc = topo_neighbor_alltoall(s, sbuf, (MPI_Aint)scount, sdt, rbuf, (MPI_Aint)rcount, rdt);
     return nbr_finish(fn, comm, s, rc, mode, req);
 }
@@ -748,7 +748,7 @@ static int nbr_alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_
         rc = nbr_null(fn, comm, rbuf, indeg, 0, rcounts, rdt, rdts, wform ? rdispls : NULL, "recv");
     if (rc != MPI_SUCCESS)
         return rc;
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_sched_create_kind(c, mode != COLL_BLOCKING);
     if (wform)
         rc = topo_neighbor_alltoallw(s, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts);
     else

@@ -81,7 +81,8 @@ typedef struct mpii_comm {
     MPI_Errhandler errhandler;
     MPI_Info info;
     mpii_attr *attrs;
-    uint32_t coll_tag;      /* sequence for internal collective tags */
+    uint32_t coll_tag;      /* sequence for internal collective tags (blocking collectives) */
+    uint32_t coll_nb_tag;   /* the same for nonblocking and persistent ones (sched.c) */
     uint32_t ctxag_seq;     /* context agreements begun on this parent (their keys) */
     char name[MPI_MAX_OBJECT_NAME];
     void *topo;             /* topology (src/mpi/topo), NULL if none */

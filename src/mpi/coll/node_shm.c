@@ -89,9 +89,10 @@ int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint
     /* Operation numbers are taken when the operation is built, which must be
      * in the same order on every rank: not for a schedule extended while it
      * runs (built when each rank gets there), nor for a persistent one (it
-     * would reuse its number at every start). */
+     * would reuse its number at every start), nor for a nonblocking one (its
+     * order against blocking collectives may differ between ranks: sched.h). */
     if (!util_cfg.coll_shm || c->is_inter || c->size < 2 || coll_sched_is_persistent(s) ||
-        coll_sched_is_started(s))
+        coll_sched_is_nonblocking(s) || coll_sched_is_started(s))
         return 0;
     /* only when every rank is on my node (the process mapping; the same on every
      * rank, so all decide alike): never shared memory across hosts */

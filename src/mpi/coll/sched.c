@@ -44,6 +44,7 @@ struct coll_sched {
     MPI_Op *ops_held;       /* user operations referenced by ops */
     int nops_held, cap_ops_held;
     int persistent;
+    int nonblocking;        /* made for a nonblocking or persistent call: the second tag space */
     int started;            /* has run: operations added now are added while running */
     int free_when_done;     /* freed (persistent request freed) while its request lives */
     int has_req;            /* a request of a start is out (not yet finished) */
@@ -75,18 +76,31 @@ static int sched_nrunning;
         }                                                                                          \
     } while (0)
 
-coll_sched *coll_sched_create(mpii_comm *c)
+/* Blocking collectives take tags 0..2^29-1, nonblocking and persistent ones 2^29..2^30-1,
+ * each from a sequence of its own (sched.h) */
+#define SCHED_TAG_SPACE 0x1fffffffu
+#define SCHED_TAG_NB    0x20000000u
+
+coll_sched *coll_sched_create_kind(mpii_comm *c, int nonblocking)
 {
     coll_sched *s = util_calloc(1, sizeof *s);
     s->comm = c;
     s->dflt_on = c;
+    s->nonblocking = nonblocking;
     /* an inter-communicator's schedules post on its local_comm too: one tag
      * sequence for both, or a schedule of each could share a tag there */
     mpii_comm *seq = c->is_inter ? c->local_comm : c;
-    s->tag = (int)(seq->coll_tag++ & 0x3fffffffu);
+    if (nonblocking)
+        s->tag = (int)(SCHED_TAG_NB | (seq->coll_nb_tag++ & SCHED_TAG_SPACE));
+    else
+        s->tag = (int)(seq->coll_tag++ & SCHED_TAG_SPACE);
     s->qn.next = s->qn.prev = &s->qn;
     return s;
 }
+
+coll_sched *coll_sched_create(mpii_comm *c) { return coll_sched_create_kind(c, 0); }
+
+int coll_sched_is_nonblocking(const coll_sched *s) { return s->nonblocking; }
 
 mpii_comm *coll_sched_comm(const coll_sched *s) { return s->comm; }
 

@@ -13,7 +13,13 @@
  * never matched by user traffic) with one tag per schedule, taken from the
  * schedule's communicator sequence at creation: every rank creates its
  * collectives in the same order, so the tags agree, and concurrent nonblocking
- * collectives on one communicator never take each other's messages. Between
+ * collectives on one communicator never take each other's messages. Blocking
+ * and nonblocking (and persistent) collectives count in two sequences of their
+ * own, in two halves of the tag space, and nonblocking ones never use the node
+ * segment: a program that orders a nonblocking collective differently from a
+ * blocking one between its ranks (erroneous, MPI 4.1 section 6.12, but MPICH
+ * and Open MPI run it, and mpi4py's MPI_Comm_iagree fallback does it) still
+ * matches each with its own. Between
  * two processes, messages of one schedule match in the order they were posted
  * (non-overtaking), which is what lets rounds reuse the tag.
  *
@@ -37,6 +43,9 @@ typedef struct coll_sched coll_sched;
 /* A new, empty schedule on communicator c (intra or inter). NULL never: out of
  * memory aborts, as util_malloc does. */
 coll_sched *coll_sched_create(mpii_comm *c);
+/* the same for a nonblocking or persistent call (nonblocking = 1): the other tag sequence */
+coll_sched *coll_sched_create_kind(mpii_comm *c, int nonblocking);
+int coll_sched_is_nonblocking(const coll_sched *s);
 /* The communicator the schedule was made for. */
 mpii_comm *coll_sched_comm(const coll_sched *s);
 

@@ -104,7 +104,7 @@ static int idup_decide(coll_sched *s, void *arg)
 
 int mpii_comm_idup(mpii_comm *c, MPI_Info info, int use_info, MPI_Comm *newcomm, MPI_Request *req)
 {
-    coll_sched *s = coll_sched_create(c);
+    coll_sched *s = coll_sched_create_kind(c, 1);
     idup_op *op = coll_sched_alloc(s, sizeof *op);
     memset(op, 0, sizeof *op);
     op->c = c;
