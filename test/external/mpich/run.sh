@@ -23,6 +23,7 @@ REPORT_ONLY=0
 FRESH=0
 LISTS="testlist,testlist.dtp"
 XFAIL_FILE="$HERE/xfail.txt"
+SKIP_FILE=""
 LOG=""
 DEFAULT_TIMEOUT=60
 TIME_BUDGET=0
@@ -43,6 +44,8 @@ usage: $0 --with-mpi PREFIX [options] [folder ...]
   --slots N           ... as long as their ranks fit in N cores (default: nproc = $SLOTS)
   --lists L           comma-separated test-list files per folder (default $LISTS)
   --xfail FILE        expected-failure list (default $XFAIL_FILE)
+  --skip FILE         entries not to run ("folder/prog np  # reason" per line),
+                      reported as skipped with their reason
   --log FILE          log with the output of failures (default BUILD/results.log)
   --timeout SEC       timeout of entries without timeLimit= (default $DEFAULT_TIMEOUT)
   --time-budget SEC   stop starting tests after SEC seconds; the rest count as failed
@@ -64,6 +67,7 @@ while [ $# -gt 0 ]; do
         --slots) SLOTS=$2; shift 2 ;;
         --lists) LISTS=$2; shift 2 ;;
         --xfail) XFAIL_FILE=$2; shift 2 ;;
+        --skip) SKIP_FILE=$2; shift 2 ;;
         --log) LOG=$2; shift 2 ;;
         --timeout) DEFAULT_TIMEOUT=$2; shift 2 ;;
         --time-budget) TIME_BUDGET=$2; shift 2 ;;
@@ -201,6 +205,20 @@ RS=$'\x1e'
 
 skip() { printf '%s %s  # %s\n' "$1" "$2" "$3" >> "$SKIPPED"; }
 
+# --skip FILE: "folder/prog np  # reason" lines
+declare -A SKIP_WHY=()
+if [ -n "$SKIP_FILE" ]; then
+    [ -f "$SKIP_FILE" ] || { echo "error: no skip file $SKIP_FILE" >&2; exit 2; }
+    while IFS= read -r line || [ -n "$line" ]; do
+        entry=${line%%#*}
+        read -r -a f <<< "$entry" || true
+        [ ${#f[@]} -ge 2 ] || continue
+        reason=${line#*#}
+        [ "$reason" != "$line" ] || reason="listed in $(basename "$SKIP_FILE")"
+        SKIP_WHY["${f[0]} ${f[1]}"]="$(basename "$SKIP_FILE"):${reason}"
+    done < "$SKIP_FILE"
+fi
+
 version_ge() { # $1 >= $2 (dotted versions)
     [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]
 }
@@ -248,6 +266,7 @@ scan_dir() { # $1 = folder relative to $BUILD
                 esac
             done
             if [ -z "$why" ] && [ "$np" -gt "$DIR_MAX_NP" ]; then why="needs $np ranks (max np $DIR_MAX_NP)"; fi
+            if [ -z "$why" ] && [ -n "${SKIP_WHY["$dir/$prog $np"]+x}" ]; then why=${SKIP_WHY["$dir/$prog $np"]}; fi
             if [ -n "$why" ]; then skip "$dir/$prog" "$np" "$why"; continue; fi
             printf "%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s$RS%s\n" "$dir/$prog" "$(dirname "$dir/$prog")" \
                 "$(basename "$prog")" "$np" "$tmo" "$result" "$envs" "$args" "$largs" >> "$ENTRIES"
