@@ -89,6 +89,7 @@ struct fab_conn {
     int hello_in, hello_out, ready;
     int closing; /* disconnect called */
     fi_addr_t addr;
+    fi_addr_t addr_serve; /* the peer's bulk target endpoint (split), else addr */
     uint8_t *rx;        /* receive ring */
     uint32_t *rx_round; /* times each block of it was written */
     struct fid_mr *rx_mr;
@@ -129,7 +130,10 @@ static struct {
     struct fi_info *info;
     struct fid_fabric *fabric;
     struct fid_domain *domain;
-    struct fid_ep *ep;
+    struct fid_ep *ep;       /* handshakes and ring writes */
+    struct fid_ep *ep_issue; /* bulk operations this process starts (split) */
+    struct fid_ep *ep_serve; /* the target of the peers' bulk operations (split) */
+    int split;               /* bulk traffic on endpoints of its own (see ofi_open) */
     struct fid_cq *cq;
     struct fid_av *av;
     ofi_recv *recvs;
@@ -138,6 +142,7 @@ static struct {
     char provider[64];
     size_t addrlen;
     char addr[128];
+    char addr_serve[128];
     uint64_t mr_mode;
     size_t inject; /* ring writes up to this many bytes go as FI_INJECT */
     size_t iov_limit;
@@ -335,6 +340,10 @@ static void ofi_teardown(void)
 {
     if (ofi.ep)
         fi_close(&ofi.ep->fid);
+    if (ofi.ep_issue)
+        fi_close(&ofi.ep_issue->fid);
+    if (ofi.ep_serve)
+        fi_close(&ofi.ep_serve->fid);
     if (ofi.recv_mr)
         fi_close(&ofi.recv_mr->fid);
     if (ofi.av)
@@ -428,6 +437,37 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     ofi.addrlen = sizeof ofi.addr;
     if ((rc = fi_getname(&ofi.ep->fid, ofi.addr, &ofi.addrlen)) != 0)
         goto fail;
+    /* Bulk traffic on two endpoints of its own: reads and writes this process starts go
+     * out of ep_issue to the peer's ep_serve. Providers that queue an endpoint's outgoing
+     * traffic in one FIFO (tcp: one socket per endpoint pair) would otherwise put a ring
+     * packet or a read request behind megabytes of another transfer's read response, and
+     * transfers both ways would take turns (docs/fabric.md). Not with FI_MR_ENDPOINT, where
+     * a registration belongs to one endpoint; DCFA_OFI_SPLIT=0 turns it off. */
+    ofi.split = util_cfg.ofi_split && !(ofi.mr_mode & FI_MR_ENDPOINT);
+    for (int k = 0; ofi.split && k < 2; k++) {
+        struct fid_ep **e = k == 0 ? &ofi.ep_issue : &ofi.ep_serve;
+        step = "fi_endpoint (bulk)";
+        if ((rc = fi_endpoint(ofi.domain, info, e, NULL)) != 0)
+            goto fail;
+        step = "fi_ep_bind (bulk)";
+        if ((rc = fi_ep_bind(*e, &ofi.cq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION)) != 0 ||
+            (rc = fi_ep_bind(*e, &ofi.cq->fid, FI_RECV)) != 0 ||
+            (rc = fi_ep_bind(*e, &ofi.av->fid, 0)) != 0)
+            goto fail;
+        step = "fi_enable (bulk)";
+        if ((rc = fi_enable(*e)) != 0)
+            goto fail;
+    }
+    if (ofi.split) {
+        size_t len = sizeof ofi.addr_serve;
+        step = "fi_getname (bulk)";
+        if ((rc = fi_getname(&ofi.ep_serve->fid, ofi.addr_serve, &len)) != 0)
+            goto fail;
+        if (len != ofi.addrlen) {
+            rc = -FI_EINVAL;
+            goto fail;
+        }
+    }
     fab_rcache_init(&ofi.rcache, util_cfg.mr_cache, ofi_rcache_reg, ofi_rcache_dereg, NULL);
     ofi.recvs = util_calloc(OFI_NRECV, sizeof *ofi.recvs);
     if ((ofi.mr_mode & FI_MR_LOCAL) &&
@@ -469,6 +509,17 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     card[off++] = ':';
     for (size_t i = 0; i < ofi.addrlen; i++)
         off += (size_t)snprintf(card + off, cardlen - off, "%02x", (unsigned char)ofi.addr[i]);
+    if (ofi.split) {
+        if (off + 2 + 2 * ofi.addrlen >= cardlen) {
+            util_log("ofi: two endpoint addresses do not fit in a card");
+            ofi_teardown();
+            return UTIL_EINVAL;
+        }
+        card[off++] = '.';
+        for (size_t i = 0; i < ofi.addrlen; i++)
+            off += (size_t)snprintf(card + off, cardlen - off, "%02x",
+                                    (unsigned char)ofi.addr_serve[i]);
+    }
     return UTIL_OK;
 fail:
     util_log("ofi: %s failed for provider %s: %s", step, ofi.provider, ofi_err(rc));
@@ -478,8 +529,25 @@ fail:
 
 static const fab_caps *ofi_caps(void) { return &ofi.caps; }
 
-/* the card's provider part, and its address decoded */
-static int ofi_card_parse(const char *card, char *addr, size_t *addrlen)
+static int ofi_hex_decode(const char *hex, size_t hexlen, char *addr, size_t *addrlen)
+{
+    size_t n = hexlen / 2;
+    if (hexlen != 2 * ofi.addrlen || n > *addrlen)
+        return UTIL_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            return UTIL_EINVAL;
+        addr[i] = (char)v;
+    }
+    *addrlen = n;
+    return UTIL_OK;
+}
+
+/* the card's provider part, and its addresses decoded: "ofi:<prov>:<hex>[.<hex>]", the
+ * second the bulk target endpoint of a split process (serve NULL: only the first) */
+static int ofi_card_parse2(const char *card, char *addr, size_t *addrlen, char *serve,
+                           size_t *servelen, int *has_serve)
 {
     if (strncmp(card, "ofi:", 4) != 0)
         return UTIL_EINVAL;
@@ -491,17 +559,22 @@ static int ofi_card_parse(const char *card, char *addr, size_t *addrlen)
         if (prov[i] != (ofi.provider[i] == ';' ? '+' : ofi.provider[i]))
             return UTIL_EINVAL;
     const char *hex = colon + 1;
-    size_t n = strlen(hex) / 2;
-    if (strlen(hex) != 2 * ofi.addrlen || n > *addrlen)
+    const char *dot = strchr(hex, '.');
+    if (ofi_hex_decode(hex, dot ? (size_t)(dot - hex) : strlen(hex), addr, addrlen) != UTIL_OK)
         return UTIL_EINVAL;
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+    *has_serve = 0;
+    if (dot && serve) {
+        if (ofi_hex_decode(dot + 1, strlen(dot + 1), serve, servelen) != UTIL_OK)
             return UTIL_EINVAL;
-        addr[i] = (char)v;
+        *has_serve = 1;
     }
-    *addrlen = n;
     return UTIL_OK;
+}
+
+static int ofi_card_parse(const char *card, char *addr, size_t *addrlen)
+{
+    int has_serve;
+    return ofi_card_parse2(card, addr, addrlen, NULL, NULL, &has_serve);
 }
 
 static int ofi_reachable(const char *peer_card)
@@ -589,6 +662,8 @@ static void ofi_conn_forget(fab_conn *c)
 {
     util_queue_remove(&c->deferred);
     fi_av_remove(ofi.av, &c->addr, 1, 0);
+    if (c->addr_serve != c->addr)
+        fi_av_remove(ofi.av, &c->addr_serve, 1, 0);
     ofi.conns[c->id] = &ofi_gone;
     ofi.by_peer[c->peer] = NULL;
 }
@@ -596,9 +671,11 @@ static void ofi_conn_forget(fab_conn *c)
 static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, fab_conn **out,
                        void **rx)
 {
-    char addr[128];
-    size_t addrlen = sizeof addr;
-    if (peer < 0 || peer >= ofi.npeers || ofi_card_parse(peer_card, addr, &addrlen) != UTIL_OK) {
+    char addr[128], serve[128];
+    size_t addrlen = sizeof addr, servelen = sizeof serve;
+    int has_serve = 0;
+    if (peer < 0 || peer >= ofi.npeers ||
+        ofi_card_parse2(peer_card, addr, &addrlen, serve, &servelen, &has_serve) != UTIL_OK) {
         util_log("ofi: process %d's card '%s' is not one of provider %s", peer, peer_card,
                  ofi.provider);
         return UTIL_EINVAL;
@@ -624,6 +701,14 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     c->tx_desc = fi_mr_desc(c->tx_mr);
     if (fi_av_insert(ofi.av, addr, 1, &c->addr, 0, NULL) != 1) {
         util_log("ofi: cannot add process %d's address to the address vector", peer);
+        rc = UTIL_EIO;
+        goto fail;
+    }
+    /* a split peer is reached at its bulk target; one that is not at its only endpoint */
+    c->addr_serve = c->addr;
+    if (has_serve && fi_av_insert(ofi.av, serve, 1, &c->addr_serve, 0, NULL) != 1) {
+        util_log("ofi: cannot add process %d's bulk address to the address vector", peer);
+        fi_av_remove(ofi.av, &c->addr, 1, 0);
         rc = UTIL_EIO;
         goto fail;
     }
@@ -762,12 +847,13 @@ static int ofi_piece_post(ofi_piece *pc)
     struct fi_msg_rma msg = {.msg_iov = pc->iov,
                              .desc = pc->desc,
                              .iov_count = (size_t)pc->n,
-                             .addr = pc->c->addr,
+                             .addr = pc->c->addr_serve,
                              .rma_iov = &pc->rma,
                              .rma_iov_count = 1,
                              .context = &pc->ctx};
-    ssize_t rc = pc->write ? fi_writemsg(ofi.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
-                           : fi_readmsg(ofi.ep, &msg, FI_COMPLETION);
+    struct fid_ep *ep = ofi.split ? ofi.ep_issue : ofi.ep;
+    ssize_t rc = pc->write ? fi_writemsg(ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+                           : fi_readmsg(ep, &msg, FI_COMPLETION);
     if (rc == -FI_EAGAIN)
         return UTIL_EAGAIN;
     if (rc != 0) {
@@ -1095,6 +1181,11 @@ static void ofi_close(void)
     ofi.recv_mr = NULL;
     fi_close(&ofi.ep->fid);
     ofi.ep = NULL;
+    if (ofi.ep_issue)
+        fi_close(&ofi.ep_issue->fid);
+    if (ofi.ep_serve)
+        fi_close(&ofi.ep_serve->fid);
+    ofi.ep_issue = ofi.ep_serve = NULL;
     for (uint32_t i = 0; i < ofi.nconns; i++) {
         fab_conn *c = ofi.conns[i];
         if (c != &ofi_gone) {
