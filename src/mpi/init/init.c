@@ -255,6 +255,11 @@ void mpii_runtime_stop(void)
     if (util_cfg.stats)
         core_stats_report(mpii_st.world_rank);
     core_finalize();
+    /* then the process manager's barrier (PMI), as MPICH and Open MPI end MPI_Finalize: no
+     * process leaves before every process of the job has reached MPI_Finalize (a rank that
+     * exits with an error status right after it would otherwise have the launcher end the
+     * others while they still work), and it takes no MPI connection */
+    (void)assist_kvs_fence();
     mpii_comm_finalize();
     mpii_dtype_finalize();
     mpii_attr_finalize();
