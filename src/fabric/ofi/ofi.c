@@ -362,6 +362,17 @@ static void ofi_teardown(void)
     memset(&ofi, 0, sizeof ofi);
 }
 
+/* appends sep and an endpoint address (ofi.addrlen bytes) in hex to the card at *off */
+static int ofi_card_add(char *card, size_t cardlen, size_t *off, char sep, const char *addr)
+{
+    if (*off + 2 + 2 * ofi.addrlen >= cardlen)
+        return UTIL_EINVAL;
+    card[(*off)++] = sep;
+    for (size_t i = 0; i < ofi.addrlen; i++)
+        *off += (size_t)snprintf(card + *off, cardlen - *off, "%02x", (unsigned char)addr[i]);
+    return UTIL_OK;
+}
+
 static int ofi_open(const fab_params *p, char *card, size_t cardlen)
 {
     memset(&ofi, 0, sizeof ofi);
@@ -497,28 +508,15 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
                                                                     : (size_t)1 << 30,
         .tx_mapped = 0,
         .poll_interval = 1};
-    /* the card: ofi:<provider, ';' as '+'>:<endpoint address in hex> */
+    /* the card: ofi:<provider, ';' as '+'>:<endpoint address in hex>[.<bulk endpoint's>] */
     size_t off = (size_t)snprintf(card, cardlen, "ofi:");
     for (const char *s = ofi.provider; *s && off + 1 < cardlen; s++)
         card[off++] = *s == ';' ? '+' : *s;
-    if (off + 2 + 2 * ofi.addrlen >= cardlen) {
-        util_log("ofi: the endpoint address (%zu bytes) does not fit in a card", ofi.addrlen);
+    if (ofi_card_add(card, cardlen, &off, ':', ofi.addr) != UTIL_OK ||
+        (ofi.split && ofi_card_add(card, cardlen, &off, '.', ofi.addr_serve) != UTIL_OK)) {
+        util_log("ofi: the endpoint addresses (%zu bytes each) do not fit in a card", ofi.addrlen);
         ofi_teardown();
         return UTIL_EINVAL;
-    }
-    card[off++] = ':';
-    for (size_t i = 0; i < ofi.addrlen; i++)
-        off += (size_t)snprintf(card + off, cardlen - off, "%02x", (unsigned char)ofi.addr[i]);
-    if (ofi.split) {
-        if (off + 2 + 2 * ofi.addrlen >= cardlen) {
-            util_log("ofi: two endpoint addresses do not fit in a card");
-            ofi_teardown();
-            return UTIL_EINVAL;
-        }
-        card[off++] = '.';
-        for (size_t i = 0; i < ofi.addrlen; i++)
-            off += (size_t)snprintf(card + off, cardlen - off, "%02x",
-                                    (unsigned char)ofi.addr_serve[i]);
     }
     return UTIL_OK;
 fail:
