@@ -71,7 +71,8 @@ core_conn *core_conn_get(int lpid)
 int core_conn_incoming(const fab_ops *fab, int peer)
 {
     if (peer < 0 || peer >= core_s.nprocs || peer == core_s.self) {
-        util_log("%s: a connection request names process %d, which is not in this job", fab->name, peer);
+        util_log("%s: a connection request names process %d, which this process does not know",
+                 fab->name, peer);
         return UTIL_EPROTO;
     }
     core_fab *f = NULL;
@@ -310,8 +311,9 @@ int core_progress_conn(core_conn *c)
     }
     /* SYNCs go on during finalize's FIN handshake (a FIN may wait for the credit a SYNC
      * brings, core_fin_exchange); a late one lands in a ring nobody reads any more (shm), or
-     * in an endpoint kept open until every process passed the fence at close (ofi) */
-    if (c->sync_wanted && !core_s.finalizing) {
+     * in an endpoint kept open until every process passed the fence at close (ofi). Once
+     * both FINs are through, neither side sends anything else: no SYNC either */
+    if (c->sync_wanted && !core_s.finalizing && !(c->fin_in && c->fin_out)) {
         /* a SYNC needs no order: it may take the reserved last credit ahead of the backlog */
         wire_hdr *h = core_conn_tx_begin(c, 1);
         if (h) {

@@ -8,9 +8,14 @@
 core_state core_s;
 core_stats core_st;
 
+static int core_lpid_of_up(fab_gid gid) { return core_lpid_of(gid); }
+static fab_gid core_gid_of_up(int lpid) { return core_gid(lpid); }
+
 static const fab_upcalls core_upcalls = {
     .incoming = core_conn_incoming,
     .ready = core_conn_ready,
+    .lpid_of = core_lpid_of_up,
+    .gid_of = core_gid_of_up,
 };
 
 static void core_card_key(int lpid, char *key, size_t len)
@@ -18,31 +23,38 @@ static void core_card_key(int lpid, char *key, size_t len)
     snprintf(key, len, "dcfa-card-%d", lpid);
 }
 
-/* open the fabrics and publish their cards: one put and one fence per process */
-static int core_fabrics_open(const core_params *p)
+/* open the fabrics (once); my cards into core_s.cards */
+static int core_fabrics_open(void)
 {
-    fab_params fp = {.job_id = p->job_id, .self = p->self, .nprocs = p->nprocs,
-                     .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
-                     .block_size = core_s.block_size, .use_cma = util_cfg.cma,
-                     .inline_limit = util_cfg.inline_limit, .up = &core_upcalls,
-                     .fence = p->kvs.fence};
+    if (core_s.fabs_open)
+        return UTIL_OK;
     const fab_ops *opened[CORE_MAX_FABS];
-    char cards[CORE_CARD_MAX], key[64];
-    int rc = fab_select_open(&fp, util_cfg.fabrics, opened, CORE_MAX_FABS, &core_s.nfabs, cards,
-                             sizeof cards);
+    int rc = fab_select_open(&core_s.fp, util_cfg.fabrics, opened, CORE_MAX_FABS, &core_s.nfabs,
+                             core_s.cards, sizeof core_s.cards);
     if (rc != UTIL_OK)
         return rc;
     for (int i = 0; i < core_s.nfabs; i++) {
         core_s.fabs[i].ops = opened[i];
         core_s.fabs[i].caps = opened[i]->caps();
     }
+    core_s.fabs_open = 1;
     core_fab_pace();
-    core_card_key(p->self, key, sizeof key);
+    return UTIL_OK;
+}
+
+/* open the fabrics and publish their cards: one put and one fence per process */
+static int core_fabrics_publish(void)
+{
+    char key[64];
+    int rc = core_fabrics_open();
+    if (rc != UTIL_OK)
+        return rc;
+    core_card_key(core_s.self, key, sizeof key);
     if (!core_s.kvs.put || !core_s.kvs.fence || !core_s.kvs.get) {
         util_log("no key/value exchange to publish this process's fabric addresses through");
         return UTIL_EINVAL;
     }
-    rc = core_s.kvs.put(key, cards);
+    rc = core_s.kvs.put(key, core_s.cards);
     if (rc == UTIL_OK)
         rc = core_s.kvs.fence();
     if (rc != UTIL_OK)
@@ -50,15 +62,97 @@ static int core_fabrics_open(const core_params *p)
     return rc;
 }
 
-/* every card of process lpid, fetched at first contact */
+/* every card of process lpid: a process of another job's came with it, my job's are
+ * fetched at first contact */
 static int core_cards_get(int lpid, char *cards, size_t len)
 {
+    if (lpid >= 0 && lpid < core_s.nprocs && core_s.procs[lpid].cards) {
+        snprintf(cards, len, "%s", core_s.procs[lpid].cards);
+        return UTIL_OK;
+    }
     char key[64];
     core_card_key(lpid, key, sizeof key);
-    int rc = core_s.kvs.get(key, cards, (int)len);
+    int rc = lpid < core_s.job_size ? core_s.kvs.get(key, cards, (int)len) : UTIL_ENOENT;
     if (rc != UTIL_OK)
         util_log("no fabric address of process %d in the key/value exchange (%s)", lpid, strerror(-rc));
     return rc;
+}
+
+/* ---- processes ------------------------------------------------------------------------ */
+
+uint64_t core_gid(int lpid)
+{
+    if (lpid >= 0 && lpid < core_s.nprocs)
+        return core_s.procs[lpid].gid;
+    return FAB_GID(core_s.job, lpid);
+}
+
+int core_lpid_of(uint64_t gid)
+{
+    if (FAB_GID_JOB(gid) == core_s.job)
+        return FAB_GID_RANK(gid) < core_s.job_size ? FAB_GID_RANK(gid) : -1;
+    for (int i = core_s.job_size; i < core_s.nprocs; i++)
+        if (core_s.procs[i].gid == gid)
+            return i;
+    return -1;
+}
+
+static void core_procs_grow(int n)
+{
+    if (n <= core_s.procs_cap)
+        return;
+    int cap = core_s.procs_cap ? core_s.procs_cap : 4;
+    while (cap < n)
+        cap *= 2;
+    core_s.procs = util_realloc(core_s.procs, (size_t)cap * sizeof *core_s.procs);
+    core_s.conns = util_realloc(core_s.conns, (size_t)cap * sizeof *core_s.conns);
+    core_s.active = util_realloc(core_s.active, (size_t)cap * sizeof *core_s.active);
+    for (int i = core_s.procs_cap; i < cap; i++) {
+        core_s.procs[i] = (core_proc){0};
+        core_s.conns[i] = NULL;
+    }
+    core_s.procs_cap = cap;
+}
+
+int core_proc_add(uint64_t gid, const char *cards)
+{
+    int lpid = core_lpid_of(gid);
+    if (lpid >= 0)
+        return lpid;
+    if (FAB_GID_JOB(gid) == core_s.job) {
+        util_log("process %d of this job is named as another job's", FAB_GID_RANK(gid));
+        return UTIL_EINVAL;
+    }
+    if (!cards || strlen(cards) >= CORE_CARD_MAX || strchr(cards, ' ')) {
+        util_log("process %llx of another job comes without usable fabric addresses",
+                 (unsigned long long)gid);
+        return UTIL_EINVAL;
+    }
+    int rc = core_fabrics_open();
+    if (rc != UTIL_OK)
+        return rc;
+    core_procs_grow(core_s.nprocs + 1);
+    lpid = core_s.nprocs++;
+    core_s.procs[lpid].gid = gid;
+    core_s.procs[lpid].cards = util_strdup(cards);
+    return lpid;
+}
+
+int core_self_cards(char *buf, size_t len)
+{
+    int rc = core_fabrics_open();
+    if (rc != UTIL_OK)
+        return rc;
+    if ((size_t)snprintf(buf, len, "%s", core_s.cards) >= len)
+        return UTIL_EINVAL;
+    return UTIL_OK;
+}
+
+int core_proc_cards(int lpid, char *buf, size_t len)
+{
+    if (lpid == core_s.self)
+        return core_self_cards(buf, len);
+    return core_cards_get(lpid, buf, len);
 }
 
 core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_t whylen)
@@ -102,6 +196,9 @@ int core_init(const core_params *p)
     memset(&core_s, 0, sizeof core_s);
     core_s.self = p->self;
     core_s.nprocs = p->nprocs;
+    core_s.job_size = p->nprocs;
+    snprintf(core_s.job_id, sizeof core_s.job_id, "%s", p->job_id ? p->job_id : "");
+    core_s.job = fab_job_hash(core_s.job_id);
     core_s.kvs = p->kvs;
     core_s.block_size = util_cfg.block_size;
     core_s.nblocks = (unsigned)util_cfg.max_credit;
@@ -113,24 +210,41 @@ int core_init(const core_params *p)
         core_s.nblocks /= 2;
     size_t lim = util_cfg.eager_limit > sizeof(wire_hdr) ? util_cfg.eager_limit : sizeof(wire_hdr);
     core_s.eager_max = lim - sizeof(wire_hdr);
-    core_s.conns = util_calloc((size_t)p->nprocs, sizeof *core_s.conns);
-    core_s.active = util_calloc((size_t)p->nprocs, sizeof *core_s.active);
+    core_procs_grow(p->nprocs);
+    for (int i = 0; i < p->nprocs; i++)
+        core_s.procs[i].gid = FAB_GID(core_s.job, i);
     util_queue_init(&core_s.posted);
     util_queue_init(&core_s.unexpected);
     util_htab_init(&core_s.reqs, sizeof(core_req), 1);
+    core_s.fp = (fab_params){.job_id = core_s.job_id, .self = p->self, .nprocs = p->nprocs,
+                             .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
+                             .block_size = core_s.block_size, .use_cma = util_cfg.cma,
+                             .inline_limit = util_cfg.inline_limit, .up = &core_upcalls,
+                             .fence = p->kvs.fence};
     if (p->nprocs > 1)
-        return core_fabrics_open(p);
+        return core_fabrics_publish();
     return UTIL_OK;
 }
 
-/* Finalize's handshake (docs/protocol.md): a FIN (a SYNC with WIRE_F_FIN, queued after
- * everything else) on every connection, then progress until every connection brought the
- * peer's FIN. Only the peers this process is connected to take part, so MPI_Finalize is no
- * barrier over the world: a rank that talked to two neighbours waits for those two, and no
- * connection is made for it. A connection that appears meanwhile (a peer's handshake
- * arriving late) gets its FIN too. Credit keeps flowing (SYNCs) until the peer's FIN is in:
- * a FIN waiting for credit is never stuck behind a peer that waits for ours. */
-static void core_fin_exchange(void)
+/* The FIN handshake (docs/protocol.md): a FIN (a SYNC with WIRE_F_FIN, queued after
+ * everything else) on each connection asked for, then progress until each brought the
+ * peer's FIN and its backlog is empty. MPI_Finalize runs it on every connection, so it is
+ * no barrier over the world: a rank that talked to two neighbours waits for those two, and
+ * no connection is made for it (a connection that appears meanwhile, a peer's handshake
+ * arriving late, gets its FIN too); MPI_Comm_disconnect runs it on the connections to the
+ * other job's processes. Credit keeps flowing (SYNCs) until the peer's FIN is in: a FIN
+ * waiting for credit is never stuck behind a peer that waits for ours. */
+static int core_fin_wanted(const core_conn *c, const int *lpids, int n)
+{
+    if (!lpids)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (lpids[i] == c->lpid)
+            return 1;
+    return 0;
+}
+
+static void core_fin_exchange(const int *lpids, int n)
 {
     static const uint8_t none;
     util_backoff b;
@@ -139,11 +253,13 @@ static void core_fin_exchange(void)
         int waiting = 0;
         for (int i = 0; i < core_s.nactive; i++) {
             core_conn *c = core_s.active[i];
+            if (!core_fin_wanted(c, lpids, n))
+                continue;
             if (!c->fin_out) {
                 core_conn_send_ctl(c, WIRE_SYNC, WIRE_F_FIN, NULL, &none, 0);
                 c->fin_out = 1;
             }
-            waiting |= !c->fin_in;
+            waiting |= !c->fin_in || !util_queue_empty(&c->backlog);
         }
         if (!waiting)
             break;
@@ -152,27 +268,43 @@ static void core_fin_exchange(void)
     }
 }
 
-int core_finalize(void)
+static void core_conn_drop(core_conn *c)
 {
-    core_fin_exchange();
-    /* flush every backlog so no control packet a peer waits for is lost */
-    core_s.finalizing = 1;
-    util_backoff b;
-    util_backoff_reset(&b);
-    for (;;) {
-        int busy = 0;
-        for (int i = 0; i < core_s.nactive; i++)
-            busy |= !util_queue_empty(&core_s.active[i]->backlog);
-        if (!busy)
-            break;
-        if (core_progress() == 0)
-            util_backoff_wait(&b);
-    }
+    c->fab->ops->disconnect(c->fc);
+    c->fab->nconns--;
+    core_s.conns[c->lpid] = NULL;
+    free(c);
+}
+
+int core_disconnect(const int *lpids, int n)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        any |= lpids[i] >= 0 && lpids[i] < core_s.nprocs && core_s.conns[lpids[i]] != NULL;
+    if (!any)
+        return UTIL_OK;
+    core_fin_exchange(lpids, n);
+    /* nothing the peer needs is left: its FIN came after all its packets, mine after all of
+     * mine, and both backlogs are empty */
+    int k = 0;
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];
-        c->fab->ops->disconnect(c->fc);
-        free(c);
+        if (core_fin_wanted(c, lpids, n))
+            core_conn_drop(c);
+        else
+            core_s.active[k++] = c;
     }
+    core_s.nactive = k;
+    core_fab_pace();
+    return UTIL_OK;
+}
+
+int core_finalize(void)
+{
+    core_fin_exchange(NULL, 0);
+    core_s.finalizing = 1;
+    for (int i = 0; i < core_s.nactive; i++)
+        core_conn_drop(core_s.active[i]);
     core_s.nactive = 0;
     for (int i = 0; i < core_s.nfabs; i++)
         core_s.fabs[i].ops->close();
@@ -184,6 +316,9 @@ int core_finalize(void)
         free(m->data);
         free(m);
     }
+    for (int i = 0; i < core_s.nprocs; i++)
+        free(core_s.procs[i].cards);
+    free(core_s.procs);
     free(core_s.conns);
     free(core_s.active);
     free(core_s.held);

@@ -140,6 +140,25 @@ typedef struct core_params {
 int core_init(const core_params *p);
 int core_finalize(void);
 
+/* ---- processes of other jobs (dynamic processes; docs/dpm.md) -------------------------
+ * A process is known by its lpid, an index into this process's table: my
+ * job's ranks are lpids 0..size-1; processes of other jobs (spawned, or met
+ * through a port) get the next ones when the MPI layer adds them. Across
+ * processes they are named by their gid (fab_gid: job hash and rank). */
+uint64_t core_gid(int lpid);
+int core_lpid_of(uint64_t gid);         /* -1 when not known here */
+/* The lpid of process gid, added with its cards ("<fabric>:...;...") when new; a
+ * negative status when it cannot be reached (logged). */
+int core_proc_add(uint64_t gid, const char *cards);
+/* this process's cards, for processes of other jobs (opens the fabrics if not yet) */
+int core_self_cards(char *buf, size_t len);
+/* the cards of process lpid as known here */
+int core_proc_cards(int lpid, char *buf, size_t len);
+/* Close the connections to these processes (MPI_Comm_disconnect): a FIN each way
+ * behind everything sent, then the fabric connection is dropped; both sides call
+ * it for each other. A later message reconnects. */
+int core_disconnect(const int *lpids, int n);
+
 core_req *core_req_alloc(int kind);
 core_req *core_req_get(int id);     /* NULL if id is not a live request */
 void core_req_free(core_req *r);

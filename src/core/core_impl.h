@@ -7,6 +7,8 @@
 #include "core/wire.h"
 #include "fabric/fabric.h"
 
+#define CORE_CARD_MAX_ 1024
+
 /* send / receive protocol states */
 enum {
     CORE_S_QUEUED = 0,  /* in the backlog */
@@ -89,8 +91,24 @@ struct core_msg {
     core_req *local_send;   /* message from myself: the send request (ssend waits on it) */
 };
 
+/* a process this one knows: its name across jobs, and its cards when it is of another job
+ * (this job's come from the key/value exchange at first contact) */
+typedef struct core_proc {
+    fab_gid gid;
+    char *cards;
+} core_proc;
+
 typedef struct core_state {
-    int self, nprocs;
+    int self, nprocs;       /* my lpid; processes known (lpids 0..nprocs-1) */
+    int job_size;           /* my job's: lpids 0..job_size-1 are its ranks */
+    uint64_t job;           /* my job's hash (fab_job_hash) */
+    core_proc *procs;       /* by lpid, nprocs of procs_cap */
+    int procs_cap;
+    fab_params fp;          /* what the fabrics are opened with */
+    char job_id[64];
+    int fabs_open;          /* fabrics opened (at init when the job has several processes,
+                               else at the first process of another job) */
+    char cards[CORE_CARD_MAX_]; /* mine, joined by ';' */
     unsigned nblocks;
     size_t block_size;
     size_t eager_max;       /* largest eager payload */
@@ -127,7 +145,7 @@ static inline void *core_at(const void *buf, ptrdiff_t off)
 }
 
 /* core.c: the fabrics and the cards */
-#define CORE_CARD_MAX 1024
+#define CORE_CARD_MAX CORE_CARD_MAX_
 /* the fabric for a first connection to lpid and the peer's card for it; NULL if none (logged) */
 core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_t whylen);
 /* recompute the fabrics' poll masks (after a connection count changed) */

@@ -36,6 +36,24 @@ typedef uint32_t fab_mark;
 /* read()/write() result: the operation completes later, through op->done() */
 #define FAB_PENDING 1
 
+/* A process's name across jobs (dynamic processes: a spawned job, or one that
+ * connected through a port): a 40-bit hash of its job id and its rank in that
+ * job. A fabric names peers on the wire (and in shared resources) by it; the
+ * core's process id (lpid) is only an index into this process's table. */
+typedef uint64_t fab_gid;
+#define FAB_GID(job, rank) (((uint64_t)(job) << 24) | ((uint64_t)(uint32_t)(rank) & 0xffffffu))
+#define FAB_GID_JOB(g)     ((uint64_t)(g) >> 24)
+#define FAB_GID_RANK(g)    ((int)((g) & 0xffffffu))
+#define FAB_RANK_MAX       0xffffff
+/* the 40-bit hash of a job id (FNV-1a, folded) */
+static inline uint64_t fab_job_hash(const char *job_id)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *s = (const unsigned char *)job_id; s && *s; s++)
+        h = (h ^ *s) * 1099511628211ull;
+    return (h ^ (h >> 40)) & 0xffffffffffull;
+}
+
 /* What a fabric tells the core. Called from inside poll() or connect(). */
 typedef struct fab_upcalls {
     /* A peer opened a connection to me and I have none to it. The core makes
@@ -45,14 +63,20 @@ typedef struct fab_upcalls {
     /* The connection whose connect() got `ctx` carries packets from now on
      * (status 0), or could not be made (negative status, logged). */
     void (*ready)(void *ctx, int status);
+    /* Optional (NULL: only the processes of my own job, lpid == rank): the
+     * lpid of the process named gid, or -1 when the core does not know it;
+     * and the name of process lpid. */
+    int (*lpid_of)(fab_gid gid);
+    fab_gid (*gid_of)(int lpid);
 } fab_upcalls;
 
 #define FAB_IOV_MAX 1024                /* iovec entries per side of readv/writev */
 
 typedef struct fab_params {
     const char *job_id;     /* names this job's resources */
-    int self;               /* my process id (lpid) */
-    int nprocs;             /* processes known at open (the job's world) */
+    int self;               /* my process id (lpid), which is my rank in my job */
+    int nprocs;             /* processes known at open (the job's world); lpids of
+                               processes met later (other jobs) are >= nprocs */
     int local_nprocs;       /* of them on my node, -1 if unknown */
     unsigned nblocks;       /* ring blocks per connection (MaxCredit) */
     size_t block_size;      /* bytes per block, a multiple of 64 */

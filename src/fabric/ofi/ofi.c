@@ -64,14 +64,14 @@ typedef struct ofi_hello {
     uint32_t magic;
     uint16_t version;
     uint16_t pad;
-    int32_t lpid;     /* the sender */
+    int32_t rank;     /* the sender: its rank in its job (job below) */
     uint32_t conn_id; /* the sender's id of the connection: CQ data of writes into its ring */
     uint32_t nblocks;
     uint32_t block_size;
     uint64_t ring_addr; /* the sender's receive ring for the receiver (address as the provider wants
                            it) */
     uint64_t ring_key;
-    uint64_t job; /* hash of the job id */
+    uint64_t job; /* hash of the sender's job id (fab_job_hash) */
 } ofi_hello;
 _Static_assert(sizeof(ofi_hello) == 48, "handshake is 48 bytes");
 
@@ -160,17 +160,10 @@ static struct {
     int closing;               /* in close(): handshakes are not answered any more */
     fab_rcache rcache;
     const ofi_hello *incoming; /* the handshake being handed to the core */
+    int incoming_lpid;         /* its sender */
 } ofi;
 
 static size_t ofi_ring_bytes(void) { return (size_t)ofi.p.nblocks * ofi.p.block_size; }
-
-static uint64_t ofi_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
 
 /* ---- libfabric, loaded when the fabric is opened ---------------------------------------
  * libfabric is opened with dlopen at the first ofi_open (or probe), not linked: a job on one
@@ -418,7 +411,7 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
         ofi.iov_limit = 1;
     size_t inject = 32 - sizeof(fab_mark) + p->inline_limit;
     ofi.inject = inject < info->tx_attr->inject_size ? inject : info->tx_attr->inject_size;
-    ofi.job = ofi_hash(p->job_id);
+    ofi.job = fab_job_hash(p->job_id);
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
     const char *step = "fi_fabric";
@@ -672,7 +665,7 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     char addr[128], serve[128];
     size_t addrlen = sizeof addr, servelen = sizeof serve;
     int has_serve = 0;
-    if (peer < 0 || peer >= ofi.npeers ||
+    if (peer < 0 ||
         ofi_card_parse2(peer_card, addr, &addrlen, serve, &servelen, &has_serve) != UTIL_OK) {
         util_log("ofi: process %d's card '%s' is not one of provider %s", peer, peer_card,
                  ofi.provider);
@@ -722,10 +715,18 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     }
     c->id = ofi.nconns++;
     ofi.conns[c->id] = c;
+    if (peer >= ofi.npeers) {
+        int n = ofi.npeers ? ofi.npeers : 8;
+        while (n <= peer)
+            n *= 2;
+        ofi.by_peer = util_realloc(ofi.by_peer, (size_t)n * sizeof *ofi.by_peer);
+        memset(ofi.by_peer + ofi.npeers, 0, (size_t)(n - ofi.npeers) * sizeof *ofi.by_peer);
+        ofi.npeers = n;
+    }
     ofi.by_peer[peer] = c;
     *ofi_hello_out(c) = (ofi_hello){.magic = OFI_MAGIC,
                                     .version = OFI_HELLO_VERSION,
-                                    .lpid = ofi.p.self,
+                                    .rank = ofi.p.self,
                                     .conn_id = c->id,
                                     .nblocks = ofi.p.nblocks,
                                     .block_size = (uint32_t)ofi.p.block_size,
@@ -741,7 +742,7 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
         ofi_conn_forget(c);
         goto fail;
     }
-    if (passive && ofi.incoming && ofi.incoming->lpid == peer)
+    if (passive && ofi.incoming && ofi.incoming_lpid == peer)
         ofi_hello_apply(c, ofi.incoming);
     return UTIL_OK;
 fail:
@@ -754,7 +755,14 @@ fail:
  * of the job (params.fence) while a thread keeps progressing, so no process
  * closes its endpoint while a peer may still need it to (providers that
  * acknowledge in software: rxd; writes a peer never waited for: SYNC). */
-static void ofi_disconnect(fab_conn *c) { c->closing = 1; }
+static void ofi_disconnect(fab_conn *c)
+{
+    c->closing = 1;
+    /* a later connection to the same process (dynamic processes: connect after disconnect)
+     * is a new one; this one's writes may still arrive, under its own id */
+    if (c->peer < ofi.npeers && ofi.by_peer[c->peer] == c)
+        ofi.by_peer[c->peer] = NULL;
+}
 
 /* ---- the ring ---------------------------------------------------------------------- */
 
@@ -930,18 +938,25 @@ static int ofi_write(fab_conn *c, const struct iovec *local, int nlocal, uint64_
 static void ofi_hello_arrived(ofi_recv *r)
 {
     const ofi_hello *h = &r->msg;
-    if (h->magic != OFI_MAGIC || h->version != OFI_HELLO_VERSION || h->job != ofi.job ||
-        h->lpid < 0 || h->lpid >= ofi.npeers || h->lpid == ofi.p.self) {
-        util_log("ofi: ignoring a connection handshake that is not from this job (process %d)",
-                 h->lpid);
+    int lpid = -1;
+    if (h->magic == OFI_MAGIC && h->version == OFI_HELLO_VERSION && h->rank >= 0 &&
+        h->rank <= FAB_RANK_MAX) {
+        if (h->job == ofi.job)
+            lpid = h->rank < ofi.p.nprocs ? h->rank : -1;
+        else if (ofi.p.up->lpid_of)
+            lpid = ofi.p.up->lpid_of(FAB_GID(h->job, h->rank));
+    }
+    if (lpid < 0 || lpid == ofi.p.self) {
+        util_log("ofi: ignoring a connection handshake from a process this one does not know "
+                 "(rank %d of job %llx)", h->rank, (unsigned long long)h->job);
         return;
     }
     if (h->nblocks != ofi.p.nblocks || h->block_size != ofi.p.block_size)
         util_die(
             "ofi: process %d's rings have %u blocks of %u bytes, mine %u of %zu: DCFA_MAX_CREDIT, "
             "DCFA_BLOCK_SIZE and DCFA_EAGER_LIMIT must agree",
-            h->lpid, h->nblocks, h->block_size, ofi.p.nblocks, ofi.p.block_size);
-    fab_conn *c = ofi.by_peer[h->lpid];
+            lpid, h->nblocks, h->block_size, ofi.p.nblocks, ofi.p.block_size);
+    fab_conn *c = lpid < ofi.npeers ? ofi.by_peer[lpid] : NULL;
     if (ofi.closing)
         return; /* nobody starts a connection at MPI_Finalize; the core is not listening */
     if (c) {
@@ -950,7 +965,8 @@ static void ofi_hello_arrived(ofi_recv *r)
         return;
     }
     ofi.incoming = h;
-    (void)ofi.p.up->incoming(&fab_ofi_ops, h->lpid);
+    ofi.incoming_lpid = lpid;
+    (void)ofi.p.up->incoming(&fab_ofi_ops, lpid);
     ofi.incoming = NULL;
 }
 

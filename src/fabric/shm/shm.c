@@ -6,8 +6,12 @@
  * (owner is this user, mode 0600, exact size): a segment another user
  * planted is refused loudly, never used.
  *
- *   /dcfa-<job>-<p>        p's door: a flag per process that connected to p
- *   /dcfa-<job>-<p>-<q>    p's receive ring for packets from q (made by p)
+ *   /dcfa-<job>-<p>        p's door: a flag per process of p's job that
+ *                          connected to p, and slots for processes of other
+ *                          jobs (dynamic processes) naming themselves
+ *   /dcfa-<job>-<p>-<q>    p's receive ring for packets from q of its job
+ *   /dcfa-<job>-<p>-g<G>   p's receive ring for process G (fab_gid, hex) of
+ *                          another job
  *
  * A connection is made in two steps. The side that starts (A) creates its
  * ring for B and raises its flag in B's door; B's poll sees it, creates its
@@ -29,10 +33,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define SHM_FOREIGN_SLOTS 64
 typedef struct shm_door {
     _Atomic uint32_t requests;      /* bumped after a peer sets its flag */
     uint32_t pad[15];
-    _Atomic uint8_t flag[];         /* flag[peer] = 1: peer's ring for me is there */
+    /* a process of another job whose ring for me is there: its gid + 1 (0: free slot) */
+    _Atomic uint64_t foreign[SHM_FOREIGN_SLOTS];
+    _Atomic uint8_t flag[];         /* flag[rank] = 1: that rank's ring for me is there */
 } shm_door;
 
 /* A ring segment: this header, then the ring. The header's line also keeps
@@ -42,14 +49,20 @@ typedef struct shm_door {
 typedef struct shm_ring_hdr {
     uint32_t magic;     /* SHM_RING_MAGIC */
     uint32_t nblocks, block_size;
-    int32_t owner, peer;/* the receiver that made it, and the sender it is for */
-    uint32_t pad[11];
+    uint32_t pad0;
+    uint64_t owner, peer;/* the receiver that made it, and the sender it is for (fab_gid) */
+    uint32_t pad[8];
 } shm_ring_hdr;
 _Static_assert(sizeof(shm_ring_hdr) == 64, "ring header is one cache line");
 #define SHM_RING_MAGIC 0x44435252u  /* "DCRR" */
 
 struct fab_conn {
     int peer;
+    fab_gid gid;        /* the peer's name */
+    int foreign;        /* of another job */
+    int door_wait;      /* every slot of its door was taken: retried from poll */
+    char job[40];       /* its job id (names its segments), from its card */
+    int door_size;      /* its job's size: the length of its door */
     pid_t pid;          /* from the peer's card */
     int ready;
     void *ctx;          /* the core's */
@@ -64,7 +77,10 @@ static struct {
     size_t door_len;
     char door_name[64];
     uint32_t seen_requests;
-    fab_conn **by_peer;
+    fab_conn **by_peer;     /* by lpid */
+    int npeers;             /* by_peer's length */
+    int door_waits;         /* connections with door_wait */
+    uint64_t job;           /* my job's hash */
     fab_caps caps;
 } shm;
 
@@ -72,32 +88,51 @@ static size_t shm_ring_bytes(void) { return (size_t)shm.p.nblocks * shm.p.block_
 static size_t shm_seg_bytes(void) { return sizeof(shm_ring_hdr) + shm_ring_bytes(); }
 static void shm_seg_unmap(uint8_t *ring) { munmap(ring - sizeof(shm_ring_hdr), shm_seg_bytes()); }
 
-static void shm_name(char *buf, size_t len, int a, int b)
+static void shm_name(char *buf, size_t len, const char *job, int a, int b)
 {
     if (b < 0)
-        snprintf(buf, len, "/dcfa-%s-%d", shm.p.job_id, a);
+        snprintf(buf, len, "/dcfa-%s-%d", job, a);
     else
-        snprintf(buf, len, "/dcfa-%s-%d-%d", shm.p.job_id, a, b);
+        snprintf(buf, len, "/dcfa-%s-%d-%d", job, a, b);
 }
+
+/* the name of the ring made by process `owner` of job `job` for peer gid */
+static void shm_ring_name(char *buf, size_t len, const char *job, int owner, fab_gid peer, int foreign)
+{
+    if (!foreign)
+        shm_name(buf, len, job, owner, FAB_GID_RANK(peer));
+    else
+        snprintf(buf, len, "/dcfa-%s-%d-g%llx", job, owner, (unsigned long long)peer);
+}
+
+static fab_gid shm_gid_of(int lpid)
+{
+    return shm.p.up->gid_of ? shm.p.up->gid_of(lpid) : FAB_GID(shm.job, lpid);
+}
+
+static fab_gid shm_self_gid(void) { return FAB_GID(shm.job, shm.p.self); }
 
 static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
 {
     shm.p = *p;
+    shm.job = fab_job_hash(p->job_id);
     shm.door_len = sizeof(shm_door) + (size_t)p->nprocs;
-    shm_name(shm.door_name, sizeof shm.door_name, p->self, -1);
+    shm_name(shm.door_name, sizeof shm.door_name, p->job_id, p->self, -1);
     void *door;
     int rc = util_shm_create(shm.door_name, shm.door_len, "shm fabric", &door);
     if (rc != UTIL_OK)
         return rc;
     shm.door = door;
+    shm.npeers = p->nprocs;
     shm.by_peer = util_calloc((size_t)p->nprocs, sizeof *shm.by_peer);
     shm.caps = (fab_caps){.provider = p->use_cma ? "cma" : "copy", .priority = 100,
                           .bulk = p->use_cma, .bulk_passive = 1,
                           .any_addr = p->use_cma, .max_bulk = (size_t)1 << 30,
                           .tx_mapped = 1, .poll_interval = 32};
     /* the node key says who shares /dev/shm and may attach to my memory; the pid is
-     * what single-copy transfers use */
-    snprintf(card, cardlen, "shm:%s:%d", util_node_key(), (int)getpid());
+     * what single-copy transfers use; the job id names my segments */
+    snprintf(card, cardlen, "shm:%s:%d/%s/%d", util_node_key(), (int)getpid(), p->job_id,
+             p->nprocs);
     return UTIL_OK;
 }
 
@@ -110,6 +145,8 @@ static void shm_close(void)
     }
     free(shm.by_peer);
     shm.by_peer = NULL;
+    shm.npeers = 0;
+    shm.door_waits = 0;
 }
 
 static const fab_caps *shm_caps(void) { return &shm.caps; }
@@ -123,30 +160,61 @@ static int shm_reachable(const char *peer_card)
            peer_card[4 + n] == ':';
 }
 
-static pid_t shm_card_pid(const char *card)
+/* "shm:<node key>:<pid>/<job id>/<job size>": the pid, job id and size (its door's length) */
+static int shm_card_parse(const char *card, pid_t *pid, char *job, size_t joblen, int *jobsize)
 {
-    const char *colon = card ? strrchr(card, ':') : NULL;
+    const char *slash = card ? strchr(card, '/') : NULL;
+    const char *colon = slash ? slash : NULL;
+    while (colon && colon > card && colon[-1] != ':')
+        colon--;
+    if (!slash || colon <= card)
+        return UTIL_EPROTO;
     char *end = NULL;
-    long pid = colon ? strtol(colon + 1, &end, 10) : 0;
-    return colon && end != colon + 1 && *end == 0 && pid > 0 ? (pid_t)pid : 0;
+    long v = strtol(colon, &end, 10);
+    if (end != slash || v <= 0)
+        return UTIL_EPROTO;
+    *pid = (pid_t)v;
+    const char *j = slash + 1, *slash2 = strchr(j, '/');
+    if (!slash2 || slash2 == j || (size_t)(slash2 - j) >= joblen)
+        return UTIL_EPROTO;
+    memcpy(job, j, (size_t)(slash2 - j));
+    job[slash2 - j] = 0;
+    long n = strtol(slash2 + 1, &end, 10);
+    if (*end || n <= 0 || n > FAB_RANK_MAX)
+        return UTIL_EPROTO;
+    *jobsize = (int)n;
+    return UTIL_OK;
 }
 
-/* raise my flag in the peer's door */
-static int shm_ring_door(int peer)
+/* Raise my flag in the peer's door (a slot with my name when I am of another job).
+ * UTIL_EAGAIN: every slot for other jobs is taken (retried from poll). */
+static int shm_ring_door(fab_conn *c)
 {
     char name[96];
     void *door;
-    shm_name(name, sizeof name, peer, -1);
-    int rc = util_shm_attach(name, shm.door_len, "shm fabric", &door);
+    size_t len = sizeof(shm_door) + (size_t)c->door_size;
+    shm_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), -1);
+    int rc = util_shm_attach(name, len, "shm fabric", &door);
     if (rc == UTIL_ENOENT)
-        util_log("shm: process %d has no door segment /dev/shm%s (has it exited?)", peer, name);
+        util_log("shm: process %d has no door segment /dev/shm%s (has it exited?)", c->peer, name);
     if (rc != UTIL_OK)
         return rc;
     shm_door *d = door;
-    atomic_store(&d->flag[shm.p.self], 1);
-    atomic_fetch_add(&d->requests, 1);
-    munmap(door, shm.door_len);
-    return UTIL_OK;
+    rc = UTIL_OK;
+    if (!c->foreign) {
+        atomic_store(&d->flag[shm.p.self], 1);
+    } else {
+        rc = UTIL_EAGAIN;
+        for (int i = 0; i < SHM_FOREIGN_SLOTS && rc != UTIL_OK; i++) {
+            uint64_t free_slot = 0;
+            if (atomic_compare_exchange_strong(&d->foreign[i], &free_slot, shm_self_gid() + 1))
+                rc = UTIL_OK;
+        }
+    }
+    if (rc == UTIL_OK)
+        atomic_fetch_add(&d->requests, 1);
+    munmap(door, len);
+    return rc;
 }
 
 /* map the peer's ring for me (it made it before raising its flag) and drop its name */
@@ -154,7 +222,7 @@ static int shm_map_peer_ring(fab_conn *c)
 {
     char name[96];
     void *tx;
-    shm_name(name, sizeof name, c->peer, shm.p.self);
+    shm_ring_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), shm_self_gid(), c->foreign);
     int rc = util_shm_attach(name, shm_seg_bytes(), "shm fabric", &tx);
     if (rc == UTIL_ENOENT)
         util_log("shm: process %d announced its ring /dev/shm%s, which is not there", c->peer, name);
@@ -163,9 +231,10 @@ static int shm_map_peer_ring(fab_conn *c)
     shm_unlink(name);
     const shm_ring_hdr *h = tx;
     if (h->magic != SHM_RING_MAGIC || h->nblocks != shm.p.nblocks || h->block_size != shm.p.block_size ||
-        h->owner != c->peer || h->peer != shm.p.self) {
-        util_log("shm: /dev/shm%s is not process %d's ring for this one (%u blocks of %u bytes, made by %d "
-                 "for %d)", name, c->peer, h->nblocks, h->block_size, h->owner, h->peer);
+        h->owner != c->gid || h->peer != shm_self_gid()) {
+        util_log("shm: /dev/shm%s is not process %d's ring for this one (%u blocks of %u bytes, made by "
+                 "%llx for %llx)", name, c->peer, h->nblocks, h->block_size,
+                 (unsigned long long)h->owner, (unsigned long long)h->peer);
         munmap(tx, shm_seg_bytes());
         return UTIL_EPROTO;
     }
@@ -174,19 +243,33 @@ static int shm_map_peer_ring(fab_conn *c)
     return UTIL_OK;
 }
 
+static void shm_by_peer_grow(int lpid)
+{
+    if (lpid < shm.npeers)
+        return;
+    int n = shm.npeers ? shm.npeers : 8;
+    while (n <= lpid)
+        n *= 2;
+    shm.by_peer = util_realloc(shm.by_peer, (size_t)n * sizeof *shm.by_peer);
+    memset(shm.by_peer + shm.npeers, 0, (size_t)(n - shm.npeers) * sizeof *shm.by_peer);
+    shm.npeers = n;
+}
+
 static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, fab_conn **out,
                        void **rx)
 {
-    pid_t pid = shm_card_pid(peer_card);
-    if (!pid) {
-        util_log("shm: process %d's card '%s' has no pid", peer, peer_card ? peer_card : "");
+    fab_conn *c = util_calloc(1, sizeof *c);
+    if (shm_card_parse(peer_card, &c->pid, c->job, sizeof c->job, &c->door_size) != UTIL_OK) {
+        util_log("shm: process %d's card '%s' is not one of this fabric", peer,
+                 peer_card ? peer_card : "");
+        free(c);
         return UTIL_EPROTO;
     }
-    fab_conn *c = util_calloc(1, sizeof *c);
     c->peer = peer;
-    c->pid = pid;
+    c->gid = shm_gid_of(peer);
+    c->foreign = FAB_GID_JOB(c->gid) != shm.job;
     c->ctx = ctx;
-    shm_name(c->rx_name, sizeof c->rx_name, shm.p.self, peer);
+    shm_ring_name(c->rx_name, sizeof c->rx_name, shm.p.job_id, shm.p.self, c->gid, c->foreign);
     void *ring;
     int rc = util_shm_create(c->rx_name, shm_seg_bytes(), "shm fabric", &ring);
     if (rc == UTIL_ENOMEM)
@@ -196,12 +279,18 @@ static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, 
         goto free;
     *(shm_ring_hdr *)ring = (shm_ring_hdr){.magic = SHM_RING_MAGIC, .nblocks = shm.p.nblocks,
                                            .block_size = (uint32_t)shm.p.block_size,
-                                           .owner = shm.p.self, .peer = peer};
+                                           .owner = shm_self_gid(), .peer = c->gid};
     c->rx = (uint8_t *)ring + sizeof(shm_ring_hdr);
     if (passive && (rc = shm_map_peer_ring(c)) != UTIL_OK)
         goto unmap;
-    if ((rc = shm_ring_door(peer)) != UTIL_OK)
+    rc = shm_ring_door(c);
+    if (rc == UTIL_EAGAIN) {
+        c->door_wait = 1;   /* the peer's slots for other jobs are all in use: poll retries */
+        shm.door_waits++;
+    } else if (rc != UTIL_OK) {
         goto unmap;
+    }
+    shm_by_peer_grow(peer);
     shm.by_peer[peer] = c;
     *out = c;
     *rx = c->rx;
@@ -218,9 +307,41 @@ free:
     return rc;
 }
 
+/* a peer whose ring for me is there: the connection is ready, or new */
+static void shm_peer_arrived(int lpid)
+{
+    fab_conn *c = lpid < shm.npeers ? shm.by_peer[lpid] : NULL;
+    if (lpid == shm.p.self || (c && c->ready))
+        return;
+    if (!c) {
+        (void)shm.p.up->incoming(&fab_shm_ops, lpid);
+        return;
+    }
+    int rc = shm_map_peer_ring(c);
+    shm.p.up->ready(c->ctx, rc);
+}
+
+static void shm_door_retry(void)
+{
+    for (int i = 0; i < shm.npeers && shm.door_waits > 0; i++) {
+        fab_conn *c = shm.by_peer[i];
+        if (!c || !c->door_wait)
+            continue;
+        int rc = shm_ring_door(c);
+        if (rc == UTIL_EAGAIN)
+            continue;
+        c->door_wait = 0;
+        shm.door_waits--;
+        if (rc != UTIL_OK)
+            shm.p.up->ready(c->ctx, rc);
+    }
+}
+
 /* the door: peers whose ring for me is there */
 static int shm_poll(void)
 {
+    if (__builtin_expect(shm.door_waits > 0, 0))
+        shm_door_retry();
     uint32_t now = atomic_load_explicit(&shm.door->requests, memory_order_acquire);
     if (now == shm.seen_requests)
         return 0;
@@ -231,15 +352,21 @@ static int shm_poll(void)
             continue;
         atomic_store(&shm.door->flag[i], 0);
         events++;
-        fab_conn *c = shm.by_peer[i];
-        if (i == shm.p.self || (c && c->ready))
+        shm_peer_arrived(i);
+    }
+    for (int i = 0; i < SHM_FOREIGN_SLOTS; i++) {
+        uint64_t g = atomic_load(&shm.door->foreign[i]);
+        if (!g)
             continue;
-        if (!c) {
-            (void)shm.p.up->incoming(&fab_shm_ops, i);
+        atomic_store(&shm.door->foreign[i], 0);
+        events++;
+        int lpid = shm.p.up->lpid_of ? shm.p.up->lpid_of(g - 1) : -1;
+        if (lpid < 0) {
+            util_log("shm: process %llx of another job asks for a connection, but this process does "
+                     "not know it", (unsigned long long)(g - 1));
             continue;
         }
-        int rc = shm_map_peer_ring(c);
-        shm.p.up->ready(c->ctx, rc);
+        shm_peer_arrived(lpid);
     }
     return events;
 }
@@ -394,6 +521,8 @@ static void shm_footprint(fab_conn *c, fab_usage *u)
 static void shm_disconnect(fab_conn *c)
 {
     shm.by_peer[c->peer] = NULL;
+    if (c->door_wait)
+        shm.door_waits--;
     if (c->tx)
         shm_seg_unmap(c->tx);
     shm_seg_unmap(c->rx);
