@@ -129,6 +129,7 @@ typedef struct util_config {
     size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
     size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
     int ctx_wait;               /* DCFA_CTX_WAIT: seconds a message may wait for its context */
+    int spawn_timeout;          /* DCFA_SPAWN_TIMEOUT: seconds spawned processes have to connect */
     /* MPI-IO (src/mpi/io): defaults of the file hints */
     size_t io_cb_buffer;        /* DCFA_IO_CB_BUFFER: two-phase window (cb_buffer_size) */
     int io_cb_nodes;            /* DCFA_IO_CB_NODES: aggregators (cb_nodes), 0 one per node */

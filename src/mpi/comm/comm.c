@@ -6,6 +6,7 @@
 #include "core/core.h"
 #include "mpi/coll/node_shm.h"
 #include "mpi/comm/comm.h"
+#include "mpi/comm/dpm.h"
 #include "mpi/group/group.h"
 #include "mpi/attr/attr.h"
 #include "mpi/errhan/errhan.h"
@@ -247,14 +248,33 @@ static int inter_swap(mpii_comm *inter, const void *sbuf, int scount, void *rbuf
                          MPI_STATUS_IGNORE);
 }
 
+/* How the two leaders of an inter-communicator under construction talk:
+ * point-to-point over a communicator holding both (MPI_Intercomm_create's peer,
+ * the inter-communicator itself), or a connected socket (fd >= 0: a port's
+ * connection, MPI_Comm_join's). */
+typedef struct comm_link {
+    mpii_comm *peer;
+    int remote_leader, tag, peer_coll;
+    int fd;
+} comm_link;
+
+/* the leaders swap slen bytes for rlen bytes */
+static int link_swap(const comm_link *l, const void *s, size_t slen, void *r, size_t rlen)
+{
+    if (l->fd >= 0)
+        return mpii_sock_swap(l->fd, s, slen, r, rlen);
+    if (slen > INT_MAX || rlen > INT_MAX)
+        return MPI_ERR_COUNT;
+    return mpii_sendrecv(s, (int)slen, MPI_BYTE, l->remote_leader, l->tag, r, (int)rlen, MPI_BYTE,
+                         l->remote_leader, l->tag, l->peer, l->peer_coll, MPI_STATUS_IGNORE);
+}
+
 /* an inter-communicator round: AND in each group, the leaders swap and AND,
  * the result is broadcast in each group (status word first) */
 typedef struct ctx_inter_round {
     mpii_comm *local; /* the local group's intra-communicator */
     int leader;       /* its rank of the leader */
-    mpii_comm *peer;  /* where the leaders talk (remote rank) */
-    int remote_leader;
-    int tag, peer_coll;
+    const comm_link *link;
 } ctx_inter_round;
 
 static int ctx_and_inter(void *arg, const unsigned *mine, unsigned *all)
@@ -265,9 +285,7 @@ static int ctx_and_inter(void *arg, const unsigned *mine, unsigned *all)
     if (rc != MPI_SUCCESS)
         return rc;
     if (x->local->rank == x->leader) {
-        res[0] = (unsigned)mpii_sendrecv(
-            local, MPII_CTXAG_W, MPI_UNSIGNED, x->remote_leader, x->tag, remote, MPII_CTXAG_W,
-            MPI_UNSIGNED, x->remote_leader, x->tag, x->peer, x->peer_coll, MPI_STATUS_IGNORE);
+        res[0] = (unsigned)link_swap(x->link, local, sizeof local, remote, sizeof remote);
         for (int w = 0; w < MPII_CTXAG_W; w++)
             res[w + 1] = local[w] & remote[w];
     }
@@ -281,8 +299,44 @@ static int ctx_and_inter(void *arg, const unsigned *mine, unsigned *all)
 /* both sides of an inter-communicator agree on n pairs */
 static int ctx_agree_inter(mpii_comm *inter, int n, int *pairs)
 {
-    ctx_inter_round x = {inter->local_comm, 0, inter, 0, COMM_TAG_CTX, 1};
+    comm_link link = {inter, 0, COMM_TAG_CTX, 1, -1};
+    ctx_inter_round x = {inter->local_comm, 0, &link};
     return ctx_agree(mpii_comm_ctx_key(inter), n, pairs, ctx_and_inter, &x);
+}
+
+/* the names across jobs of n processes, two ints each (what leaders swap: lpids are
+ * this process's own numbering) */
+static int *comm_gids_of(const int *lpids, int n)
+{
+    int *g = util_malloc((size_t)(2 * n + 1) * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        uint64_t v = core_gid(lpids[i]);
+        g[2 * i] = (int)(uint32_t)(v >> 32);
+        g[2 * i + 1] = (int)(uint32_t)v;
+    }
+    return g;
+}
+
+static uint64_t comm_gid_at(const int *g, int i)
+{
+    return (uint64_t)(uint32_t)g[2 * i] << 32 | (uint32_t)g[2 * i + 1];
+}
+
+/* the lpids of n processes named by gids (two ints each) in place of them; each must be known
+ * here (a process of another job is known once it came with its cards) */
+static int comm_lpids_of(int *g, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int lp = core_lpid_of(comm_gid_at(g, i));
+        if (lp < 0) {
+            util_log("communicator construction: process %llx (rank %d of another job) is not known "
+                     "to this process", (unsigned long long)comm_gid_at(g, i),
+                     FAB_GID_RANK(comm_gid_at(g, i)));
+            return MPI_ERR_INTERN;
+        }
+        g[i] = lp; /* i <= 2i: what is still to be read is not overwritten */
+    }
+    return MPI_SUCCESS;
 }
 
 /* leaders swap an int array whose length the other side does not know
@@ -445,8 +499,8 @@ static void comm_info_value(MPI_Info info, const char *key, char *val, int len)
 /* My node's color for a split of c by node: the same on every process of c (both groups of an
  * inter-communicator) on one node, different across nodes. A node is a shared-memory domain:
  * processes with the same util_node_key(). Within an intra-communicator the color is the lowest
- * rank on the node; across the two groups of an inter-communicator, the lowest lpid on the node
- * (both sides know every member's lpid). *local_n counts my node's processes in my group. */
+ * rank on the node; across the two groups of an inter-communicator, the number of distinct
+ * node keys ordered below the node's. *local_n counts my node's processes in my group. */
 static int node_color(mpii_comm *c, int *color, int *local_n)
 {
     enum { KL = UTIL_NODE_KEY_MAX + 1, KI = (KL + (int)sizeof(int) - 1) / (int)sizeof(int) };
@@ -468,14 +522,27 @@ static int node_color(mpii_comm *c, int *color, int *local_n)
     for (int r = 0; r < lc->size; r++) {
         if (memcmp(keys + (size_t)r * KI, me, sizeof me) != 0)
             continue;
-        int v = c->is_inter ? c->group->lpids[r] : r;
-        if (*color < 0 || v < *color)
-            *color = v;
+        if (*color < 0)
+            *color = r;
         ++*local_n;
     }
-    for (int r = 0; r < rn / KI; r++)
-        if (memcmp(rkeys + (size_t)r * KI, me, sizeof me) == 0 && c->remote->lpids[r] < *color)
-            *color = c->remote->lpids[r];
+    if (c->is_inter) {
+        /* both groups: the number of distinct node keys below mine (lpids are each process's
+         * own numbering once processes of other jobs take part) */
+        int n = lc->size + rn / KI, below = 0;
+        for (int i = 0; i < n; i++) {
+            const int *k = i < lc->size ? keys + (size_t)i * KI : rkeys + (size_t)(i - lc->size) * KI;
+            if (memcmp(k, me, sizeof me) >= 0)
+                continue;
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++) {
+                const int *kj = j < lc->size ? keys + (size_t)j * KI : rkeys + (size_t)(j - lc->size) * KI;
+                seen = memcmp(kj, k, sizeof me) == 0;
+            }
+            below += !seen;
+        }
+        *color = below;
+    }
     free(rkeys);
     free(keys);
     return MPI_SUCCESS;
@@ -538,7 +605,12 @@ int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out)
     }
     /* inter: each side names a subgroup of its local group */
     int *rl = NULL, rn = 0;
-    int rc = inter_swap_bcast(c, g->lpids, g->size, &rl, &rn);
+    int *gids = comm_gids_of(g->lpids, g->size);
+    int rc = inter_swap_bcast(c, gids, 2 * g->size, &rl, &rn);
+    free(gids);
+    rn /= 2;
+    if (rc == MPI_SUCCESS)
+        rc = comm_lpids_of(rl, rn);
     if (rc == MPI_SUCCESS)
         rc = ctx_agree_inter(c, 2, pairs);
     if (rc == MPI_SUCCESS && g->rank != MPI_UNDEFINED && rn > 0) {
@@ -614,8 +686,8 @@ int mpii_comm_create_group(mpii_comm *c, mpii_group *g, int tag, mpii_comm **out
 
 /* ---- inter-communicators ------------------------------------------------------------ */
 
-static int intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
-                            int tag, int peer_coll, mpii_comm **out);
+static int intercomm_create(mpii_comm *local, int local_leader, const comm_link *link,
+                            mpii_comm **out);
 
 /* The two leaders swap their group's size, context bitmap and process ids
  * over peer (the user's tag, point-to-point context), pick the pairs, and
@@ -623,48 +695,146 @@ static int intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer,
 int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
                           int tag, mpii_comm **out)
 {
-    return intercomm_create(local, local_leader, peer, remote_leader, tag, 0, out);
+    comm_link link = {peer, remote_leader, tag, 0, -1};
+    return intercomm_create(local, local_leader, &link, out);
 }
 
-/* peer_coll: the leaders talk on peer's collective context (no user tag).
- * The leaders first swap their group's size, agreement key and process ids
- * (the agreement's key is the lower of the two, so both groups order it
- * alike), then the pairs are agreed in rounds (ctx_and_inter). */
-static int intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
-                            int tag, int peer_coll, mpii_comm **out)
+int mpii_intercomm_join(mpii_comm *local, int root, int fd, mpii_comm **out)
+{
+    comm_link link = {NULL, 0, 0, 0, fd};
+    return intercomm_create(local, root, &link, out);
+}
+
+/* the job all of group g is in (its hash), or 0 when it spans jobs */
+static uint64_t comm_group_job(const mpii_group *g)
+{
+    uint64_t job = FAB_GID_JOB(core_gid(g->lpids[0]));
+    for (int i = 1; i < g->size; i++)
+        if (FAB_GID_JOB(core_gid(g->lpids[i])) != job)
+            return 0;
+    return job;
+}
+
+/* the cards of group g's processes, one line each ('\n' after each): what processes of
+ * another job need to reach them */
+static char *comm_group_cards(const mpii_group *g, size_t *len)
+{
+    size_t cap = 256, n = 0;
+    char *blob = util_malloc(cap);
+    for (int i = 0; i < g->size; i++) {
+        char card[1024];
+        if (core_proc_cards(g->lpids[i], card, sizeof card) != UTIL_OK) {
+            free(blob);
+            return NULL;
+        }
+        size_t k = strlen(card);
+        while (n + k + 2 > cap)
+            blob = util_realloc(blob, cap *= 2);
+        memcpy(blob + n, card, k);
+        n += k;
+        blob[n++] = '\n';
+    }
+    *len = n;
+    return blob;
+}
+
+/* register the n processes of another group (gids, two ints each) with their cards
+ * (n lines), if any; their lpids replace the gids */
+static int comm_procs_add(int *g, int n, char *cards, size_t clen)
+{
+    if (!cards)
+        return comm_lpids_of(g, n);
+    char *line = cards, *end = cards + clen;
+    for (int i = 0; i < n; i++) {
+        char *nl = line < end ? memchr(line, '\n', (size_t)(end - line)) : NULL;
+        if (!nl) {
+            util_log("communicator construction: the other group's addresses are cut short");
+            return MPI_ERR_INTERN;
+        }
+        *nl = 0;
+        int lp = core_proc_add(comm_gid_at(g, i), line);
+        if (lp < 0)
+            return MPI_ERR_INTERN;
+        g[i] = lp;
+        line = nl + 1;
+    }
+    return MPI_SUCCESS;
+}
+
+/* The leaders first swap their group's size, agreement key and the job their group is in,
+ * then their process names (gids) and, when the groups are not all of one job, the
+ * processes' cards (so that every member can reach every process of the other group); the
+ * agreement's key is the lower of the two, so both groups order it alike. Then the pairs
+ * are agreed in rounds (ctx_and_inter). */
+static int intercomm_create(mpii_comm *local, int local_leader, const comm_link *link,
+                            mpii_comm **out)
 {
     uint64_t key = mpii_comm_ctx_key(local);
-    unsigned mine[3] = {(unsigned)local->size, (unsigned)(key >> 32), (unsigned)key};
-    unsigned theirs[3];
-    int res[4] = {MPI_SUCCESS, 0, 0, 0}; /* status, remote size, key (high, low) */
+    /* size, key (high, low), job (high, low) */
+    unsigned mine[5], theirs[5];
+    /* status, remote size, key (high, low), bytes of cards */
+    int res[5] = {MPI_SUCCESS, 0, 0, 0, 0};
     int *rl = NULL;
+    char *rcards = NULL;
     *out = NULL;
     if (local->rank == local_leader) {
-        res[0] = mpii_sendrecv(mine, 3, MPI_UNSIGNED, remote_leader, tag, theirs, 3, MPI_UNSIGNED,
-                               remote_leader, tag, peer, peer_coll, MPI_STATUS_IGNORE);
+        uint64_t job = comm_group_job(local->group);
+        mine[0] = (unsigned)local->size;
+        mine[1] = (unsigned)(key >> 32);
+        mine[2] = (unsigned)key;
+        mine[3] = (unsigned)(job >> 32);
+        mine[4] = (unsigned)job;
+        res[0] = link_swap(link, mine, sizeof mine, theirs, sizeof theirs);
         res[1] = (int)theirs[0];
         uint64_t rkey = (uint64_t)theirs[1] << 32 | theirs[2];
+        uint64_t rjob = (uint64_t)theirs[3] << 32 | theirs[4];
         if (rkey < key)
             key = rkey;
         res[2] = (int)(key >> 32);
         res[3] = (int)(uint32_t)key;
+        if (res[0] == MPI_SUCCESS && (res[1] <= 0 || res[1] > FAB_RANK_MAX + 1))
+            res[0] = MPI_ERR_INTERN;
         if (res[0] == MPI_SUCCESS) {
-            rl = util_malloc((size_t)(res[1] + 1) * sizeof(int));
-            res[0] = mpii_sendrecv(local->group->lpids, local->size, MPI_INT, remote_leader, tag,
-                                   rl, res[1], MPI_INT, remote_leader, tag, peer, peer_coll,
-                                   MPI_STATUS_IGNORE);
+            int *gids = comm_gids_of(local->group->lpids, local->size);
+            rl = util_malloc((size_t)(2 * res[1] + 1) * sizeof(int));
+            res[0] = link_swap(link, gids, (size_t)local->size * 2 * sizeof(int), rl,
+                               (size_t)res[1] * 2 * sizeof(int));
+            free(gids);
+        }
+        if (res[0] == MPI_SUCCESS && (job == 0 || rjob == 0 || job != rjob)) {
+            size_t len = 0;
+            char *cards = comm_group_cards(local->group, &len);
+            uint64_t mlen = cards ? len : UINT64_MAX, rlen = 0;
+            res[0] = link_swap(link, &mlen, sizeof mlen, &rlen, sizeof rlen);
+            if (res[0] == MPI_SUCCESS && (mlen == UINT64_MAX || rlen == UINT64_MAX ||
+                                          rlen > (uint64_t)res[1] * 1024))
+                res[0] = MPI_ERR_INTERN;
+            if (res[0] == MPI_SUCCESS) {
+                rcards = util_malloc((size_t)rlen + 1);
+                res[0] = link_swap(link, cards, len, rcards, (size_t)rlen);
+                res[4] = (int)rlen;
+            }
+            free(cards);
         }
     }
-    int rc = mpii_bcast(res, 4, MPI_INT, local_leader, local);
+    int rc = mpii_bcast(res, 5, MPI_INT, local_leader, local);
     if (rc == MPI_SUCCESS)
         rc = res[0];
-    if (rc == MPI_SUCCESS && local->rank != local_leader)
-        rl = util_malloc((size_t)(res[1] + 1) * sizeof(int));
+    if (rc == MPI_SUCCESS && local->rank != local_leader) {
+        rl = util_malloc((size_t)(2 * res[1] + 1) * sizeof(int));
+        if (res[4] > 0)
+            rcards = util_malloc((size_t)res[4] + 1);
+    }
     if (rc == MPI_SUCCESS)
-        rc = mpii_bcast(rl, res[1], MPI_INT, local_leader, local);
+        rc = mpii_bcast(rl, 2 * res[1], MPI_INT, local_leader, local);
+    if (rc == MPI_SUCCESS && res[4] > 0)
+        rc = mpii_bcast(rcards, res[4], MPI_CHAR, local_leader, local);
+    if (rc == MPI_SUCCESS)
+        rc = comm_procs_add(rl, res[1], res[4] > 0 ? rcards : NULL, (size_t)res[4]);
+    free(rcards);
     int pairs[2];
     if (rc == MPI_SUCCESS) {
-        ctx_inter_round x = {local, local_leader, peer, remote_leader, tag, peer_coll};
+        ctx_inter_round x = {local, local_leader, link};
         key = (uint64_t)(uint32_t)res[2] << 32 | (uint32_t)res[3];
         rc = ctx_agree(key, 2, pairs, ctx_and_inter, &x);
     }
@@ -693,7 +863,7 @@ int mpii_intercomm_merge(mpii_comm *inter, int high, mpii_comm **out)
     if (rc != MPI_SUCCESS)
         return rc;
     const mpii_group *a = inter->group, *b = inter->remote;
-    int local_first = hi != rhi[1] ? !hi : a->lpids[0] < b->lpids[0];
+    int local_first = hi != rhi[1] ? !hi : core_gid(a->lpids[0]) < core_gid(b->lpids[0]);
     if (!local_first) {
         a = inter->remote;
         b = inter->group;
@@ -772,8 +942,8 @@ int mpii_intercomm_from_groups(mpii_group *local, int local_leader, mpii_group *
         return rc;
     if (!lc)
         return MPI_ERR_GROUP;
-    rc = intercomm_create(lc, local_leader, world, remote->lpids[remote_leader],
-                          COMM_TAG_GROUP + tag, 1, out);
+    comm_link link = {world, remote->lpids[remote_leader], COMM_TAG_GROUP + tag, 1, -1};
+    rc = intercomm_create(lc, local_leader, &link, out);
     comm_destroy(lc);
     return rc;
 }

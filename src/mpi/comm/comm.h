@@ -115,6 +115,9 @@ int mpii_comm_create_from_group(mpii_group *g, const char *stringtag, mpii_comm 
 int mpii_intercomm_from_groups(mpii_group *local, int local_leader, mpii_group *remote,
                                int remote_leader, const char *stringtag, mpii_comm **out);
 int mpii_intercomm_merge(mpii_comm *inter, int high, mpii_comm **out);
+/* an inter-communicator between local's group and the group whose root holds the other end
+ * of socket fd (at local's rank root; ignored elsewhere): src/mpi/comm/dpm.c */
+int mpii_intercomm_join(mpii_comm *local, int root, int fd, mpii_comm **out);
 int mpii_comm_compare(mpii_comm *a, mpii_comm *b);
 int mpii_comm_set_info(mpii_comm *c, MPI_Info info);
 

@@ -6,6 +6,7 @@
 #include "assist/assist.h"
 #include "mpi/io/io.h"
 #include "mpi/osc/osc.h"
+#include "mpi/comm/dpm.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +26,7 @@ static void mpii_hang_report(int sig)
 {
     (void)sig;
     core_dump_pending();
+    mpii_dpm_dump();
     coll_sched_dump_pending();
     osc_dump_pending();
 }
@@ -238,7 +240,8 @@ int mpii_runtime_start(int required)
     sigaction(SIGUSR1, &sa, NULL);
     mpii_async_start(mpii_st.thread_level);
     mpii_live = 1;
-    return MPI_SUCCESS;
+    /* a spawned process connects to its parent: MPI_Comm_get_parent */
+    return mpii_dpm_init();
 }
 
 /* the last user leaves: synchronise with the other processes, then tear down */

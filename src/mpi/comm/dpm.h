@@ -1,0 +1,24 @@
+/* Dynamic processes (src/mpi/comm/dpm.c; docs/dpm.md). Collective as the MPI
+ * calls are; MPI_SUCCESS or an error class (the reason logged). */
+#ifndef DCFA_MPI_DPM_H
+#define DCFA_MPI_DPM_H
+
+#include "mpi/mpii.h"
+
+int mpii_port_open(char *name);             /* name: MPI_MAX_PORT_NAME bytes */
+int mpii_port_close(const char *name);      /* MPI_ERR_PORT if not open here */
+int mpii_comm_accept(const char *port, MPI_Info info, mpii_comm *c, int root, mpii_comm **out);
+int mpii_comm_connect(const char *port, MPI_Info info, mpii_comm *c, int root, mpii_comm **out);
+int mpii_comm_join(int fd, mpii_comm **out);
+int mpii_comm_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[],
+                    const MPI_Info infos[], int root, mpii_comm *c, mpii_comm **out,
+                    int errcodes[]);
+int mpii_comm_disconnect(mpii_comm *c);
+MPI_Comm mpii_comm_parent(void);            /* MPI_COMM_NULL when not spawned */
+int mpii_dpm_init(void);                    /* end of MPI_Init: a spawned process connects */
+void mpii_dpm_dump(void);                   /* the hang report: what a root waits for */
+/* the roots of an inter-communicator under construction swap bytes over a connected socket
+ * (progressing the library while they wait) */
+int mpii_sock_swap(int fd, const void *s, size_t slen, void *r, size_t rlen);
+
+#endif
