@@ -146,7 +146,7 @@ int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path)
             break;
         }
         line[strcspn(line, "\n")] = '\0';
-        snprintf(shown, sizeof(shown), "%s", line);
+        snprintf(shown, sizeof(shown), "%.127s", line);
         line[strcspn(line, "#")] = '\0';
         rc = mpirun_hostfile_line(o, line);
         if (rc == -EINVAL)
