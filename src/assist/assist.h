@@ -1,9 +1,9 @@
 /* assist: the library's command channel to its assist daemon.
  *
- * The channel speaks the PMI-1 "simple" wire protocol, so the same client
- * works under our mpirun (PMI_FD), under MPICH's Hydra (PMI_FD, or PMI_PORT +
- * PMI_ID with -pmi-port) and, with nothing set, as a singleton.
- * See docs/launcher.md for the messages used.
+ * The channel speaks the PMI-1 "simple" wire protocol (or PMI-2), so the same
+ * client works under our mpirun (PMI_FD), under MPICH's Hydra (PMI_FD, or
+ * PMI_PORT + PMI_ID with -pmi-port), under Slurm (PMI-2) and, with nothing
+ * set, as a singleton. See docs/launcher.md for the messages used.
  *
  * Every function returns 0 (or the documented value) on success and a
  * negative errno-style code on failure. The functions are thread-safe.
@@ -11,9 +11,13 @@
 #ifndef DCFA_ASSIST_H
 #define DCFA_ASSIST_H
 
-#define ASSIST_KEY_MAX   64   /* longest key, without the NUL */
-#define ASSIST_VALUE_MAX 1024 /* longest value, without the NUL */
-#define ASSIST_JOBID_MAX 32   /* longest job id, without the NUL */
+#include <stddef.h>
+
+#define ASSIST_KEY_MAX     64   /* longest key, without the NUL */
+#define ASSIST_VALUE_MAX   1024 /* longest value, without the NUL */
+#define ASSIST_JOBID_MAX   32   /* longest job id, without the NUL */
+#define ASSIST_SERVICE_MAX 256  /* longest published service name, without the NUL */
+#define ASSIST_PORT_MAX    1024 /* longest published port name, without the NUL */
 
 /* Connect to the daemon: PMI_FD/PMI_RANK/PMI_SIZE, or PMI_PORT+PMI_ID
  * (Hydra -pmi-port). With none of them set: singleton, rank 0 of 1, appnum 0,
@@ -57,5 +61,45 @@ int assist_universe_size(void);
  * the launcher died), else 0 (also for a singleton or after finalize). One
  * poll() with no timeout and no lock: async-signal-safe, consumes nothing. */
 int assist_channel_lost(void);
+
+/* ---- dynamic processes ------------------------------------------------------- */
+
+/* One command of a spawn (MPI_Comm_spawn_multiple's arrays, one entry). */
+typedef struct assist_spawn_cmd {
+    const char *command; /* program to run (searched as execvp does, or by info "path") */
+    char **argv;         /* NULL-terminated arguments after argv[0], or NULL */
+    int maxprocs;        /* >= 1 */
+    int ninfo;           /* info key/values passed to the process manager */
+    const char *const *info_keys;
+    const char *const *info_vals;
+} assist_spawn_cmd;
+
+/* Starts one new job of sum(maxprocs) processes from ncmds commands (command
+ * i's processes get appnum i; ranks numbered in order). The npreput
+ * key/values (keys and values as for assist_kvs_put) are visible to the
+ * children through assist_kvs_get from their start. errcodes (may be NULL)
+ * get, per process in rank order, 0 when it started or a negative errno:
+ * after a failed spawn nothing runs, the processes of the command at fault
+ * get its error and the others -ECANCELED (or all get the error when the
+ * spawn failed as a whole). Returns 0, or a negative errno with a one-line
+ * reason in errmsg[errlen] (errmsg may be NULL): -EINVAL (bad arguments),
+ * -ENOENT/-EACCES (a program that cannot be executed), -EAGAIN (beyond the
+ * universe with mpirun --no-oversubscribe), -EHOSTUNREACH/-ENOTSUP (info
+ * "host" not this host, info "file"), -ENOSYS (a singleton: no process
+ * manager), -EIO (another process manager refused). Info keys our mpirun
+ * honours: wdir, path, host; others are ignored. Lines of a PMI-1 request
+ * cannot hold '\n', PMI-2 messages no ';' (-EINVAL). */
+int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const char *const *keys,
+                 const char *const *vals, int *errcodes, char *errmsg, size_t errlen);
+
+/* The name service (MPI_Publish_name ...): a table shared by every job of
+ * one mpirun, or by every run given DCFA_NAMESERVER=host:port (mpirun
+ * --nameserver). A service is 1..ASSIST_SERVICE_MAX and a port
+ * 1..ASSIST_PORT_MAX printable characters without spaces or ';' (-EINVAL
+ * otherwise). A singleton uses the name server of DCFA_NAMESERVER, else gets
+ * -ENOSYS. -EHOSTUNREACH when the name server fails. */
+int assist_name_publish(const char *service, const char *port);      /* -EEXIST if taken */
+int assist_name_unpublish(const char *service);                      /* -ENOENT if absent */
+int assist_name_lookup(const char *service, char *port, int maxlen); /* -ENOENT, -ENOSPC */
 
 #endif

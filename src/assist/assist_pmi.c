@@ -1,10 +1,16 @@
 /* assist: PMI client for the command channel (see assist.h): PMI-1
  * "simple" lines, or PMI-2's length-prefixed messages (Slurm's --mpi=pmi2,
- * Hydra, our mpirun), chosen by the environment at assist_init. */
+ * Hydra, our mpirun), chosen by the environment at assist_init. Besides the
+ * key/value exchange: spawn (PMI-1 "mcmd=spawn" blocks, PMI-2 "cmd=spawn")
+ * and the name service (through the process manager, or for a singleton
+ * the name server of DCFA_NAMESERVER, src/assist/ns_wire.h). */
 #include "assist/assist.h"
+#include "assist/ns_wire.h"
 #include "assist/pmi_wire.h"
 #include "util/util.h"
 
+#include <limits.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
@@ -145,12 +151,12 @@ static int assist_chan_call(const char *req, const char *expect, char *reply, si
 }
 
 /* PMI-2: sends body ("cmd=...;k=v;...") framed, reads the framed reply into
- * reply[max] (NUL-terminated), which must be "cmd=<expect>;..." with rc=0. */
-static int assist_chan_call2(const char *body, const char *expect, char *reply, size_t max)
+ * reply[max] (NUL-terminated), which must be "cmd=<expect>;..." (any rc). */
+static int assist_chan_call2_any(const char *body, const char *expect, char *reply, size_t max)
 {
     char hdr[32];
     size_t len = strlen(body);
-    long rlen, rc;
+    long rlen;
     int err;
 
     if (len > 999999)
@@ -178,6 +184,17 @@ static int assist_chan_call2(const char *body, const char *expect, char *reply, 
                 reply);
         return -EPROTO;
     }
+    return 0;
+}
+
+/* assist_chan_call2_any, and the reply must have rc=0 (or none). */
+static int assist_chan_call2(const char *body, const char *expect, char *reply, size_t max)
+{
+    long rc;
+    int err = assist_chan_call2_any(body, expect, reply, max);
+
+    if (err != 0)
+        return err;
     if (assist_wire2_get_int(reply, "rc", &rc) == 0 && rc != 0) {
         fprintf(stderr, "dcfa assist: the process manager refused %s: '%s'\n", expect, reply);
         return -EIO;
@@ -786,4 +803,480 @@ int assist_channel_lost(void)
         n = poll(&pfd, 1, 0);
     } while (n < 0 && errno == EINTR);
     return n == 1 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)) != 0;
+}
+
+/* ---- dynamic processes ---------------------------------------------------- */
+
+/* A growable text buffer for spawn requests. */
+struct assist_text {
+    char *data;
+    size_t len, cap;
+    int oom;
+};
+
+static void assist_text_add(struct assist_text *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void assist_text_add(struct assist_text *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (t->oom)
+        return;
+    for (;;) {
+        size_t room = t->cap - t->len;
+        va_start(ap, fmt);
+        n = vsnprintf(t->data != NULL ? t->data + t->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->oom = 1;
+            return;
+        }
+        if ((size_t)n < room) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + (size_t)n + 1)
+            cap *= 2;
+        char *d = realloc(t->data, cap);
+        if (d == NULL) {
+            t->oom = 1;
+            return;
+        }
+        t->data = d;
+        t->cap = cap;
+    }
+}
+
+static void assist_errmsg(char *errmsg, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void assist_errmsg(char *errmsg, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (errmsg == NULL || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(errmsg, errlen, fmt, ap);
+    va_end(ap);
+    for (char *c = errmsg; *c != '\0'; c++) /* one line */
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+}
+
+#define ASSIST_SPAWN_VALUE_MAX (ASSIST_WIRE_LINE_MAX - 48) /* a value's text on the wire */
+#define ASSIST_SPAWN_TEXT_MAX  (256 * 1024 - 8)            /* a request (our daemon's limit) */
+
+/* How value s of a spawn travels: 0 as it is, 1 hex-encoded as "key:hex="
+ * (our daemon's extension, for what the wire cannot carry: a newline in a
+ * PMI-1 line, ';' in PMI-2), -1 not at all (too long, or another process
+ * manager). A PMI-1 line holds at most ASSIST_WIRE_LINE_MAX bytes. */
+static int assist_spawn_enc(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (strchr(s, '\n') == NULL && (assist_st.version != 2 || strchr(s, ';') == NULL))
+        return n <= ASSIST_SPAWN_VALUE_MAX ? 0 : -1;
+    return assist_st.own_daemon && 2 * n <= ASSIST_SPAWN_VALUE_MAX ? 1 : -1;
+}
+
+static int assist_spawn_str_ok(const char *s, int version)
+{
+    (void)version;
+    return s != NULL && assist_spawn_enc(s) >= 0;
+}
+
+/* "key=value" + the wire's separator, or "key:hex=<hex>" when needed. */
+static void assist_spawn_kv(struct assist_text *t, const char *key, const char *val)
+{
+    const char *sep = assist_st.version == 2 ? ";" : "\n";
+
+    if (assist_spawn_enc(val) == 0) {
+        assist_text_add(t, "%s=%s%s", key, val, sep);
+        return;
+    }
+    assist_text_add(t, "%s:hex=", key);
+    for (const unsigned char *c = (const unsigned char *)val; *c != '\0'; c++)
+        assist_text_add(t, "%02x", *c);
+    assist_text_add(t, "%s", sep);
+}
+
+/* Checks the arguments; 0 or -EINVAL with errmsg. total gets the process count. */
+static int assist_spawn_check(int ncmds, const assist_spawn_cmd *cmds, int npreput,
+                              const char *const *keys, const char *const *vals, int version,
+                              int *total, char *errmsg, size_t errlen)
+{
+    long sum = 0;
+
+    if (ncmds < 1 || cmds == NULL || npreput < 0 ||
+        (npreput > 0 && (keys == NULL || vals == NULL))) {
+        assist_errmsg(errmsg, errlen, "spawn: bad arguments (%d commands, %d preput pairs)", ncmds,
+                      npreput);
+        return -EINVAL;
+    }
+    for (int i = 0; i < ncmds; i++) {
+        const assist_spawn_cmd *c = &cmds[i];
+        if (c->command == NULL || c->command[0] == '\0' || c->maxprocs < 1 || c->ninfo < 0 ||
+            (c->ninfo > 0 && (c->info_keys == NULL || c->info_vals == NULL))) {
+            assist_errmsg(errmsg, errlen, "spawn: bad command %d", i);
+            return -EINVAL;
+        }
+        sum += c->maxprocs;
+        if (sum > INT_MAX / 2) {
+            assist_errmsg(errmsg, errlen, "spawn: too many processes");
+            return -EINVAL;
+        }
+        int ok = assist_spawn_str_ok(c->command, version);
+        for (int a = 0; ok && c->argv != NULL && c->argv[a] != NULL; a++)
+            ok = assist_spawn_str_ok(c->argv[a], version);
+        for (int k = 0; ok && k < c->ninfo; k++)
+            ok = assist_spawn_str_ok(c->info_keys[k], version) &&
+                 assist_spawn_str_ok(c->info_vals[k], version) && c->info_keys[k][0] != '\0';
+        if (!ok) {
+            assist_errmsg(errmsg, errlen,
+                          "spawn: command %d ('%.100s'): a program, argument or info that the "
+                          "PMI-%d wire cannot carry (%s, or longer than %d bytes)",
+                          i, c->command, version, version == 2 ? "';'" : "a newline",
+                          ASSIST_SPAWN_VALUE_MAX);
+            return -EINVAL;
+        }
+    }
+    for (int k = 0; k < npreput; k++) {
+        if (keys[k] == NULL || vals[k] == NULL || !assist_wire_key_ok(keys[k], ASSIST_KEY_MAX) ||
+            !assist_wire_value_ok(vals[k], ASSIST_VALUE_MAX) ||
+            (version == 2 && (strchr(keys[k], ';') != NULL || strchr(vals[k], ';') != NULL))) {
+            assist_errmsg(errmsg, errlen, "spawn: bad preput pair %d ('%.64s')", k,
+                          keys[k] != NULL ? keys[k] : "(null)");
+            return -EINVAL;
+        }
+    }
+    *total = (int)sum;
+    return 0;
+}
+
+/* PMI-1: one "mcmd=spawn" block per command; one reply after the last. */
+static void assist_spawn_text1(struct assist_text *t, int ncmds, const assist_spawn_cmd *cmds,
+                               int npreput, const char *const *keys, const char *const *vals)
+{
+    char key[32];
+
+    for (int i = 0; i < ncmds; i++) {
+        const assist_spawn_cmd *c = &cmds[i];
+        int argc = 0;
+        while (c->argv != NULL && c->argv[argc] != NULL)
+            argc++;
+        assist_text_add(t, "mcmd=spawn\nnprocs=%d\n", c->maxprocs);
+        assist_spawn_kv(t, "execname", c->command);
+        assist_text_add(t, "totspawns=%d\nspawnssofar=%d\nargcnt=%d\n", ncmds, i + 1, argc);
+        for (int a = 0; a < argc; a++) {
+            snprintf(key, sizeof(key), "arg%d", a + 1);
+            assist_spawn_kv(t, key, c->argv[a]);
+        }
+        if (i == 0) { /* as MPICH's client: the pairs go with the first block */
+            assist_text_add(t, "preput_num=%d\n", npreput);
+            for (int k = 0; k < npreput; k++)
+                assist_text_add(t, "preput_key_%d=%s\npreput_val_%d=%s\n", k, keys[k], k, vals[k]);
+        }
+        assist_text_add(t, "info_num=%d\n", c->ninfo);
+        for (int k = 0; k < c->ninfo; k++) {
+            snprintf(key, sizeof(key), "info_key_%d", k);
+            assist_spawn_kv(t, key, c->info_keys[k]);
+            snprintf(key, sizeof(key), "info_val_%d", k);
+            assist_spawn_kv(t, key, c->info_vals[k]);
+        }
+        assist_text_add(t, "endcmd\n");
+    }
+}
+
+/* PMI-2: one message, a subcmd per command. */
+static void assist_spawn_text2(struct assist_text *t, int ncmds, const assist_spawn_cmd *cmds,
+                               int npreput, const char *const *keys, const char *const *vals)
+{
+    assist_text_add(t, "cmd=spawn;ncmds=%d;preputcount=%d;", ncmds, npreput);
+    for (int k = 0; k < npreput; k++)
+        assist_text_add(t, "ppkey%d=%s;ppval%d=%s;", k, keys[k], k, vals[k]);
+    char key[32];
+
+    for (int i = 0; i < ncmds; i++) {
+        const assist_spawn_cmd *c = &cmds[i];
+        int argc = 0;
+        while (c->argv != NULL && c->argv[argc] != NULL)
+            argc++;
+        assist_spawn_kv(t, "subcmd", c->command);
+        assist_text_add(t, "maxprocs=%d;argc=%d;", c->maxprocs, argc);
+        for (int a = 0; a < argc; a++) {
+            snprintf(key, sizeof(key), "argv%d", a);
+            assist_spawn_kv(t, key, c->argv[a]);
+        }
+        assist_text_add(t, "infokeycount=%d;", c->ninfo);
+        for (int k = 0; k < c->ninfo; k++) {
+            snprintf(key, sizeof(key), "infokey%d", k);
+            assist_spawn_kv(t, key, c->info_keys[k]);
+            snprintf(key, sizeof(key), "infoval%d", k);
+            assist_spawn_kv(t, key, c->info_vals[k]);
+        }
+    }
+}
+
+/* errcodes after the reply: a list "errcodes=a,b,..." (Slurm) or zeros on
+ * success; after a failure the error for the command at fault (errcmd) and
+ * -ECANCELED for the others, or the error for all. */
+static void assist_spawn_codes(int *errcodes, int ncmds, const assist_spawn_cmd *cmds, int rc,
+                               long errcmd, const char *list)
+{
+    int r = 0;
+
+    if (errcodes == NULL)
+        return;
+    for (int i = 0; i < ncmds; i++) {
+        for (int k = 0; k < cmds[i].maxprocs; k++, r++) {
+            if (rc == 0)
+                errcodes[r] = 0;
+            else
+                errcodes[r] = errcmd < 0 || errcmd >= ncmds || errcmd == i ? rc : -ECANCELED;
+        }
+    }
+    if (rc == 0 && list != NULL) { /* the process manager's own codes (0 = started) */
+        char *end;
+        for (int i = 0; i < r && *list != '\0'; i++) {
+            long v = strtol(list, &end, 10);
+            if (end == list)
+                break;
+            errcodes[i] = v == 0 ? 0 : -EIO;
+            list = *end == ',' ? end + 1 : end;
+        }
+    }
+}
+
+int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const char *const *keys,
+                 const char *const *vals, int *errcodes, char *errmsg, size_t errlen)
+{
+    struct assist_text t = {0};
+    char *reply = NULL, list[ASSIST_WIRE_LINE_MAX], msg[ASSIST_WIRE_LINE_MAX] = "";
+    const size_t rmax = 64 * 1024;
+    long prc = 0, err = 0, errcmd = -1;
+    int rc, total = 0;
+
+    assist_errmsg(errmsg, errlen, "%s", "");
+    pthread_mutex_lock(&assist_st.lock);
+    if (!assist_st.initialized) {
+        rc = -EINVAL;
+        assist_errmsg(errmsg, errlen, "spawn: the PMI client is not initialized");
+        goto out_codes;
+    }
+    rc = assist_spawn_check(ncmds, cmds, npreput, keys, vals, assist_st.version, &total, errmsg,
+                            errlen);
+    if (rc != 0)
+        goto out_codes;
+    if (assist_st.singleton) {
+        rc = -ENOSYS;
+        assist_errmsg(errmsg, errlen,
+                      "spawn: this process runs without a process manager (a singleton): start "
+                      "it with mpirun");
+        goto out_codes;
+    }
+    reply = malloc(rmax);
+    if (reply == NULL) {
+        rc = -ENOMEM;
+        assist_errmsg(errmsg, errlen, "spawn: out of memory");
+        goto out_codes;
+    }
+    if (assist_st.version == 2)
+        assist_spawn_text2(&t, ncmds, cmds, npreput, keys, vals);
+    else
+        assist_spawn_text1(&t, ncmds, cmds, npreput, keys, vals);
+    if (!t.oom && t.len > ASSIST_SPAWN_TEXT_MAX) {
+        rc = -EINVAL;
+        assist_errmsg(errmsg, errlen, "spawn: the request is too long (%zu bytes, at most %d)",
+                      t.len, ASSIST_SPAWN_TEXT_MAX);
+        goto out_codes;
+    }
+    if (assist_st.version == 2) {
+        rc = t.oom ? -ENOMEM : assist_chan_call2_any(t.data, "spawn-response", reply, rmax);
+        if (rc == 0) {
+            if (assist_wire2_get_int(reply, "rc", &prc) != 0)
+                prc = 0;
+            if (assist_wire2_get(reply, "errmsg", msg, sizeof(msg)) != 0)
+                msg[0] = '\0';
+            assist_wire2_get_int(reply, "errno", &err);
+            assist_wire2_get_int(reply, "errcmd", &errcmd);
+            if (assist_wire2_get(reply, "errcodes", list, sizeof(list)) != 0)
+                list[0] = '\0';
+        }
+    } else {
+        rc = t.oom ? -ENOMEM : assist_chan_write(t.data, t.len);
+        if (rc == 0)
+            rc = assist_chan_read_line(reply, ASSIST_WIRE_LINE_MAX);
+        if (rc == 0 && !assist_wire_is(reply, "spawn_result")) {
+            fprintf(stderr, "dcfa assist: expected cmd=spawn_result, got '%.200s'\n", reply);
+            rc = -EPROTO;
+        }
+        if (rc == 0) {
+            const char *m = strstr(reply, " msg="); /* runs to the end of the line */
+            prc = assist_reply_rc(reply);
+            snprintf(msg, sizeof(msg), "%s", m != NULL ? m + 5 : "");
+            assist_wire_get_int(reply, "errno", &err);
+            assist_wire_get_int(reply, "errcmd", &errcmd);
+            if (assist_wire_get(reply, "errcodes", list, sizeof(list)) != 0)
+                list[0] = '\0';
+        }
+    }
+    if (rc != 0) {
+        assist_errmsg(errmsg, errlen, "spawn: the PMI exchange failed: %s", strerror(-rc));
+        goto out_codes;
+    }
+    if (prc != 0) {
+        rc = err > 0 && err < 4096 ? (int)-err : -EIO;
+        if (msg[0] != '\0')
+            assist_errmsg(errmsg, errlen, "%s", msg);
+        else
+            assist_errmsg(errmsg, errlen, "spawn: the process manager refused it: '%.300s'", reply);
+    }
+    assist_spawn_codes(errcodes, ncmds, cmds, rc, errcmd, rc == 0 && list[0] ? list : NULL);
+    goto out;
+out_codes:
+    if (cmds != NULL && ncmds > 0)
+        assist_spawn_codes(errcodes, ncmds, cmds, rc, -1, NULL);
+out:
+    pthread_mutex_unlock(&assist_st.lock);
+    free(t.data);
+    free(reply);
+    return rc;
+}
+
+/* ---- name service ------------------------------------------------------------ */
+
+enum { ASSIST_PUBLISH, ASSIST_UNPUBLISH, ASSIST_LOOKUP };
+
+/* The errno of a failed name request from the process manager's reason (our
+ * mpirun's and Hydra's words); none: the usual failure of the operation. */
+static int assist_name_error(int op, const char *msg)
+{
+    if (strcmp(msg, "key_already_present") == 0)
+        return -EEXIST;
+    if (strcmp(msg, "service_not_found") == 0)
+        return -ENOENT;
+    if (strcmp(msg, "bad_request") == 0)
+        return -EINVAL;
+    if (strcmp(msg, "name_table_full") == 0)
+        return -ENOSPC;
+    if (strcmp(msg, "name_server_failed") == 0) {
+        fprintf(stderr, "dcfa assist: the name server of mpirun (DCFA_NAMESERVER) failed\n");
+        return -EHOSTUNREACH;
+    }
+    return op == ASSIST_PUBLISH ? -EEXIST : -ENOENT;
+}
+
+/* A singleton: through the name server of DCFA_NAMESERVER. */
+static int assist_name_server(int op, const char *service, const char *port, char *out, size_t cap)
+{
+    const char *addr = getenv("DCFA_NAMESERVER");
+    char req[ASSIST_NS_LINE_MAX], reply[ASSIST_NS_LINE_MAX];
+    const char *rest;
+    int rc;
+
+    if (addr == NULL || *addr == '\0')
+        return -ENOSYS;
+    if (op == ASSIST_PUBLISH)
+        snprintf(req, sizeof(req), "PUBLISH %s %s\n", service, port);
+    else
+        snprintf(req, sizeof(req), "%s %s\n", op == ASSIST_LOOKUP ? "LOOKUP" : "UNPUBLISH",
+                 service);
+    rc = assist_ns_call(addr, req, reply, sizeof(reply), ASSIST_NS_TIMEOUT_MS);
+    if (rc != 0) {
+        fprintf(stderr, "dcfa assist: name server DCFA_NAMESERVER='%s': %s\n", addr, strerror(-rc));
+        return -EHOSTUNREACH;
+    }
+    rc = assist_ns_status(reply, &rest);
+    if (rc == -EPROTO || rc == -EBUSY) {
+        fprintf(stderr, "dcfa assist: name server '%s' answered '%.200s'\n", addr, reply);
+        return -EHOSTUNREACH;
+    }
+    if (rc == 0 && op == ASSIST_LOOKUP) {
+        if (strlen(rest) + 1 > cap)
+            return -ENOSPC;
+        memcpy(out, rest, strlen(rest) + 1);
+    }
+    return rc;
+}
+
+static int assist_name_call(int op, const char *service, const char *port, char *out, int maxlen)
+{
+    static const char *const v1[] = {"publish_name", "unpublish_name", "lookup_name"};
+    static const char *const r1[] = {"publish_result", "unpublish_result", "lookup_result"};
+    static const char *const v2[] = {"name-publish", "name-unpublish", "name-lookup"};
+    char req[ASSIST_WIRE_LINE_MAX + 64], reply[ASSIST_WIRE_LINE_MAX], msg[256] = "";
+    char got[ASSIST_PORT_MAX + 1] = "";
+    long prc = 0;
+    int rc;
+
+    if (!assist_ns_field_ok(service, ASSIST_SERVICE_MAX) ||
+        (op == ASSIST_PUBLISH && !assist_ns_field_ok(port, ASSIST_PORT_MAX)) ||
+        (op == ASSIST_LOOKUP && (out == NULL || maxlen < 1)))
+        return -EINVAL;
+    pthread_mutex_lock(&assist_st.lock);
+    if (!assist_st.initialized) {
+        rc = -EINVAL;
+    } else if (assist_st.singleton) {
+        rc = assist_name_server(op, service, port, out, (size_t)maxlen);
+    } else if (assist_st.version == 2) {
+        if (op == ASSIST_PUBLISH)
+            snprintf(req, sizeof(req), "cmd=%s;name=%s;port=%s;infokeycount=0;", v2[op], service,
+                     port);
+        else
+            snprintf(req, sizeof(req), "cmd=%s;name=%s;infokeycount=0;", v2[op], service);
+        snprintf(msg, sizeof(msg), "%s-response", v2[op]);
+        rc = assist_chan_call2_any(req, msg, reply, sizeof(reply));
+        msg[0] = '\0';
+        if (rc == 0) {
+            if (assist_wire2_get_int(reply, "rc", &prc) != 0)
+                prc = 0;
+            if (op == ASSIST_LOOKUP && prc == 0 &&
+                assist_wire2_get(reply, "port", got, sizeof(got)) != 0 &&
+                assist_wire2_get(reply, "value", got, sizeof(got)) != 0)
+                prc = 1; /* Slurm says found=FALSE */
+            assist_wire2_get(reply, "errmsg", msg, sizeof(msg));
+        }
+    } else {
+        if (op == ASSIST_PUBLISH)
+            snprintf(req, sizeof(req), "cmd=%s service=%s port=%s\n", v1[op], service, port);
+        else
+            snprintf(req, sizeof(req), "cmd=%s service=%s\n", v1[op], service);
+        rc = assist_chan_call(req, r1[op], reply, sizeof(reply));
+        if (rc == 0) {
+            prc = assist_reply_rc(reply);
+            if (op == ASSIST_LOOKUP && prc == 0 &&
+                assist_wire_get(reply, "port", got, sizeof(got)) != 0)
+                prc = 1;
+            assist_wire_get(reply, "msg", msg, sizeof(msg));
+        }
+    }
+    if (rc == 0 && !assist_st.singleton && prc != 0)
+        rc = assist_name_error(op, msg);
+    if (rc == 0 && !assist_st.singleton && op == ASSIST_LOOKUP) {
+        if (strlen(got) + 1 > (size_t)maxlen)
+            rc = -ENOSPC;
+        else
+            memcpy(out, got, strlen(got) + 1);
+    }
+    pthread_mutex_unlock(&assist_st.lock);
+    return rc;
+}
+
+int assist_name_publish(const char *service, const char *port)
+{
+    return assist_name_call(ASSIST_PUBLISH, service, port, NULL, 0);
+}
+
+int assist_name_unpublish(const char *service)
+{
+    return assist_name_call(ASSIST_UNPUBLISH, service, NULL, NULL, 0);
+}
+
+int assist_name_lookup(const char *service, char *port, int maxlen)
+{
+    return assist_name_call(ASSIST_LOOKUP, service, NULL, port, maxlen);
 }

@@ -2,11 +2,12 @@
  * runs inside the mpirun process; on other hosts it is "mpirun --dcfa-daemon"
  * started through a remote-start command. See docs/launcher.md.
  *
- * It owns a table of jobs (one today; spawned jobs later), starts their
- * ranks, serves PMI-1/PMI-2 on each rank's socketpair, forwards stdio,
- * collects exit statuses and ends/cleans up the job. Across hosts the daemons
- * form a tree rooted at mpirun (ad_tree.c); each talks to its parent and to
- * at most DCFA_TREE_FANOUT children.
+ * It owns a table of jobs (the one mpirun started, then those its ranks
+ * spawn), starts their ranks, serves PMI-1/PMI-2 on each rank's socketpair
+ * (key/value exchange, spawn, name service), forwards stdio, collects exit
+ * statuses and ends/cleans up the jobs. Across hosts the daemons form a tree
+ * rooted at mpirun (ad_tree.c); each talks to its parent and to at most
+ * DCFA_TREE_FANOUT children.
  */
 #ifndef DCFA_AD_H
 #define DCFA_AD_H
@@ -50,6 +51,26 @@ int ad_kvs_init(struct ad_kvs *kvs);
 void ad_kvs_destroy(struct ad_kvs *kvs);
 int ad_kvs_put(struct ad_kvs *kvs, const char *key, const char *value);
 const char *ad_kvs_get(const struct ad_kvs *kvs, const char *key);
+int ad_kvs_del(struct ad_kvs *kvs, const char *key); /* 0 or -ENOENT */
+
+/* ---- name service (ad_kvs.c) ---------------------------------------------- */
+
+enum ad_name_op {
+    AD_NAME_PUBLISH = 1,
+    AD_NAME_UNPUBLISH,
+    AD_NAME_LOOKUP,
+};
+
+#define AD_NAMES_MAX 65536 /* names one table holds */
+
+struct ad_daemon;
+/* One publish/unpublish/lookup at the root (or on one host): sent to the
+ * name server of DCFA_NAMESERVER when mpirun has it, else done on the
+ * daemon's table. A lookup's port goes to port_out[cap]. Returns 0,
+ * -EEXIST (published already), -ENOENT (not published), -EINVAL, -ENOSPC
+ * (table full), -EHOSTUNREACH (the name server failed). */
+int ad_name_do(struct ad_daemon *d, int op, const char *service, const char *port, char *port_out,
+               size_t cap);
 
 /* ---- output forwarding (ad_io.c) ----------------------------------------- */
 
@@ -58,6 +79,7 @@ const char *ad_kvs_get(const struct ad_kvs *kvs, const char *key);
 struct ad_stream {
     int fd;  /* read end of the rank's pipe, -1 once closed */
     int out; /* where it goes: 1 or 2 */
+    int job; /* its job's number: -l tags "[rank] " for 0, "[job,rank] " after */
     int rank;
     int prefix; /* -l */
     int at_line_start;
@@ -65,7 +87,7 @@ struct ad_stream {
     size_t plen;
 };
 
-void ad_stream_init(struct ad_stream *s, int fd, int out, int rank, int prefix);
+void ad_stream_init(struct ad_stream *s, int fd, int out, int job, int rank, int prefix);
 /* Reads what is there and forwards it; closes the stream at EOF/error. */
 void ad_stream_read(struct ad_stream *s);
 void ad_stream_close(struct ad_stream *s);
@@ -74,6 +96,46 @@ void ad_stream_close(struct ad_stream *s);
  * goes to the parent daemon instead (ad_io_set_sink). */
 void ad_io_write(int out, const char *buf, size_t len);
 void ad_io_set_sink(void (*sink)(int out, const char *buf, size_t len));
+
+/* ---- spawn requests (ad_pmi.c parses, ad_daemon.c runs) ---------------------- */
+
+#define AD_SPAWN_MAX_CMDS  1024      /* commands in one spawn */
+#define AD_SPAWN_MAX_ARGS  4096      /* arguments, info pairs or preput pairs of one kind */
+#define AD_SPAWN_MAX_BYTES (1 << 20) /* text of one request */
+#define AD_SPAWN_MAX_PROCS 4096      /* processes of one spawn (as mpirun -n) */
+
+struct ad_spawn_cmd {
+    char *command;
+    int maxprocs; /* -1 until given */
+    int argc;     /* -1 until given */
+    int nargv, ninfok, ninfov;
+    char **argv; /* [nargv]: arguments after the command, NULL where missing */
+    int ninfo;   /* -1 until given */
+    char **info_keys, **info_vals;
+};
+
+struct ad_spawn_req {
+    int total; /* commands announced (totspawns, ncmds), -1 until given */
+    int ncmds; /* commands received */
+    struct ad_spawn_cmd *cmds;
+    int npreput; /* -1 until given */
+    int nppk, nppv;
+    char **pp_keys, **pp_vals;
+    size_t bytes;
+    int in_block;  /* PMI-1: inside "mcmd=spawn" ... "endcmd" */
+    int sofar;     /* PMI-1: spawnssofar of the last block */
+    char err[300]; /* the first problem found in the request, "" = none */
+};
+
+void ad_spawn_req_free(struct ad_spawn_req *r);
+
+/* The outcome of a spawn, for the reply. */
+struct ad_spawn_result {
+    int rc;     /* 0 or a negative errno */
+    int errcmd; /* the command at fault, -1 = the spawn as a whole */
+    char jobid[64 + 8];
+    char msg[600];
+};
 
 /* ---- jobs ------------------------------------------------------------------ */
 
@@ -84,9 +146,10 @@ struct ad_proc {
     pid_t pid;             /* also its process group id; 0 = not started */
     int running;           /* started and not yet reaped */
     int pmi_fd;            /* daemon end of the PMI socketpair, -1 when closed */
-    char pmi_in[ASSIST_WIRE_LINE_MAX];
-    size_t pmi_inlen;
-    int pmi_version; /* 0 until init, then 1 or 2 (wire format) */
+    char *pmi_in;          /* input not yet handled (allocated at the first read) */
+    size_t pmi_inlen, pmi_incap;
+    struct ad_spawn_req *spawn; /* PMI-1: a spawn whose blocks are arriving */
+    int pmi_version;            /* 0 until init, then 1 or 2 (wire format) */
     int pmi_inited;
     int pmi_finalized;
     int in_barrier;
@@ -94,10 +157,16 @@ struct ad_proc {
 };
 
 struct ad_job {
+    int num; /* 0: the job mpirun started; n: the n-th spawned job */
     char jobid[ASSIST_JOBID_MAX + 1];
     char kvsname[64];
-    int size;   /* ranks in the job (all hosts) */
-    int nprocs; /* ranks on this host: procs[] */
+    char spawner[64];               /* kvsname of the spawning job, "" for job 0 */
+    const struct mpirun_opts *opts; /* its programs */
+    struct mpirun_opts *own;        /* a spawned job's programs (freed with it) */
+    int discard;                    /* a spawn that failed: its ends are not judged */
+    double done_at;                 /* spawned: when its last rank ended */
+    int size;                       /* ranks in the job (all hosts) */
+    int nprocs;                     /* ranks on this host: procs[] */
     struct ad_proc *procs;
     struct ad_kvs kvs;
     struct ad_buf kvs_new; /* "key\0value\0" put here since the last fence */
@@ -116,8 +185,14 @@ enum ad_phase {
 struct ad_tree; /* ad_tree.c: links to the parent and children daemons */
 
 struct ad_daemon {
-    struct ad_job **jobs;
-    int njobs;
+    struct ad_job **jobs; /* [0] the job mpirun started, then the spawned ones alive */
+    int njobs, jobs_cap;
+    int spawned;                    /* jobs spawned so far (numbers the next) */
+    const struct mpirun_opts *opts; /* mpirun's command line; NULL: no spawn here */
+    int universe;                   /* universe size */
+    int no_oversubscribe;
+    struct ad_kvs names;    /* published names (root or one host) */
+    const char *nameserver; /* DCFA_NAMESERVER of mpirun: names go there */
     int sigfd;
     int prefix_output;
     int timeout;
@@ -157,6 +232,16 @@ void ad_signal_all(struct ad_daemon *d, int sig, int to_group);
 int ad_stdin_usable(void);
 /* Starts this host's ranks of the job (all its procs). */
 void ad_launch_local(struct ad_daemon *d, const struct mpirun_opts *opts);
+/* "rank 2" for job 0, "spawned job 1 rank 0" after: the start of messages. */
+const char *ad_proc_label(const struct ad_job *job, const struct ad_proc *p, char *buf, size_t len);
+/* Runs a complete spawn request of proc p (job): checks it, adds the new job
+ * and starts its processes on this host. */
+void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                  const struct ad_spawn_req *req, struct ad_spawn_result *res);
+/* Frees the spawned jobs whose processes all ended (their files removed). */
+void ad_jobs_reap(struct ad_daemon *d);
+/* At the end: removes every job's files, frees the job table and the names. */
+void ad_daemon_free(struct ad_daemon *d);
 /* Computes the job's process mapping and each local rank's node-local id
  * from node_of[size] (the node index of every rank). */
 int ad_job_set_nodes(struct ad_job *job, const int *node_of);
@@ -165,6 +250,10 @@ int ad_job_set_nodes(struct ad_job *job, const int *node_of);
 int ad_loop(struct ad_daemon *d);
 int ad_job_create(const struct mpirun_opts *opts, const char *jobid, const int *ranks, int nranks,
                   struct ad_job **out);
+/* Appends a job to the table (0 or -ENOMEM). */
+int ad_jobs_add(struct ad_daemon *d, struct ad_job *job);
+/* One host: node ids from DCFA_NODE_KEY as the ranks would see it. */
+int ad_job_local_nodes(const struct mpirun_opts *opts, struct ad_job *job);
 void ad_job_destroy(struct ad_job *job);
 void ad_job_cleanup_files(const struct ad_job *job);
 void ad_kill_stragglers(struct ad_daemon *d);
@@ -177,6 +266,11 @@ void ad_node_key(char *key, size_t cap, char *const *envs[], const int nenvs[], 
 int ad_pmi_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 /* The job's fence completed everywhere: release the local ranks. */
 void ad_pmi_fence_done(struct ad_daemon *d, struct ad_job *job);
+/* The answer to a name request of proc p that went up the tree. */
+void ad_pmi_name_reply(struct ad_daemon *d, struct ad_proc *p, int op, int rc, const char *port);
+
+/* ad_nameserver.c: "mpirun --nameserver [--port N] [--bind ADDR]". */
+int ad_nameserver_main(int argc, char **argv);
 
 /* ---- the tree of daemons (ad_tree.c) ---------------------------------------- */
 
@@ -223,6 +317,12 @@ void ad_tree_usr1(struct ad_daemon *d);
 void ad_tree_fence(struct ad_daemon *d, struct ad_job *job);
 void ad_tree_stdin_ack(struct ad_daemon *d, int stop);
 int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid);
+/* 1 at mpirun (the root), 0 on another host's daemon. */
+int ad_tree_is_root(struct ad_daemon *d);
+/* A name request of local rank index tag (of job 0) goes up to mpirun; the
+ * answer comes back through ad_pmi_name_reply. */
+void ad_tree_name_request(struct ad_daemon *d, int tag, int op, const char *service,
+                          const char *port);
 void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status);
 /* 1 while output may be read from the ranks (the way up is not congested). */
 int ad_tree_output_ok(struct ad_daemon *d);

@@ -1,6 +1,6 @@
-/* ad: the assist daemon's main loop: starts the ranks of a job, serves PMI,
- * forwards stdio, watches exits, ends and cleans up the job.
- * Single-threaded; one poll() loop with a signalfd for signals. */
+/* ad: the assist daemon's main loop: starts the ranks of a job and of the
+ * jobs they spawn, serves PMI, forwards stdio, watches exits, ends and cleans
+ * up the jobs. Single-threaded; one poll() loop with a signalfd for signals. */
 #include "ad.h"
 #include "util/node_key.h"
 
@@ -8,8 +8,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@
 #define AD_DRAIN 2.0 /* seconds to wait for output after the last rank */
 
 static struct rlimit ad_nofile_orig; /* restored in the ranks */
-static pid_t ad_pid;                  /* this daemon: the ranks' parent */
+static pid_t ad_pid;                 /* this daemon: the ranks' parent */
 
 double ad_now(void)
 {
@@ -185,6 +187,8 @@ static void ad_make_jobid(char *out, size_t len)
     snprintf(out, len, "j%lx_%04x", (unsigned long)getpid(), r & 0xffff);
 }
 
+static void ad_spawn_opts_free(struct mpirun_opts *o);
+
 void ad_job_destroy(struct ad_job *job)
 {
     if (job == NULL)
@@ -195,11 +199,14 @@ void ad_job_destroy(struct ad_job *job)
             close(p->pmi_fd);
         ad_stream_close(&p->out);
         ad_stream_close(&p->err);
+        free(p->pmi_in);
+        ad_spawn_req_free(p->spawn);
     }
     free(job->procs);
     ad_kvs_destroy(&job->kvs);
     ad_buf_free(&job->kvs_new);
     free(job->mapping);
+    ad_spawn_opts_free(job->own);
     free(job);
 }
 
@@ -223,6 +230,7 @@ int ad_job_create(const struct mpirun_opts *opts, const char *jobid, const int *
         free(job);
         return -ENOMEM;
     }
+    job->opts = opts;
     if (jobid != NULL)
         snprintf(job->jobid, sizeof(job->jobid), "%s", jobid);
     else
@@ -242,8 +250,8 @@ int ad_job_create(const struct mpirun_opts *opts, const char *jobid, const int *
         p->local_id = r;
         p->local_n = size;
         p->pmi_fd = -1;
-        ad_stream_init(&p->out, -1, 1, r, opts->prefix_output);
-        ad_stream_init(&p->err, -1, 2, r, opts->prefix_output);
+        ad_stream_init(&p->out, -1, 1, 0, r, opts->prefix_output);
+        ad_stream_init(&p->err, -1, 2, 0, r, opts->prefix_output);
     }
     *out = job;
     return 0;
@@ -341,7 +349,7 @@ void ad_node_key(char *key, size_t cap, char *const *envs[], const int nenvs[], 
 
 /* One host: every rank on node 0, unless DCFA_NODE_KEY in a rank's
  * environment names another node (tests). */
-static int ad_job_local_nodes(const struct mpirun_opts *opts, struct ad_job *job)
+int ad_job_local_nodes(const struct mpirun_opts *opts, struct ad_job *job)
 {
     extern char **environ;
     int *node_of = calloc((size_t)job->size, sizeof(int));
@@ -412,6 +420,8 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
         in_fd = open("/dev/null", O_RDONLY);
     if (in_fd < 0 || dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
         goto fail;
+    if (app->wdir != NULL && chdir(app->wdir) != 0)
+        goto fail;
     fcntl(pmi_fd, F_SETFD, 0);
     for (int i = 0; i < opts->ngenv; i++)
         putenv(opts->genv[i]);
@@ -424,13 +434,21 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
     ad_putenv_int("PMI_SIZE", job->size);
     ad_putenv_int("MPI_LOCALRANKID", p->local_id);
     ad_putenv_int("MPI_LOCALNRANKS", p->local_n);
+    if (job->num > 0) /* as Hydra marks spawned processes */
+        setenv("PMI_SPAWNED", "1", 1);
+    else
+        unsetenv("PMI_SPAWNED");
     setenv("DCFA_JOBID", job->jobid, 1);
     if (job->mapping != NULL) /* saves the library a PMI get at start-up */
         setenv("DCFA_PROCESS_MAPPING", job->mapping, 1);
     else
         unsetenv("DCFA_PROCESS_MAPPING");
     setrlimit(RLIMIT_NOFILE, &ad_nofile_orig); /* the other fds close at exec */
-    execvp(app->argv[0], app->argv);
+    /* a spawned program was found already (ad_find_exe): no second search */
+    if (app->exe != NULL)
+        execv(app->exe, app->argv);
+    else
+        execvp(app->argv[0], app->argv);
 fail:
     err = errno;
     if (write(exec_fd, &err, sizeof(err)) < 0)
@@ -438,31 +456,43 @@ fail:
     _exit(127);
 }
 
-/* Starts one rank. Returns 0, or a negative error after recording the end
- * of the job. */
-static int ad_proc_launch(struct ad_daemon *d, const struct mpirun_opts *opts,
-                          const struct mpirun_app *app, struct ad_job *job, struct ad_proc *p)
+const char *ad_proc_label(const struct ad_job *job, const struct ad_proc *p, char *buf, size_t len)
 {
+    if (job->num > 0)
+        snprintf(buf, len, "spawned job %d rank %d", job->num, p->rank);
+    else
+        snprintf(buf, len, "rank %d", p->rank);
+    return buf;
+}
+
+/* Starts one rank of job. Returns 0, or a negative error with the exit
+ * status it means in *code and a message in msg[len]. */
+static int ad_proc_launch(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p, int *code,
+                          char *msg, size_t len)
+{
+    const struct mpirun_opts *opts = job->opts;
+    const struct mpirun_app *app = &opts->apps[p->appnum];
     int sv[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
     int execp[2] = {-1, -1}, inp[2] = {-1, -1};
-    int want_stdin = d->njobs >= 1 && job == d->jobs[0] && p->rank == 0 && d->stdin_open;
-    char msg[600];
-    int err = 0, rc = -1;
+    int want_stdin = job->num == 0 && p->rank == 0 && d->stdin_open;
+    char label[64];
+    int err = 0, rc = -EIO;
     ssize_t n;
     pid_t pid;
 
+    *code = 1;
+    ad_proc_label(job, p, label, sizeof(label));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
         pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
         pipe2(execp, O_CLOEXEC) != 0 || (want_stdin && pipe2(inp, O_CLOEXEC) != 0)) {
-        snprintf(msg, sizeof(msg), "mpirun: cannot create pipes for rank %d: %s", p->rank,
-                 strerror(errno));
-        ad_daemon_end(d, 1, msg);
+        rc = -errno;
+        snprintf(msg, len, "mpirun: cannot create pipes for %s: %s", label, strerror(errno));
         goto out;
     }
     pid = fork();
     if (pid < 0) {
-        snprintf(msg, sizeof(msg), "mpirun: cannot fork rank %d: %s", p->rank, strerror(errno));
-        ad_daemon_end(d, 1, msg);
+        rc = -errno;
+        snprintf(msg, len, "mpirun: cannot fork %s: %s", label, strerror(errno));
         goto out;
     }
     if (pid == 0)
@@ -479,8 +509,8 @@ static int ad_proc_launch(struct ad_daemon *d, const struct mpirun_opts *opts,
     p->pmi_fd = sv[0];
     sv[0] = -1;
     ad_set_nonblock(p->pmi_fd);
-    ad_stream_init(&p->out, outp[0], 1, p->rank, opts->prefix_output);
-    ad_stream_init(&p->err, errp[0], 2, p->rank, opts->prefix_output);
+    ad_stream_init(&p->out, outp[0], 1, job->num, p->rank, opts->prefix_output);
+    ad_stream_init(&p->err, errp[0], 2, job->num, p->rank, opts->prefix_output);
     ad_set_nonblock(outp[0]);
     ad_set_nonblock(errp[0]);
     outp[0] = errp[0] = -1;
@@ -490,8 +520,9 @@ static int ad_proc_launch(struct ad_daemon *d, const struct mpirun_opts *opts,
         ad_set_nonblock(d->stdin_pipe);
     }
     if (n == (ssize_t)sizeof(err)) {
-        snprintf(msg, sizeof(msg), "mpirun: cannot execute '%s': %s", app->argv[0], strerror(err));
-        ad_daemon_end(d, err == ENOENT ? 127 : 126, msg);
+        rc = -err;
+        *code = err == ENOENT ? 127 : 126;
+        snprintf(msg, len, "mpirun: cannot execute '%s': %s", app->argv[0], strerror(err));
         goto out;
     }
     rc = 0;
@@ -519,7 +550,7 @@ static const char *ad_pid_text(const struct ad_daemon *d, const struct ad_proc *
 /* A rank was reaped: judge how it ended. */
 static void ad_proc_exited(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p, int st)
 {
-    char msg[600], pid[300];
+    char msg[600], pid[300], label[64];
 
     /* Lines it sent before exiting (abort, finalize) count first. */
     while (p->pmi_fd >= 0 && ad_pmi_input(d, job, p) > 0)
@@ -528,25 +559,28 @@ static void ad_proc_exited(struct ad_daemon *d, struct ad_job *job, struct ad_pr
         close(p->pmi_fd);
         p->pmi_fd = -1;
     }
-    if (p->rank == 0 && d->njobs >= 1 && job == d->jobs[0] && d->stdin_pipe >= 0) {
+    if (p->rank == 0 && job->num == 0 && d->stdin_pipe >= 0) {
         if (d->tree != NULL && d->stdin_len > 0)
             ad_tree_stdin_ack(d, 1);
         close(d->stdin_pipe);
         d->stdin_pipe = -1;
         d->stdin_len = 0;
     }
+    if (job->discard) /* killed after its spawn failed: the spawner was told */
+        return;
+    ad_proc_label(job, p, label, sizeof(label));
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        snprintf(msg, sizeof(msg), "mpirun: rank %d (%s) killed by signal %d (%s)", p->rank,
+        snprintf(msg, sizeof(msg), "mpirun: %s (%s) killed by signal %d (%s)", label,
                  ad_pid_text(d, p, pid, sizeof(pid)), sig, strsignal(sig));
         ad_daemon_end(d, 128 + sig, msg);
     } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-        snprintf(msg, sizeof(msg), "mpirun: rank %d (%s) exited with status %d", p->rank,
+        snprintf(msg, sizeof(msg), "mpirun: %s (%s) exited with status %d", label,
                  ad_pid_text(d, p, pid, sizeof(pid)), WEXITSTATUS(st));
         ad_daemon_end(d, WEXITSTATUS(st), msg);
     } else if (p->pmi_inited && !p->pmi_finalized) {
         snprintf(msg, sizeof(msg),
-                 "mpirun: rank %d (%s) exited with status 0 without calling MPI_Finalize", p->rank,
+                 "mpirun: %s (%s) exited with status 0 without calling MPI_Finalize", label,
                  ad_pid_text(d, p, pid, sizeof(pid)));
         ad_daemon_end(d, 1, msg);
     }
@@ -571,7 +605,8 @@ static void ad_reap(struct ad_daemon *d)
                 struct ad_proc *p = &job->procs[r];
                 if (p->pid == pid && p->running) {
                     p->running = 0;
-                    job->nrunning--;
+                    if (--job->nrunning == 0)
+                        job->done_at = ad_now();
                     ad_proc_exited(d, job, p, st);
                 }
             }
@@ -696,6 +731,11 @@ static int ad_poll_timeout(struct ad_daemon *d, double now)
     for (int i = 0; i < 4; i++)
         if (cand[i] > 0 && (next == 0 || cand[i] < next))
             next = cand[i];
+    for (int j = 1; j < d->njobs; j++) { /* output of ended spawned jobs */
+        double t = d->jobs[j]->done_at + AD_DRAIN;
+        if (d->jobs[j]->nrunning == 0 && d->jobs[j]->done_at > 0 && (next == 0 || t < next))
+            next = t;
+    }
     if (next == 0)
         return -1;
     if (next <= now)
@@ -726,27 +766,29 @@ static void ad_check_deadlines(struct ad_daemon *d, double now)
     }
 }
 
+/* Entries the loop may poll: a few of its own, three per rank, the tree's. */
+static int ad_loop_nfds(struct ad_daemon *d)
+{
+    int n = 8;
+
+    for (int j = 0; j < d->njobs; j++)
+        n += 3 * d->jobs[j]->nprocs;
+    if (d->tree != NULL)
+        n += ad_tree_nfds(d);
+    return n;
+}
+
 int ad_loop(struct ad_daemon *d)
 {
-    int cap = 8;
+    int cap = 0, rc = 0;
     struct pollfd *pfds = NULL;
     struct ad_fd_ref *refs = NULL;
 
-    for (int j = 0; j < d->njobs; j++)
-        cap += 3 * d->jobs[j]->nprocs;
-    if (d->tree != NULL)
-        cap += ad_tree_nfds(d);
-    pfds = calloc((size_t)cap, sizeof(*pfds));
-    refs = calloc((size_t)cap, sizeof(*refs));
-    if (pfds == NULL || refs == NULL) {
-        free(pfds);
-        free(refs);
-        return -ENOMEM;
-    }
     for (;;) {
-        int n = 0;
+        int n = 0, need;
         double now = ad_now();
 
+        ad_jobs_reap(d);
         if (d->launched && ad_running(d) == 0) {
             if (d->drain_deadline == 0) {
                 ad_kill_stragglers(d);
@@ -759,6 +801,20 @@ int ad_loop(struct ad_daemon *d)
             ad_tree_tick(d, now);
             if (ad_tree_finished(d))
                 break;
+        }
+        need = ad_loop_nfds(d); /* spawns add jobs: grow as needed */
+        if (need > cap) {
+            struct pollfd *np = realloc(pfds, (size_t)need * sizeof(*pfds));
+            if (np != NULL)
+                pfds = np;
+            struct ad_fd_ref *nr = realloc(refs, (size_t)need * sizeof(*refs));
+            if (nr != NULL)
+                refs = nr;
+            if (np == NULL || nr == NULL) {
+                rc = -ENOMEM;
+                break;
+            }
+            cap = need;
         }
         int output_ok = d->tree == NULL || ad_tree_output_ok(d);
         pfds[n] = (struct pollfd){.fd = d->sigfd, .events = POLLIN};
@@ -791,10 +847,12 @@ int ad_loop(struct ad_daemon *d)
         }
         if (d->tree != NULL)
             n = ad_tree_pollfds(d, pfds, refs, n);
-        int rc = poll(pfds, (nfds_t)n, ad_poll_timeout(d, now));
-        if (rc < 0 && errno != EINTR)
+        int prc = poll(pfds, (nfds_t)n, ad_poll_timeout(d, now));
+        if (prc < 0 && errno != EINTR)
             break;
-        for (int i = 0; rc > 0 && i < n; i++) {
+        /* Jobs spawned while handling these events are polled from the next
+         * round; none is freed before it (ad_jobs_reap above). */
+        for (int i = 0; prc > 0 && i < n; i++) {
             short ev = pfds[i].revents;
             if (ev == 0)
                 continue;
@@ -834,7 +892,342 @@ int ad_loop(struct ad_daemon *d)
     }
     free(pfds);
     free(refs);
+    return rc;
+}
+
+/* ---- the job table and spawned jobs ------------------------------------------ */
+
+int ad_jobs_add(struct ad_daemon *d, struct ad_job *job)
+{
+    if (d->njobs == d->jobs_cap) {
+        int cap = d->jobs_cap > 0 ? 2 * d->jobs_cap : 4;
+        struct ad_job **j = realloc(d->jobs, (size_t)cap * sizeof(*j));
+        if (j == NULL)
+            return -ENOMEM;
+        d->jobs = j;
+        d->jobs_cap = cap;
+    }
+    d->jobs[d->njobs++] = job;
     return 0;
+}
+
+void ad_jobs_reap(struct ad_daemon *d)
+{
+    double now = ad_now();
+
+    for (int j = d->njobs - 1; j >= 1; j--) {
+        struct ad_job *job = d->jobs[j];
+        int open = 0;
+        if (job->num == 0 || job->nrunning > 0)
+            continue;
+        if (job->done_at == 0)
+            job->done_at = now;
+        for (int r = 0; r < job->nprocs; r++)
+            open |= job->procs[r].out.fd >= 0 || job->procs[r].err.fd >= 0;
+        if (open && now < job->done_at + AD_DRAIN)
+            continue; /* its output is still coming */
+        /* what its ranks left in their process groups, as at the end of the run */
+        for (int r = 0; r < job->nprocs; r++)
+            if (job->procs[r].pid > 0)
+                kill(-job->procs[r].pid, SIGKILL);
+        ad_job_cleanup_files(job);
+        ad_job_destroy(job);
+        memmove(&d->jobs[j], &d->jobs[j + 1], (size_t)(d->njobs - j - 1) * sizeof(*d->jobs));
+        d->njobs--;
+    }
+}
+
+void ad_daemon_free(struct ad_daemon *d)
+{
+    for (int j = 0; j < d->njobs; j++) {
+        ad_job_cleanup_files(d->jobs[j]);
+        ad_job_destroy(d->jobs[j]);
+    }
+    free(d->jobs);
+    d->jobs = NULL;
+    d->njobs = d->jobs_cap = 0;
+    if (d->names.buckets != NULL)
+        ad_kvs_destroy(&d->names);
+}
+
+/* The spawn failed (as a whole when errcmd < 0). */
+static void ad_spawn_fail(struct ad_spawn_result *res, int rc, int errcmd, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void ad_spawn_fail(struct ad_spawn_result *res, int rc, int errcmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    res->rc = rc;
+    res->errcmd = errcmd;
+    va_start(ap, fmt);
+    vsnprintf(res->msg, sizeof(res->msg), fmt, ap);
+    va_end(ap);
+}
+
+/* 1 when name (a host of info "host", ":slots" allowed) is this machine. */
+static int ad_host_is_here(const char *name, size_t len)
+{
+    char me[256] = "", want[256];
+    size_t mlen, wlen;
+
+    if (len >= sizeof(want))
+        return 0;
+    memcpy(want, name, len);
+    want[len] = '\0';
+    want[strcspn(want, ":")] = '\0';
+    if (strcmp(want, "localhost") == 0 || strcmp(want, "127.0.0.1") == 0)
+        return 1;
+    gethostname(me, sizeof(me) - 1);
+    if (strcmp(want, me) == 0)
+        return 1;
+    /* "h" and "h.domain" name one host */
+    mlen = strcspn(me, ".");
+    wlen = strcspn(want, ".");
+    return mlen == wlen && strncmp(me, want, mlen) == 0 && (me[mlen] == '\0' || want[wlen] == '\0');
+}
+
+/* path made absolute against dir (or the daemon's directory when NULL);
+ * 0 or -ENAMETOOLONG. */
+static int ad_abs_path(const char *path, const char *dir, char *out, size_t cap)
+{
+    char cwd[PATH_MAX];
+    int n;
+
+    if (path[0] == '/') {
+        n = snprintf(out, cap, "%s", path);
+    } else {
+        if (dir == NULL)
+            dir = getcwd(cwd, sizeof(cwd)) != NULL ? cwd : ".";
+        n = snprintf(out, cap, "%s/%s", dir, path);
+    }
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* 0 when path (relative to wdir) is a file we may execute; else -errno. */
+static int ad_exe_check(const char *path, const char *wdir, char *out, size_t cap)
+{
+    struct stat st;
+    int rc = ad_abs_path(path, wdir, out, cap);
+
+    if (rc != 0)
+        return rc;
+    if (stat(out, &st) != 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EACCES; /* as execve says for a directory */
+    return access(out, X_OK) == 0 ? 0 : -errno;
+}
+
+/* What execvp would run for command once in wdir: with a '/' the file itself,
+ * else the first executable dir/command of the search path (EACCES wins over
+ * ENOENT, as execvp does). 0 with the absolute path in out[cap], or -errno. */
+static int ad_find_exe(const char *command, const char *search, const char *wdir, char *out,
+                       size_t cap)
+{
+    char cand[PATH_MAX];
+    int err = -ENOENT;
+
+    if (strchr(command, '/') != NULL)
+        return ad_exe_check(command, wdir, out, cap);
+    if (search == NULL)
+        search = "/bin:/usr/bin"; /* execvp's default without PATH */
+    for (const char *s = search;;) {
+        size_t len = strcspn(s, ":");
+        int rc = len == 0 ? snprintf(cand, sizeof(cand), "%s", command)
+                          : snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, s, command);
+        if (rc > 0 && (size_t)rc < sizeof(cand)) {
+            rc = ad_exe_check(cand, wdir, out, cap);
+            if (rc == 0)
+                return 0;
+            if (rc == -EACCES)
+                err = rc;
+        }
+        if (s[len] == '\0')
+            break;
+        s += len + 1;
+    }
+    return err;
+}
+
+static void ad_spawn_opts_free(struct mpirun_opts *o)
+{
+    if (o == NULL)
+        return;
+    for (int a = 0; a < o->napps; a++) {
+        for (int i = 0; o->apps[a].argv != NULL && o->apps[a].argv[i] != NULL; i++)
+            free(o->apps[a].argv[i]);
+        free(o->apps[a].argv);
+        free(o->apps[a].exe);
+        free(o->apps[a].wdir);
+    }
+    free(o->apps);
+    free(o); /* genv belongs to mpirun's command line */
+}
+
+/* The program of command c: info keys, working directory, executable. 0, or
+ * the error in res. */
+static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i,
+                        struct mpirun_app *app, struct ad_spawn_result *res)
+{
+    extern char **environ;
+    char *const *envs[2] = {environ, d->opts->genv};
+    int nenvs[2] = {-1, d->opts->ngenv};
+    const char *wdir = NULL, *search = NULL;
+    char path[PATH_MAX], me[256] = "";
+    struct stat st;
+    int rc;
+
+    for (int k = 0; k < c->ninfo; k++) {
+        const char *key = c->info_keys[k], *val = c->info_vals[k];
+        if (strcmp(key, "wdir") == 0) {
+            wdir = val;
+        } else if (strcmp(key, "path") == 0) {
+            search = val;
+        } else if (strcmp(key, "host") == 0 || strcmp(key, "hosts") == 0) {
+            for (const char *h = val;; h++) {
+                size_t len = strcspn(h, ",");
+                if (!ad_host_is_here(h, len)) {
+                    gethostname(me, sizeof(me) - 1);
+                    ad_spawn_fail(res, -EHOSTUNREACH, i,
+                                  "spawn: info host '%.*s' is not this host ('%s'): spawn across "
+                                  "hosts not supported yet",
+                                  (int)len, h, me);
+                    return -1;
+                }
+                h += len;
+                if (*h == '\0')
+                    break;
+            }
+        } else if (strcmp(key, "file") == 0 || strcmp(key, "hostfile") == 0) {
+            ad_spawn_fail(res, -ENOTSUP, i, "spawn: info key '%s' is not supported", key);
+            return -1;
+        } /* other keys: ignored */
+    }
+    if (wdir != NULL) {
+        rc = ad_abs_path(wdir, NULL, path, sizeof(path));
+        if (rc == 0 && stat(path, &st) != 0)
+            rc = -errno;
+        else if (rc == 0 && !S_ISDIR(st.st_mode))
+            rc = -ENOTDIR;
+        else if (rc == 0 && access(path, X_OK) != 0)
+            rc = -errno;
+        if (rc != 0) {
+            ad_spawn_fail(res, rc, i, "spawn: cannot use working directory '%s': %s", wdir,
+                          strerror(-rc));
+            return -1;
+        }
+        if ((app->wdir = strdup(path)) == NULL)
+            goto oom;
+    }
+    if (search == NULL)
+        search = ad_env_find(envs, nenvs, 2, "PATH"); /* as the ranks will have it */
+    rc = ad_find_exe(c->command, search, app->wdir, path, sizeof(path));
+    if (rc != 0) {
+        ad_spawn_fail(res, rc, i, "spawn: cannot execute '%s': %s", c->command, strerror(-rc));
+        return -1;
+    }
+    app->exe = strdup(path);
+    app->argv = calloc((size_t)c->nargv + 2, sizeof(char *));
+    app->nprocs = c->maxprocs;
+    if (app->exe == NULL || app->argv == NULL || (app->argv[0] = strdup(c->command)) == NULL)
+        goto oom;
+    for (int k = 0; k < c->nargv; k++)
+        if ((app->argv[k + 1] = strdup(c->argv[k])) == NULL)
+            goto oom;
+    return 0;
+oom:
+    ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+    return -1;
+}
+
+void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                  const struct ad_spawn_req *req, struct ad_spawn_result *res)
+{
+    struct mpirun_opts *own = NULL;
+    struct ad_job *nj = NULL;
+    char jobid[ASSIST_JOBID_MAX + 16];
+    int total = 0, running = ad_running(d), n;
+
+    *res = (struct ad_spawn_result){.errcmd = -1};
+    if (d->tree != NULL) {
+        ad_spawn_fail(res, -ENOTSUP, -1,
+                      "spawn: spawn across hosts not supported yet (mpirun runs with "
+                      "-hosts/-hostfile)");
+        return;
+    }
+    if (d->opts == NULL || d->njobs < 1) {
+        ad_spawn_fail(res, -ENOSYS, -1, "spawn: not available here");
+        return;
+    }
+    if (d->phase != AD_RUN || d->ended) {
+        ad_spawn_fail(res, -ECANCELED, -1, "spawn: the job is ending");
+        return;
+    }
+    for (int i = 0; i < req->ncmds; i++)
+        total += req->cmds[i].maxprocs;
+    if (d->no_oversubscribe && (long)running + total > d->universe) {
+        ad_spawn_fail(res, -EAGAIN, -1,
+                      "spawn: %d processes would run (%d running, %d new), more than the universe "
+                      "size %d, and mpirun has --no-oversubscribe",
+                      running + total, running, total, d->universe);
+        return;
+    }
+    own = calloc(1, sizeof(*own));
+    if (own == NULL || (own->apps = calloc((size_t)req->ncmds, sizeof(*own->apps))) == NULL) {
+        free(own);
+        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+        return;
+    }
+    own->genv = d->opts->genv;
+    own->ngenv = d->opts->ngenv;
+    own->prefix_output = d->prefix_output;
+    for (int i = 0; i < req->ncmds; i++) {
+        own->napps = i + 1;
+        if (ad_spawn_app(d, &req->cmds[i], i, &own->apps[i], res) != 0) {
+            ad_spawn_opts_free(own);
+            return;
+        }
+    }
+    n = snprintf(jobid, sizeof(jobid), "%s_%d", d->jobs[0]->jobid, d->spawned + 1);
+    if (n < 0 || n > ASSIST_JOBID_MAX) {
+        ad_spawn_opts_free(own);
+        ad_spawn_fail(res, -ENAMETOOLONG, -1, "spawn: no job id left");
+        return;
+    }
+    if (ad_job_create(own, jobid, NULL, 0, &nj) != 0) {
+        ad_spawn_opts_free(own);
+        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+        return;
+    }
+    nj->own = own;
+    nj->num = ++d->spawned;
+    snprintf(nj->spawner, sizeof(nj->spawner), "%s", job->kvsname);
+    for (int r = 0; r < nj->nprocs; r++)
+        nj->procs[r].out.job = nj->procs[r].err.job = nj->num;
+    for (int k = 0; k < req->npreput; k++)
+        if (ad_kvs_put(&nj->kvs, req->pp_keys[k], req->pp_vals[k]) != 0)
+            nj->discard = 1;
+    if (nj->discard || ad_job_local_nodes(own, nj) != 0 || ad_jobs_add(d, nj) != 0) {
+        ad_job_destroy(nj);
+        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+        return;
+    }
+    snprintf(res->jobid, sizeof(res->jobid), "%s", nj->kvsname);
+    for (int r = 0; r < nj->nprocs; r++) {
+        struct ad_proc *np = &nj->procs[r];
+        char msg[600];
+        int code, rc = ad_proc_launch(d, nj, np, &code, msg, sizeof(msg));
+        if (rc == 0)
+            continue;
+        /* started ones go; the new job is freed once they are reaped */
+        nj->discard = 1;
+        for (int k = 0; k <= r; k++)
+            if (nj->procs[k].pid > 0)
+                kill(-nj->procs[k].pid, SIGKILL);
+        ad_spawn_fail(res, rc, np->appnum, "spawn: %s", msg + strlen("mpirun: "));
+        return;
+    }
 }
 
 /* ---- entry point ------------------------------------------------------------- */
@@ -880,11 +1273,13 @@ int ad_daemon_setup(struct ad_daemon *d, sigset_t *oldmask)
 void ad_launch_local(struct ad_daemon *d, const struct mpirun_opts *opts)
 {
     struct ad_job *job = d->jobs[0];
+    char msg[600];
+    int code;
 
-    for (int i = 0; i < job->nprocs && !d->ended; i++) {
-        struct ad_proc *p = &job->procs[i];
-        ad_proc_launch(d, opts, &opts->apps[p->appnum], job, p);
-    }
+    (void)opts; /* the job's own (job->opts) */
+    for (int i = 0; i < job->nprocs && !d->ended; i++)
+        if (ad_proc_launch(d, job, &job->procs[i], &code, msg, sizeof(msg)) != 0)
+            ad_daemon_end(d, code, msg);
     d->launched = 1;
 }
 
@@ -892,6 +1287,7 @@ int ad_run(const struct mpirun_opts *opts)
 {
     struct ad_daemon d = {.sigfd = -1, .stdin_pipe = -1};
     struct ad_job *job = NULL;
+    const char *ns = getenv("DCFA_NAMESERVER");
     sigset_t oldmask;
     int rc = 1;
 
@@ -899,15 +1295,19 @@ int ad_run(const struct mpirun_opts *opts)
         return ad_tree_run(opts);
     if (ad_daemon_setup(&d, &oldmask) != 0)
         return 1;
+    d.opts = opts;
+    d.universe = opts->universe;
+    d.no_oversubscribe = opts->no_oversubscribe;
+    d.nameserver = ns != NULL && *ns != '\0' ? ns : NULL;
     d.prefix_output = opts->prefix_output;
     d.timeout = opts->timeout;
     d.stdin_open = ad_stdin_usable();
-    if (ad_job_create(opts, NULL, NULL, 0, &job) != 0 || ad_job_local_nodes(opts, job) != 0) {
+    if (ad_job_create(opts, NULL, NULL, 0, &job) != 0 || ad_job_local_nodes(opts, job) != 0 ||
+        ad_jobs_add(&d, job) != 0) {
+        ad_job_destroy(job);
         fprintf(stderr, "mpirun: out of memory\n");
         goto out;
     }
-    d.jobs = &job;
-    d.njobs = 1;
     if (opts->timeout > 0)
         d.timeout_deadline = ad_now() + opts->timeout;
     ad_launch_local(&d, opts);
@@ -916,7 +1316,7 @@ int ad_run(const struct mpirun_opts *opts)
     ad_kill_stragglers(&d);
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
-    ad_job_cleanup_files(job);
+    ad_daemon_free(&d); /* every job's files */
     if (d.ended) {
         ad_io_write(2, d.end_msg, strlen(d.end_msg));
         ad_io_write(2, "\n", 1);
@@ -925,7 +1325,7 @@ int ad_run(const struct mpirun_opts *opts)
     if (d.stdin_pipe >= 0)
         close(d.stdin_pipe);
 out:
-    ad_job_destroy(job);
+    ad_daemon_free(&d);
     free(d.stdin_buf);
     close(d.sigfd);
     sigprocmask(SIG_SETMASK, &oldmask, NULL);

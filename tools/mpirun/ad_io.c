@@ -1,5 +1,6 @@
 /* ad: forwarding of the ranks' stdout/stderr to mpirun's, byte-exact unless
- * -l asks for "[rank] " line prefixes (then whole lines are written). */
+ * -l asks for line prefixes (then whole lines are written): "[rank] " for the
+ * job mpirun started, "[job,rank] " for spawned jobs. */
 #include "ad.h"
 
 #include <errno.h>
@@ -40,10 +41,11 @@ void ad_io_write(int out, const char *buf, size_t len)
     }
 }
 
-void ad_stream_init(struct ad_stream *s, int fd, int out, int rank, int prefix)
+void ad_stream_init(struct ad_stream *s, int fd, int out, int job, int rank, int prefix)
 {
     s->fd = fd;
     s->out = out;
+    s->job = job;
     s->rank = rank;
     s->prefix = prefix;
     s->at_line_start = 1;
@@ -54,8 +56,9 @@ void ad_stream_init(struct ad_stream *s, int fd, int out, int rank, int prefix)
 /* -l: writes data as complete lines with prefixes; keeps a short tail. */
 static void ad_stream_emit_prefixed(struct ad_stream *s, const char *data, size_t len, int final)
 {
-    char tag[24];
-    int taglen = snprintf(tag, sizeof(tag), "[%d] ", s->rank);
+    char tag[32];
+    int taglen = s->job > 0 ? snprintf(tag, sizeof(tag), "[%d,%d] ", s->job, s->rank)
+                            : snprintf(tag, sizeof(tag), "[%d] ", s->rank);
     size_t start = 0;
 
     while (start < len) {

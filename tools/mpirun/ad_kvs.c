@@ -1,8 +1,11 @@
-/* ad: per-job key/value store (hash table with chaining, grows by doubling). */
+/* ad: per-job key/value store (hash table with chaining, grows by doubling),
+ * and the name service's table (published service names) on top of it. */
 #include "ad.h"
+#include "assist/ns_wire.h"
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,4 +109,85 @@ const char *ad_kvs_get(const struct ad_kvs *kvs, const char *key)
         if (strcmp(kv->key, key) == 0)
             return kv->value;
     return NULL;
+}
+
+int ad_kvs_del(struct ad_kvs *kvs, const char *key)
+{
+    size_t h;
+
+    if (kvs->buckets == NULL)
+        return -ENOENT;
+    h = ad_kvs_hash(key) % kvs->nbuckets;
+    for (struct ad_kv **pp = &kvs->buckets[h]; *pp != NULL; pp = &(*pp)->next) {
+        struct ad_kv *kv = *pp;
+        if (strcmp(kv->key, key) == 0) {
+            *pp = kv->next;
+            free(kv->value);
+            free(kv);
+            kvs->count--;
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
+/* ---- name service ----------------------------------------------------------- */
+
+/* Through the name server of DCFA_NAMESERVER. */
+static int ad_name_remote(const char *server, int op, const char *service, const char *port,
+                          char *port_out, size_t cap)
+{
+    char req[ASSIST_NS_LINE_MAX + 32], reply[ASSIST_NS_LINE_MAX + 32];
+    const char *rest;
+    int rc;
+
+    if (op == AD_NAME_PUBLISH)
+        snprintf(req, sizeof(req), "PUBLISH %s %s\n", service, port);
+    else
+        snprintf(req, sizeof(req), "%s %s\n", op == AD_NAME_LOOKUP ? "LOOKUP" : "UNPUBLISH",
+                 service);
+    rc = assist_ns_call(server, req, reply, sizeof(reply), ASSIST_NS_TIMEOUT_MS);
+    if (rc != 0)
+        return -EHOSTUNREACH;
+    rc = assist_ns_status(reply, &rest);
+    if (rc == -EPROTO || rc == -EBUSY)
+        return -EHOSTUNREACH;
+    if (rc == 0 && op == AD_NAME_LOOKUP) {
+        if (!assist_ns_field_ok(rest, ASSIST_NS_PORT_MAX))
+            return -EHOSTUNREACH;
+        snprintf(port_out, cap, "%s", rest);
+    }
+    return rc;
+}
+
+int ad_name_do(struct ad_daemon *d, int op, const char *service, const char *port, char *port_out,
+               size_t cap)
+{
+    const char *v;
+
+    if (!assist_ns_field_ok(service, ASSIST_NS_SERVICE_MAX) ||
+        (op == AD_NAME_PUBLISH && !assist_ns_field_ok(port, ASSIST_NS_PORT_MAX)))
+        return -EINVAL;
+    if (d->nameserver != NULL)
+        return ad_name_remote(d->nameserver, op, service, port, port_out, cap);
+    if (d->names.buckets == NULL && ad_kvs_init(&d->names) != 0)
+        return -ENOMEM;
+    switch (op) {
+    case AD_NAME_PUBLISH:
+        if (ad_kvs_get(&d->names, service) != NULL)
+            return -EEXIST;
+        if (d->names.count >= AD_NAMES_MAX)
+            return -ENOSPC;
+        return ad_kvs_put(&d->names, service, port);
+    case AD_NAME_UNPUBLISH:
+        return ad_kvs_del(&d->names, service);
+    case AD_NAME_LOOKUP:
+        v = ad_kvs_get(&d->names, service);
+        if (v == NULL)
+            return -ENOENT;
+        snprintf(port_out, cap, "%s", v);
+        return 0;
+    default:
+        return -EINVAL;
+    }
 }

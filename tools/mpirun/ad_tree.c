@@ -10,10 +10,12 @@
  *
  *   down  SETUP (the job), START (node of every rank: launch now), FENCE_OUT
  *         (every pair put since the last fence), PHASE (dump/term/kill),
- *         USR1, STDIN (for rank 0's host), EXIT (clean up and leave)
+ *         USR1, STDIN (for rank 0's host), EXIT (clean up and leave),
+ *         NAME_REP (the answer to a NAME_REQ, routed to the node that asked)
  *   up    HELLO (alive), READY (subtree up: node keys), END (first failure
  *         seen in the subtree), FENCE_IN (subtree's pairs), OUTPUT, STDIN_ACK,
- *         DONE (subtree's ranks all ended, output forwarded)
+ *         DONE (subtree's ranks all ended, output forwarded), NAME_REQ (a
+ *         rank's publish/unpublish/lookup: the name table is mpirun's)
  *
  * A frame is a 12-byte header (length of the payload, type, argument; big
  * endian) and the payload. A child first writes the 8 bytes "DCFA-AD1";
@@ -26,6 +28,7 @@
  * loses a child ends the job naming the child's host.
  */
 #include "ad.h"
+#include "assist/ns_wire.h"
 #include "util/node_key.h"
 
 #include <errno.h>
@@ -46,7 +49,7 @@
 #define AD_ERR_HOLD      4096         /* a child's stderr kept before its HELLO */
 #define AD_EXIT_GRACE    5.0          /* seconds for children to leave after EXIT */
 #define AD_LOST_GRACE    0.5          /* seconds to wait for a lost child's status */
-#define AD_SETUP_VERSION "DCFA-SETUP-1"
+#define AD_SETUP_VERSION "DCFA-SETUP-2"
 #define AD_CLEANUP_WAIT  10.0 /* seconds for the cleanup of a lost daemon's host */
 
 enum ad_msg {
@@ -57,6 +60,7 @@ enum ad_msg {
     AD_M_USR1,
     AD_M_STDIN,
     AD_M_EXIT,
+    AD_M_NAME_REP,
     AD_M_HELLO = 32,
     AD_M_READY,
     AD_M_END,
@@ -64,6 +68,7 @@ enum ad_msg {
     AD_M_OUTPUT,
     AD_M_STDIN_ACK,
     AD_M_DONE,
+    AD_M_NAME_REQ,
 };
 
 enum ad_link_state {
@@ -578,6 +583,7 @@ static int ad_setup_encode(struct ad_tree *t, const struct mpirun_opts *o, int s
     rc |= ad_buf_add_int(b, (long)t->launch_timeout);
     rc |= ad_buf_add_int(b, o->prefix_output);
     rc |= ad_buf_add_int(b, stdin_usable);
+    rc |= ad_buf_add_int(b, o->universe);
     rc |= ad_buf_add_int(b, t->nhosts);
     for (int i = 0; i < t->nhosts; i++)
         rc |= ad_buf_add_str(b, t->hosts[i]);
@@ -635,6 +641,7 @@ static int ad_setup_decode(struct ad_tree *t, int *stdin_usable)
     t->launch_timeout = (double)ad_take_int(&c, 1, 1000000);
     o->prefix_output = (int)ad_take_int(&c, 0, 1);
     *stdin_usable = (int)ad_take_int(&c, 0, 1);
+    o->universe = (int)ad_take_int(&c, 0, INT_MAX);
     t->nhosts = (int)ad_take_int(&c, 1, 1 << 20);
     if (c.bad)
         return -EPROTO;
@@ -900,6 +907,100 @@ static void ad_fence_out(struct ad_daemon *d, struct ad_tree *t, const char *p, 
     ad_pmi_fence_done(d, job);
 }
 
+/* ---- name requests: answered at mpirun ------------------------------------------- */
+
+int ad_tree_is_root(struct ad_daemon *d) { return ad_t(d)->root; }
+
+/* The child of this node whose subtree holds node v (NULL if none). */
+static struct ad_link *ad_tree_kid_toward(struct ad_tree *t, int v)
+{
+    while (v > 0) {
+        int parent = (v - 1) / t->fanout;
+        if (parent == t->node) {
+            for (int i = 0; i < t->nkids; i++)
+                if (t->kids[i].node == v)
+                    return &t->kids[i];
+            return NULL;
+        }
+        v = parent;
+    }
+    return NULL;
+}
+
+/* Payload "origin\0tag\0op\0<service or rc>\0port\0". */
+static void ad_name_frame(struct ad_buf *b, int origin, int tag, int op, const char *mid,
+                          const char *port)
+{
+    b->len = 0;
+    ad_buf_add_int(b, origin);
+    ad_buf_add_int(b, tag);
+    ad_buf_add_int(b, op);
+    ad_buf_add_str(b, mid);
+    ad_buf_add_str(b, port);
+}
+
+void ad_tree_name_request(struct ad_daemon *d, int tag, int op, const char *service,
+                          const char *port)
+{
+    struct ad_tree *t = ad_t(d);
+    struct ad_buf b = {0};
+
+    ad_name_frame(&b, t->node, tag, op, service, port);
+    ad_link_send(&t->parent, AD_M_NAME_REQ, 0, b.data, b.len);
+    ad_buf_free(&b);
+}
+
+/* A NAME_REQ from below: mpirun answers it, a daemon passes it up. */
+static void ad_name_req(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
+{
+    struct ad_cursor c = {p, p + len, 0};
+    char port[ASSIST_NS_PORT_MAX + 1] = "", rcs[16];
+    struct ad_link *down;
+    struct ad_buf b = {0};
+    int origin, tag, op, rc;
+    const char *service, *pub;
+
+    if (!t->root) {
+        ad_link_send(&t->parent, AD_M_NAME_REQ, 0, p, len);
+        return;
+    }
+    origin = (int)ad_take_int(&c, 1, t->nhosts);
+    tag = (int)ad_take_int(&c, 0, INT_MAX);
+    op = (int)ad_take_int(&c, AD_NAME_PUBLISH, AD_NAME_LOOKUP);
+    service = ad_take(&c);
+    pub = ad_take(&c);
+    if (c.bad || (down = ad_tree_kid_toward(t, origin)) == NULL)
+        return; /* not from one of ours */
+    rc = ad_name_do(d, op, service, pub, port, sizeof(port));
+    snprintf(rcs, sizeof(rcs), "%d", rc);
+    ad_name_frame(&b, origin, tag, op, rcs, port);
+    ad_link_send(down, AD_M_NAME_REP, 0, b.data, b.len);
+    ad_buf_free(&b);
+}
+
+/* A NAME_REP from above: for one of this node's ranks, or further down. */
+static void ad_name_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
+{
+    struct ad_cursor c = {p, p + len, 0};
+    struct ad_job *job = d->njobs > 0 ? d->jobs[0] : NULL;
+    int origin = (int)ad_take_int(&c, 1, t->nhosts);
+    int tag = (int)ad_take_int(&c, 0, INT_MAX);
+    int op = (int)ad_take_int(&c, AD_NAME_PUBLISH, AD_NAME_LOOKUP);
+    int rc = (int)ad_take_int(&c, -4096, 0);
+    const char *port = ad_take(&c);
+    struct ad_link *down;
+
+    if (c.bad)
+        return;
+    if (origin != t->node) {
+        if ((down = ad_tree_kid_toward(t, origin)) != NULL)
+            ad_link_send(down, AD_M_NAME_REP, 0, p, len);
+        return;
+    }
+    if (job != NULL && tag < job->nprocs && job->procs[tag].pmi_fd >= 0)
+        ad_pmi_name_reply(d, &job->procs[tag], op, rc, port);
+}
+
 static void ad_tree_exit(struct ad_tree *t)
 {
     if (t->exiting)
@@ -958,6 +1059,9 @@ static void ad_from_parent(struct ad_daemon *d, struct ad_tree *t, int type, int
     case AD_M_EXIT:
         ad_tree_exit(t);
         break;
+    case AD_M_NAME_REP:
+        ad_name_rep(d, t, p, len);
+        break;
     default:
         ad_daemon_end(d, 1, "mpirun: bad message from the parent daemon");
         break;
@@ -1005,6 +1109,9 @@ static void ad_from_kid(struct ad_daemon *d, struct ad_tree *t, struct ad_link *
         break;
     case AD_M_DONE:
         l->state = AD_LINK_DONE;
+        break;
+    case AD_M_NAME_REQ:
+        ad_name_req(d, t, p, len);
         break;
     default: {
         char msg[300];
@@ -1311,6 +1418,10 @@ int ad_tree_run(const struct mpirun_opts *opts)
     d.prefix_output = opts->prefix_output;
     d.timeout = opts->timeout;
     d.launched = 1; /* no rank here */
+    d.universe = opts->universe;
+    d.nameserver = getenv("DCFA_NAMESERVER");
+    if (d.nameserver != NULL && *d.nameserver == '\0')
+        d.nameserver = NULL;
     t.opts = opts;
     t.fanout = ad_tree_env_int("DCFA_TREE_FANOUT", 2, 1, 1024);
     t.launch_timeout = ad_tree_env_int("DCFA_LAUNCH_TIMEOUT", 60, 1, 1000000);
@@ -1384,6 +1495,8 @@ out:
     free(t.hosts);
     t.hosts = NULL;
     ad_setup_free(&t);
+    if (d.names.buckets != NULL)
+        ad_kvs_destroy(&d.names);
     free(d.stdin_buf);
     close(d.sigfd);
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
@@ -1453,6 +1566,7 @@ int ad_remote_main(void)
     d.tree = &t;
     d.host = t.hosts[t.node - 1];
     d.prefix_output = t.ropts.prefix_output;
+    d.universe = t.ropts.universe;
     ad_set_nonblock(0);
     ad_set_nonblock(1);
     ad_sink_daemon = &d;

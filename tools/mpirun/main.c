@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #endif
 
 #define MPIRUN_MAX_PROCS   4096
+#define MPIRUN_MAX_USIZE   1000000
 #define MPIRUN_USAGE_ERROR 2
 
 static void mpirun_usage(FILE *f)
@@ -39,9 +41,19 @@ static void mpirun_usage(FILE *f)
         "  -hostfile, -f FILE      hosts from FILE: one per line, name[:N] or name slots=N,\n"
         "                          '#' comments\n"
         "  -ppn N                  N ranks per host and pass (overrides the slots)\n"
-        "  --oversubscribe, --allow-run-as-root   accepted and ignored\n"
+        "  -usize, --universe-size N   the universe size the ranks are told (MPI_UNIVERSE_SIZE);\n"
+        "                          also DCFA_UNIVERSE_SIZE. Default: the hosts' slots, else\n"
+        "                          the job size or the number of CPUs, the larger\n"
+        "  --no-oversubscribe      refuse a spawn that would run more processes than the\n"
+        "                          universe size (also DCFA_OVERSUBSCRIBE=0)\n"
+        "  --oversubscribe         allow it (the default)\n"
+        "  --allow-run-as-root     accepted and ignored\n"
         "  -h, --help              this help\n"
         "  --version               print the version\n"
+        "\n"
+        "Name server: mpirun --nameserver [--port N] [--bind ADDR] serves\n"
+        "MPI_Publish_name/MPI_Lookup_name to every mpirun (and singleton) started with\n"
+        "DCFA_NAMESERVER=host:port; it prints host:port first and runs until SIGTERM.\n"
         "\n"
         "Exit status: 0 if every rank exited 0; else the first failing rank's status\n"
         "(128+N for signal N, the code given to MPI_Abort), 124 on timeout,\n"
@@ -123,6 +135,8 @@ static const char *mpirun_inline_value(const char *arg, const char *name)
 static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
 {
     const char *tmo = getenv("MPIEXEC_TIMEOUT");
+    const char *usize = getenv("DCFA_UNIVERSE_SIZE");
+    const char *over = getenv("DCFA_OVERSUBSCRIBE");
     int i = 1;
     long v;
 
@@ -130,6 +144,17 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         if (mpirun_parse_int(tmo, 0, 1000000000L, &v) != 0)
             return mpirun_bad("bad MPIEXEC_TIMEOUT '%s'", tmo);
         o->timeout = (int)v;
+    }
+    /* the environment first: the options win */
+    if (usize != NULL && *usize != '\0') {
+        if (mpirun_parse_int(usize, 1, MPIRUN_MAX_USIZE, &v) != 0)
+            return mpirun_bad("bad DCFA_UNIVERSE_SIZE '%s' (1 to 1000000)", usize);
+        o->universe = (int)v;
+    }
+    if (over != NULL && *over != '\0') {
+        if (strcmp(over, "0") != 0 && strcmp(over, "1") != 0)
+            return mpirun_bad("bad DCFA_OVERSUBSCRIBE '%s' (0 or 1)", over);
+        o->no_oversubscribe = *over == '0';
     }
     while (i < argc) {
         struct mpirun_app *app, *apps = realloc(o->apps, (size_t)(o->napps + 1) * sizeof(*apps));
@@ -219,8 +244,20 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
             } else if (strcmp(a, "-l") == 0 || strcmp(a, "--prefix-output") == 0 ||
                        strcmp(a, "-prefix-output") == 0 || strcmp(a, "--tag-output") == 0) {
                 o->prefix_output = 1;
-            } else if (strcmp(a, "--oversubscribe") == 0 || strcmp(a, "-oversubscribe") == 0 ||
-                       strcmp(a, "--allow-run-as-root") == 0 ||
+            } else if ((val = mpirun_inline_value(a, "--universe-size")) != NULL ||
+                       strcmp(a, "--universe-size") == 0 || strcmp(a, "-usize") == 0 ||
+                       strcmp(a, "--usize") == 0) {
+                if (val == NULL)
+                    val = i + 1 < argc ? argv[++i] : NULL;
+                if (mpirun_parse_int(val, 1, MPIRUN_MAX_USIZE, &v) != 0)
+                    return mpirun_bad("%s needs a number between 1 and 1000000", a);
+                o->universe = (int)v;
+            } else if (strcmp(a, "--oversubscribe") == 0 || strcmp(a, "-oversubscribe") == 0) {
+                o->no_oversubscribe = 0;
+            } else if (strcmp(a, "--no-oversubscribe") == 0 ||
+                       strcmp(a, "-no-oversubscribe") == 0 || strcmp(a, "--nooversubscribe") == 0) {
+                o->no_oversubscribe = 1;
+            } else if (strcmp(a, "--allow-run-as-root") == 0 ||
                        strcmp(a, "-allow-run-as-root") == 0) {
                 /* compatibility: nothing to do */
             } else {
@@ -249,6 +286,16 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
             return mpirun_bad("%s", "the hosts offer more than 4096 ranks: give -n");
         o->apps[0].nprocs = n;
     }
+    if (o->universe == 0) { /* the hosts' slots, else the job or the CPUs */
+        long size = 0, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        for (int a = 0; a < o->napps; a++)
+            size += o->apps[a].nprocs;
+        if (o->nhosts > 0 && mpirun_hosts_default_size(o) > size)
+            size = mpirun_hosts_default_size(o);
+        else if (o->nhosts == 0 && cpus > size)
+            size = cpus;
+        o->universe = size > MPIRUN_MAX_USIZE ? MPIRUN_MAX_USIZE : (int)size;
+    }
     return 0;
 }
 
@@ -266,6 +313,8 @@ int main(int argc, char **argv)
         return ad_remote_main();
     if (argc == 3 && strcmp(argv[1], AD_CLEANUP_OPTION) == 0)
         return ad_cleanup_main(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "--nameserver") == 0)
+        return ad_nameserver_main(argc, argv);
     rc = mpirun_parse(argc, argv, &opts);
     if (rc == 1) {
         rc = 0;

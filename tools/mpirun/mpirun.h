@@ -10,6 +10,9 @@ struct mpirun_app {
     char **argv;      /* NULL-terminated, points into main's argv */
     char **env;       /* "NAME=VALUE" set for this context only (-env) */
     int nenv;
+    /* spawned programs only (NULL on the command line's): */
+    char *exe;  /* the executable found for argv[0] (execv'd, no PATH search) */
+    char *wdir; /* working directory (info "wdir") */
 };
 
 /* A host of -hosts/-hostfile: its name and how many ranks a pass places on
@@ -28,7 +31,10 @@ struct mpirun_opts {
     int prefix_output;         /* -l: "[rank] " before every output line */
     struct mpirun_host *hosts; /* -hosts / -hostfile; none = this node only */
     int nhosts;
-    int ppn; /* -ppn: ranks per host and pass, 0 = the hosts' slots */
+    int ppn;              /* -ppn: ranks per host and pass, 0 = the hosts' slots */
+    int universe;         /* -usize / DCFA_UNIVERSE_SIZE, else the default (main.c) */
+    int no_oversubscribe; /* --no-oversubscribe / DCFA_OVERSUBSCRIBE=0: spawns stay
+                             within the universe */
 };
 
 /* hosts.c: host lists, host files and rank placement. Each returns 0, or
@@ -37,7 +43,9 @@ struct mpirun_opts {
 int mpirun_hosts_add_list(struct mpirun_opts *o, const char *list);
 int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path);
 void mpirun_hosts_free(struct mpirun_opts *o);
-/* The job size the hosts imply when no -n was given (0 when no hosts). */
+/* The job size the hosts imply when no -n was given, which is also the
+ * number of slots they offer: -ppn x hosts, else the sum of the slots (0 when
+ * no hosts). */
 int mpirun_hosts_default_size(const struct mpirun_opts *o);
 /* Rank placement by block: host_of[r] for r < size. Pass after pass, each
  * host in order takes ppn (or its slots) consecutive ranks. */
