@@ -6,7 +6,6 @@
 #include "mpi/errhan/errhan.h"
 #include "mpi/info/info.h"
 #include "assist/assist.h"
-#include "mpi/comm/dpm_tmp.h"
 
 #include <errno.h>
 #include <string.h>

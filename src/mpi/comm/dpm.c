@@ -28,7 +28,6 @@
 #include "mpi/group/group.h"
 #include "mpi/info/info.h"
 #include "assist/assist.h"
-#include "mpi/comm/dpm_tmp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
