@@ -159,6 +159,9 @@ static struct {
     int outstanding;           /* ring writes and handshakes in flight, over all connections */
     int closing;               /* in close(): handshakes are not answered any more */
     fab_rcache rcache;
+    ofi_hello *unknown;        /* handshakes of processes of other jobs not known yet (their
+                                  communicator is still being built here): retried from poll */
+    int nunknown, capunknown;
     const ofi_hello *incoming; /* the handshake being handed to the core */
     int incoming_lpid;         /* its sender */
 } ofi;
@@ -352,6 +355,7 @@ static void ofi_teardown(void)
     free(ofi.recvs);
     free(ofi.conns);
     free(ofi.by_peer);
+    free(ofi.unknown);
     memset(&ofi, 0, sizeof ofi);
 }
 
@@ -935,9 +939,11 @@ static int ofi_write(fab_conn *c, const struct iovec *local, int nlocal, uint64_
 
 /* ---- progress --------------------------------------------------------------------- */
 
-static void ofi_hello_arrived(ofi_recv *r)
+/* 1 if the handshake was handled, 0 if it must wait: its sender is of another job and
+ * not known yet, or connects again while my side of its previous connection is still
+ * closing (MPI_Comm_disconnect) */
+static int ofi_hello_take(const ofi_hello *h)
 {
-    const ofi_hello *h = &r->msg;
     int lpid = -1;
     if (h->magic == OFI_MAGIC && h->version == OFI_HELLO_VERSION && h->rank >= 0 &&
         h->rank <= FAB_RANK_MAX) {
@@ -945,11 +951,13 @@ static void ofi_hello_arrived(ofi_recv *r)
             lpid = h->rank < ofi.p.nprocs ? h->rank : -1;
         else if (ofi.p.up->lpid_of)
             lpid = ofi.p.up->lpid_of(FAB_GID(h->job, h->rank));
+        if (lpid < 0 && h->job != ofi.job && ofi.p.up->lpid_of)
+            return 0;
     }
     if (lpid < 0 || lpid == ofi.p.self) {
         util_log("ofi: ignoring a connection handshake from a process this one does not know "
                  "(rank %d of job %llx)", h->rank, (unsigned long long)h->job);
-        return;
+        return 1;
     }
     if (h->nblocks != ofi.p.nblocks || h->block_size != ofi.p.block_size)
         util_die(
@@ -958,16 +966,44 @@ static void ofi_hello_arrived(ofi_recv *r)
             lpid, h->nblocks, h->block_size, ofi.p.nblocks, ofi.p.block_size);
     fab_conn *c = lpid < ofi.npeers ? ofi.by_peer[lpid] : NULL;
     if (ofi.closing)
-        return; /* nobody starts a connection at MPI_Finalize; the core is not listening */
+        return 1; /* nobody starts a connection at MPI_Finalize; the core is not listening */
+    if (c && c->hello_in && h->job != ofi.job)
+        return 0; /* it closed its side and connects again before mine is closed: later */
     if (c) {
         if (!c->hello_in)
             ofi_hello_apply(c, h);
-        return;
+        return 1;
     }
     ofi.incoming = h;
     ofi.incoming_lpid = lpid;
     (void)ofi.p.up->incoming(&fab_ofi_ops, lpid);
     ofi.incoming = NULL;
+    return 1;
+}
+
+static void ofi_hello_arrived(ofi_recv *r)
+{
+    if (ofi_hello_take(&r->msg))
+        return;
+    if (ofi.nunknown == ofi.capunknown) {
+        ofi.capunknown = ofi.capunknown ? 2 * ofi.capunknown : 8;
+        ofi.unknown = util_realloc(ofi.unknown, (size_t)ofi.capunknown * sizeof *ofi.unknown);
+    }
+    ofi.unknown[ofi.nunknown++] = r->msg;
+}
+
+/* the handshakes kept for processes not known then */
+static int ofi_unknown_retry(void)
+{
+    int k = 0, events = 0;
+    for (int i = 0; i < ofi.nunknown; i++) {
+        if (ofi_hello_take(&ofi.unknown[i]))
+            events++;
+        else
+            ofi.unknown[k++] = ofi.unknown[i];
+    }
+    ofi.nunknown = k;
+    return events;
 }
 
 static void ofi_completion(const struct fi_cq_data_entry *e)
@@ -1097,6 +1133,8 @@ static int ofi_retry(void)
 static int ofi_poll(void)
 {
     int events = 0;
+    if (__builtin_expect(ofi.nunknown > 0, 0))
+        events += ofi_unknown_retry();
     if (!util_queue_empty(&ofi.hellos_waiting) || !util_queue_empty(&ofi.deferred) ||
         !util_queue_empty(&ofi.pieces_waiting))
         events += ofi_retry();

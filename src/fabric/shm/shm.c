@@ -80,6 +80,7 @@ static struct {
     fab_conn **by_peer;     /* by lpid */
     int npeers;             /* by_peer's length */
     int door_waits;         /* connections with door_wait */
+    int foreign_waiting;    /* a slot names a process not known yet: looked at every poll */
     uint64_t job;           /* my job's hash */
     fab_caps caps;
 } shm;
@@ -147,6 +148,7 @@ static void shm_close(void)
     shm.by_peer = NULL;
     shm.npeers = 0;
     shm.door_waits = 0;
+    shm.foreign_waiting = 0;
 }
 
 static const fab_caps *shm_caps(void) { return &shm.caps; }
@@ -337,16 +339,45 @@ static void shm_door_retry(void)
     }
 }
 
+/* the slots of processes of other jobs; one this process does not know yet (its
+ * communicator is still being built here), or one that connects again while my side
+ * of its previous connection is still closing, stays in its slot until then.
+ * 1 if some slot waits so. */
+static int shm_foreign_poll(int *events)
+{
+    int waiting = 0;
+    for (int i = 0; i < SHM_FOREIGN_SLOTS; i++) {
+        uint64_t g = atomic_load(&shm.door->foreign[i]);
+        if (!g)
+            continue;
+        int lpid = shm.p.up->lpid_of ? shm.p.up->lpid_of(g - 1) : -1;
+        /* a request from a process my connection to is still up: it closed its side
+         * (MPI_Comm_disconnect) and connects again before mine is closed: it waits for that */
+        fab_conn *c = lpid >= 0 && lpid < shm.npeers ? shm.by_peer[lpid] : NULL;
+        if (lpid < 0 || (c && c->ready)) {
+            waiting = 1;
+            continue;
+        }
+        atomic_store(&shm.door->foreign[i], 0);
+        ++*events;
+        shm_peer_arrived(lpid);
+    }
+    return waiting;
+}
+
 /* the door: peers whose ring for me is there */
 static int shm_poll(void)
 {
     if (__builtin_expect(shm.door_waits > 0, 0))
         shm_door_retry();
-    uint32_t now = atomic_load_explicit(&shm.door->requests, memory_order_acquire);
-    if (now == shm.seen_requests)
-        return 0;
-    shm.seen_requests = now;
     int events = 0;
+    uint32_t now = atomic_load_explicit(&shm.door->requests, memory_order_acquire);
+    if (now == shm.seen_requests) {
+        if (__builtin_expect(shm.foreign_waiting, 0))
+            shm.foreign_waiting = shm_foreign_poll(&events);
+        return events;
+    }
+    shm.seen_requests = now;
     for (int i = 0; i < shm.p.nprocs; i++) {
         if (!atomic_load(&shm.door->flag[i]))
             continue;
@@ -354,20 +385,7 @@ static int shm_poll(void)
         events++;
         shm_peer_arrived(i);
     }
-    for (int i = 0; i < SHM_FOREIGN_SLOTS; i++) {
-        uint64_t g = atomic_load(&shm.door->foreign[i]);
-        if (!g)
-            continue;
-        atomic_store(&shm.door->foreign[i], 0);
-        events++;
-        int lpid = shm.p.up->lpid_of ? shm.p.up->lpid_of(g - 1) : -1;
-        if (lpid < 0) {
-            util_log("shm: process %llx of another job asks for a connection, but this process does "
-                     "not know it", (unsigned long long)(g - 1));
-            continue;
-        }
-        shm_peer_arrived(lpid);
-    }
+    shm.foreign_waiting = shm_foreign_poll(&events);
     return events;
 }
 
