@@ -190,6 +190,7 @@ if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
             "$ROOT/test/external/mpich/folders.txt" |
             awk '{ o = ""; for (i = 2; i <= NF; i++) o = o (i > 2 ? "," : "@") $i; print $1 o }')
         log=$ROOT/build/mpich-suite.out
+        DCFA_UNIVERSE_SIZE=${DCFA_UNIVERSE_SIZE:-16} \
         bash "$ROOT/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "$JOBS" \
             --time-budget "${DCFA_MPICH_BUDGET:-1500}" --lists "${DCFA_MPICH_LISTS:-testlist}" --log "$ROOT/build/mpich-suite.log" \
             "${folders[@]}" < /dev/null 2>&1 | tee "$log" |
