@@ -8,7 +8,9 @@
 #   test/mpi/check_ref.sh mpicc.openmpi "mpirun.openmpi --allow-run-as-root --oversubscribe"
 # variant= lines are skipped (their DCFA_* settings mean nothing to other
 # MPIs) unless CHECK_VARIANTS=1. With NAMEs, only those programs run.
-# Prints one line per test and a summary; exit status 0 iff all passed.
+# needs=dpm tests are skipped unless DCFA_TEST_DPM=1 (run_one.sh decides,
+# through DCFA_TEST_NEEDS).
+# Prints one line per test and a summary; exit status 0 iff none failed.
 
 set -u
 if [ $# -lt 2 ]; then
@@ -29,6 +31,7 @@ mkdir -p "$outdir"
 
 pass=0
 fail=0
+skip=0
 failed=
 while read -r line; do
     line=${line%%#*}
@@ -72,10 +75,15 @@ while read -r line; do
     for np in ${nps//,/ }; do
         tname="$name${variant:+_$variant}_np$np"
         log="$outdir/$tname.log"
-        if env "${envs[@]}" "$here/run_one.sh" "$launcher" "$np" "$tmo" "$exe" "${xfail[@]}" \
-            >"$log" 2>&1; then
+        env "${envs[@]}" DCFA_TEST_NEEDS="$needs" \
+            "$here/run_one.sh" "$launcher" "$np" "$tmo" "$exe" "${xfail[@]}" >"$log" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ]; then
             echo "pass $tname"
             pass=$((pass + 1))
+        elif [ $rc -eq 77 ]; then
+            echo "skip $tname ($(tail -1 "$log"))"
+            skip=$((skip + 1))
         else
             echo "FAIL $tname ($(tail -1 "$log"); log $log)"
             fail=$((fail + 1))
@@ -83,5 +91,7 @@ while read -r line; do
         fi
     done
 done <"$here/testlist.txt"
-echo "check_ref: $pass passed, $fail failed${failed:+:$failed}"
+skipped=
+[ $skip -gt 0 ] && skipped=", $skip skipped"
+echo "check_ref: $pass passed, $fail failed${failed:+:$failed}$skipped"
 [ $fail -eq 0 ]

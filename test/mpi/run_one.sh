@@ -22,7 +22,10 @@
 # Environment variables of the caller (DCFA_EAGER_LIMIT, ...) pass through.
 # DCFA_TEST_LAST_RANK_ENV="VAR=VAL ...": the last rank gets these on top, as a
 # program of its own (MPMD: -n N-1 PROGRAM : -n 1 -env VAR VAL ... PROGRAM).
-# Exit status: 0 pass, 1 fail, 2 usage error.
+# DCFA_TEST_NEEDS=FEAT[,FEAT...]: the test's needs= list (testlist.txt; set by
+# CMake and check_ref.sh). With "dpm" in it the test is skipped (exit 77,
+# nothing run) unless DCFA_TEST_DPM=1: dynamic processes are opt-in.
+# Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped.
 
 set -u
 
@@ -45,6 +48,14 @@ if [ $# -gt 0 ]; then
     expect_fail=1
     regex=$2
 fi
+case ",${DCFA_TEST_NEEDS:-}," in
+    *,dpm,*)
+        if [ "${DCFA_TEST_DPM:-0}" != 1 ]; then
+            echo "run_one: SKIP: needs=dpm (set DCFA_TEST_DPM=1 to run)"
+            exit 77
+        fi
+        ;;
+esac
 case $prog in
     */*) prog=$(readlink -f "$prog") ;;
     *) prog=$(command -v "$prog" || echo "$prog") ;;
