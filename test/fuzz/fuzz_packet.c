@@ -66,7 +66,7 @@ static int kv_fence(void) { return UTIL_OK; }
 static int kv_get(const char *key, char *value, int maxlen)
 {
     int n = strcmp(key, "dcfa-card-1") == 0
-                ? snprintf(value, (size_t)maxlen, "shm:%s:%d", util_node_key(), (int)getpid())
+                ? snprintf(value, (size_t)maxlen, "shm:%s:%d/%s/2", util_node_key(), (int)getpid(), job)
                 : snprintf(value, (size_t)maxlen, "%s", my_cards);
     return n < maxlen ? UTIL_OK : -ENOSPC;
 }
@@ -135,8 +135,9 @@ static void init_once(void)
     char name[64];
     snprintf(name, sizeof name, "/dcfa-%s-1", job);
     int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
-    /* the door's exact size: its header (64 bytes) and a flag per process */
-    if (fd < 0 || ftruncate(fd, 64 + 2) != 0)
+    /* the door's exact size: its header (64 bytes), 64 slots of 8 bytes for processes of
+     * other jobs, and a flag per process of the job */
+    if (fd < 0 || ftruncate(fd, 64 + 64 * 8 + 2) != 0)
         abort();
     close(fd);
     start();

@@ -8,8 +8,8 @@
 #   test/mpi/check_ref.sh mpicc.openmpi "mpirun.openmpi --allow-run-as-root --oversubscribe"
 # variant= lines are skipped (their DCFA_* settings mean nothing to other
 # MPIs) unless CHECK_VARIANTS=1. With NAMEs, only those programs run.
-# needs=dpm tests are skipped unless DCFA_TEST_DPM=1 (run_one.sh decides,
-# through DCFA_TEST_NEEDS).
+# needs=dpm tests are skipped with DCFA_TEST_DPM=0 (run_one.sh decides,
+# through DCFA_TEST_NEEDS): MPICH from Debian cannot spawn here.
 # Prints one line per test and a summary; exit status 0 iff none failed.
 
 set -u

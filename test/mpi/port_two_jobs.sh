@@ -14,15 +14,15 @@
 #              ompi-server --no-daemonize --report-uri /tmp/uri &
 #              port_two_jobs.sh "mpirun.openmpi --allow-run-as-root --ompi-server file:/tmp/uri" PROG
 #   PROGRAM  default: this tree's build/test/mpi/port_two_jobs.
-# Skipped (exit 77) unless DCFA_TEST_DPM=1, like the needs=dpm entries of
+# Skipped (exit 77) with DCFA_TEST_DPM=0, like the needs=dpm entries of
 # testlist.txt. The temporary directory (FILE, outputs) is removed on exit.
 # Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped.
 
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-if [ "${DCFA_TEST_DPM:-0}" != 1 ]; then
-    echo "port_two_jobs: SKIP: needs=dpm (set DCFA_TEST_DPM=1 to run)"
+if [ "${DCFA_TEST_DPM:-1}" = 0 ]; then
+    echo "port_two_jobs: SKIP: needs=dpm (DCFA_TEST_DPM=0)"
     exit 77
 fi
 if [ $# -gt 3 ]; then

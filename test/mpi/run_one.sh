@@ -24,7 +24,7 @@
 # program of its own (MPMD: -n N-1 PROGRAM : -n 1 -env VAR VAL ... PROGRAM).
 # DCFA_TEST_NEEDS=FEAT[,FEAT...]: the test's needs= list (testlist.txt; set by
 # CMake and check_ref.sh). With "dpm" in it the test is skipped (exit 77,
-# nothing run) unless DCFA_TEST_DPM=1: dynamic processes are opt-in.
+# nothing run) when DCFA_TEST_DPM=0: for reference MPIs that cannot spawn.
 # Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped.
 
 set -u
@@ -50,8 +50,8 @@ if [ $# -gt 0 ]; then
 fi
 case ",${DCFA_TEST_NEEDS:-}," in
     *,dpm,*)
-        if [ "${DCFA_TEST_DPM:-0}" != 1 ]; then
-            echo "run_one: SKIP: needs=dpm (set DCFA_TEST_DPM=1 to run)"
+        if [ "${DCFA_TEST_DPM:-1}" = 0 ]; then
+            echo "run_one: SKIP: needs=dpm (DCFA_TEST_DPM=0)"
             exit 77
         fi
         ;;
