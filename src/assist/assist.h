@@ -21,10 +21,13 @@
 
 /* Connect to the daemon: PMI_FD/PMI_RANK/PMI_SIZE, or PMI_PORT+PMI_ID
  * (Hydra -pmi-port). With none of them set: singleton, rank 0 of 1, appnum 0,
- * no daemon. Calling it again after success returns the same values. */
+ * no daemon (until assist_spawn or a name function needs one: it is then
+ * started, "mpirun --dcfa-singleton", docs/launcher.md "Singletons").
+ * Calling it again after success returns the same values. */
 int assist_init(int *rank, int *size, int *appnum);
 
-/* 1 when running without a daemon (after assist_init), else 0. */
+/* 1 when started without a process manager (after assist_init), also once
+ * a daemon was started for it on demand; else 0. */
 int assist_is_singleton(void);
 
 /* Short id of this job, only [A-Za-z0-9_]: DCFA_JOBID under our mpirun, a
@@ -54,7 +57,8 @@ int assist_abort(int exitcode, const char *msg);
 /* Tells the daemon this process finalized and closes the channel. */
 int assist_finalize(void);
 
-/* Universe size (>= 1), or a negative error. */
+/* Universe size (>= 1), or a negative error. A singleton: as mpirun counts
+ * it, DCFA_UNIVERSE_SIZE, else the number of online CPUs. */
 int assist_universe_size(void);
 
 /* 1 when the daemon's end of the command channel is closed (the daemon or
@@ -85,8 +89,11 @@ typedef struct assist_spawn_cmd {
  * reason in errmsg[errlen] (errmsg may be NULL): -EINVAL (bad arguments),
  * -ENOENT/-EACCES (a program that cannot be executed), -EAGAIN (beyond the
  * universe with mpirun --no-oversubscribe), -EHOSTUNREACH/-ENOTSUP (info
- * "host" not this host, info "file"), -ENOSYS (a singleton: no process
- * manager), -EIO (another process manager refused). Info keys our mpirun
+ * "host" not this host, info "file"), -EIO (another process manager
+ * refused). A singleton first starts its daemon: DCFA_MPIRUN, else mpirun
+ * next to this library (<libdir>/../bin, <libdir>), else in the install
+ * prefix; -ENOENT (none found, errmsg says where it looked), -EIO or
+ * -ETIMEDOUT (it did not answer). Info keys our mpirun
  * honours: wdir, path, host; others are ignored. Lines of a PMI-1 request
  * cannot hold '\n', PMI-2 messages no ';' (-EINVAL). */
 int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const char *const *keys,
@@ -96,8 +103,9 @@ int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const cha
  * one mpirun, or by every run given DCFA_NAMESERVER=host:port (mpirun
  * --nameserver). A service is 1..ASSIST_SERVICE_MAX and a port
  * 1..ASSIST_PORT_MAX printable characters without spaces or ';' (-EINVAL
- * otherwise). A singleton uses the name server of DCFA_NAMESERVER, else gets
- * -ENOSYS. -EHOSTUNREACH when the name server fails. */
+ * otherwise). A singleton uses the name server of DCFA_NAMESERVER, else its
+ * daemon, started on demand as for assist_spawn (-ENOSYS, with a message on
+ * stderr, when it cannot be). -EHOSTUNREACH when the name server fails. */
 int assist_name_publish(const char *service, const char *port);      /* -EEXIST if taken */
 int assist_name_unpublish(const char *service);                      /* -ENOENT if absent */
 int assist_name_lookup(const char *service, char *port, int maxlen); /* -ENOENT, -ENOSPC */

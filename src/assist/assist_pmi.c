@@ -3,13 +3,21 @@
  * Hydra, our mpirun), chosen by the environment at assist_init. Besides the
  * key/value exchange: spawn (PMI-1 "mcmd=spawn" blocks, PMI-2 "cmd=spawn")
  * and the name service (through the process manager, or for a singleton
- * the name server of DCFA_NAMESERVER, src/assist/ns_wire.h). */
+ * the name server of DCFA_NAMESERVER, src/assist/ns_wire.h).
+ *
+ * A singleton runs without a daemon (its keys in a local table) until it
+ * spawns or uses the name service without DCFA_NAMESERVER: then it starts
+ * one, "mpirun --dcfa-singleton FD JOBID" (tools/mpirun/ad_singleton.c),
+ * and speaks PMI-1 to it from then on (docs/launcher.md, "Singletons"). */
 #include "assist/assist.h"
 #include "assist/ns_wire.h"
 #include "assist/pmi_wire.h"
 #include "util/util.h"
 
+#include <dlfcn.h>
 #include <limits.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -19,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,7 +41,8 @@ struct assist_kv {
 static struct {
     pthread_mutex_t lock;
     int initialized;
-    int singleton;
+    int singleton; /* no process manager, no daemon (yet) */
+    int adopted;   /* a singleton that started its daemon: singleton is 0 then */
     int fd;
     int version;    /* 1 or 2: the wire protocol */
     int own_daemon; /* our mpirun (DCFA_JOBID set): it prints abort messages itself */
@@ -500,7 +511,10 @@ fail:
     return rc;
 }
 
-int assist_is_singleton(void) { return assist_st.initialized && assist_st.singleton; }
+int assist_is_singleton(void)
+{
+    return assist_st.initialized && (assist_st.singleton || assist_st.adopted);
+}
 
 const char *assist_job_id(void) { return assist_st.jobid; }
 
@@ -675,10 +689,10 @@ int assist_abort(int exitcode, const char *msg)
      * managers (Hydra, Slurm) end the ranks with SIGKILL and know nothing of them: the
      * aborting rank removes this node's entries itself, before and after asking for the end
      * (a rank still running may make one in between). */
-    if (!assist_st.own_daemon)
+    if (!assist_st.own_daemon || assist_st.adopted)
         util_shm_unlink_job(assist_st.jobid);
     rc = assist_abort_send(exitcode, msg);
-    if (!assist_st.own_daemon)
+    if (!assist_st.own_daemon || assist_st.adopted)
         util_shm_unlink_job(assist_st.jobid);
     return rc;
 }
@@ -716,7 +730,10 @@ static int assist_abort_send(int exitcode, const char *msg)
     req[n] = '\0';
     /* Our mpirun prints the message as the job's end line; other process
      * managers (Hydra) do not print it: say it here, once. */
-    if (!assist_st.own_daemon && msg != NULL && *msg != '\0') {
+    if (assist_st.adopted && msg != NULL && *msg != '\0') {
+        /* a singleton's daemon does not print it: nothing waits for its last line */
+        fprintf(stderr, "[dcfa-mpi] rank %d: %s\n", assist_st.rank, msg);
+    } else if (!assist_st.own_daemon && msg != NULL && *msg != '\0') {
         fprintf(stderr, "[dcfa-mpi] rank %d: %s\n", assist_st.rank, msg);
         /* Hydra ends the job as soon as it reads the abort, output still in
          * the pipe may be dropped: give its proxy a moment to forward the line */
@@ -752,9 +769,30 @@ int assist_finalize(void)
     assist_st.nlocal = assist_st.caplocal = 0;
     assist_st.initialized = 0;
     assist_st.singleton = 0;
+    assist_st.adopted = 0;
 out:
     pthread_mutex_unlock(&assist_st.lock);
     return rc;
+}
+
+/* As mpirun, and the daemon a singleton starts, count it: DCFA_UNIVERSE_SIZE,
+ * else the online CPUs (at least the job: 1). */
+static int assist_singleton_universe(void)
+{
+    const char *s = getenv("DCFA_UNIVERSE_SIZE");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    char *end;
+    long v;
+
+    if (s != NULL && *s != '\0') {
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno == 0 && *end == '\0' && v >= 1 && v <= 1000000)
+            return (int)v;
+    }
+    if (cpus < 1)
+        return 1;
+    return cpus > 1000000 ? 1000000 : (int)cpus;
 }
 
 int assist_universe_size(void)
@@ -767,7 +805,7 @@ int assist_universe_size(void)
     if (!assist_st.initialized) {
         rc = -EINVAL;
     } else if (assist_st.singleton) {
-        rc = 1;
+        rc = assist_singleton_universe();
     } else if (assist_st.version == 2) {
         /* PMI-2 has it as a job attribute, when the process manager knows it */
         rc = assist_chan_call2("cmd=info-getjobattr;key=universeSize;", "info-getjobattr-response",
@@ -865,6 +903,240 @@ static void assist_errmsg(char *errmsg, size_t errlen, const char *fmt, ...)
     for (char *c = errmsg; *c != '\0'; c++) /* one line */
         if (*c == '\n' || *c == '\r')
             *c = ' ';
+}
+
+/* ---- a daemon on demand for a singleton ------------------------------------- */
+
+#define ASSIST_DAEMON_START_MS 15000 /* for its first answer */
+
+/* 0 when path is a regular file we may execute, else -errno. */
+static int assist_exe_ok(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EACCES;
+    return access(path, X_OK) == 0 ? 0 : -errno;
+}
+
+/* Tries dir + "/" + rel: 0 with the path in out[cap], else appends it to the
+ * list of places looked at. */
+static int assist_try_mpirun(const char *dir, const char *rel, char *out, size_t cap,
+                             struct assist_text *looked)
+{
+    int n = snprintf(out, cap, "%s/%s", dir, rel);
+
+    if (n < 0 || (size_t)n >= cap)
+        return -ENAMETOOLONG;
+    if (assist_exe_ok(out) == 0)
+        return 0;
+    assist_text_add(looked, "%s%s", looked->len > 0 ? ", " : "", out);
+    return -ENOENT;
+}
+
+/* The mpirun binary: DCFA_MPIRUN; else next to this library (<libdir>/../bin,
+ * or <libdir> itself: the build tree); else the install prefix. 0 with the
+ * path in out[cap], or -ENOENT/-EACCES with the reason in errmsg. */
+static int assist_find_mpirun(char *out, size_t cap, char *errmsg, size_t errlen)
+{
+    const char *env = getenv("DCFA_MPIRUN");
+    struct assist_text looked = {0};
+    Dl_info info;
+    int rc;
+
+    if (env != NULL && *env != '\0') {
+        rc = assist_exe_ok(env);
+        if (rc == 0 && strlen(env) < cap) {
+            memcpy(out, env, strlen(env) + 1);
+            return 0;
+        }
+        if (rc == 0)
+            rc = -ENAMETOOLONG;
+        assist_errmsg(errmsg, errlen,
+                      "cannot start an assist daemon for this singleton: DCFA_MPIRUN='%.300s': %s",
+                      env, strerror(-rc));
+        return rc == -EACCES ? -EACCES : -ENOENT;
+    }
+    if (dladdr((void *)assist_find_mpirun, &info) != 0 && info.dli_fname != NULL &&
+        strchr(info.dli_fname, '/') != NULL) {
+        char dirs[2][PATH_MAX];
+        int ndirs = 0;
+        snprintf(dirs[0], sizeof(dirs[0]), "%s", info.dli_fname);
+        if (realpath(info.dli_fname, dirs[1]) != NULL)
+            ndirs = 2;
+        else
+            ndirs = 1;
+        for (int i = 0; i < ndirs; i++)
+            *strrchr(dirs[i], '/') = '\0'; /* both have a '/' */
+        if (ndirs == 2 && strcmp(dirs[0], dirs[1]) == 0)
+            ndirs = 1;
+        for (int i = 0; i < ndirs; i++) {
+            const char *dir = dirs[i][0] != '\0' ? dirs[i] : "/";
+            if (assist_try_mpirun(dir, "../bin/mpirun", out, cap, &looked) == 0 ||
+                assist_try_mpirun(dir, "mpirun", out, cap, &looked) == 0) {
+                free(looked.data);
+                return 0;
+            }
+        }
+    }
+#ifdef DCFA_PREFIX
+    if (assist_try_mpirun(DCFA_PREFIX, "bin/mpirun", out, cap, &looked) == 0) {
+        free(looked.data);
+        return 0;
+    }
+#endif
+    assist_errmsg(errmsg, errlen,
+                  "cannot start an assist daemon for this singleton: no mpirun found (looked for "
+                  "%.600s; set DCFA_MPIRUN to its path, or start the program with mpirun)",
+                  looked.len > 0 && !looked.oom ? looked.data : "none");
+    free(looked.data);
+    return -ENOENT;
+}
+
+/* Waits up to ms for the channel to have something to read: 0 or -ETIMEDOUT. */
+static int assist_chan_wait(int ms)
+{
+    struct pollfd pfd = {.fd = assist_st.fd, .events = POLLIN};
+    struct timespec t0, t1;
+    int n, left = ms;
+
+    if (assist_st.inlen > 0)
+        return 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        n = poll(&pfd, 1, left);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        left = ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0)
+            return -ETIMEDOUT;
+    }
+}
+
+/* Starts mpirun's process, which forks the daemon and exits: reaped here,
+ * so the daemon is not our child. Returns 0 with our end of the channel in
+ * *fd, or -errno with errmsg. */
+static int assist_daemon_exec(const char *path, int *fd, char *errmsg, size_t errlen)
+{
+    extern char **environ;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t none, deflt;
+    char fdarg[16], jobid[ASSIST_JOBID_MAX + 1];
+    char *argv[] = {(char *)path, "--dcfa-singleton", fdarg, jobid, NULL};
+    int sv[2], target, rc, st;
+    pid_t pid;
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        rc = -errno;
+        assist_errmsg(errmsg, errlen, "cannot start an assist daemon for this singleton: %s",
+                      strerror(errno));
+        return rc;
+    }
+    target = sv[1] == 3 ? 4 : 3; /* a dup2 to another number clears FD_CLOEXEC */
+    snprintf(fdarg, sizeof(fdarg), "%d", target);
+    snprintf(jobid, sizeof(jobid), "%s", assist_st.jobid);
+    sigemptyset(&none);
+    sigemptyset(&deflt); /* what the daemon handles: not ignored, as we may have them */
+    sigaddset(&deflt, SIGCHLD);
+    sigaddset(&deflt, SIGPIPE);
+    sigaddset(&deflt, SIGINT);
+    sigaddset(&deflt, SIGTERM);
+    sigaddset(&deflt, SIGHUP);
+    sigaddset(&deflt, SIGUSR1);
+    rc = posix_spawn_file_actions_init(&fa);
+    if (rc == 0) {
+        rc = posix_spawnattr_init(&at);
+        if (rc != 0)
+            posix_spawn_file_actions_destroy(&fa);
+    }
+    if (rc == 0) {
+        if ((rc = posix_spawn_file_actions_adddup2(&fa, sv[1], target)) == 0 &&
+            (rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) == 0 &&
+            (rc = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
+            (rc = posix_spawnattr_setsigdefault(&at, &deflt)) == 0 &&
+            (rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) ==
+                0)
+            rc = posix_spawn(&pid, path, &fa, &at, argv, environ);
+        posix_spawnattr_destroy(&at);
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    close(sv[1]);
+    if (rc != 0) {
+        close(sv[0]);
+        assist_errmsg(errmsg, errlen, "cannot start an assist daemon for this singleton: '%.300s': %s",
+                      path, strerror(rc));
+        return -rc;
+    }
+    /* it exits at once (after its fork); ECHILD: SIGCHLD ignored, or reaped by the program */
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    *fd = sv[0];
+    return 0;
+}
+
+/* A singleton's first need of a daemon: start it, switch the channel to it
+ * (PMI-1), hand it the keys put so far. Caller holds the lock. 0, or -errno
+ * with errmsg (nothing changed then: still a singleton). */
+static int assist_daemon_start(char *errmsg, size_t errlen)
+{
+    char path[PATH_MAX], line[ASSIST_WIRE_LINE_MAX], req[ASSIST_WIRE_LINE_MAX];
+    char kvsname[ASSIST_WIRE_KVSNAME_MAX + 1];
+    int fd = -1, rc;
+
+    rc = assist_find_mpirun(path, sizeof(path), errmsg, errlen);
+    if (rc == 0)
+        rc = assist_daemon_exec(path, &fd, errmsg, errlen);
+    if (rc != 0)
+        return rc;
+    assist_st.fd = fd;
+    assist_st.inlen = 0;
+    const char *init = "cmd=init pmi_version=1 pmi_subversion=1\n";
+    rc = assist_chan_write(init, strlen(init));
+    if (rc == 0)
+        rc = assist_chan_wait(ASSIST_DAEMON_START_MS);
+    if (rc == 0)
+        rc = assist_chan_read_line(line, sizeof(line));
+    if (rc == 0 && (!assist_wire_is(line, "response_to_init") || assist_reply_rc(line) != 0))
+        rc = -EPROTO;
+    if (rc == 0)
+        rc = assist_chan_call("cmd=get_my_kvsname\n", "my_kvsname", line, sizeof(line));
+    if (rc == 0 && assist_wire_get(line, "kvsname", kvsname, sizeof(kvsname)) != 0)
+        rc = -EPROTO;
+    /* what was put while we were alone goes to the daemon's table */
+    for (size_t i = 0; rc == 0 && i < assist_st.nlocal; i++) {
+        snprintf(req, sizeof(req), "cmd=put kvsname=%s key=%s value=%s\n", kvsname,
+                 assist_st.local[i].key, assist_st.local[i].value);
+        rc = assist_chan_call(req, "put_result", line, sizeof(line));
+        if (rc == 0 && assist_reply_rc(line) != 0)
+            rc = -EIO;
+    }
+    if (rc != 0) {
+        close(fd); /* the daemon sees its channel close and ends */
+        assist_st.fd = -1;
+        assist_st.inlen = 0;
+        assist_errmsg(errmsg, errlen,
+                      "the assist daemon started for this singleton ('%.300s %s') did not answer: "
+                      "%s",
+                      path, "--dcfa-singleton", strerror(-rc));
+        return rc == -ETIMEDOUT ? rc : -EIO;
+    }
+    for (size_t i = 0; i < assist_st.nlocal; i++)
+        free(assist_st.local[i].value);
+    free(assist_st.local);
+    assist_st.local = NULL;
+    assist_st.nlocal = assist_st.caplocal = 0;
+    memcpy(assist_st.kvsname, kvsname, sizeof(kvsname));
+    assist_st.version = 1;
+    assist_st.own_daemon = 1; /* our mpirun: its extensions (hex values) hold */
+    assist_st.singleton = 0;
+    assist_st.adopted = 1;
+    return 0;
 }
 
 #define ASSIST_SPAWN_VALUE_MAX (ASSIST_WIRE_LINE_MAX - 48) /* a value's text on the wire */
@@ -1067,17 +1339,18 @@ int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const cha
         assist_errmsg(errmsg, errlen, "spawn: the PMI client is not initialized");
         goto out_codes;
     }
+    if (assist_st.singleton) { /* first the daemon: the checks depend on the wire */
+        char why[1024];
+        rc = assist_daemon_start(why, sizeof(why));
+        if (rc != 0) {
+            assist_errmsg(errmsg, errlen, "spawn: %s", why);
+            goto out_codes;
+        }
+    }
     rc = assist_spawn_check(ncmds, cmds, npreput, keys, vals, assist_st.version, &total, errmsg,
                             errlen);
     if (rc != 0)
         goto out_codes;
-    if (assist_st.singleton) {
-        rc = -ENOSYS;
-        assist_errmsg(errmsg, errlen,
-                      "spawn: this process runs without a process manager (a singleton): start "
-                      "it with mpirun");
-        goto out_codes;
-    }
     reply = malloc(rmax);
     if (reply == NULL) {
         rc = -ENOMEM;
@@ -1210,17 +1483,28 @@ static int assist_name_call(int op, const char *service, const char *port, char 
     static const char *const v2[] = {"name-publish", "name-unpublish", "name-lookup"};
     char req[ASSIST_WIRE_LINE_MAX + 64], reply[ASSIST_WIRE_LINE_MAX], msg[256] = "";
     char got[ASSIST_PORT_MAX + 1] = "";
+    const char *ns = NULL;
     long prc = 0;
-    int rc;
+    int rc, via_ns;
 
     if (!assist_ns_field_ok(service, ASSIST_SERVICE_MAX) ||
         (op == ASSIST_PUBLISH && !assist_ns_field_ok(port, ASSIST_PORT_MAX)) ||
         (op == ASSIST_LOOKUP && (out == NULL || maxlen < 1)))
         return -EINVAL;
     pthread_mutex_lock(&assist_st.lock);
+    via_ns = assist_st.singleton && (ns = getenv("DCFA_NAMESERVER")) != NULL && *ns != '\0';
+    if (assist_st.initialized && assist_st.singleton && !via_ns) {
+        char why[1024];
+        rc = assist_daemon_start(why, sizeof(why));
+        if (rc != 0) {
+            fprintf(stderr, "dcfa assist: %s\n", why);
+            rc = -ENOSYS;
+            goto out;
+        }
+    }
     if (!assist_st.initialized) {
         rc = -EINVAL;
-    } else if (assist_st.singleton) {
+    } else if (via_ns) {
         rc = assist_name_server(op, service, port, out, (size_t)maxlen);
     } else if (assist_st.version == 2) {
         if (op == ASSIST_PUBLISH)
@@ -1254,14 +1538,15 @@ static int assist_name_call(int op, const char *service, const char *port, char 
             assist_wire_get(reply, "msg", msg, sizeof(msg));
         }
     }
-    if (rc == 0 && !assist_st.singleton && prc != 0)
+    if (rc == 0 && !via_ns && prc != 0)
         rc = assist_name_error(op, msg);
-    if (rc == 0 && !assist_st.singleton && op == ASSIST_LOOKUP) {
+    if (rc == 0 && !via_ns && op == ASSIST_LOOKUP) {
         if (strlen(got) + 1 > (size_t)maxlen)
             rc = -ENOSPC;
         else
             memcpy(out, got, strlen(got) + 1);
     }
+out:
     pthread_mutex_unlock(&assist_st.lock);
     return rc;
 }

@@ -10,8 +10,12 @@
  *   assist_dpm fail       spawns that must fail, with their errcodes
  *   assist_dpm names      publish/lookup/unpublish and their errors
  *   assist_dpm usize      prints the universe size
- *   assist_dpm singleton  as a singleton: spawn gives -ENOSYS; names work
- *                         with DCFA_NAMESERVER, else give -ENOSYS
+ *   assist_dpm singleton  as a singleton: with DCFA_MPIRUN naming mpirun,
+ *                         spawn starts a daemon on demand (the keys put
+ *                         before reach it) and the test of "spawn" and
+ *                         "names" runs through it; without, spawn gives
+ *                         -ENOENT (no mpirun found) and names work with
+ *                         DCFA_NAMESERVER, else give -ENOSYS
  *   assist_dpm pub S P | lookup S | unpub S   one name operation (prints rc)
  */
 #include "assist/assist.h"
@@ -190,15 +194,29 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("usize %d\n", assist_universe_size());
     } else if (strcmp(mode, "singleton") == 0) {
-        char *args[] = {"child", NULL};
-        assist_spawn_cmd cmd = {.command = self, .argv = args, .maxprocs = 1};
-        char msg[256];
-        int code = 1;
+        const char *mpirun = getenv("DCFA_MPIRUN");
         CHECK(assist_is_singleton(), "not a singleton");
-        rc = assist_spawn(1, &cmd, 0, NULL, NULL, &code, msg, sizeof(msg));
-        CHECK(rc == -ENOSYS && code == -ENOSYS && msg[0] != '\0', "singleton spawn: %d '%s'", rc,
-              msg);
-        names_test(getenv("DCFA_NAMESERVER") == NULL);
+        CHECK(assist_universe_size() >= 1, "universe size %d", assist_universe_size());
+        if (mpirun != NULL && access(mpirun, X_OK) == 0) {
+            char v[64] = "";
+            CHECK(assist_kvs_put("dpm-before", "put-alone") == 0, "put before the daemon");
+            spawn_test();
+            rc = assist_kvs_get("dpm-before", v, sizeof(v));
+            CHECK(rc == 0 && strcmp(v, "put-alone") == 0, "get after the daemon: %d '%s'", rc, v);
+            CHECK(assist_kvs_put("dpm-after", "x") == 0, "put to the daemon");
+            CHECK(assist_kvs_fence() == 0, "fence with the daemon");
+            CHECK(assist_is_singleton(), "no longer a singleton with its daemon");
+            names_test(0);
+        } else {
+            char *args[] = {"child", NULL};
+            assist_spawn_cmd cmd = {.command = self, .argv = args, .maxprocs = 1};
+            char msg[1024];
+            int code = 1;
+            rc = assist_spawn(1, &cmd, 0, NULL, NULL, &code, msg, sizeof(msg));
+            CHECK(rc == -ENOENT && code == -ENOENT && strcasestr(msg, "mpirun") != NULL,
+                  "singleton spawn without mpirun: %d '%s'", rc, msg);
+            names_test(getenv("DCFA_NAMESERVER") == NULL);
+        }
     } else if (argc > 2 && (strcmp(mode, "pub") == 0 || strcmp(mode, "lookup") == 0 ||
                             strcmp(mode, "unpub") == 0)) {
         char port[ASSIST_PORT_MAX + 1] = "";

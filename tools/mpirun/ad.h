@@ -24,6 +24,10 @@
 
 #define AD_DAEMON_OPTION  "--dcfa-daemon"
 #define AD_CLEANUP_OPTION "--dcfa-cleanup"
+/* "mpirun --dcfa-singleton FD JOBID": the daemon a singleton starts on demand
+ * (src/assist/assist_pmi.c): FD is its end of the singleton's command
+ * channel, JOBID the singleton's job id ("s<pid>"). */
+#define AD_SINGLETON_OPTION "--dcfa-singleton"
 
 /* ---- growable byte buffer ---------------------------------------------------- */
 
@@ -153,6 +157,9 @@ struct ad_proc {
     int pmi_inited;
     int pmi_finalized;
     int in_barrier;
+    int adopted; /* the singleton this daemon was started for: not our child,
+                    running until it finalizes or ends; signalled alone, never
+                    its process group */
     struct ad_stream out, err;
 };
 
@@ -212,6 +219,10 @@ struct ad_daemon {
     struct ad_tree *tree; /* NULL: one host, everything in this process */
     const char *host;     /* this host's name in messages, NULL on one host */
     int launched;         /* the local ranks were started (or never will be) */
+    /* singleton mode (ad_singleton.c): job 0 is the adopted singleton */
+    int singleton;
+    int adopt_fd;   /* pidfd of the singleton, -1 = none (watched through its channel) */
+    int adopt_gone; /* the pidfd said it ended */
 };
 
 /* ad_daemon.c */
@@ -238,6 +249,8 @@ const char *ad_proc_label(const struct ad_job *job, const struct ad_proc *p, cha
  * and starts its processes on this host. */
 void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
                   const struct ad_spawn_req *req, struct ad_spawn_result *res);
+/* Processes running now, every job. */
+int ad_running(const struct ad_daemon *d);
 /* Frees the spawned jobs whose processes all ended (their files removed). */
 void ad_jobs_reap(struct ad_daemon *d);
 /* At the end: removes every job's files, frees the job table and the names. */
@@ -269,6 +282,16 @@ void ad_pmi_fence_done(struct ad_daemon *d, struct ad_job *job);
 /* The answer to a name request of proc p that went up the tree. */
 void ad_pmi_name_reply(struct ad_daemon *d, struct ad_proc *p, int op, int rc, const char *port);
 
+/* ad_singleton.c: "mpirun --dcfa-singleton FD JOBID". */
+int ad_singleton_main(int argc, char **argv);
+/* Singleton mode, each round of the loop: the singleton is done once it
+ * finalized, or its channel closed, or its pidfd fired; ending without
+ * MPI_Finalize while spawned processes run ends them. */
+void ad_singleton_update(struct ad_daemon *d);
+/* The singleton p (of job) is done: finalized, ended, or aborting (it exits
+ * by itself, with its own status: it is not signalled). */
+void ad_singleton_done(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
+
 /* ad_nameserver.c: "mpirun --nameserver [--port N] [--bind ADDR]". */
 int ad_nameserver_main(int argc, char **argv);
 
@@ -291,6 +314,7 @@ enum ad_fd_kind {
     AD_FD_LINK_IN,  /* a parent or child daemon's messages */
     AD_FD_LINK_OUT, /* room to write to it */
     AD_FD_LINK_ERR, /* a child's remote-start command's stderr */
+    AD_FD_ADOPTED,  /* singleton mode: the singleton's pidfd */
 };
 
 struct ad_link;

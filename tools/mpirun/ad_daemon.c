@@ -68,6 +68,11 @@ void ad_signal_all(struct ad_daemon *d, int sig, int to_group)
             struct ad_proc *p = &job->procs[r];
             if (p->pid <= 0)
                 continue;
+            if (p->adopted) { /* the singleton: itself only, while it runs */
+                if (p->running)
+                    kill(p->pid, sig);
+                continue;
+            }
             if (to_group)
                 kill(-p->pid, sig);
             else if (p->running)
@@ -708,7 +713,7 @@ static int ad_streams_open(const struct ad_daemon *d)
     return 0;
 }
 
-static int ad_running(const struct ad_daemon *d)
+int ad_running(const struct ad_daemon *d)
 {
     int n = 0;
 
@@ -789,6 +794,8 @@ int ad_loop(struct ad_daemon *d)
         double now = ad_now();
 
         ad_jobs_reap(d);
+        if (d->singleton)
+            ad_singleton_update(d);
         if (d->launched && ad_running(d) == 0) {
             if (d->drain_deadline == 0) {
                 ad_kill_stragglers(d);
@@ -826,6 +833,10 @@ int ad_loop(struct ad_daemon *d)
         if (d->stdin_pipe >= 0 && d->stdin_len > 0) {
             pfds[n] = (struct pollfd){.fd = d->stdin_pipe, .events = POLLOUT};
             refs[n++] = (struct ad_fd_ref){.kind = AD_FD_STDIN_PIPE};
+        }
+        if (d->singleton && d->adopt_fd >= 0) {
+            pfds[n] = (struct pollfd){.fd = d->adopt_fd, .events = POLLIN};
+            refs[n++] = (struct ad_fd_ref){.kind = AD_FD_ADOPTED};
         }
         for (int j = 0; j < d->njobs; j++) {
             struct ad_job *job = d->jobs[j];
@@ -885,6 +896,9 @@ int ad_loop(struct ad_daemon *d)
             case AD_FD_LINK_OUT:
             case AD_FD_LINK_ERR:
                 ad_tree_event(d, &refs[i], ev);
+                break;
+            case AD_FD_ADOPTED: /* the singleton ended */
+                d->adopt_gone = 1;
                 break;
             }
         }
@@ -1150,6 +1164,13 @@ void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
     int total = 0, running = ad_running(d), n;
 
     *res = (struct ad_spawn_result){.errcmd = -1};
+    if (p->adopted) { /* a singleton's relative paths are from its directory, as it has it now */
+        char cwd[64];
+        snprintf(cwd, sizeof(cwd), "/proc/%ld/cwd", (long)p->pid);
+        if (chdir(cwd) != 0) {
+            /* keep ours */
+        }
+    }
     if (d->tree != NULL) {
         ad_spawn_fail(res, -ENOTSUP, -1,
                       "spawn: spawn across hosts not supported yet (mpirun runs with "

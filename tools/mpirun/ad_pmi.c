@@ -114,7 +114,11 @@ static void ad_pmi_abort(struct ad_daemon *d, struct ad_job *job, struct ad_proc
                  d->host ? d->host : "", code);
     if (msg != NULL && msg[10] != '\0' && n > 0 && (size_t)n < sizeof(m))
         snprintf(m + n, sizeof(m) - (size_t)n, ": %.1000s", msg + 10);
-    ad_daemon_end(d, (int)(code & 0xff), m);
+    /* A singleton says it itself, at once (nothing waits for this daemon's last
+     * line), and exits with its code: no signal for it */
+    if (p->adopted)
+        ad_singleton_done(d, job, p);
+    ad_daemon_end(d, (int)(code & 0xff), p->adopted ? "" : m);
 }
 
 static int ad_pmi_universe(const struct ad_daemon *d, const struct ad_job *job)

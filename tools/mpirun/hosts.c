@@ -1,5 +1,5 @@
-/* mpirun: host lists (-hosts a,b:2), host files and rank placement by block.
- * See docs/launcher.md ("Several hosts"). */
+/* mpirun: host lists (-hosts a,b:2), host files and rank placement by block;
+ * the universe size they imply. See docs/launcher.md ("Several hosts"). */
 #include "mpirun.h"
 
 #include <ctype.h>
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MPIRUN_HOST_NAME_MAX 255
 #define MPIRUN_SLOTS_MAX     4096
@@ -202,4 +203,53 @@ void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of)
             h = (h + 1) % o->nhosts;
         }
     }
+}
+
+/* ---- the universe size ------------------------------------------------------ */
+
+#define MPIRUN_USIZE_MAX 1000000
+
+int mpirun_env_universe(struct mpirun_opts *o)
+{
+    const char *usize = getenv("DCFA_UNIVERSE_SIZE");
+    const char *over = getenv("DCFA_OVERSUBSCRIBE");
+    char *end;
+    long v;
+
+    if (usize != NULL && *usize != '\0') {
+        errno = 0;
+        v = strtol(usize, &end, 10);
+        if (errno != 0 || *end != '\0' || v < 1 || v > MPIRUN_USIZE_MAX) {
+            fprintf(stderr,
+                    "mpirun: bad DCFA_UNIVERSE_SIZE '%s' (1 to 1000000)\n"
+                    "mpirun: see 'mpirun --help'\n",
+                    usize);
+            return -EINVAL;
+        }
+        o->universe = (int)v;
+    }
+    if (over != NULL && *over != '\0') {
+        if (strcmp(over, "0") != 0 && strcmp(over, "1") != 0) {
+            fprintf(stderr, "mpirun: bad DCFA_OVERSUBSCRIBE '%s' (0 or 1)\nmpirun: see 'mpirun --help'\n",
+                    over);
+            return -EINVAL;
+        }
+        o->no_oversubscribe = *over == '0';
+    }
+    return 0;
+}
+
+void mpirun_default_universe(struct mpirun_opts *o)
+{
+    long size = 0, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (o->universe != 0)
+        return;
+    for (int a = 0; a < o->napps; a++)
+        size += o->apps[a].nprocs;
+    if (o->nhosts > 0 && mpirun_hosts_default_size(o) > size)
+        size = mpirun_hosts_default_size(o);
+    else if (o->nhosts == 0 && cpus > size)
+        size = cpus;
+    o->universe = size > MPIRUN_USIZE_MAX ? MPIRUN_USIZE_MAX : (int)size;
 }

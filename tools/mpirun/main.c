@@ -1,7 +1,9 @@
 /* mpirun / mpiexec: command line parsing; the work is done by the assist
  * daemon (ad_run), which on this node runs inside this process. The same
  * binary started as "mpirun --dcfa-daemon" is the assist daemon of another
- * host (ad_remote_main, reading its job from stdin). */
+ * host (ad_remote_main, reading its job from stdin), and as "mpirun
+ * --dcfa-singleton FD JOBID" the daemon a singleton starts on demand
+ * (ad_singleton_main). */
 #include "ad.h"
 #include "mpirun.h"
 
@@ -135,9 +137,7 @@ static const char *mpirun_inline_value(const char *arg, const char *name)
 static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
 {
     const char *tmo = getenv("MPIEXEC_TIMEOUT");
-    const char *usize = getenv("DCFA_UNIVERSE_SIZE");
-    const char *over = getenv("DCFA_OVERSUBSCRIBE");
-    int i = 1;
+    int i = 1, rc;
     long v;
 
     if (tmo != NULL && *tmo != '\0') {
@@ -146,16 +146,8 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         o->timeout = (int)v;
     }
     /* the environment first: the options win */
-    if (usize != NULL && *usize != '\0') {
-        if (mpirun_parse_int(usize, 1, MPIRUN_MAX_USIZE, &v) != 0)
-            return mpirun_bad("bad DCFA_UNIVERSE_SIZE '%s' (1 to 1000000)", usize);
-        o->universe = (int)v;
-    }
-    if (over != NULL && *over != '\0') {
-        if (strcmp(over, "0") != 0 && strcmp(over, "1") != 0)
-            return mpirun_bad("bad DCFA_OVERSUBSCRIBE '%s' (0 or 1)", over);
-        o->no_oversubscribe = *over == '0';
-    }
+    if ((rc = mpirun_env_universe(o)) != 0)
+        return rc;
     while (i < argc) {
         struct mpirun_app *app, *apps = realloc(o->apps, (size_t)(o->napps + 1) * sizeof(*apps));
         if (apps == NULL)
@@ -286,16 +278,7 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
             return mpirun_bad("%s", "the hosts offer more than 4096 ranks: give -n");
         o->apps[0].nprocs = n;
     }
-    if (o->universe == 0) { /* the hosts' slots, else the job or the CPUs */
-        long size = 0, cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        for (int a = 0; a < o->napps; a++)
-            size += o->apps[a].nprocs;
-        if (o->nhosts > 0 && mpirun_hosts_default_size(o) > size)
-            size = mpirun_hosts_default_size(o);
-        else if (o->nhosts == 0 && cpus > size)
-            size = cpus;
-        o->universe = size > MPIRUN_MAX_USIZE ? MPIRUN_MAX_USIZE : (int)size;
-    }
+    mpirun_default_universe(o); /* the hosts' slots, else the job or the CPUs */
     return 0;
 }
 
@@ -313,6 +296,8 @@ int main(int argc, char **argv)
         return ad_remote_main();
     if (argc == 3 && strcmp(argv[1], AD_CLEANUP_OPTION) == 0)
         return ad_cleanup_main(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], AD_SINGLETON_OPTION) == 0)
+        return ad_singleton_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "--nameserver") == 0)
         return ad_nameserver_main(argc, argv);
     rc = mpirun_parse(argc, argv, &opts);

@@ -37,6 +37,13 @@ struct mpirun_opts {
                              within the universe */
 };
 
+/* hosts.c: DCFA_UNIVERSE_SIZE and DCFA_OVERSUBSCRIBE into o (0, or -EINVAL
+ * after a one-line "mpirun: ..." message); then, when no universe size was
+ * given, the default: the hosts' slots, else the job size or the number of
+ * online CPUs, the larger. */
+int mpirun_env_universe(struct mpirun_opts *o);
+void mpirun_default_universe(struct mpirun_opts *o);
+
 /* hosts.c: host lists, host files and rank placement. Each returns 0, or
  * -EINVAL after printing a one-line "mpirun: ..." message naming the bad
  * item, or -ENOMEM. */

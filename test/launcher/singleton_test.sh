@@ -1,0 +1,197 @@
+#!/bin/bash
+# Launcher tests of singletons that need a process manager: the library
+# starts "mpirun --dcfa-singleton FD JOBID" on demand (docs/launcher.md,
+# "Singletons").
+#   singleton_test.sh CASE MPIRUN SINGLETON_DPM
+# SINGLETON_DPM is test/launcher/singleton_dpm.c (linked with the library).
+# Every case checks that the daemon is gone afterwards (no process in the
+# hidden mode for this singleton) and that no /dev/shm/dcfa-s<pid>* entry of
+# the singleton or of the jobs it spawned is left.
+# Exit 0 = pass, 77 = skipped, else fail.
+set -u
+CASE=$1 MPIRUN=$2 PROG=$3
+TMP=$(mktemp -d /tmp/dcfa-singleton-test.XXXXXX)
+SPID= NSPID= # the singleton and the name server running now, killed at exit
+cleanup() {
+    [ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null
+    [ -n "$NSPID" ] && kill -TERM "$NSPID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
+show() { echo "--- stdout"; head -c 3000 "$TMP/out"; echo "--- stderr"; head -c 3000 "$TMP/err"; }
+
+# No launcher in sight: a singleton.
+unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE PMI_SPAWNED DCFA_JOBID DCFA_NAMESERVER
+
+# A wrapper that notes each start of the daemon, then runs the real one.
+cat >"$TMP/mpirun-wrap" <<EOF
+#!/bin/sh
+echo "\$*" >>"$TMP/starts"
+exec "$MPIRUN" "\$@"
+EOF
+chmod +x "$TMP/mpirun-wrap"
+export DCFA_MPIRUN=$TMP/mpirun-wrap
+starts() { [ -f "$TMP/starts" ] && wc -l <"$TMP/starts" || echo 0; }
+
+# start MODE [ENV...]: the singleton in the background, its pid in SPID
+start() {
+    local mode=$1; shift
+    rm -f "$TMP/starts"
+    env "$@" "$PROG" "$mode" >"$TMP/out" 2>"$TMP/err" </dev/null &
+    SPID=$!
+    JOB=$SPID
+}
+# finish EXPECTED_STATUS: waits for it (at most 60 s)
+finish() {
+    local want=$1 got
+    wait "$SPID"
+    got=$?
+    SPID=
+    [ "$got" = "$want" ] || { show; fail "the singleton exited $got, expected $want"; }
+}
+# its daemon: the process of the hidden mode for job "s<pid>"
+daemon_pids() { pgrep -f -- "--dcfa-singleton [0-9]+ s$JOB\$"; }
+# gone: within 5 s, the daemon, the pids given and every /dev/shm entry of
+# the singleton's jobs are gone
+gone() {
+    local i p left
+    for i in $(seq 50); do
+        left=$(daemon_pids)
+        for p in "$@"; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+        [ -z "$left" ] && break
+        sleep 0.1
+    done
+    if [ -n "$left" ]; then
+        ps -o pid,ppid,stat,args -p "$(echo $left | tr ' ' ,)"
+        kill -KILL $left 2>/dev/null
+        fail "processes left behind: $left"
+    fi
+    left=$(find /dev/shm -maxdepth 1 -name "dcfa-s${JOB}[-_]*" 2>/dev/null)
+    [ -z "$left" ] || fail "/dev/shm entries left behind: $left"
+    # no zombie of ours either: the daemon is not the singleton's child
+    return 0
+}
+has() { grep -qFx -- "$1" "$TMP/out" || { show; fail "no line '$1'"; }; }
+no_stderr() { [ -s "$TMP/err" ] && { show; fail "unexpected stderr"; }; return 0; }
+
+case $CASE in
+spawn)
+    # spawns 2 children, talks to them; its own fork()ed child is the only one
+    # wait() sees; names through the same daemon; one daemon start
+    start spawn
+    finish 0
+    gone
+    has " No Errors"
+    for r in 0 1; do has "child rank $r of 2 got 42 sum 5"; done
+    no_stderr
+    [ "$(starts)" = 1 ] || fail "the daemon was started $(starts) times: $(cat "$TMP/starts")"
+    grep -Eq -- "^--dcfa-singleton [0-9]+ s$JOB\$" "$TMP/starts" || fail "started as '$(cat "$TMP/starts")'"
+    # MPI_UNIVERSE_SIZE: the same default as mpirun (DCFA_UNIVERSE_SIZE here)
+    start spawn DCFA_UNIVERSE_SIZE=3
+    finish 0
+    gone
+    has " No Errors"
+    # no daemon unless it is needed: MPI_Init + MPI_Finalize start none
+    start plain
+    finish 0
+    gone
+    has " No Errors"
+    no_stderr
+    [ "$(starts)" = 0 ] || fail "a plain singleton started a daemon"
+    # 5 in a row: nothing accumulates
+    for _ in 1 2 3 4 5; do
+        start spawn
+        finish 0
+        gone
+        has " No Errors"
+    done
+    ;;
+names)
+    start names
+    finish 0
+    gone
+    has " No Errors"
+    no_stderr
+    [ "$(starts)" = 1 ] || fail "the daemon was started $(starts) times"
+    # with DCFA_NAMESERVER the names go there: no daemon
+    ( exec "$MPIRUN" --nameserver --port 0 >"$TMP/ns.out" 2>"$TMP/ns.err" ) &
+    NSPID=$!
+    for _ in $(seq 50); do [ -s "$TMP/ns.out" ] && break; sleep 0.1; done
+    start names DCFA_NAMESERVER="$(head -n 1 "$TMP/ns.out")"
+    finish 0
+    gone
+    has " No Errors"
+    [ "$(starts)" = 0 ] || fail "a daemon was started although DCFA_NAMESERVER is set"
+    kill -TERM "$NSPID"
+    wait "$NSPID"
+    NSPID=
+    ;;
+lifetime)
+    # the singleton finalizes while its children still run: it is not held
+    # back, the daemon forwards their output and ends after them
+    start early
+    finish 0
+    grep -q late "$TMP/out" && fail "the children's late lines came before the singleton ended"
+    [ -n "$(daemon_pids)" ] || fail "the daemon did not wait for the children"
+    gone
+    has " No Errors"
+    for r in 0 1; do has "child rank $r of 2 got 42 sum 5 late"; done
+    no_stderr
+    # the singleton is killed: its children and the daemon end
+    start hang
+    for _ in $(seq 100); do [ "$(grep -c waiting "$TMP/out")" = 2 ] && break; sleep 0.1; done
+    kids=$(sed -n 's/^child rank [01] pid \([0-9]*\) waiting$/\1/p' "$TMP/out")
+    [ "$(echo $kids | wc -w)" = 2 ] || { show; fail "children did not start"; }
+    kill -KILL "$SPID"
+    finish 137
+    gone $kids
+    grep -Eq "^mpirun: the singleton \(pid $JOB\) ended without calling MPI_Finalize: ending the processes it spawned\$" "$TMP/err" ||
+        { show; fail "no message for the singleton's end"; }
+    # MPI_Abort in the singleton: its status, one message, the children end
+    start abort
+    finish 7
+    gone
+    [ "$(grep -c 'MPI_Abort(errorcode=7)' "$TMP/err")" = 1 ] || { show; fail "the abort message"; }
+    # a spawned process fails: the run ends as under mpirun (the singleton too)
+    start childfail
+    finish 143
+    gone
+    grep -Eq '^mpirun: spawned job 1 rank 0 \(pid [0-9]+\) exited with status 3$' "$TMP/err" ||
+        { show; fail "no message for the failed child"; }
+    ;;
+find)
+    # how the library finds mpirun: DCFA_MPIRUN that is wrong is an error
+    # (spawn fails, names fail), naming it
+    start nompirun DCFA_MPIRUN=/nonexistent/mpirun
+    finish 0
+    gone
+    has " No Errors"
+    grep -q "DCFA_MPIRUN='/nonexistent/mpirun'" "$TMP/err" || { show; fail "no message naming DCFA_MPIRUN"; }
+    # without DCFA_MPIRUN: next to the library, <libdir>/../bin/mpirun (an
+    # installed tree); a copy of the library elsewhere finds none and says where
+    # it looked (LD_LIBRARY_PATH wins over the program's RUNPATH)
+    lib=$(ldd "$PROG" | sed -n 's/.*libdcfampi\.so[^ ]* => \(.*\) (0x.*/\1/p')
+    [ -f "$lib" ] || exit 77
+    readelf -d "$PROG" | grep -q RUNPATH || [ -z "$(readelf -d "$PROG" | grep RPATH)" ] || exit 77
+    mkdir -p "$TMP/inst/lib" "$TMP/inst/bin"
+    cp "$lib" "$TMP/inst/lib/$(basename "$lib")"
+    start nompirun -u DCFA_MPIRUN LD_LIBRARY_PATH="$TMP/inst/lib"
+    finish 0
+    gone
+    has " No Errors"
+    grep -q "no mpirun found (looked for $TMP/inst/lib/../bin/mpirun, $TMP/inst/lib/mpirun" "$TMP/err" ||
+        { show; fail "no message naming where it looked"; }
+    ln -s "$TMP/mpirun-wrap" "$TMP/inst/bin/mpirun"
+    start spawn -u DCFA_MPIRUN LD_LIBRARY_PATH="$TMP/inst/lib"
+    finish 0
+    gone
+    has " No Errors"
+    [ "$(starts)" = 1 ] || fail "<libdir>/../bin/mpirun was not used"
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+exit 0
