@@ -11,10 +11,21 @@
 set -u
 CASE=$1 MPIRUN=$2 PROG=$3
 TMP=$(mktemp -d /tmp/dcfa-singleton-test.XXXXXX)
-SPID= NSPID= # the singleton and the name server running now, killed at exit
+SPID= NSPID= JOB= # the singleton and the name server running now, killed at exit
+# At exit, also after a failed check: the singleton, the name server, and the
+# daemon of the last singleton (it ends the jobs it started on SIGTERM; a
+# spawned child waiting for a singleton that is gone would keep it for ever),
+# then whatever /dev/shm entries they left.
 cleanup() {
+    local d i
     [ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null
     [ -n "$NSPID" ] && kill -TERM "$NSPID" 2>/dev/null
+    if [ -n "$JOB" ] && d=$(daemon_pids) && [ -n "$d" ]; then
+        kill -TERM $d 2>/dev/null
+        for i in $(seq 30); do kill -0 $d 2>/dev/null || break; sleep 0.1; done
+        kill -KILL $d 2>/dev/null
+    fi
+    [ -n "$JOB" ] && find /dev/shm -maxdepth 1 -name "dcfa-s${JOB}[-_]*" -delete 2>/dev/null
     rm -rf "$TMP"
 }
 trap cleanup EXIT
