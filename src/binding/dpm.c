@@ -5,7 +5,6 @@
 #include "mpi/comm/dpm.h"
 #include "mpi/errhan/errhan.h"
 #include "mpi/info/info.h"
-#include "assist/assist.h"
 
 #include <errno.h>
 #include <string.h>
@@ -221,7 +220,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
     int rc = dpm_name_args(fn, service_name, info, port_name);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = assist_name_publish(service_name, port_name);
+    rc = mpii_name_publish(service_name, port_name);
     if (rc == -EEXIST)
         return mpii_err(NOOBJ, MPI_ERR_SERVICE, fn, "service_name '%.200s' is published already",
                         service_name);
@@ -237,7 +236,7 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
     int rc = dpm_name_args(fn, service_name, info, port_name);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = assist_name_unpublish(service_name);
+    rc = mpii_name_unpublish(service_name);
     if (rc != 0)
         return mpii_err(NOOBJ, MPI_ERR_SERVICE, fn, "service_name '%.200s' %s", service_name,
                         rc == -ENOENT ? "is not published" : strerror(-rc));
@@ -250,7 +249,7 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
     int rc = dpm_name_args(fn, service_name, info, port_name);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = assist_name_lookup(service_name, port_name, MPI_MAX_PORT_NAME);
+    rc = mpii_name_lookup(service_name, port_name);
     if (rc != 0)
         return mpii_err(NOOBJ, MPI_ERR_NAME, fn, "service_name '%.200s' %s", service_name,
                         rc == -ENOENT ? "is not published" : strerror(-rc));

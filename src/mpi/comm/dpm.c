@@ -56,7 +56,6 @@ typedef struct dpm_port {
 
 static struct {
     dpm_port ports[DPM_PORT_MAX];
-    int nports;
     MPI_Comm parent;
     const char *waiting; /* what a root waits for on a socket (the hang report) */
 } dpm = {.parent = MPI_COMM_NULL};
@@ -164,7 +163,7 @@ static void dpm_my_address(char *buf, size_t len)
 static dpm_port *dpm_port_find(const char *name)
 {
     for (int i = 0; i < DPM_PORT_MAX; i++)
-        if (dpm.ports[i].fd >= 0 && dpm.nports > 0 && strcmp(dpm.ports[i].name, name) == 0)
+        if (dpm.ports[i].fd >= 0 && strcmp(dpm.ports[i].name, name) == 0)
             return &dpm.ports[i];
     return NULL;
 }
@@ -207,7 +206,6 @@ int mpii_port_open(char *name)
     p->fd = fd;
     snprintf(p->name, sizeof p->name, "dcfa-port:%s:%u:%016llx", addr, (unsigned)ntohs(a.sin_port),
              (unsigned long long)p->nonce);
-    dpm.nports++;
     snprintf(name, MPI_MAX_PORT_NAME, "%s", p->name);
     return MPI_SUCCESS;
 }
@@ -220,7 +218,6 @@ int mpii_port_close(const char *name)
         return MPI_ERR_PORT;
     close(p->fd);
     p->fd = -1;
-    dpm.nports--;
     return MPI_SUCCESS;
 }
 
@@ -429,6 +426,20 @@ int mpii_dpm_init(void)
     snprintf(parent->name, sizeof parent->name, "MPI_COMM_PARENT");
     dpm.parent = parent->handle;
     return MPI_SUCCESS;
+}
+
+/* ---- the name service: the process manager's (or DCFA_NAMESERVER's) table ------------ */
+
+int mpii_name_publish(const char *service, const char *port)
+{
+    return assist_name_publish(service, port);
+}
+
+int mpii_name_unpublish(const char *service) { return assist_name_unpublish(service); }
+
+int mpii_name_lookup(const char *service, char *port)
+{
+    return assist_name_lookup(service, port, MPI_MAX_PORT_NAME);
 }
 
 void mpii_dpm_dump(void)

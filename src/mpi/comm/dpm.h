@@ -14,6 +14,11 @@ int mpii_comm_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[
                     const MPI_Info infos[], int root, mpii_comm *c, mpii_comm **out,
                     int errcodes[]);
 int mpii_comm_disconnect(mpii_comm *c);
+/* the name service: 0, or a negative errno (-EEXIST published already, -ENOENT not
+ * published; port: MPI_MAX_PORT_NAME bytes) */
+int mpii_name_publish(const char *service, const char *port);
+int mpii_name_unpublish(const char *service);
+int mpii_name_lookup(const char *service, char *port);
 MPI_Comm mpii_comm_parent(void);            /* MPI_COMM_NULL when not spawned */
 int mpii_dpm_init(void);                    /* end of MPI_Init: a spawned process connects */
 void mpii_dpm_dump(void);                   /* the hang report: what a root waits for */
