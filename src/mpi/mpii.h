@@ -89,6 +89,8 @@ typedef struct mpii_comm {
     void *coll_shm;         /* node-level collective segment (src/mpi/coll/node_shm.c) */
     mpii_bbuf *bbuf;        /* MPI_Comm_attach_buffer, NULL if none */
     MPI_Session session;    /* the session it derives from, else 0 */
+    int neighbours;         /* processes its MPI_Comm_spawn started, counted as sharing the
+                               node (the wait policy) until it is destroyed */
 } mpii_comm;
 mpii_comm *mpii_comm_get(MPI_Comm h);       /* NULL if not a valid communicator handle */
 /* the process id behind a destination/source rank: the remote group's for inter-communicators */

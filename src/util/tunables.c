@@ -29,7 +29,7 @@ const util_tunable util_tunables[] = {
     {"DCFA_BOUNCE_CHUNK", UTIL_T_SIZE, &util_cfg.bounce_chunk, "262144", NULL,
      "chunk size of the bounce-buffer pipeline"},
     {"DCFA_SPIN_US", UTIL_T_INT, &util_cfg.spin_us, "-1", NULL,
-     "microseconds an idle wait busy-polls before yielding; -1: 2000 when every rank of the node has a core, 0 (64 polls, then yield) when oversubscribed"},
+     "microseconds an idle wait busy-polls before yielding; -1: 2000 when every process of the node (all jobs, spawned children included) has a core, 0 (64 polls, then yield) when oversubscribed"},
     {"DCFA_YIELD_US", UTIL_T_INT, &util_cfg.yield_us, "-1", NULL,
      "microseconds it then yields the core before napping in 20 us sleeps; -1: 20000, or 2000 when oversubscribed"},
     {"DCFA_ASYNC_PROGRESS", UTIL_T_BOOL, &util_cfg.async_progress, "0", NULL,

@@ -1,6 +1,7 @@
 /* util: logging, memory, handle tables, time, backoff. */
 #include "util/util.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -194,14 +195,36 @@ double util_wtime(void)
 
 /* ---- backoff: spin briefly, then yield, then sleep in short naps ---------------- */
 
-void util_backoff_configure(int local_ranks)
+static struct {
+    int spin_auto, yield_auto; /* DCFA_SPIN_US / DCFA_YIELD_US were -1 ("auto") */
+    int procs;                 /* processes known on this node, this one included */
+} backoff_st;
+
+static void backoff_resolve(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int over = cores > 0 && local_ranks > cores;
-    if (util_cfg.spin_us < 0)
-        util_cfg.spin_us = over ? 0 : 2000;
-    if (util_cfg.yield_us < 0)
-        util_cfg.yield_us = over ? 2000 : 20000;
+    int over = cores > 0 && backoff_st.procs > cores;
+    /* read by waiting threads without the entry lock: stored atomically */
+    if (backoff_st.spin_auto)
+        __atomic_store_n(&util_cfg.spin_us, over ? 0 : 2000, __ATOMIC_RELAXED);
+    if (backoff_st.yield_auto)
+        __atomic_store_n(&util_cfg.yield_us, over ? 2000 : 20000, __ATOMIC_RELAXED);
+}
+
+void util_backoff_configure(int local_ranks)
+{
+    backoff_st.spin_auto = util_cfg.spin_us < 0;
+    backoff_st.yield_auto = util_cfg.yield_us < 0;
+    backoff_st.procs = local_ranks;
+    backoff_resolve();
+}
+
+void util_backoff_neighbours(int delta)
+{
+    if (delta == 0)
+        return;
+    __atomic_add_fetch(&backoff_st.procs, delta, __ATOMIC_RELAXED);
+    backoff_resolve();
 }
 
 static inline void util_cpu_relax(void)
@@ -217,12 +240,14 @@ void (*util_wait_idle)(void);
 
 static void util_backoff_pause(util_backoff *b, uint64_t waited_us)
 {
-    if (waited_us < (uint64_t)util_cfg.spin_us) {
+    uint64_t spin = (uint64_t)__atomic_load_n(&util_cfg.spin_us, __ATOMIC_RELAXED);
+    uint64_t yield = (uint64_t)__atomic_load_n(&util_cfg.yield_us, __ATOMIC_RELAXED);
+    if (waited_us < spin) {
         util_cpu_relax();
         return;
     }
     b->yielding = 1;
-    if (waited_us < (uint64_t)util_cfg.spin_us + (uint64_t)util_cfg.yield_us) {
+    if (waited_us < spin + yield) {
         sched_yield();
         return;
     }
@@ -242,7 +267,9 @@ void util_backoff_wait(util_backoff *b)
         return;
     uint64_t now = util_now_ns();
     uint64_t waited_us = (now - b->start_ns) / 1000;
-    if (util_wait_idle && waited_us >= (uint64_t)util_cfg.spin_us + (uint64_t)util_cfg.yield_us &&
+    if (util_wait_idle &&
+        waited_us >= (uint64_t)__atomic_load_n(&util_cfg.spin_us, __ATOMIC_RELAXED) +
+                         (uint64_t)__atomic_load_n(&util_cfg.yield_us, __ATOMIC_RELAXED) &&
         now - b->idle_ns >= (uint64_t)UTIL_IDLE_CHECK_MS * 1000000u) {
         b->idle_ns = now;
         util_wait_idle();
@@ -254,6 +281,27 @@ void util_backoff_wait(util_backoff *b)
     util_wait_unlock();
     util_backoff_pause(b, waited_us);
     util_wait_lock();
+}
+
+int util_backoff_wait_fd(util_backoff *b, int fd, short events, int max_ms)
+{
+    uint64_t now = util_now_ns();
+    if (b->polls++ == 0)
+        b->start_ns = b->idle_ns = now;
+    if (util_wait_idle && now - b->idle_ns >= (uint64_t)UTIL_IDLE_CHECK_MS * 1000000u) {
+        b->idle_ns = now;
+        util_wait_idle();
+    }
+    struct pollfd p = {.fd = fd, .events = events};
+    if (util_wait_unlock)
+        util_wait_unlock();
+    int n = poll(&p, 1, max_ms);
+    int err = n < 0 ? errno : 0;
+    if (util_wait_lock)
+        util_wait_lock();
+    if (n < 0)
+        return err == EINTR ? 0 : -err;
+    return n > 0;
 }
 
 const char *util_node_key(void)

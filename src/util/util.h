@@ -222,8 +222,21 @@ static inline void util_backoff_reset(util_backoff *b)
     b->idle_ns = 0;
 }
 void util_backoff_wait(util_backoff *b);   /* spin, then sched_yield, then short sleeps */
-/* resolve the "auto" waiting policy: spin long when every local rank has a core */
+/* A wait on a file descriptor (a socket of the dynamic-process calls, whose
+ * peer may be a process still starting): sleeps in poll() for fd to be ready
+ * for events, at most max_ms, with the entry lock released, instead of
+ * spinning: a spinning waiter can keep the very process it waits for off the
+ * core. Runs the idle hook as util_backoff_wait does. 1 ready, 0 not yet,
+ * negative errno. */
+int util_backoff_wait_fd(util_backoff *b, int fd, short events, int max_ms);
+/* resolve the "auto" waiting policy: spin long when every process on the node
+ * has a core (local_ranks: the processes of all jobs on this node that the
+ * process knows of at start-up) */
 void util_backoff_configure(int local_ranks);
+/* processes on this node came (delta > 0: children spawned here) or went: the
+ * "auto" policy is resolved again (thread-safe; explicit DCFA_SPIN_US /
+ * DCFA_YIELD_US settings are kept) */
+void util_backoff_neighbours(int delta);
 /* Set by the layer above: called by a waiting thread once it naps (the slow
  * phase of the backoff) and then every UTIL_IDLE_CHECK_MS while it keeps
  * napping, with the entry lock held. It watches what may fail while nobody

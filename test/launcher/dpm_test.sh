@@ -58,12 +58,13 @@ no_leftovers() {
 case $CASE in
 spawn)
     # 3 children of 2 parents' rank 0: sizes, ranks, the preput pair, their
-    # own fence, arguments, PMI_SPAWNED; nothing on stderr
+    # own fence, arguments, PMI_SPAWNED, the node's process count of both jobs
+    # (DCFA_NODE_NPROCS: 2 parents + 3 children); nothing on stderr
     run 0 -n 2 "$P" spawn 3 a1 "$MARK"
     has "spawn rc=0"
     [ "$(count '^child ')" = 3 ] || fail "3 children expected: $(cat "$TMP/out")"
     for r in 0 1 2; do
-        has_re "^child rank $r size 3 appnum 0 preput hello-from-kvs_[A-Za-z0-9_]+ spawned 1 args a1 $MARK cwd "
+        has_re "^child rank $r size 3 appnum 0 preput hello-from-kvs_[A-Za-z0-9_]+ spawned 1 node 5 args a1 $MARK cwd "
     done
     no_stderr
     # -l: job 0 keeps "[rank] ", spawned job 1 gets "[1,rank] "
@@ -86,9 +87,9 @@ spawn_multiple)
     # two commands: appnum 0 for the first one's process, 1 for the second's two
     run 0 -n 1 "$P" multi
     has "multi rc=0"
-    has_re "^child rank 0 size 3 appnum 0 preput multi spawned 1 args first "
-    has_re "^child rank 1 size 3 appnum 1 preput multi spawned 1 args second "
-    has_re "^child rank 2 size 3 appnum 1 preput multi spawned 1 args second "
+    has_re "^child rank 0 size 3 appnum 0 preput multi spawned 1 node 4 args first "
+    has_re "^child rank 1 size 3 appnum 1 preput multi spawned 1 node 4 args second "
+    has_re "^child rank 2 size 3 appnum 1 preput multi spawned 1 node 4 args second "
     no_stderr
     ;;
 spawn_fail)

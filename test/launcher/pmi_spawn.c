@@ -240,8 +240,10 @@ static int child_main(int argc, char **argv)
         snprintf(pre, sizeof(pre), "(none)");
     if (getcwd(cwd, sizeof(cwd)) == NULL)
         snprintf(cwd, sizeof(cwd), "?");
-    n = snprintf(out, sizeof(out), "child rank %d size %d appnum %d preput %s spawned %s args",
-                 rank, size, appnum, pre, spawned ? spawned : "-");
+    /* node: the processes of all jobs the daemon runs here (DCFA_NODE_NPROCS) */
+    n = snprintf(out, sizeof(out), "child rank %d size %d appnum %d preput %s spawned %s node %s args",
+                 rank, size, appnum, pre, spawned ? spawned : "-",
+                 getenv("DCFA_NODE_NPROCS") ? getenv("DCFA_NODE_NPROCS") : "-");
     for (int i = 2; i < argc; i++) {
         char reply[LINE], req[LINE];
         if (strncmp(argv[i], "exit=", 5) == 0) {

@@ -404,8 +404,8 @@ static void ad_putenv_int(const char *name, long v)
 
 /* In the child after fork: never returns. */
 static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_app *app,
-                          const struct ad_job *job, const struct ad_proc *p, int in_fd, int out_fd,
-                          int err_fd, int pmi_fd, int exec_fd)
+                          const struct ad_job *job, const struct ad_proc *p, int node_procs,
+                          int in_fd, int out_fd, int err_fd, int pmi_fd, int exec_fd)
 {
     sigset_t none;
     int err;
@@ -439,6 +439,8 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
     ad_putenv_int("PMI_SIZE", job->size);
     ad_putenv_int("MPI_LOCALRANKID", p->local_id);
     ad_putenv_int("MPI_LOCALNRANKS", p->local_n);
+    /* this job's ranks here and the other jobs' running here: the library's wait policy */
+    ad_putenv_int("DCFA_NODE_NPROCS", node_procs);
     if (job->num > 0) /* as Hydra marks spawned processes */
         setenv("PMI_SPAWNED", "1", 1);
     else
@@ -501,7 +503,8 @@ static int ad_proc_launch(struct ad_daemon *d, struct ad_job *job, struct ad_pro
         goto out;
     }
     if (pid == 0)
-        ad_child_exec(opts, app, job, p, inp[0], outp[1], errp[1], sv[1], execp[1]);
+        ad_child_exec(opts, app, job, p, ad_running(d) - job->nrunning + job->nprocs, inp[0],
+                      outp[1], errp[1], sv[1], execp[1]);
     setpgid(pid, pid); /* also done by the child: whichever runs first */
     p->pid = pid;
     p->running = 1;

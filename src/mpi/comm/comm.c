@@ -104,6 +104,7 @@ static void comm_destroy(mpii_comm *c)
     if (c->ctx / 2 < MPII_CTX_PAIRS && comm_by_pair[c->ctx / 2] == c)
         comm_by_pair[c->ctx / 2] = NULL;
     mpii_bbuf_drop(&c->bbuf);
+    util_backoff_neighbours(-c->neighbours);
     mpii_ctx_release(&mpii_ctx_st, c->ctx);
     if (c->local_comm)
         comm_destroy(c->local_comm);

@@ -70,23 +70,21 @@ typedef struct dpm_hello {
 /* ---- sockets that keep the library progressing ---------------------------------------- */
 
 /* wait until fd is ready for events (or a timeout in ms, < 0: none); progress meanwhile.
- * 1 ready, 0 timed out, negative errno */
+ * The peer is often a process still starting (a spawned child, the other job's root): the
+ * wait sleeps in poll() between progress calls, 1 ms at a time, rather than spinning, so
+ * that it never holds a core that process needs (on a busy node a spinning waiter cost
+ * each socket round trip its whole DCFA_SPIN_US). 1 ready, 0 timed out, negative errno */
 static int dpm_wait_fd(int fd, short events, int timeout_ms)
 {
     util_backoff b;
     util_backoff_reset(&b);
     uint64_t end = timeout_ms >= 0 ? util_now_ns() + (uint64_t)timeout_ms * 1000000u : 0;
     for (;;) {
-        struct pollfd p = {.fd = fd, .events = events};
-        int n = poll(&p, 1, 0);
-        if (n < 0 && errno != EINTR)
-            return -errno;
-        if (n > 0)
-            return 1;
+        int n = util_backoff_wait_fd(&b, fd, events, core_progress() == 0 ? 1 : 0);
+        if (n != 0)
+            return n;
         if (end && util_now_ns() >= end)
             return 0;
-        if (core_progress() == 0)
-            util_backoff_wait(&b);
     }
 }
 
@@ -550,9 +548,18 @@ int mpii_comm_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[
         rc = mpii_bcast(errcodes, hdr[1], MPI_INT, root, c);
     if (rc == MPI_SUCCESS)
         rc = hdr[0];
+    /* the children run on this node (spawn is local to the root's daemon): they count
+     * for the wait policy while this group waits for them and as long as it is joined
+     * to them, so that parents and children do not spin for one core */
+    int neighbours = rc == MPI_SUCCESS ? hdr[1] : 0;
+    util_backoff_neighbours(neighbours);
     if (rc == MPI_SUCCESS)
         rc = mpii_intercomm_join(c, root, c->rank == root ? fd : -1, out);
     if (c->rank == root && fd >= 0)
         close(fd);
+    if (*out)
+        (*out)->neighbours = neighbours;
+    else
+        util_backoff_neighbours(-neighbours);
     return rc;
 }

@@ -203,11 +203,16 @@ int mpii_runtime_start(int required)
     mpii_st.world_rank = rank;
     mpii_st.world_size = size;
     mpii_node_init();
-    /* our mpirun and Hydra set MPI_LOCALNRANKS; Slurm does not: the mapping */
-    const char *local = getenv("MPI_LOCALNRANKS");
-    util_backoff_configure(local               ? atoi(local)
-                           : mpii_node_local_size() > 0 ? mpii_node_local_size()
-                                                        : size);
+    /* our mpirun and Hydra set MPI_LOCALNRANKS; Slurm does not: the mapping. Our daemon
+     * also counts the other jobs' processes it runs here (DCFA_NODE_NPROCS: a spawned
+     * child shares the node with its parents) */
+    const char *local = getenv("MPI_LOCALNRANKS"), *node = getenv("DCFA_NODE_NPROCS");
+    int nlocal = local                         ? atoi(local)
+                 : mpii_node_local_size() > 0 ? mpii_node_local_size()
+                                              : size;
+    if (node && atoi(node) > nlocal)
+        nlocal = atoi(node);
+    util_backoff_configure(nlocal);
     mpii_st.appnum = appnum;
     int usize = assist_universe_size();
     mpii_st.universe_size = usize > 0 ? usize : size;
