@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "binding/api_table.h"
+#include "core/core.h"
 #include "fabric/fabric.h"
 #include "util/util.h"
 #include "mpi/osc/osc.h"
@@ -91,6 +92,9 @@ int main(int argc, char **argv)
         printf("MPI functions: %d of %d implemented (mpiinfo --functions lists them)\n", impl, total);
         util_tunables_load();
         printf("RMA passive-target progress: %s\n", osc_progress_claim());
+        char ring[512];
+        core_ring_describe(ring, sizeof ring);
+        printf("Connections: %s\n", ring);
         tunables = 1;
     }
     if (tunables)

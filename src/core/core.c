@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 core_state core_s;
 core_stats core_st;
@@ -11,11 +12,17 @@ core_stats core_st;
 static int core_lpid_of_up(fab_gid gid) { return core_lpid_of(gid); }
 static fab_gid core_gid_of_up(int lpid) { return core_gid(lpid); }
 
+static uint32_t core_packet_blocks_up(const void *block)
+{
+    return core_blocks(((const wire_hdr *)block)->len);
+}
+
 static const fab_upcalls core_upcalls = {
     .incoming = core_conn_incoming,
     .ready = core_conn_ready,
     .lpid_of = core_lpid_of_up,
     .gid_of = core_gid_of_up,
+    .packet_blocks = core_packet_blocks_up,
 };
 
 static void core_card_key(int lpid, char *key, size_t len)
@@ -200,16 +207,8 @@ int core_init(const core_params *p)
     snprintf(core_s.job_id, sizeof core_s.job_id, "%s", p->job_id ? p->job_id : "");
     core_s.job = fab_job_hash(core_s.job_id);
     core_s.kvs = p->kvs;
-    core_s.block_size = util_cfg.block_size;
-    core_s.nblocks = (unsigned)util_cfg.max_credit;
-    /* an eager packet fits in one block: a larger eager limit grows the block,
-     * and the ring shrinks so one connection stays within 16 MiB */
-    if (util_cfg.eager_limit > core_s.block_size)
-        core_s.block_size = (util_cfg.eager_limit + 63) & ~(size_t)63;
-    while (core_s.nblocks > 4 && core_s.nblocks * core_s.block_size > ((size_t)16 << 20))
-        core_s.nblocks /= 2;
-    size_t lim = util_cfg.eager_limit > sizeof(wire_hdr) ? util_cfg.eager_limit : sizeof(wire_hdr);
-    core_s.eager_max = lim - sizeof(wire_hdr);
+    core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, (unsigned)util_cfg.max_credit,
+                       (unsigned)util_cfg.credit_sync_limit);
     core_procs_grow(p->nprocs);
     for (int i = 0; i < p->nprocs; i++)
         core_s.procs[i].gid = FAB_GID(core_s.job, i);
@@ -224,6 +223,56 @@ int core_init(const core_params *p)
     if (p->nprocs > 1)
         return core_fabrics_publish();
     return UTIL_OK;
+}
+
+/* The ring's shape from the tunables (docs/protocol.md: ring and credits). A packet
+ * covers wire_blocks(len) blocks; the largest (an eager message at the limit, or a DATA
+ * fragment) covers kmax. A sender needs at most kmax + 1 free blocks at once (its packet
+ * and the one kept for SYNC; a PAD to the ring's end goes first, on its own), so a
+ * receiver sends a SYNC whenever the sender's view of its credit falls below kmax + 1,
+ * and the ring has at least 2 kmax blocks (grown to that if the tunables ask for less)
+ * so that a SYNC is not due after every packet. The block count is a power of two
+ * (positions are free-running 32-bit counters taken modulo it). */
+void core_ring_geometry(size_t eager_limit, size_t block_size, unsigned nblocks,
+                        unsigned sync_limit)
+{
+    size_t lim = eager_limit > sizeof(wire_hdr) ? eager_limit : sizeof(wire_hdr);
+    core_s.eager_max = lim - sizeof(wire_hdr);
+    /* a power of two (packets' block counts are shifts), at least a cache line */
+    core_s.block_size = 64;
+    core_s.block_shift = 6;
+    while (core_s.block_size < block_size) {
+        core_s.block_size *= 2;
+        core_s.block_shift++;
+    }
+    /* room for the control payloads and a useful DATA fragment whatever the eager limit */
+    size_t pmax = core_s.eager_max;
+    if (pmax < core_s.block_size - sizeof(wire_hdr))
+        pmax = core_s.block_size - sizeof(wire_hdr);
+    if (pmax < 256)
+        pmax = 256;
+    core_s.payload_max = pmax;
+    uint32_t kmax = core_blocks((uint32_t)pmax);
+    unsigned n = 1;
+    while (n < nblocks || n < 2 * kmax)
+        n *= 2;
+    core_s.nblocks = n;
+    core_s.sync_below = sync_limit > kmax + 1 ? sync_limit : kmax + 1;
+}
+
+void core_ring_describe(char *buf, size_t len)
+{
+    core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, (unsigned)util_cfg.max_credit,
+                       (unsigned)util_cfg.credit_sync_limit);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t ring = (size_t)core_s.nblocks * core_s.block_size;
+    size_t seg = (ring + 64 + page - 1) / page * page; /* shm: + its header, whole pages */
+    snprintf(buf, len,
+             "receive ring %u blocks x %zu bytes = %zu bytes (SYNC below %u free blocks); "
+             "per connected peer on shm: %zu bytes allocated (the ring's segment, whole pages, "
+             "+ %zu bytes of state), and the peer's ring of the same size mapped",
+             core_s.nblocks, core_s.block_size, ring, core_s.sync_below, seg + sizeof(core_conn),
+             sizeof(core_conn));
 }
 
 /* The FIN handshake (docs/protocol.md): a FIN (a SYNC with WIRE_F_FIN, queued after
@@ -618,9 +667,11 @@ void core_stats_report(int rank)
         core_conn *c = core_s.active[i];
         fab_usage u = {0};
         c->fab->ops->footprint(c->fc, &u);
-        fprintf(stderr, "dcfa-conn rank=%d peer=%d fabric=%s provider=%s rings=%zu regs=%zu endpoint=%zu why=\"%s\"\n",
+        fprintf(stderr,
+                "dcfa-conn rank=%d peer=%d fabric=%s provider=%s rings=%zu regs=%zu endpoint=%zu "
+                "state=%zu peer_mapped=%zu why=\"%s\"\n",
                 rank, c->lpid, c->fab->ops->name, c->fab->caps->provider, u.rings, u.regs, u.endpoint,
-                c->why);
+                sizeof *c, u.mapped, c->why);
     }
 }
 

@@ -55,10 +55,11 @@ typedef struct core_conn {
     int ready;              /* 1 once the fabric said it carries packets */
     int has_rdma;           /* rendezvous by one-sided read/write */
     uint32_t credit_seen;   /* the largest consumed count the peer has sent (before ready too) */
-    uint32_t tx_count;      /* packets written into the peer's ring */
+    uint32_t tx_count;      /* blocks written into the peer's ring */
     uint32_t tx_limit;      /* may write while tx_count < tx_limit */
-    uint32_t rx_count;      /* packets consumed from my ring */
-    uint32_t rx_advertised; /* rx_count as last told to the peer */
+    uint32_t rx_count;      /* blocks consumed from my ring */
+    uint32_t rx_freed;      /* of them, cleared for reuse (conn.c: core_conn_free_blocks) */
+    uint32_t rx_advertised; /* rx_freed as last told to the peer */
     uint32_t tx_msg_seq;    /* last message sequence number sent */
     uint32_t rx_msg_seq;    /* last message sequence number received */
     util_queue backlog;     /* core_pend, FIFO */
@@ -109,9 +110,15 @@ typedef struct core_state {
     int fabs_open;          /* fabrics opened (at init when the job has several processes,
                                else at the first process of another job) */
     char cards[CORE_CARD_MAX_]; /* mine, joined by ';' */
-    unsigned nblocks;
-    size_t block_size;
+    unsigned nblocks;       /* ring blocks per connection (the credits) */
+    size_t block_size;      /* bytes per block, a power of two; a packet covers
+                               wire_blocks(len) of them (core_blocks: the same by a shift) */
+    unsigned block_shift;   /* log2(block_size) */
     size_t eager_max;       /* largest eager payload */
+    size_t payload_max;     /* largest payload of any packet (eager, or a DATA fragment) */
+    uint32_t sync_below;    /* the receiver sends a SYNC when the sender's credit falls below
+                               this: the blocks of the largest packet + 1, at least
+                               DCFA_CREDIT_SYNC_LIMIT (a sender waiting for room always gets it) */
     core_conn **conns;      /* by lpid, NULL until first use */
     core_conn **active;     /* connected ones, polled by progress */
     int nactive;
@@ -153,16 +160,33 @@ void core_fab_pace(void);
 /* the card of lpid for fabric fab */
 int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen);
 
+/* the ring blocks a packet of len payload bytes covers (wire_blocks, without a division) */
+static inline uint32_t core_blocks(uint32_t len)
+{
+    return (uint32_t)((sizeof(wire_hdr) + (size_t)len + core_s.block_size - 1) >> core_s.block_shift);
+}
+/* the ring's shape (core.c): sets nblocks, block_size, eager_max, payload_max, sync_below */
+void core_ring_geometry(size_t eager_limit, size_t block_size, unsigned nblocks,
+                        unsigned sync_limit);
+
 /* conn.c */
 core_conn *core_conn_get(int lpid);     /* connects on first use; NULL on failure (logged) */
 int core_conn_incoming(const fab_ops *fab, int peer);  /* fabric upcall */
 void core_conn_ready(void *ctx, int status);            /* fabric upcall */
-wire_hdr *core_conn_tx_begin(core_conn *c, int control);   /* NULL when out of credit */
+/* Where to build the next packet, of at most len payload bytes; NULL when out of credit.
+ * control: a SYNC, which may take the block kept for it. The packet is published by
+ * tx_end with its h->len (not above len). */
+wire_hdr *core_conn_tx_begin(core_conn *c, size_t len, int control);
 void core_conn_tx_end(core_conn *c, wire_hdr *h);
 int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *env,
                        const void *payload, size_t len);
 void core_conn_backlog(core_conn *c, core_pend *p);
-static inline size_t core_payload_max(void) { return core_s.block_size - sizeof(wire_hdr); }
+static inline size_t core_payload_max(void) { return core_s.payload_max; }
+/* the payload of an eager packet: the message, after an 8-byte request id for ssend */
+static inline size_t core_eager_len(const core_req *r)
+{
+    return r->u.send.bytes + (r->u.send.mode == CORE_SEND_SYNC ? 8 : 0);
+}
 /* the protocol choice: eager when the packet fits (ssend carries an 8-byte request id) */
 static inline int core_send_is_eager(const core_req *r)
 {

@@ -1,4 +1,4 @@
-/* Eager protocol: header + data in one ring block; the receiver copies into
+/* Eager protocol: header + data in one packet of the ring; the receiver copies into
  * the user buffer, or into the unexpected queue when no receive is posted.
  * Also the self path (a message to my own process) and receive completion. */
 #include "core/core_impl.h"
@@ -56,7 +56,7 @@ int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_ra
     core_conn *c = core_s.conns[lpid];
     if (bytes > core_s.eager_max || lpid == core_s.self || !c || !util_queue_empty(&c->backlog))
         return UTIL_EAGAIN;
-    wire_hdr *h = core_conn_tx_begin(c, 0);
+    wire_hdr *h = core_conn_tx_begin(c, bytes, 0);
     if (!h)
         return UTIL_EAGAIN;
     h->type = WIRE_EAGER;
@@ -74,7 +74,7 @@ int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_ra
 
 int core_eager_send(core_conn *c, core_req *r)
 {
-    wire_hdr *h = util_queue_empty(&c->backlog) ? core_conn_tx_begin(c, 0) : NULL;
+    wire_hdr *h = util_queue_empty(&c->backlog) ? core_conn_tx_begin(c, core_eager_len(r), 0) : NULL;
     if (h) {
         core_eager_emit(c, r, h);
         return UTIL_OK;

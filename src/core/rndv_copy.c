@@ -37,12 +37,12 @@ int core_stream_push(core_conn *c, core_pend *p)
     core_req *s = p->req;
     size_t room = core_payload_max() - sizeof(wire_frag);
     while (s->u.send.sent < s->u.send.bytes) {
-        wire_hdr *h = core_conn_tx_begin(c, 0);
-        if (!h)
-            return 0;
         size_t n = s->u.send.bytes - s->u.send.sent;
         if (n > room)
             n = room;
+        wire_hdr *h = core_conn_tx_begin(c, sizeof(wire_frag) + n, 0);
+        if (!h)
+            return 0;
         wire_frag f = {.req = p->peer_req, .offset = s->u.send.sent};
         memset(h, 0, sizeof *h);
         h->type = WIRE_DATA;

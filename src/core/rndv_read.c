@@ -40,7 +40,7 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
 
 int core_rts_send(core_conn *c, core_req *r)
 {
-    wire_hdr *h = util_queue_empty(&c->backlog) ? core_conn_tx_begin(c, 0) : NULL;
+    wire_hdr *h = util_queue_empty(&c->backlog) ? core_conn_tx_begin(c, sizeof(wire_rndv), 0) : NULL;
     if (h) {
         core_rts_emit(c, r, h);
         return UTIL_OK;

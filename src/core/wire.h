@@ -9,8 +9,9 @@
 #include <stdint.h>
 
 /* 1: the first format; 2: wire_rndv gained `key` and `access` (fabrics with
- * registration keys), DONE gained WIRE_F_ERROR */
-#define WIRE_VERSION 2
+ * registration keys), DONE gained WIRE_F_ERROR; 3: a packet covers as many
+ * consecutive ring blocks as its length needs (wire_blocks), WIRE_PAD */
+#define WIRE_VERSION 3
 
 enum wire_type {
     WIRE_EAGER = 1,     /* header + whole message */
@@ -23,7 +24,9 @@ enum wire_type {
     WIRE_ACK = 8,       /* a synchronous-mode eager message was matched (wire_done) */
     WIRE_CANCEL = 9,    /* sender asks to withdraw message `size` (a seq) if unmatched (wire_done) */
     WIRE_CANCEL_ACK = 10, /* answer: size = 1 withdrawn, 0 too late (wire_done) */
-    WIRE_TYPE_MAX = 10
+    WIRE_PAD = 11,      /* no content: covers the blocks up to the ring's end, where the next
+                           packet did not fit (len says how many, as for any packet) */
+    WIRE_TYPE_MAX = 11
 };
 
 enum wire_flags {
@@ -36,7 +39,9 @@ enum wire_flags {
 };
 
 /* One packet header, at the start of a ring block. 32 bytes. Its first word
- * is the fabric's tail marker (fabric.h: fab_mark). */
+ * is the fabric's tail marker (fabric.h: fab_mark). The packet (header and
+ * len payload bytes) covers wire_blocks(len) consecutive blocks of the ring,
+ * never past its end. */
 typedef struct wire_hdr {
     uint32_t mark;      /* ring position + 1 of this block: stored last with release order; the
                            receiver sees the whole packet once it reads the expected mark (the
@@ -52,6 +57,11 @@ typedef struct wire_hdr {
     uint32_t len;       /* payload bytes following this header */
 } wire_hdr;
 _Static_assert(sizeof(wire_hdr) == 32, "wire header is 32 bytes");
+/* the ring blocks of block_size bytes that a packet of len payload bytes covers */
+static inline uint32_t wire_blocks(uint32_t len, size_t block_size)
+{
+    return (uint32_t)((sizeof(wire_hdr) + (size_t)len + block_size - 1) / block_size);
+}
 _Static_assert(offsetof(wire_hdr, mark) == 0 && sizeof(((wire_hdr *)0)->mark) == sizeof(uint32_t),
                "the tail marker is the block's first word (fabric.h)");
 

@@ -29,8 +29,10 @@ typedef struct fab_conn fab_conn;   /* fabric-private per-connection state */
 struct fab_ops;
 
 /* A ring block begins with this 32-bit tail marker, owned by the fabric: the
- * block written at ring position `pos` is complete once its marker reads
- * pos + 1 (loaded with acquire order). The rest of the block is the packet. */
+ * packet written at ring position `pos` is complete once the marker of its
+ * first block reads pos + 1 (loaded with acquire order). The rest is the
+ * packet, which may cover further consecutive blocks (packet_blocks()); the
+ * receiver clears their first words after consuming it. */
 typedef uint32_t fab_mark;
 
 /* read()/write() result: the operation completes later, through op->done() */
@@ -68,6 +70,11 @@ typedef struct fab_upcalls {
      * and the name of process lpid. */
     int (*lpid_of)(fab_gid gid);
     fab_gid (*gid_of)(int lpid);
+    /* The ring blocks covered by the packet that begins in this block of a receive ring
+     * (its bytes have landed; at least 1). A fabric that sets tail markers itself needs it
+     * to know which blocks a packet used (a packet covers consecutive blocks, never past
+     * the ring's end: a larger answer is a malformed packet). NULL: one block each. */
+    uint32_t (*packet_blocks)(const void *block);
 } fab_upcalls;
 
 #define FAB_IOV_MAX 1024                /* iovec entries per side of readv/writev */
@@ -120,9 +127,11 @@ typedef struct fab_op {
 
 /* Memory a fabric uses, for DCFA_STATS (per connection, or the fabric's own) */
 typedef struct fab_usage {
-    size_t rings;           /* receive / staging rings */
+    size_t rings;           /* receive / staging rings this process allocated (whole pages) */
     size_t regs;            /* registered memory */
     size_t endpoint;        /* endpoints, queues, receive buffers */
+    size_t mapped;          /* the peer's memory mapped here (its ring, on shm): counted by
+                               the peer as its own, listed apart */
 } fab_usage;
 
 typedef struct fab_ops {

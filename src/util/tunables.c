@@ -12,10 +12,10 @@ util_config util_cfg;
 const util_tunable util_tunables[] = {
     {"DCFA_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.eager_limit, "16384", NULL,
      "largest message (header included) sent eagerly through the receive ring; larger ones use rendezvous", UTIL_TF_AGREE},
-    {"DCFA_MAX_CREDIT", UTIL_T_INT, &util_cfg.max_credit, "64", NULL,
-     "blocks in each connection's receive ring (MaxCredit)", UTIL_TF_AGREE},
-    {"DCFA_BLOCK_SIZE", UTIL_T_SIZE, &util_cfg.block_size, "16384", NULL,
-     "bytes in one ring block; an eager packet must fit in one block", UTIL_TF_AGREE},
+    {"DCFA_MAX_CREDIT", UTIL_T_INT, &util_cfg.max_credit, "512", NULL,
+     "blocks in each connection's receive ring (MaxCredit); rounded up to a power of two, and to at least twice the blocks of the largest packet", UTIL_TF_AGREE},
+    {"DCFA_BLOCK_SIZE", UTIL_T_SIZE, &util_cfg.block_size, "64", NULL,
+     "bytes in one ring block, the unit of credit (rounded up to a power of two, at least 64); a packet covers as many consecutive blocks as its length needs", UTIL_TF_AGREE},
     {"DCFA_CREDIT_SYNC_LIMIT", UTIL_T_INT, &util_cfg.credit_sync_limit, "2", NULL,
      "a receiver sends an explicit SYNC when the sender's credit falls below this (CreditSyncLimit)"},
     {"DCFA_INLINE_LIMIT", UTIL_T_SIZE, &util_cfg.inline_limit, "16", NULL,
@@ -192,8 +192,8 @@ int util_tunables_load(void)
     /* keep the protocol parameters consistent */
     if (util_cfg.max_credit < 4)
         util_cfg.max_credit = 4;
-    if (util_cfg.block_size < 256)
-        util_cfg.block_size = 256;
+    if (util_cfg.block_size < 64)
+        util_cfg.block_size = 64;
     util_cfg.block_size = (util_cfg.block_size + 63) & ~(size_t)63;
     /* a sender stops with one credit left (kept for SYNC): the receiver must answer
      * before that, so the limit is at least 2 */

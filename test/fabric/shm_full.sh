@@ -4,7 +4,8 @@
 # and the size needed, never a SIGBUS in the middle of a message (issue 15
 # item 10). Each job runs in a private mount namespace with a 1 MiB tmpfs
 # over /dev/shm (unshare --mount, so root is needed; without it the test
-# says so and is skipped): once with rings that do not fit, once with small
+# says so and is skipped): once with rings that do not fit (DCFA_MAX_CREDIT=32768
+# blocks of 64 bytes: 2 MiB), once with small
 # rings and a node segment for collectives that does not fit.
 mpirun=$1
 bin=$2
@@ -34,7 +35,7 @@ check() {
 }
 
 check "rings larger than /dev/shm" "cannot reserve [0-9]+ bytes in /dev/shm" \
-    timeout 60 "$mpirun" -n 2 "$bin/sendrecv"
+    DCFA_MAX_CREDIT=32768 timeout 60 "$mpirun" -n 2 "$bin/sendrecv"
 check "collective segment larger than /dev/shm" "collectives: cannot reserve [0-9]+ bytes in /dev/shm" \
     DCFA_EAGER_LIMIT=1024 DCFA_BLOCK_SIZE=1024 DCFA_MAX_CREDIT=4 DCFA_COLL_SHM_SLOT=1048576 \
     timeout 60 "$mpirun" -n 2 "$bin/coll_barrier"

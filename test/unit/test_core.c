@@ -221,7 +221,7 @@ static void malformed(void)
         core_conn *c = core_conn_get(1);
         while (!c->ready)   /* connections are asynchronous */
             core_progress();
-        wire_hdr *h = core_conn_tx_begin(c, 0);
+        wire_hdr *h = core_conn_tx_begin(c, 0, 0);
         memset(h, 0, sizeof *h);
         h->type = 99;   /* no such packet */
         core_conn_tx_end(c, h);
@@ -482,7 +482,9 @@ int main(void)
         fails += run_pair("protocols", "DCFA_MAX_CREDIT=4", 0);
         fails += run_pair("protocols", "DCFA_EAGER_LIMIT=64", 0);
         fails += run_pair("protocols", "DCFA_MAX_CREDIT=16", 0);
-        runs += 6;
+        /* the extremes of the ring: one packet per 16 KiB block, in the fewest blocks */
+        fails += run_pair("protocols", "DCFA_BLOCK_SIZE=16384", 0);
+        runs += 7;
     }
     if (want("malformed")) {
         fails += run_pair("malformed", NULL, 1);

@@ -42,7 +42,7 @@ static void forge(int type, uint16_t flags, uint32_t ctx, int32_t src, int32_t t
 {
     core_conn *c = core_conn_get(0);
     wire_hdr *h;
-    while (!(h = core_conn_tx_begin(c, 0)))
+    while (!(h = core_conn_tx_begin(c, len, 0)))
         core_progress();
     memset(h, 0, sizeof *h);
     h->type = (uint8_t)type;
@@ -186,7 +186,13 @@ static int scenario(const char *name)
         if (me == 0)
             wait_forever();
         else
-            forge(WIRE_EAGER, 0, 7, 1, 5, 1, NULL, (uint32_t)core_s.block_size);
+            forge(WIRE_EAGER, 0, 7, 1, 5, 1, NULL, (uint32_t)core_payload_max() + 1);
+    } else if (!strcmp(name, "badpad")) {
+        /* a PAD must cover the ring up to its end: one block early in the ring does not */
+        if (me == 0)
+            wait_forever();
+        else
+            forge(WIRE_PAD, 0, 0, 0, 0, 0, NULL, 0);
     } else if (!strcmp(name, "baddone")) {
         wire_done d = {.req = 12345, .size = 8};
         if (me == 0)
@@ -308,7 +314,8 @@ int main(void)
         {"latectx", 0, NULL},
         {"heldforged", 1,
          "from process 1: it claims to be rank 0 of context 9, which is process 0"},
-        {"badlen", 1, "malformed packet from process 1: payload longer than a ring block"},
+        {"badlen", 1, "malformed packet from process 1: payload longer than the largest packet"},
+        {"badpad", 1, "malformed packet from process 1: padding that does not end at the ring's end"},
         {"baddone", 1, "malformed packet from process 1: DONE names request 12345"},
         {"baddata", 1, "malformed packet from process 1: DATA names request 1"},
     };

@@ -827,9 +827,17 @@ static void ofi_ring_arrived(uint64_t data)
         util_die(
             "ofi: a remote write names connection %u block %u, which this process does not have",
             id, block);
-    uint32_t mark = block + 1 + c->rx_round[block]++ * ofi.p.nblocks;
-    atomic_store_explicit((_Atomic fab_mark *)(c->rx + (size_t)block * ofi.p.block_size), mark,
-                          memory_order_release);
+    /* every block is covered once per lap, by a header or by a packet's later blocks:
+     * rx_round[b] counts the laps b was covered in (writes may land out of order) */
+    uint8_t *at = c->rx + (size_t)block * ofi.p.block_size;
+    uint32_t k = ofi.p.up->packet_blocks ? ofi.p.up->packet_blocks(at) : 1;
+    if (k == 0 || k > ofi.p.nblocks - block)
+        util_die("ofi: process %d wrote a packet of %u blocks at block %u of a %u-block ring",
+                 c->peer, k, block, ofi.p.nblocks);
+    uint32_t mark = block + 1 + c->rx_round[block] * ofi.p.nblocks;
+    for (uint32_t j = 0; j < k; j++)
+        c->rx_round[block + j]++;
+    atomic_store_explicit((_Atomic fab_mark *)at, mark, memory_order_release);
 }
 
 /* ---- bulk operations --------------------------------------------------------------- */

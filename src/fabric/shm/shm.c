@@ -530,10 +530,16 @@ static int shm_writev(fab_conn *c, const struct iovec *local, int nlocal,
 
 static void shm_footprint(fab_conn *c, fab_usage *u)
 {
-    if (c)
-        u->rings += shm_seg_bytes() * (c->tx ? 2 : 1);
-    else
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t seg = (shm_seg_bytes() + page - 1) / page * page;
+    if (c) {
+        u->rings += seg;
+        u->endpoint += sizeof *c;
+        if (c->tx)
+            u->mapped += seg;
+    } else {
         u->endpoint += shm.door_len;
+    }
 }
 
 static void shm_disconnect(fab_conn *c)
