@@ -99,6 +99,9 @@ int core_conn_incoming(const fab_ops *fab, int peer)
     return UTIL_OK;
 }
 
+_Static_assert(WIRE_TYPE_MAX < sizeof core_st.sent / sizeof core_st.sent[0],
+               "the packet counters have a slot for every type");
+
 static inline wire_hdr *core_conn_tx_at(core_conn *c)
 {
     if (c->tx_ring)

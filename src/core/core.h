@@ -260,8 +260,8 @@ void core_mem_release(const void *buf, size_t len);
 
 /* counters for DCFA_STATS and the bench */
 typedef struct core_stats {
-    uint64_t sent[11];              /* by wire_type */
-    uint64_t received[11];
+    uint64_t sent[16];              /* by wire_type (conn.c: WIRE_TYPE_MAX fits) */
+    uint64_t received[16];
     uint64_t unexpected;
     uint64_t backlog;
     uint64_t cma_bytes;
