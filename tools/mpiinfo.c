@@ -34,9 +34,10 @@ static void show_tunables(void)
             printf("  %-24s   %-10s (one of: %s)\n", "", "", util_tunables[i].choices);
 
     }
-    size_t per_conn = 2 * (size_t)util_cfg.max_credit * util_cfg.block_size;
-    printf("Memory per connected peer (rings, both directions; ofi: a receive and a staging ring): %zu bytes\n",
-           per_conn);
+    /* what the tunables give once the core has shaped the ring (rounding, the eager limit) */
+    char ring[512];
+    core_ring_describe(ring, sizeof ring);
+    printf("Memory per connected peer: %s\n", ring);
 }
 
 static void count_functions(int *impl, int *total)
@@ -92,9 +93,6 @@ int main(int argc, char **argv)
         printf("MPI functions: %d of %d implemented (mpiinfo --functions lists them)\n", impl, total);
         util_tunables_load();
         printf("RMA passive-target progress: %s\n", osc_progress_claim());
-        char ring[512];
-        core_ring_describe(ring, sizeof ring);
-        printf("Connections: %s\n", ring);
         tunables = 1;
     }
     if (tunables)

@@ -192,9 +192,6 @@ int util_tunables_load(void)
     /* keep the protocol parameters consistent */
     if (util_cfg.max_credit < 4)
         util_cfg.max_credit = 4;
-    if (util_cfg.block_size < 64)
-        util_cfg.block_size = 64;
-    util_cfg.block_size = (util_cfg.block_size + 63) & ~(size_t)63;
     /* a sender stops with one credit left (kept for SYNC): the receiver must answer
      * before that, so the limit is at least 2 */
     if (util_cfg.credit_sync_limit < 2)

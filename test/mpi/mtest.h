@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int mtest_errs;
 static int mtest_wrank = -1;
@@ -177,6 +178,18 @@ static inline void *mtest_malloc(size_t len)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     return p;
+}
+
+/* The path of this program (the spawn tests start themselves as children). */
+static inline void mtest_self_exe(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+    if (n <= 0) {
+        fprintf(stderr, "[rank %d] readlink(/proc/self/exe) failed\n", mtest_wrank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    buf[n] = '\0';
 }
 
 #endif /* MTEST_H */

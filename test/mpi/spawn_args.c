@@ -26,17 +26,6 @@
 #define CHILD_WDIR "--spawn-args-wdir"
 #define NONEXIST   "/nonexistent-dcfa-dir/no-such-program"
 
-static void self_exe(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-
-    if (n <= 0) {
-        fprintf(stderr, "[rank %d] readlink(/proc/self/exe) failed\n", mtest_wrank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    buf[n] = '\0';
-}
-
 static char long_arg[301];
 
 /* The arguments after CHILD_ARGS; NULL-terminated. */
@@ -131,7 +120,7 @@ static void run_parent(void)
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    self_exe(exe, sizeof exe);
+    mtest_self_exe(exe, sizeof exe);
 
     /* 1. argv. */
     n = 0;

@@ -24,17 +24,6 @@
 #define BIG       (128 * 1024)
 
 /* Absolute path of this program (spawned by path, whatever the launcher's cwd). */
-static void self_exe(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-
-    if (n <= 0) {
-        fprintf(stderr, "[rank %d] readlink(/proc/self/exe) failed\n", mtest_wrank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    buf[n] = '\0';
-}
-
 /* ---- both sides: merges ------------------------------------------------ */
 
 /* Merge with the given high flag; check size, rank and the order of the
@@ -199,7 +188,7 @@ static void run_parent(void)
         mtest_check(usize != NULL && *usize >= 1, "MPI_UNIVERSE_SIZE is %d, expected >= 1",
                     usize ? *usize : -1);
 
-    self_exe(exe, sizeof exe);
+    mtest_self_exe(exe, sizeof exe);
     for (i = 0; i < NCHILD; i++)
         errcodes[i] = -1;
     rc = MPI_Comm_spawn(exe, cargv, NCHILD, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errcodes);

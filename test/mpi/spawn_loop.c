@@ -25,17 +25,6 @@
 #define WARMUP    5
 #define SETTLE_MS 10000
 
-static void self_exe(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-
-    if (n <= 0) {
-        fprintf(stderr, "[rank %d] readlink(/proc/self/exe) failed\n", mtest_wrank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    buf[n] = '\0';
-}
-
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -224,7 +213,7 @@ static void run_parent(int argc, char **argv)
         }
     }
     warm = iters > WARMUP ? WARMUP : iters;
-    self_exe(exe, sizeof exe);
+    mtest_self_exe(exe, sizeof exe);
     name = base_name(exe);
     snprintf(pidstr, sizeof pidstr, "%d", mypid);
 

@@ -17,17 +17,6 @@
 #define NTOTAL    3
 #define CHILD_ARG "--spawn-multiple-child"
 
-static void self_exe(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-
-    if (n <= 0) {
-        fprintf(stderr, "[rank %d] readlink(/proc/self/exe) failed\n", mtest_wrank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    buf[n] = '\0';
-}
-
 /* Processes per command in each round. */
 static const int round_np[2][2] = {{1, 2}, {2, 1}};
 
@@ -151,7 +140,7 @@ int main(int argc, char **argv)
     mtest_check(argc < 2 || strcmp(argv[1], CHILD_ARG) != 0,
                 "started with %s but MPI_Comm_get_parent is MPI_COMM_NULL", CHILD_ARG);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    self_exe(exe, sizeof exe);
+    mtest_self_exe(exe, sizeof exe);
     parent_round(0, rank, exe);
     parent_round(1, rank, exe);
     return mtest_finalize();

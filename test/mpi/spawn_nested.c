@@ -16,17 +16,6 @@
 #define LEVEL_ARG "--level"
 #define BIG       (64 * 1024)
 
-static void self_exe(char *buf, size_t len)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-
-    if (n <= 0) {
-        fprintf(stderr, "[rank %d] readlink(/proc/self/exe) failed\n", mtest_wrank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    buf[n] = '\0';
-}
-
 /* Spawn 1 process at the next level (collective over MPI_COMM_WORLD). */
 static MPI_Comm spawn_level(int level)
 {
@@ -35,7 +24,7 @@ static MPI_Comm spawn_level(int level)
     MPI_Comm inter = MPI_COMM_NULL;
     int errcode = -1, rc, rsize = -1;
 
-    self_exe(exe, sizeof exe);
+    mtest_self_exe(exe, sizeof exe);
     snprintf(lv, sizeof lv, "%d", level);
     rc = MPI_Comm_spawn(exe, argv, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, &errcode);
     mtest_check_rc("MPI_Comm_spawn", rc);
