@@ -1,10 +1,10 @@
 /* core datatype engine: compiling type maps into runs, and moving any byte
  * range of a packed stream between a user buffer and a contiguous one.
  *
- * An element is nrep repetitions (rep_stride apart) of a pattern of runs.
- * Copying walks (element, repetition, run) with tight loops; the inner loop
- * over whole repetitions is specialised for the common fixed run lengths
- * (1, 2, 4, 8, 16 bytes) so the compiler emits plain loads and stores. */
+ * An element is a pattern of runs repeated over nested levels. Copying walks
+ * (element, level indices, run) with tight loops; the inner loop over whole
+ * pattern copies is specialised for the common fixed run lengths (1, 2, 4,
+ * 8, 16 bytes) so the compiler emits plain loads and stores. */
 #include "core/dtype.h"
 #include "util/util.h"
 
@@ -43,17 +43,145 @@ static void dt_runbuf_add(dt_runbuf *b, ptrdiff_t disp, size_t len)
     b->n++;
 }
 
-/* append every run of one element of t, shifted by disp */
-static void dt_runbuf_expand(dt_runbuf *b, const core_dt *t, ptrdiff_t disp)
+/* append every run of one element of t, shifted by disp: the pattern at
+ * every index of levels d.. */
+static void dt_runbuf_expand(dt_runbuf *b, const core_dt *t, int d, ptrdiff_t disp)
 {
-    for (size_t k = 0; k < t->nrep && !b->overflow; k++) {
-        ptrdiff_t base = disp + (ptrdiff_t)k * t->rep_stride;
+    if (d == t->nlev) {
         for (int i = 0; i < t->nruns; i++)
-            dt_runbuf_add(b, base + t->runs[i].disp, t->runs[i].len);
+            dt_runbuf_add(b, disp + t->runs[i].disp, t->runs[i].len);
+        return;
+    }
+    for (size_t k = 0; k < t->lev[d].n && !b->overflow; k++)
+        dt_runbuf_expand(b, t, d + 1, disp + (ptrdiff_t)k * t->lev[d].stride);
+}
+
+/* A type being built: a pattern and the levels repeating it. Up to two
+ * levels more than a type keeps: the outer count and the block length are
+ * put on top of a part's own before the form is tidied. */
+typedef struct dt_form {
+    dt_runbuf rb;
+    int nlev;
+    core_dt_level lev[CORE_DT_MAXLEV + 2];
+} dt_form;
+
+/* a level inner levels up to DT_UNROLL runs are written out as runs: a
+ * small inner loop per element costs more than a longer pattern */
+#define DT_UNROLL 16
+
+static void dt_form_push(dt_form *f, size_t n, ptrdiff_t stride)
+{
+    f->lev[f->nlev++] = (core_dt_level){n, stride, 0};
+}
+
+static void dt_form_drop(dt_form *f, int d)
+{
+    memmove(&f->lev[d], &f->lev[d + 1], (size_t)(f->nlev - d - 1) * sizeof f->lev[0]);
+    f->nlev--;
+}
+
+/* write the innermost level out as runs of the pattern */
+static void dt_form_unroll(dt_form *f)
+{
+    core_dt_level l = f->lev[f->nlev - 1];
+    dt_runbuf out = {0};
+    for (size_t k = 0; k < l.n && !out.overflow; k++)
+        for (size_t i = 0; i < f->rb.n; i++)
+            dt_runbuf_add(&out, f->rb.v[i].disp + (ptrdiff_t)k * l.stride, f->rb.v[i].len);
+    free(f->rb.v);
+    f->rb = out;
+    f->nlev--;
+}
+
+/* equal runs at a constant spacing (an indexed type of a vector's shape)
+ * become one run on a new innermost level */
+static void dt_form_find_level(dt_form *f)
+{
+    const core_dt_run *v = f->rb.v;
+    size_t n = f->rb.n;
+    if (n <= DT_UNROLL || f->nlev >= CORE_DT_MAXLEV)
+        return;
+    ptrdiff_t step = v[1].disp - v[0].disp;
+    for (size_t i = 1; i < n; i++)
+        if (v[i].len != v[0].len || v[i].disp - v[i - 1].disp != step)
+            return;
+    dt_form_push(f, n, step);
+    f->rb.n = 1;
+}
+
+/* Equivalent simpler forms, until none applies: a level of one copy goes;
+ * a single run whose copies touch grows instead of repeating; two levels
+ * where the outer steps over exactly the inner's span become one; small
+ * innermost levels are written out (DT_UNROLL). */
+static void dt_form_tidy(dt_form *f)
+{
+    int again = 1;
+    while (again && f->nlev > 0) {
+        again = 0;
+        for (int d = 0; d < f->nlev && !again; d++) {
+            if (f->lev[d].n == 1) {
+                dt_form_drop(f, d);
+                again = 1;
+            }
+        }
+        if (again || f->nlev == 0)
+            continue;
+        core_dt_level *in = &f->lev[f->nlev - 1];
+        if (f->rb.n == 1 && in->stride == (ptrdiff_t)f->rb.v[0].len) {
+            f->rb.v[0].len *= in->n;    /* no overflow: the product is the size */
+            f->nlev--;
+            again = 1;
+            continue;
+        }
+        for (int d = 0; d + 1 < f->nlev && !again; d++) {
+            core_dt_level *o = &f->lev[d], *i = &f->lev[d + 1];
+            if (o->stride == (ptrdiff_t)i->n * i->stride) {
+                i->n *= o->n;
+                dt_form_drop(f, d);
+                again = 1;
+            }
+        }
+        if (!again && in->n <= DT_UNROLL && f->rb.n <= DT_UNROLL / in->n) {
+            dt_form_unroll(f);
+            again = 1;
+        }
     }
 }
 
-/* positions, common run length and the contig flag from runs/nrep/bounds */
+/* Runs of different short lengths that are all multiples of one move
+ * (2, 4, 8 or 16 bytes) are cut into runs of that length when it at most
+ * doubles their number: the copy loops then run with a constant length
+ * (an indexed type whose neighbouring blocks merged into 8- and 16-byte runs). */
+static void dt_form_split(dt_form *f)
+{
+    size_t g = 0, units = 0, n = f->rb.n;
+    if (n < 2)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        size_t a = f->rb.v[i].len, b = g;
+        while (b) {
+            size_t r = a % b;
+            a = b, b = r;
+        }
+        g = a;
+    }
+    if (g != 2 && g != 4 && g != 8 && g != 16)
+        return;
+    for (size_t i = 0; i < n; i++)
+        units += f->rb.v[i].len / g;
+    if (units == n || units > 2 * n || units > (size_t)INT_MAX)
+        return;
+    core_dt_run *v = util_malloc(units * sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t off = 0; off < f->rb.v[i].len; off += g)
+            v[k++] = (core_dt_run){f->rb.v[i].disp + (ptrdiff_t)off, g, 0};
+    free(f->rb.v);
+    f->rb.v = v;
+    f->rb.n = f->rb.cap = units;
+}
+
+/* positions, packed sizes, common run length and the contig flag */
 static void dt_finish(core_dt *t)
 {
     size_t pos = 0;
@@ -65,16 +193,20 @@ static void dt_finish(core_dt *t)
             t->runlen = 0;
     }
     t->rep_size = pos;
-    if (t->nrep == 0 || pos == 0) {
+    if (pos == 0) {
         free(t->runs);
         t->runs = NULL;
-        t->nrep = 1;
         t->nruns = 0;
-        t->rep_size = 0;
+        t->nlev = 0;
     }
-    t->size = t->rep_size * t->nrep;
+    size_t psize = pos;
+    for (int d = t->nlev - 1; d >= 0; d--) {
+        t->lev[d].psize = psize;
+        psize *= t->lev[d].n;
+    }
+    t->size = psize;
     t->contig = t->size == 0 ||
-                (t->nrep == 1 && t->nruns == 1 && t->extent == (ptrdiff_t)t->size);
+                (t->nlev == 0 && t->nruns == 1 && t->extent == (ptrdiff_t)t->size);
 }
 
 void core_dt_make_basic(core_dt *out, size_t size, size_t align, int basic)
@@ -83,7 +215,6 @@ void core_dt_make_basic(core_dt *out, size_t size, size_t align, int basic)
     out->runs = util_malloc(sizeof *out->runs);
     out->runs[0] = (core_dt_run){0, size, 0};
     out->nruns = 1;
-    out->nrep = 1;
     out->extent = out->true_extent = (ptrdiff_t)size;
     out->align = align;
     out->basic = basic;
@@ -125,24 +256,55 @@ static void dt_bounds_add(dt_bounds *bd, const core_dt *t, ptrdiff_t disp, size_
     }
 }
 
+/* the pattern and levels of the parts: one part keeps its levels (under the
+ * outer count and its block length); several are written out as runs */
+static void dt_form_parts(dt_form *f, size_t nblocks, const core_dt_block *blocks, size_t nrep,
+                          ptrdiff_t stride, int only)
+{
+    if (only >= 0) {
+        const core_dt_block *b = &blocks[only];
+        const core_dt *o = b->type;
+        for (int i = 0; i < o->nruns; i++)
+            dt_runbuf_add(&f->rb, o->runs[i].disp + b->disp, o->runs[i].len);
+        if (nrep > 1)
+            dt_form_push(f, nrep, stride);
+        if (b->blen > 1)
+            dt_form_push(f, b->blen, o->extent);
+        for (int d = 0; d < o->nlev; d++)
+            dt_form_push(f, o->lev[d].n, o->lev[d].stride);
+        while (f->nlev > CORE_DT_MAXLEV && !f->rb.overflow)
+            dt_form_unroll(f);
+        return;
+    }
+    for (size_t b = 0; b < nblocks && !f->rb.overflow; b++) {
+        const core_dt *o = blocks[b].type;
+        size_t blen = blocks[b].blen;
+        if (o->size == 0)
+            continue;
+        if (o->nlev == 0 && o->nruns == 1 && (ptrdiff_t)o->runs[0].len == o->extent) {
+            /* copies of a gapless type touch: one run, not blen merges (a
+             * block of 2^31 ints would otherwise take seconds); the
+             * product is below the checked size */
+            dt_runbuf_add(&f->rb, blocks[b].disp + o->runs[0].disp, o->runs[0].len * blen);
+            continue;
+        }
+        for (size_t j = 0; j < blen && !f->rb.overflow; j++)
+            dt_runbuf_expand(&f->rb, o, 0, blocks[b].disp + (ptrdiff_t)j * o->extent);
+    }
+    if (nrep > 1)
+        dt_form_push(f, nrep, stride);
+}
+
 int core_dt_create(core_dt *out, size_t nblocks, const core_dt_block *blocks, size_t nrep,
                    ptrdiff_t stride, int pad_align)
 {
     core_dt t;
     memset(&t, 0, sizeof t);
-    dt_runbuf rb = {0};
+    dt_form f = {0};
     dt_bounds bd = {0};
     size_t bytes = 0;
-    int basic = -1;
+    int basic = -1, only = -1;  /* the one block with data, -2 if several */
 
-    /* one block of one type: the type's own repetition or the outer one carries the count */
-    core_dt_block one;
-    if (nblocks == 1 && nrep == 1 && blocks[0].blen > 1) {
-        nrep = blocks[0].blen;
-        stride = blocks[0].type->extent;
-        one = (core_dt_block){blocks[0].type, 1, blocks[0].disp};
-        blocks = &one;
-    }
     for (size_t b = 0; b < nblocks; b++) {
         const core_dt *o = blocks[b].type;
         size_t n = blocks[b].blen;
@@ -154,6 +316,7 @@ int core_dt_create(core_dt *out, size_t nblocks, const core_dt_block *blocks, si
         if (o->size && nrep && o->align > t.align)
             t.align = o->align;     /* empty parts impose no alignment */
         if (o->size) {
+            only = only == -1 ? (int)b : -2;
             if (basic == -1)
                 basic = o->basic;
             else if (basic != o->basic)
@@ -162,61 +325,15 @@ int core_dt_create(core_dt *out, size_t nblocks, const core_dt_block *blocks, si
     }
     if (__builtin_mul_overflow(bytes, nrep, &t.size))
         goto overflow;
-
-    if (nblocks == 1 && blocks[0].blen == 1 && (nrep == 1 || blocks[0].type->nrep == 1)) {
-        /* keep the inner repetition (nrep == 1) or add an outer one to a plain pattern */
-        const core_dt *o = blocks[0].type;
-        for (int i = 0; i < o->nruns; i++)
-            dt_runbuf_add(&rb, o->runs[i].disp + blocks[0].disp, o->runs[i].len);
-        if (nrep == 1) {
-            t.nrep = o->nrep;
-            t.rep_stride = o->rep_stride;
-        } else {
-            t.nrep = nrep;
-            t.rep_stride = stride;
+    if (t.size > 0) {
+        dt_form_parts(&f, nblocks, blocks, nrep, stride, only);
+        if (!f.rb.overflow) {
+            dt_form_find_level(&f);
+            dt_form_tidy(&f);
         }
-    } else {
-        for (size_t b = 0; b < nblocks && !rb.overflow; b++) {
-            const core_dt *o = blocks[b].type;
-            size_t blen = blocks[b].blen;
-            if (o->nrep == 1 && o->nruns == 1 && (ptrdiff_t)o->runs[0].len == o->extent) {
-                /* copies of a gapless type touch: one run, not blen merges (a
-                 * block of 2^31 ints would otherwise take seconds) */
-                size_t len;
-                if (__builtin_mul_overflow(o->runs[0].len, blen, &len))
-                    goto overflow;
-                dt_runbuf_add(&rb, blocks[b].disp + o->runs[0].disp, len);
-                continue;
-            }
-            for (size_t j = 0; j < blen && !rb.overflow && o->size; j++)
-                dt_runbuf_expand(&rb, o, blocks[b].disp + (ptrdiff_t)j * o->extent);
-        }
-        t.nrep = nrep;
-        t.rep_stride = stride;
-    }
-    if (rb.overflow)
-        goto overflow;
-
-    /* repetitions that touch: one run grows, several runs are written out in full */
-    if (t.nrep > 1 && rb.n > 0) {
-        ptrdiff_t end = rb.v[rb.n - 1].disp + (ptrdiff_t)rb.v[rb.n - 1].len;
-        if (end == rb.v[0].disp + t.rep_stride) {
-            if (rb.n == 1) {
-                if (__builtin_mul_overflow(rb.v[0].len, t.nrep, &rb.v[0].len))
-                    goto overflow;
-            } else {
-                dt_runbuf full = {0};
-                for (size_t k = 0; k < t.nrep && !full.overflow; k++)
-                    for (size_t i = 0; i < rb.n; i++)
-                        dt_runbuf_add(&full, rb.v[i].disp + (ptrdiff_t)k * t.rep_stride, rb.v[i].len);
-                free(rb.v);
-                rb = full;
-                if (rb.overflow)
-                    goto overflow;
-            }
-            t.nrep = 1;
-            t.rep_stride = 0;
-        }
+        if (f.rb.overflow)
+            goto overflow;
+        dt_form_split(&f);
     }
 
     /* bounds: every block's copies, then the outer repetition */
@@ -241,10 +358,12 @@ int core_dt_create(core_dt *out, size_t nblocks, const core_dt_block *blocks, si
     t.true_lb = bd.anytrue ? bd.tlb : 0;
     t.true_extent = bd.anytrue ? bd.tub - bd.tlb : 0;
     t.basic = basic > 0 ? basic : 0;
-    if (rb.n > 0 && rb.n < rb.cap)
-        rb.v = util_realloc(rb.v, rb.n * sizeof *rb.v);
-    t.runs = rb.v;
-    t.nruns = (int)rb.n;
+    if (f.rb.n > 0 && f.rb.n < f.rb.cap)
+        f.rb.v = util_realloc(f.rb.v, f.rb.n * sizeof *f.rb.v);
+    t.runs = f.rb.v;
+    t.nruns = (int)f.rb.n;
+    t.nlev = f.nlev;
+    memcpy(t.lev, f.lev, (size_t)f.nlev * sizeof t.lev[0]);
     size_t want = t.size;
     dt_finish(&t);
     if (t.size != want)
@@ -252,7 +371,7 @@ int core_dt_create(core_dt *out, size_t nblocks, const core_dt_block *blocks, si
     *out = t;
     return UTIL_OK;
 overflow:
-    free(rb.v);
+    free(f.rb.v);
     return UTIL_EINVAL;
 }
 
@@ -314,8 +433,24 @@ dt_copy_reps(char *rep, ptrdiff_t stride, size_t nk, const core_dt *dt, char *s,
     const core_dt_run *runs = dt->runs;
     int nruns = dt->nruns;
     if (nruns == 1 && L) {
+        /* four at a time, the loads ahead of the stores: the speed of a
+         * hand-written strided loop whatever the code's alignment */
         char *p = dt_at(rep, runs[0].disp);
-        for (size_t k = 0; k < nk; k++, p = dt_at(p, stride), s += L) {
+        size_t k = 0;
+        for (; k + 4 <= nk; k += 4, p = dt_at(p, 4 * stride), s += 4 * L) {
+            uint64_t a[2], b[2], c[2], d[2];
+            char *from = unpack ? s : p, *to = unpack ? p : s;
+            ptrdiff_t fstep = unpack ? (ptrdiff_t)L : stride, tstep = unpack ? stride : (ptrdiff_t)L;
+            memcpy(a, from, L);
+            memcpy(b, dt_at(from, fstep), L);
+            memcpy(c, dt_at(from, 2 * fstep), L);
+            memcpy(d, dt_at(from, 3 * fstep), L);
+            memcpy(to, a, L);
+            memcpy(dt_at(to, tstep), b, L);
+            memcpy(dt_at(to, 2 * tstep), c, L);
+            memcpy(dt_at(to, 3 * tstep), d, L);
+        }
+        for (; k < nk; k++, p = dt_at(p, stride), s += L) {
             if (unpack)
                 memcpy(p, s, L);
             else
@@ -401,6 +536,51 @@ static size_t dt_clip(size_t count, const core_dt *dt, size_t offset, size_t len
     return len < total - offset ? len : total - offset;
 }
 
+/* A position in (buf, count, dt): the pattern copy it lies in, as its index
+ * along every dimension (the elements, then the levels) and its address. */
+typedef struct dt_cur {
+    int in;                                  /* innermost dimension */
+    size_t idx[CORE_DT_MAXLEV + 1];
+    size_t n[CORE_DT_MAXLEV + 1];
+    ptrdiff_t stride[CORE_DT_MAXLEV + 1];
+    char *p;                                 /* start of the current pattern copy */
+} dt_cur;
+
+/* the cursor at packed byte `offset` (< count * size); returns the byte
+ * inside the pattern */
+static size_t dt_cur_init(dt_cur *c, char *base, size_t count, const core_dt *dt, size_t offset)
+{
+    c->in = dt->nlev;
+    c->n[0] = count;
+    c->stride[0] = dt->extent;
+    c->idx[0] = offset / dt->size;
+    size_t r = offset % dt->size;
+    c->p = dt_at(base, (ptrdiff_t)c->idx[0] * dt->extent);
+    for (int d = 1; d <= dt->nlev; d++) {
+        const core_dt_level *l = &dt->lev[d - 1];
+        c->n[d] = l->n;
+        c->stride[d] = l->stride;
+        c->idx[d] = r / l->psize;
+        r %= l->psize;
+        c->p = dt_at(c->p, (ptrdiff_t)c->idx[d] * l->stride);
+    }
+    return r;
+}
+
+/* m pattern copies on along the innermost dimension (not past its end),
+ * carrying into the outer ones */
+static inline void dt_cur_step(dt_cur *c, size_t m)
+{
+    int d = c->in;
+    c->idx[d] += m;
+    c->p = dt_at(c->p, (ptrdiff_t)m * c->stride[d]);
+    while (d > 0 && c->idx[d] == c->n[d]) {
+        c->p = dt_at(c->p, c->stride[d - 1] - (ptrdiff_t)c->n[d] * c->stride[d]);
+        c->idx[d] = 0;
+        c->idx[--d]++;
+    }
+}
+
 static size_t dt_copy(char *base, size_t count, const core_dt *dt, size_t offset, char *s,
                       size_t len, int unpack)
 {
@@ -415,44 +595,28 @@ static size_t dt_copy(char *base, size_t count, const core_dt *dt, size_t offset
             memcpy(s, p, len);
         return len;
     }
-    size_t e = offset / dt->size, r = offset % dt->size;
-    size_t k = r / dt->rep_size, rr = r % dt->rep_size;
-    size_t left = len;
-    char *ebase = dt_at(base, (ptrdiff_t)e * dt->extent);
+    dt_cur c;
+    size_t rr = dt_cur_init(&c, base, count, dt, offset), left = len, rep = dt->rep_size;
     if (rr) {
-        /* finish the repetition the range starts in */
+        /* finish the pattern copy the range starts in */
         int i = dt_find_run(dt, rr);
-        size_t n = dt->rep_size - rr < left ? dt->rep_size - rr : left;
-        s = dt_copy_part(dt_at(ebase, (ptrdiff_t)k * dt->rep_stride), dt, i, rr - dt->runs[i].pos, s, n,
-                         unpack);
+        size_t n = rep - rr < left ? rep - rr : left;
+        s = dt_copy_part(c.p, dt, i, rr - dt->runs[i].pos, s, n, unpack);
         left -= n;
-        if (++k == dt->nrep) {
-            k = 0;
-            ebase = dt_at(ebase, dt->extent);
-        }
+        dt_cur_step(&c, 1);
     }
-    if (dt->nrep == 1 && left >= dt->rep_size) {
-        /* whole elements are the repetitions: one loop over all of them */
-        size_t m = left / dt->rep_size;
-        s = dt_copy_reps_any(ebase, dt->extent, m, dt, s, unpack);
-        left -= m * dt->rep_size;
-        ebase = dt_at(ebase, (ptrdiff_t)m * dt->extent);
-    }
-    while (left >= dt->rep_size) {
-        size_t m = dt->nrep - k;
-        if (m > left / dt->rep_size)
-            m = left / dt->rep_size;
-        s = dt_copy_reps_any(dt_at(ebase, (ptrdiff_t)k * dt->rep_stride), dt->rep_stride, m, dt, s,
-                             unpack);
-        left -= m * dt->rep_size;
-        k += m;
-        if (k == dt->nrep) {
-            k = 0;
-            ebase = dt_at(ebase, dt->extent);
-        }
+    /* whole copies: a tight loop along the innermost dimension (the
+     * elements themselves when the type has no level) */
+    while (left >= rep) {
+        size_t m = c.n[c.in] - c.idx[c.in];
+        if (m > left / rep)
+            m = left / rep;
+        s = dt_copy_reps_any(c.p, c.stride[c.in], m, dt, s, unpack);
+        left -= m * rep;
+        dt_cur_step(&c, m);
     }
     if (left)
-        dt_copy_part(dt_at(ebase, (ptrdiff_t)k * dt->rep_stride), dt, 0, 0, s, left, unpack);
+        dt_copy_part(c.p, dt, 0, 0, s, left, unpack);
     return len;
 }
 
@@ -500,17 +664,15 @@ int core_dt_iov(const void *buf, size_t count, const core_dt *dt, size_t offset,
         *covered = len;
         return 1;
     }
-    size_t e = offset / dt->size, r = offset % dt->size;
-    size_t k = r / dt->rep_size, rr = r % dt->rep_size;
+    dt_cur c;
+    size_t rr = dt_cur_init(&c, base, count, dt, offset);
     int i = dt_find_run(dt, rr);
     size_t in = rr - dt->runs[i].pos;
-    char *ebase = dt_at(base, (ptrdiff_t)e * dt->extent);
     while (done < len) {
         size_t take = dt->runs[i].len - in;
         if (take > len - done)
             take = len - done;
-        char *p = dt_at(ebase, (ptrdiff_t)k * dt->rep_stride + dt->runs[i].disp + (ptrdiff_t)in);
-        int m = dt_iov_add(iov, n, maxiov, p, take);
+        int m = dt_iov_add(iov, n, maxiov, dt_at(c.p, dt->runs[i].disp + (ptrdiff_t)in), take);
         if (m < 0)
             break;
         n = m;
@@ -518,10 +680,7 @@ int core_dt_iov(const void *buf, size_t count, const core_dt *dt, size_t offset,
         in = 0;
         if (++i == dt->nruns) {
             i = 0;
-            if (++k == dt->nrep) {
-                k = 0;
-                ebase = dt_at(ebase, dt->extent);
-            }
+            dt_cur_step(&c, 1);
         }
     }
     *covered = done;

@@ -3,10 +3,11 @@
  * bytes. The MPI-level constructors (src/mpi/datatype) build these; the
  * protocols only call the pack/unpack/iov functions below.
  *
- * One element of a type is `nrep` repetitions, `rep_stride` bytes apart, of
- * a pattern of `nruns` runs (disp, len). A vector of a million blocks is one
- * run repeated a million times; most other types have nrep == 1. See
- * docs/datatypes.md. */
+ * One element of a type is a pattern of `nruns` runs (disp, len) repeated
+ * over up to CORE_DT_MAXLEV nested levels (`n` copies `stride` bytes apart,
+ * the outermost first). A vector of a million blocks is one run on one
+ * level; a vector of vectors (a transpose) is one run on two; most other
+ * types have no level. See docs/datatypes.md. */
 #ifndef DCFA_CORE_DTYPE_H
 #define DCFA_CORE_DTYPE_H
 
@@ -22,6 +23,16 @@ typedef struct core_dt_run {
     size_t pos;         /* offset of this run in the packed pattern */
 } core_dt_run;
 
+/* one level of repetition: n copies (n >= 2), stride bytes apart, of what
+ * the inner levels and the pattern describe */
+typedef struct core_dt_level {
+    size_t n;
+    ptrdiff_t stride;
+    size_t psize;       /* packed bytes of one copy */
+} core_dt_level;
+
+#define CORE_DT_MAXLEV 4
+
 typedef struct core_dt {
     size_t size;            /* bytes of data in one element (MPI_Type_size) */
     ptrdiff_t lb, extent;   /* MPI_Type_get_extent */
@@ -31,9 +42,9 @@ typedef struct core_dt {
     core_dt_run *runs;      /* for contig types: one run {true_lb, size} (none if size 0) */
     int basic;              /* predefined type index (dtypes.def) when every byte is of one basic type, else 0 */
     /* added by the engine */
-    size_t nrep;            /* repetitions of the run pattern in one element (>= 1) */
-    ptrdiff_t rep_stride;   /* bytes between repetitions */
-    size_t rep_size;        /* packed bytes of one repetition (size / nrep) */
+    int nlev;               /* levels repeating the pattern (0: the pattern is the element) */
+    core_dt_level lev[CORE_DT_MAXLEV];  /* lev[0] outermost */
+    size_t rep_size;        /* packed bytes of one pattern */
     size_t runlen;          /* common length of every run, 0 if they differ */
     size_t align;           /* largest alignment of the basic types inside */
     int sticky_lb, sticky_ub;   /* bounds set explicitly (create_resized), MPI 4.1 5.1.7 */

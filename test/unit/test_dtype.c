@@ -14,6 +14,7 @@
  * Usage: unit_test_dtype [cases] [seed] */
 #include "mpi/mpii.h"
 #include "mpi/datatype/dtype_check.h"
+#include "mpi/osc/osc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,30 +137,33 @@ static void rt_free(rtype *t)
     free(t);
 }
 
+static rtype *rt_named(MPI_Datatype h, int size)
+{
+    rtype *t = calloc(1, sizeof *t);
+    t->h = h;
+    rt_add(t, 0, size);
+    t->lb = 0, t->ub = size, t->tlb = 0, t->tub = size;
+    t->align = size;
+    snprintf(t->desc, sizeof t->desc, "b%d", size);
+    return t;
+}
+
 static rtype *rt_basic(void)
 {
     static const MPI_Datatype hs[] = {MPI_CHAR, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_FLOAT};
     static const int sz[] = {1, 2, 4, 8, 4};
     int k = (int)rnd(5);
-    rtype *t = calloc(1, sizeof *t);
-    t->h = hs[k];
-    rt_add(t, 0, sz[k]);
-    t->lb = 0, t->ub = sz[k], t->tlb = 0, t->tub = sz[k];
-    t->align = sz[k];
-    snprintf(t->desc, sizeof t->desc, "b%d", sz[k]);
-    return t;
+    return rt_named(hs[k], sz[k]);
 }
 
 /* ---- random types: each constructor built in MPI and in the model ---------------------- */
 
 static rtype *rt_random(int depth);
 
-static rtype *rt_vector(rtype *c, int hv)
+static rtype *rt_vector_of(const rtype *c, int hv, int count, int bl, long stride)
 {
     rtype *t = calloc(1, sizeof *t);
     bnd b = {0};
-    int count = (int)rnd(5), bl = (int)rnd(4);
-    long stride = hv ? rnd_range(-3 * rt_extent(c) - 8, 3 * rt_extent(c) + 8) : rnd_range(-4, 4);
     long sb = hv ? stride : stride * rt_extent(c);
     for (int i = 0; i < count; i++)
         for (int j = 0; j < bl; j++)
@@ -172,35 +176,57 @@ static rtype *rt_vector(rtype *c, int hv)
     return t;
 }
 
-static rtype *rt_indexed(rtype *c, int kind)
+static rtype *rt_vector(rtype *c, int hv)
 {
-    /* kind 0 indexed, 1 hindexed, 2 indexed_block, 3 hindexed_block */
+    /* sometimes long enough to stay a level of repetition (not written out) */
+    int count = rnd(4) ? (int)rnd(5) : 17 + (int)rnd(24), bl = (int)rnd(4);
+    long stride = hv ? rnd_range(-3 * rt_extent(c) - 8, 3 * rt_extent(c) + 8) : rnd_range(-4, 4);
+    return rt_vector_of(c, hv, count, bl, stride);
+}
+
+/* kind 0 indexed, 1 hindexed, 2 indexed_block, 3 hindexed_block (bls[0]
+ * for every block); di: displacements in extents, da: in bytes */
+static rtype *rt_indexed_of(const rtype *c, int kind, int count, const int *bls, const int *di,
+                            const MPI_Aint *da)
+{
     rtype *t = calloc(1, sizeof *t);
     bnd b = {0};
-    int count = (int)rnd(5), bl1 = (int)rnd(4);
-    int bls[5];
-    int di[5];
-    MPI_Aint da[5];
     for (int i = 0; i < count; i++) {
-        bls[i] = kind >= 2 ? bl1 : (int)rnd(4);
-        di[i] = (int)rnd_range(-5, 10);
-        da[i] = rnd_range(-40, 80);
         long d = kind == 0 || kind == 2 ? di[i] * rt_extent(c) : da[i];
-        for (int j = 0; j < bls[i]; j++)
+        for (int j = 0; j < bls[kind >= 2 ? 0 : i]; j++)
             rt_place(t, &b, c, d + j * rt_extent(c));
     }
     rt_close(t, &b, 0);
     int rc = kind == 0   ? MPI_Type_indexed(count, bls, di, c->h, &t->h)
              : kind == 1 ? MPI_Type_create_hindexed(count, bls, da, c->h, &t->h)
-             : kind == 2 ? MPI_Type_create_indexed_block(count, bl1, di, c->h, &t->h)
-                         : MPI_Type_create_hindexed_block(count, bl1, da, c->h, &t->h);
+             : kind == 2 ? MPI_Type_create_indexed_block(count, bls[0], di, c->h, &t->h)
+                         : MPI_Type_create_hindexed_block(count, bls[0], da, c->h, &t->h);
     CHECK(rc == MPI_SUCCESS, "indexed kind %d rc %d", kind, rc);
     int o = snprintf(t->desc, sizeof t->desc, "idx%d(", kind);
     for (int i = 0; i < count && o < 200; i++)
-        o += snprintf(t->desc + o, sizeof t->desc - (size_t)o, "%d@%ld ", bls[i],
+        o += snprintf(t->desc + o, sizeof t->desc - (size_t)o, "%d@%ld ", bls[kind >= 2 ? 0 : i],
                       kind == 0 || kind == 2 ? (long)di[i] : (long)da[i]);
     snprintf(t->desc + o, sizeof t->desc - (size_t)o, "%.150s)", c->desc);
     return t;
+}
+
+static rtype *rt_indexed(rtype *c, int kind)
+{
+    /* short lists, or long ones of a regular shape: equal blocks at one
+     * spacing (a vector in disguise) or at 3i + i%3 (neighbours merge) */
+    int shape = rnd(3) ? 0 : 1 + (int)rnd(2);
+    int count = shape ? 17 + (int)rnd(24) : (int)rnd(5), bl1 = shape ? 1 + (int)rnd(2) : (int)rnd(4);
+    int bls[40], di[40];
+    MPI_Aint da[40];
+    long first = rnd_range(-5, 5), step = rnd_range(-3, 6);
+    for (int i = 0; i < count; i++) {
+        bls[i] = kind >= 2 || shape ? bl1 : (int)rnd(4);
+        di[i] = shape == 1 ? (int)(first + i * step) : shape == 2 ? 3 * i + i % 3 : (int)rnd_range(-5, 10);
+        da[i] = shape ? di[i] * rt_extent(c) : rnd_range(-40, 80);
+    }
+    if (count == 0)
+        bls[0] = bl1;
+    return rt_indexed_of(c, kind, count, bls, di, da);
 }
 
 static rtype *rt_struct(int depth)
@@ -377,11 +403,130 @@ static void ref_span(const rtype *t, long count, long *lo, long *hi)
         }
 }
 
+/* One packed range [off, off+len) of (base, count, dt): packed alone, and
+ * as iovecs with a budget of 3 (each call continues where the last stopped). */
+static void check_range(const core_dt *dt, char *base, long count, const char *want, size_t off,
+                        size_t len, char *got)
+{
+    memset(got, 0, len);
+    size_t n = core_dt_pack(base, (size_t)count, dt, off, got, len);
+    CHECK(n == len && memcmp(got, want + off, len) == 0, "pack of [%zu,+%zu) differs", off, len);
+    struct iovec iov[3];
+    size_t covered = 0, pos = off;
+    while (pos < off + len) {
+        size_t cov;
+        int ni = core_dt_iov(base, (size_t)count, dt, pos, off + len - pos, iov, 3, &cov);
+        size_t sum = 0;
+        for (int i = 0; i < ni; i++) {
+            CHECK(memcmp(iov[i].iov_base, want + pos + sum, iov[i].iov_len) == 0, "iov bytes differ");
+            sum += iov[i].iov_len;
+        }
+        CHECK(sum == cov && cov > 0, "iov covered %zu, sum %zu", cov, sum);
+        if (cov == 0)
+            break;
+        pos += cov;
+        covered += cov;
+    }
+    CHECK(covered == len, "iov [%zu,+%zu) covered %zu", off, len, covered);
+}
+
+/* unpacking [off, off+len) alone touches exactly the reference's bytes */
+static void check_unpack_range(const rtype *t, const core_dt *dt, long count, const char *want,
+                               size_t span, long lo, size_t off, size_t len)
+{
+    char *m2 = malloc(span), *b2 = m2 - lo, *m3 = malloc(span), *b3 = m3 - lo;
+    memset(m2, 0x33, span);
+    memset(m3, 0x33, span);
+    ref_unpack_range(b3, count, t, want, off, len);
+    size_t n = core_dt_unpack(b2, (size_t)count, dt, off, want + off, len);
+    CHECK(n == len && memcmp(m2, m3, span) == 0, "unpack of [%zu,+%zu) differs", off, len);
+    free(m2), free(m3);
+}
+
+/* Moving data with dt against the reference stream `want` of t: the whole
+ * stream, random ranges (exhaustive: every start with several lengths),
+ * random chunkings (the pipelined path) packed and unpacked. */
+static void check_moves(const rtype *t, const core_dt *dt, long count, char *base, size_t span,
+                        long lo, const char *want, int exhaustive)
+{
+    size_t total = (size_t)(count * t->size);
+    char *got = malloc(total + 1);
+    memset(got, 0, total + 1);
+    size_t n = core_dt_pack(base, (size_t)count, dt, 0, got, total + 1);
+    CHECK(n == total && memcmp(got, want, total) == 0, "pack of the whole stream differs (%zu/%zu)",
+          n, total);
+    if (exhaustive) {
+        for (size_t off = 0; off < total; off++) {
+            size_t lens[4] = {1, 1 + off % 13, (size_t)t->size, total - off};
+            for (int k = 0; k < 4; k++) {
+                size_t len = lens[k] < total - off ? lens[k] : total - off;
+                check_range(dt, base, count, want, off, len, got);
+                if (k == 1 || k == 3)
+                    check_unpack_range(t, dt, count, want, span, lo, off, len);
+            }
+        }
+    }
+    for (int r = 0; r < 4 && total; r++) {
+        size_t off = rnd((unsigned)total), len = 1 + rnd((unsigned)(total - off));
+        check_range(dt, base, count, want, off, len, got);
+    }
+    char *m2 = malloc(span), *b2 = m2 - lo, *m3 = malloc(span), *b3 = m3 - lo;
+    memset(m2, 0x5a, span);
+    memset(m3, 0x5a, span);
+    ref_unpack(b3, count, t, want);
+    size_t pos = 0;
+    memset(got, 0, total + 1);
+    while (pos < total) {
+        size_t len = 1 + rnd((unsigned)(total - pos < 64 ? total - pos : 64));
+        n = core_dt_pack(base, (size_t)count, dt, pos, got + pos, len);
+        CHECK(n == len, "chunk pack short");
+        n = core_dt_unpack(b2, (size_t)count, dt, pos, want + pos, len);
+        CHECK(n == len, "chunk unpack short");
+        pos += len;
+    }
+    CHECK(memcmp(got, want, total) == 0, "chunked pack differs");
+    CHECK(memcmp(m2, m3, span) == 0, "chunked unpack differs");
+    if (total) {
+        size_t off = rnd((unsigned)total), len = 1 + rnd((unsigned)(total - off));
+        check_unpack_range(t, dt, count, want, span, lo, off, len);
+    }
+    free(m2), free(m3), free(got);
+}
+
+/* The description RMA message mode sends with a derived target type
+ * (osc_am_dt_encode), rebuilt as the target does: the same type map. */
+static void check_rma_desc(const rtype *t, const core_dt *dt, long count, char *base,
+                           const char *want)
+{
+    size_t dlen = osc_am_dt_desc_size(dt), total = (size_t)(count * t->size);
+    uint8_t *desc = malloc(dlen);
+    osc_am_dt_encode(dt, desc);
+    core_dt back;
+    const char *why = NULL;
+    int rc = osc_am_dt_decode(desc, dlen, &back, &why);
+    CHECK(rc == 0, "RMA description does not decode: %s", why ? why : "?");
+    CHECK(osc_am_dt_decode(desc, dlen - 1, &back, &why) != 0, "truncated description accepted");
+    if (rc == 0) {
+        CHECK(back.size == dt->size && back.lb == dt->lb && back.extent == dt->extent,
+              "RMA description: size/extent differ");
+        char *got = malloc(total + 1);
+        size_t n = core_dt_pack(base, (size_t)count, &back, 0, got, total);
+        CHECK(n == total && memcmp(got, want, total) == 0, "RMA description packs differently");
+        if (total) {
+            size_t off = rnd((unsigned)total), len = 1 + rnd((unsigned)(total - off));
+            check_range(&back, base, count, want, off, len, got);
+        }
+        free(got);
+        core_dt_destroy(&back);
+    }
+    free(desc);
+}
+
 /* ---- one property case -------------------------------------------------------------------- */
 
 static long cases;
 
-static void check_type(rtype *t)
+static void check_type(rtype *t, int exhaustive)
 {
     mpii_dtype *o = mpii_dtype_get(t->h);
     CHECK(o != NULL, "no object");
@@ -409,6 +554,8 @@ static void check_type(rtype *t)
     long count = rnd(4) ? (long)rnd(4) : (long)rnd(64), lo, hi;
     if (count > 3 && (rt_extent(t) > 4096 || t->n > 2000))
         count = 3;
+    if (exhaustive)
+        count = 2 + (long)rnd(2);    /* ranges across elements */
     if (rt_extent(t) == 0 && count > 1)
         count = 1;
     ref_span(t, count, &lo, &hi);
@@ -416,65 +563,11 @@ static void check_type(rtype *t)
     char *mem = malloc(span), *base = mem - lo;
     for (size_t i = 0; i < span; i++)
         mem[i] = (char)rnd(256);
-    char *want = malloc(total + 1), *got = malloc(total + 1);
+    char *want = malloc(total + 1);
     ref_pack(base, count, t, want);
-
-    /* whole stream */
-    memset(got, 0, total + 1);
-    size_t n = core_dt_pack(base, (size_t)count, &o->dt, 0, got, total + 1);
-    CHECK(n == total && memcmp(got, want, total) == 0, "pack of the whole stream differs (%zu/%zu)",
-          n, total);
-    /* random ranges */
-    for (int r = 0; r < 4 && total; r++) {
-        size_t off = rnd((unsigned)total), len = 1 + rnd((unsigned)(total - off));
-        memset(got, 0, total);
-        n = core_dt_pack(base, (size_t)count, &o->dt, off, got, len);
-        CHECK(n == len && memcmp(got, want + off, len) == 0, "pack of [%zu,+%zu) differs", off, len);
-        /* iovecs of the same range, with a small iovec budget */
-        struct iovec iov[3];
-        size_t covered = 0, pos = off;
-        while (pos < off + len) {
-            size_t cov;
-            int ni = core_dt_iov(base, (size_t)count, &o->dt, pos, off + len - pos, iov, 3, &cov);
-            size_t sum = 0;
-            for (int i = 0; i < ni; i++) {
-                CHECK(memcmp(iov[i].iov_base, want + pos + sum, iov[i].iov_len) == 0, "iov bytes differ");
-                sum += iov[i].iov_len;
-            }
-            CHECK(sum == cov && cov > 0, "iov covered %zu, sum %zu", cov, sum);
-            if (cov == 0)
-                break;
-            pos += cov;
-            covered += cov;
-        }
-        CHECK(covered == len, "iov covered %zu of %zu", covered, len);
-    }
-    /* chunked pack and unpack: the pipelined path */
-    char *m2 = malloc(span), *b2 = m2 - lo, *m3 = malloc(span), *b3 = m3 - lo;
-    memset(m2, 0x5a, span);
-    memset(m3, 0x5a, span);
-    ref_unpack(b3, count, t, want);
-    size_t pos = 0;
-    memset(got, 0, total + 1);
-    while (pos < total) {
-        size_t len = 1 + rnd((unsigned)(total - pos < 64 ? total - pos : 64));
-        n = core_dt_pack(base, (size_t)count, &o->dt, pos, got + pos, len);
-        CHECK(n == len, "chunk pack short");
-        n = core_dt_unpack(b2, (size_t)count, &o->dt, pos, want + pos, len);
-        CHECK(n == len, "chunk unpack short");
-        pos += len;
-    }
-    CHECK(memcmp(got, want, total) == 0, "chunked pack differs");
-    CHECK(memcmp(m2, m3, span) == 0, "chunked unpack differs");
-    /* unpack of a random range alone touches exactly the reference's bytes */
-    if (total) {
-        size_t off = rnd((unsigned)total), len = 1 + rnd((unsigned)(total - off));
-        memset(m2, 0x33, span);
-        memset(m3, 0x33, span);
-        ref_unpack_range(b3, count, t, want, off, len);
-        core_dt_unpack(b2, (size_t)count, &o->dt, off, want + off, len);
-        CHECK(memcmp(m2, m3, span) == 0, "unpack of [%zu,+%zu) differs", off, len);
-    }
+    check_moves(t, &o->dt, count, base, span, lo, want, exhaustive);
+    if (o->dt.size > 0)     /* an empty target type never goes out */
+        check_rma_desc(t, &o->dt, count, base, want);
     /* element counts: every prefix that ends on a basic element */
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -491,7 +584,7 @@ static void check_type(rtype *t)
         CHECK(st.dcfa_count == (long long)bytes, "Status_set_elements(%ld) = %lld bytes", nb,
               st.dcfa_count);
     }
-    free(m2), free(m3), free(mem), free(want), free(got);
+    free(mem), free(want);
     cases++;
 }
 
@@ -717,8 +810,8 @@ static void test_huge(void)
     MPI_Datatype t;
     MPI_Type_vector(1 << 20, 1, 2, MPI_INT, &t);
     mpii_dtype *o = mpii_dtype_get(t);
-    CHECK(o->dt.nruns == 1 && o->dt.nrep == (1u << 20), "vector of 1M blocks: %d runs x %zu", o->dt.nruns,
-          o->dt.nrep);
+    CHECK(o->dt.nruns == 1 && o->dt.nlev == 1 && o->dt.lev[0].n == (1u << 20),
+          "vector of 1M blocks: %d runs x %d levels", o->dt.nruns, o->dt.nlev);
     MPI_Type_free(&t);
     MPI_Type_contiguous(1 << 20, MPI_DOUBLE, &t);
     o = mpii_dtype_get(t);
@@ -727,8 +820,93 @@ static void test_huge(void)
     int sizes[2] = {1000, 1000}, sub[2] = {1000, 10}, st[2] = {0, 5};
     MPI_Type_create_subarray(2, sizes, sub, st, MPI_ORDER_C, MPI_DOUBLE, &t);
     o = mpii_dtype_get(t);
-    CHECK(o->dt.nruns == 1 && o->dt.nrep == 1000, "subarray: %d runs x %zu", o->dt.nruns, o->dt.nrep);
+    CHECK(o->dt.nruns == 1 && o->dt.nlev == 1 && o->dt.lev[0].n == 1000, "subarray: %d runs x %d levels",
+          o->dt.nruns, o->dt.nlev);
     MPI_Type_free(&t);
+    cases++;
+}
+
+/* Nested repetitions: compact forms, and every byte range moved right
+ * (exhaustively where the stream is small) against the reference map. */
+static void test_levels(void)
+{
+    rtype *ti = rt_named(MPI_INT, 4), *td = rt_named(MPI_DOUBLE, 8), *t, *u;
+    mpii_dtype *o;
+    /* transposes: vector(n, 1, n) of ints inside hvector(n, 1, 4) */
+    static const int ns[] = {2, 4, 5, 17, 40};
+    for (int k = 0; k < 5; k++) {
+        int n = ns[k];
+        u = rt_vector_of(ti, 0, n, 1, n);
+        t = rt_vector_of(u, 1, n, 1, 4);
+        o = mpii_dtype_get(t->h);
+        if (n > 16)
+            CHECK(o->dt.nlev == 2 && o->dt.nruns == 1, "transpose %d: %d levels, %d runs", n,
+                  o->dt.nlev, o->dt.nruns);
+        check_type(t, n * n * 4 <= 2048);
+        rt_free(u), rt_free(t);
+    }
+    /* five levels: the innermost is written out, four stay */
+    t = rt_vector_of(ti, 1, 17, 1, 12);
+    static const long strides[] = {210, 430, 870, 1750};
+    for (int k = 0; k < 4; k++) {
+        u = rt_vector_of(t, 1, 2, 1, strides[k]);
+        rt_free(t);
+        t = u;
+    }
+    o = mpii_dtype_get(t->h);
+    CHECK(o->dt.nlev == CORE_DT_MAXLEV && o->dt.nruns == 17, "five levels: %d levels, %d runs",
+          o->dt.nlev, o->dt.nruns);
+    check_type(t, 1);
+    rt_free(t);
+    /* a small inner level is written out, the long ones stay */
+    u = rt_vector_of(ti, 1, 3, 1, 8);
+    t = rt_vector_of(u, 1, 20, 1, 40);
+    rt_free(u);
+    u = rt_vector_of(t, 1, 20, 1, 1000);
+    o = mpii_dtype_get(u->h);
+    CHECK(o->dt.nlev == 2 && o->dt.nruns == 3, "small inner level: %d levels, %d runs", o->dt.nlev,
+          o->dt.nruns);
+    check_type(u, 0);
+    rt_free(t), rt_free(u);
+    /* copies that touch grow one run: hvector(20, 1, 8) of hvector(2, 1, 4) of int */
+    u = rt_vector_of(ti, 1, 2, 1, 4);
+    t = rt_vector_of(u, 1, 20, 1, 8);
+    o = mpii_dtype_get(t->h);
+    CHECK(o->dt.contig && o->dt.nruns == 1, "touching copies: contig %d, %d runs", o->dt.contig,
+          o->dt.nruns);
+    check_type(t, 1);
+    rt_free(u), rt_free(t);
+    /* indexed blocks at a constant spacing are a vector */
+    int bl = 1, di[40];
+    for (int step = -4; step <= 4; step += 8) {
+        for (int i = 0; i < 30; i++)
+            di[i] = 3 + step * i;
+        t = rt_indexed_of(td, 2, 30, &bl, di, NULL);
+        o = mpii_dtype_get(t->h);
+        CHECK(o->dt.nlev == 1 && o->dt.nruns == 1 && o->dt.lev[0].stride == 8 * step,
+              "indexed at a spacing: %d levels, %d runs", o->dt.nlev, o->dt.nruns);
+        check_type(t, 1);
+        rt_free(t);
+    }
+    /* displacements 3i + i%3: 8- and 16-byte runs cut into 8-byte ones,
+     * also inside a struct of one block */
+    for (int i = 0; i < 40; i++)
+        di[i] = 3 * i + i % 3;
+    t = rt_indexed_of(td, 2, 40, &bl, di, NULL);
+    o = mpii_dtype_get(t->h);
+    CHECK(o->dt.runlen == 8 && o->dt.nruns == 40, "indexperf shape: runlen %zu, %d runs", o->dt.runlen,
+          o->dt.nruns);
+    check_type(t, 1);
+    u = calloc(1, sizeof *u);
+    bnd b = {0};
+    rt_place(u, &b, t, 24);
+    rt_close(u, &b, 1);
+    MPI_Aint d24 = 24;
+    CHECK(MPI_Type_create_struct(1, &bl, &d24, &t->h, &u->h) == MPI_SUCCESS, "struct");
+    o = mpii_dtype_get(u->h);
+    CHECK(o->dt.runlen == 8, "struct of the indexperf shape: runlen %zu", o->dt.runlen);
+    check_type(u, 0);
+    rt_free(t), rt_free(u), rt_free(ti), rt_free(td);
     cases++;
 }
 
@@ -744,6 +922,7 @@ int main(int argc, char **argv)
     test_pack_api();
     test_darray();
     test_huge();
+    test_levels();
     long fixed = cases;
     for (long i = 0; i < ncases; i++) {
         rtype *t = rt_random(3);
@@ -752,7 +931,7 @@ int main(int argc, char **argv)
             i--;
             continue;
         }
-        check_type(t);
+        check_type(t, 0);
         rt_free(t);
     }
     mpii_dtype_finalize();

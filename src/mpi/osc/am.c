@@ -81,19 +81,27 @@ typedef struct osc_am_item {
 } osc_am_item;
 _Static_assert(sizeof(osc_am_item) == 48, "item header");
 
-/* a derived target type: its runs, repeated nrep times rep_stride apart */
+/* a derived target type: its runs, repeated over its levels (core_dt_level):
+ * the outermost in the header (nrep copies rep_stride apart; 1 and 0 if the
+ * type has no level), then `nlev` more (outer to inner), then the runs */
 typedef struct osc_am_dtdesc {
     int64_t lb, extent;
     int64_t rep_stride;
     uint64_t nrep;
     uint32_t nruns;
-    uint32_t pad;
+    uint32_t nlev;
 } osc_am_dtdesc;
+typedef struct osc_am_level {
+    int64_t stride;
+    uint64_t n;
+} osc_am_level;
 typedef struct osc_am_run {
     int64_t disp;
     uint64_t len;
 } osc_am_run;
-_Static_assert(sizeof(osc_am_dtdesc) == 40 && sizeof(osc_am_run) == 16, "type description");
+_Static_assert(sizeof(osc_am_dtdesc) == 40 && sizeof(osc_am_level) == 16 &&
+                   sizeof(osc_am_run) == 16,
+               "type description");
 
 /* an answer: the first error the target met since the previous answer */
 typedef struct osc_am_ack {
@@ -369,28 +377,92 @@ static void am_batch_limit(osc_win *w, int t, size_t need)
         am_send_batch(w, t, NULL);
 }
 
+static size_t am_dt_desc_bytes(uint64_t nlev, uint64_t nruns)
+{
+    return sizeof(osc_am_dtdesc) + nlev * sizeof(osc_am_level) + nruns * sizeof(osc_am_run);
+}
+
+size_t osc_am_dt_desc_size(const core_dt *dt)
+{
+    return am_dt_desc_bytes(dt->nlev > 0 ? (uint64_t)dt->nlev - 1 : 0, (uint64_t)dt->nruns);
+}
+
 /* bytes of the description of a derived type (0 for a predefined one) */
 static size_t am_dt_desc_len(MPI_Datatype h, const core_dt *dt)
 {
     mpii_dtype *t = mpii_dtype_get(h);
     if (t->predefined)
         return 0;
-    return sizeof(osc_am_dtdesc) + (size_t)dt->nruns * sizeof(osc_am_run);
+    return osc_am_dt_desc_size(dt);
 }
 
-static void am_dt_encode(const core_dt *dt, uint8_t *p)
+void osc_am_dt_encode(const core_dt *dt, uint8_t *p)
 {
     osc_am_dtdesc d = {.lb = dt->lb,
                        .extent = dt->extent,
-                       .rep_stride = dt->rep_stride,
-                       .nrep = dt->nrep,
-                       .nruns = (uint32_t)dt->nruns};
+                       .rep_stride = dt->nlev ? dt->lev[0].stride : 0,
+                       .nrep = dt->nlev ? dt->lev[0].n : 1,
+                       .nruns = (uint32_t)dt->nruns,
+                       .nlev = dt->nlev > 0 ? (uint32_t)dt->nlev - 1 : 0};
     memcpy(p, &d, sizeof d);
-    osc_am_run *r = (osc_am_run *)(p + sizeof d);
-    for (int i = 0; i < dt->nruns; i++) {
-        osc_am_run x = {dt->runs[i].disp, dt->runs[i].len};
-        memcpy(&r[i], &x, sizeof x);
+    p += sizeof d;
+    for (int k = 1; k < dt->nlev; k++, p += sizeof(osc_am_level)) {
+        osc_am_level l = {dt->lev[k].stride, dt->lev[k].n};
+        memcpy(p, &l, sizeof l);
     }
+    for (int i = 0; i < dt->nruns; i++, p += sizeof(osc_am_run)) {
+        osc_am_run x = {dt->runs[i].disp, dt->runs[i].len};
+        memcpy(p, &x, sizeof x);
+    }
+}
+
+/* The type a description describes, rebuilt with the engine's constructor:
+ * the runs as blocks of bytes repeated by the innermost level, then one
+ * single-block type per outer level; the bounds last. */
+int osc_am_dt_decode(const uint8_t *p, size_t avail, core_dt *out, const char **why)
+{
+    osc_am_dtdesc d;
+    *why = "truncated type description";
+    if (avail < sizeof d)
+        return UTIL_EINVAL;
+    memcpy(&d, p, sizeof d);
+    *why = "bad type description";
+    if (d.nruns == 0 || d.nlev >= CORE_DT_MAXLEV || d.nrep == 0 ||
+        am_dt_desc_bytes(d.nlev, d.nruns) > avail)
+        return UTIL_EINVAL;
+    osc_am_level lev[CORE_DT_MAXLEV];
+    int nl = (int)d.nlev + 1;
+    lev[0] = (osc_am_level){d.rep_stride, d.nrep};
+    memcpy(&lev[1], p + sizeof d, d.nlev * sizeof lev[0]);
+    for (int k = 0; k < nl; k++)
+        if (lev[k].n == 0)
+            return UTIL_EINVAL;
+    const uint8_t *rp = p + sizeof d + d.nlev * sizeof(osc_am_level);
+    core_dt byte, cur, next;
+    core_dt_make_basic(&byte, 1, 1, 0);
+    core_dt_block *blocks = util_malloc(d.nruns * sizeof *blocks);
+    for (uint32_t i = 0; i < d.nruns; i++) {
+        osc_am_run r;
+        memcpy(&r, rp + i * sizeof r, sizeof r);
+        blocks[i] = (core_dt_block){&byte, (size_t)r.len, (ptrdiff_t)r.disp};
+    }
+    int rc = core_dt_create(&cur, d.nruns, blocks, (size_t)lev[nl - 1].n,
+                            (ptrdiff_t)lev[nl - 1].stride, 0);
+    free(blocks);
+    core_dt_destroy(&byte);
+    for (int k = nl - 2; k >= 0 && rc == UTIL_OK; k--) {
+        core_dt_block b = {&cur, 1, 0};
+        rc = core_dt_create(&next, 1, &b, (size_t)lev[k].n, (ptrdiff_t)lev[k].stride, 0);
+        core_dt_destroy(&cur);
+        cur = next;
+    }
+    *why = "type description does not describe a type";
+    if (rc != UTIL_OK)
+        return rc;
+    rc = core_dt_resized(out, &cur, (ptrdiff_t)d.lb, (ptrdiff_t)d.extent);
+    core_dt_destroy(&cur);
+    *why = "type description has bad bounds";
+    return rc;
 }
 
 static void am_ensure_lock(osc_win *w, int t)
@@ -433,7 +505,7 @@ int osc_am_op(osc_win *w, int t, const osc_args *a, uint64_t taddr, int basic, c
     it->basic = (uint16_t)basic;
     uint8_t *p = (uint8_t *)(it + 1);
     if (desc)
-        am_dt_encode(tdt, p);
+        osc_am_dt_encode(tdt, p);
     p += desc;
     if (inl) {
         core_dt_pack(a->obuf, (size_t)a->ocount, &mpii_dtype_get(a->odt)->dt, 0, p, bytes);
@@ -668,39 +740,15 @@ static const core_dt *srv_type(osc_win *w, int o, const osc_am_item *it, const u
             srv_bad(w, o, "unknown predefined datatype");
         return &t->dt;
     }
-    if (st->dt)
-        goto decoded;
-    osc_am_dtdesc d;
-    if (avail < sizeof d)
-        srv_bad(w, o, "truncated type description");
-    memcpy(&d, p, sizeof d);
-    if (d.nruns == 0 || d.nruns > (avail - sizeof d) / sizeof(osc_am_run) || d.nrep == 0)
-        srv_bad(w, o, "bad type description");
-    core_dt byte;
-    core_dt_make_basic(&byte, 1, 1, 0);
-    core_dt_block *blocks = util_malloc(d.nruns * sizeof *blocks);
-    const osc_am_run *runs = (const osc_am_run *)(p + sizeof d);
-    for (uint32_t i = 0; i < d.nruns; i++) {
-        osc_am_run r;
-        memcpy(&r, &runs[i], sizeof r);
-        blocks[i] = (core_dt_block){&byte, (size_t)r.len, (ptrdiff_t)r.disp};
+    const char *why = NULL;
+    if (!st->dt) {
+        st->dt = util_calloc(1, sizeof *st->dt);
+        if (osc_am_dt_decode(p, avail, st->dt, &why) != UTIL_OK)
+            srv_bad(w, o, why);
     }
-    core_dt rep;
-    int rc = core_dt_create(&rep, d.nruns, blocks, (size_t)d.nrep, (ptrdiff_t)d.rep_stride, 0);
-    free(blocks);
-    core_dt_destroy(&byte);
-    if (rc != UTIL_OK)
-        srv_bad(w, o, "type description does not describe a type");
-    st->dt = util_calloc(1, sizeof *st->dt);
-    rc = core_dt_resized(st->dt, &rep, (ptrdiff_t)d.lb, (ptrdiff_t)d.extent);
-    core_dt_destroy(&rep);
-    if (rc != UTIL_OK)
-        srv_bad(w, o, "type description has bad bounds");
-decoded : {
-    osc_am_dtdesc d2;
-    memcpy(&d2, p, sizeof d2);
-    *desc_len = sizeof d2 + (size_t)d2.nruns * sizeof(osc_am_run);
-}
+    osc_am_dtdesc d;   /* decoded and checked above, perhaps for an earlier call */
+    memcpy(&d, p, sizeof d);
+    *desc_len = am_dt_desc_bytes(d.nlev, d.nruns);
     return st->dt;
 }
 
