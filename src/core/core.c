@@ -270,9 +270,12 @@ void core_ring_describe(char *buf, size_t len)
     snprintf(buf, len,
              "receive ring %u blocks x %zu bytes = %zu bytes (SYNC below %u free blocks); "
              "per connected peer on shm: %zu bytes allocated (the ring's segment, whole pages, "
-             "+ %zu bytes of state), and the peer's ring of the same size mapped",
+             "+ %zu bytes of state), and the peer's ring of the same size mapped; per process: "
+             "a staging pool of %d x %zu bytes (%zu bytes with its header, made at the first "
+             "rendezvous, shared by all peers on shm)",
              core_s.nblocks, core_s.block_size, ring, core_s.sync_below, seg + sizeof(core_conn),
-             sizeof(core_conn));
+             sizeof(core_conn), util_cfg.stage_chunks, util_cfg.stage_chunk,
+             util_cfg.stage_chunks > 0 ? core_stage_size() : 0);
 }
 
 /* The FIN handshake (docs/protocol.md): a FIN (a SYNC with WIRE_F_FIN, queued after
@@ -355,6 +358,7 @@ int core_finalize(void)
     for (int i = 0; i < core_s.nactive; i++)
         core_conn_drop(core_s.active[i]);
     core_s.nactive = 0;
+    core_stage_close();
     for (int i = 0; i < core_s.nfabs; i++)
         core_s.fabs[i].ops->close();
     core_s.nfabs = 0;
@@ -658,11 +662,13 @@ void core_stats_report(int rank)
     fprintf(stderr,
             "dcfa-stats rank=%d sync_sent=%llu eager_sent=%llu rts_sent=%llu rtr_sent=%llu "
             "done_sent=%llu data_sent=%llu unexpected=%llu backlog=%llu connections=%d "
-            "conn_bytes=%zu%s\n",
+            "conn_bytes=%zu cma_bytes=%llu copy_bytes=%llu stage_bytes=%llu%s\n",
             rank, (unsigned long long)core_st.sent[WIRE_SYNC], (unsigned long long)core_st.sent[WIRE_EAGER],
             (unsigned long long)core_st.sent[WIRE_RTS], (unsigned long long)core_st.sent[WIRE_RTR],
             (unsigned long long)core_st.sent[WIRE_DONE], (unsigned long long)core_st.sent[WIRE_DATA],
-            (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp, fabs);
+            (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp,
+            (unsigned long long)core_st.cma_bytes, (unsigned long long)core_st.copy_bytes,
+            (unsigned long long)core_st.stage_bytes, fabs);
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];
         fab_usage u = {0};

@@ -34,6 +34,8 @@ typedef struct core_pend {
     wire_hdr hdr;
     uint8_t payload[40];
     uint32_t peer_req;  /* stream: receive request id at the peer */
+    int staged;         /* stream: the receiver takes chunks of my staging pool (CTS said so) */
+    unsigned held;      /* stream: chunks of the pool holding its bytes, not yet copied out */
 } core_pend;
 
 /* an opened fabric */
@@ -72,6 +74,8 @@ typedef struct core_conn {
         int access;         /* addr/key give one-sided access */
     } rtr_in;
     core_req *rtr_out;      /* my receive with an RTR outstanding to this peer */
+    uint8_t *peer_stage;    /* the peer's staging pool, mapped at its first RTS that offers it */
+    int stage_tried;        /* mapping it was tried (peer_stage NULL: it failed) */
     int sync_wanted;        /* the peer runs low on credit: send a SYNC */
     int fin_out, fin_in;    /* finalize: my FIN queued / the peer's FIN arrived */
     char why[128];          /* why this fabric was chosen (cold: after the hot fields) */
@@ -142,6 +146,12 @@ typedef struct core_state {
     unsigned poll_mask;     /* the smallest of the fabrics' poll masks: the hot loop's one test */
     core_kvs kvs;
     int finalizing;         /* after the FIN handshake: no SYNC any more */
+    struct core_stage {     /* my staging pool (rndv_copy.c), made at the first RTS */
+        uint8_t *base;      /* NULL: none yet */
+        unsigned n;         /* chunks */
+        int failed;         /* creating it failed: not tried again */
+        core_pend **owner;  /* the stream each busy chunk was given to (NULL: none, or done) */
+    } stage;
 } core_state;
 extern core_state core_s;
 
@@ -250,6 +260,10 @@ static inline void core_req_mem_drop(core_req *r)
 void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* rndv_copy.c */
 void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, const void *bytes);
 int core_stream_push(core_conn *c, core_pend *p);          /* 1 when the whole message went */
+int core_stage_offer(core_conn *c);     /* 1 if an RTS to c may offer my staging pool (made now) */
+int core_stage_accept(core_conn *c);    /* 1 if c's peer's pool is mapped here (mapped now) */
+void core_stage_close(void);            /* forget the pool (the fabric unmaps it at close) */
+size_t core_stage_size(void);           /* bytes of a staging pool (header, busy words, chunks) */
 void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */
 int core_cancel_rtr(core_req *r);                         /* self.c-like path in eager.c */

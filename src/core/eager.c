@@ -159,7 +159,7 @@ void core_recv_from_msg(core_req *r, core_msg *m)
 {
     r->u.recv.lpid = m->lpid;
     if (m->type == WIRE_RTS) {
-        wire_hdr env = {.ctx = m->ctx, .src = m->src, .tag = m->tag, .seq = m->seq};
+        wire_hdr env = {.ctx = m->ctx, .src = m->src, .tag = m->tag, .seq = m->seq, .flags = m->flags};
         core_rts_matched(r, m->lpid, &env, &m->rndv);
         free(m);
         return;

@@ -27,7 +27,7 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
         }
     }
     h->type = WIRE_RTS;
-    h->flags = 0;
+    h->flags = core_stage_offer(c) ? WIRE_F_STAGED : 0;
     h->ctx = r->u.send.ctx;
     h->src = r->u.send.src;
     h->tag = r->u.send.tag;
@@ -66,19 +66,21 @@ void core_rts_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv)
     m->tag = h->tag;
     m->lpid = c->lpid;
     m->seq = h->seq;
+    m->flags = h->flags;
     m->size = (size_t)rv->size;
     m->rndv = *rv;
     core_st.unexpected++;
     util_queue_push(&core_s.unexpected, &m->qn);
 }
 
-/* copy path: ask the sender to stream the message through the ring */
-static void core_cts_request(core_conn *c, core_req *r, uint32_t sreq)
+/* copy path: ask the sender to stream the message, through its staging pool when
+ * `staged` (mapped here), else through the ring */
+static void core_cts_request(core_conn *c, core_req *r, uint32_t sreq, int staged)
 {
     r->u.recv.state = CORE_R_FRAGS;
     r->u.recv.received = 0;
     wire_done d = {.req = sreq, .peer_req = (uint32_t)r->id};
-    core_conn_send_ctl(c, WIRE_CTS, 0, NULL, &d, sizeof d);
+    core_conn_send_ctl(c, WIRE_CTS, staged ? WIRE_F_STAGED : 0, NULL, &d, sizeof d);
 }
 
 /* the read of an RTS's data ended: answer DONE and complete the receive */
@@ -99,7 +101,7 @@ static void core_read_finished(core_xfer *x, int status)
          * copy path is a correct fallback, for this and every later message */
         util_log("single-copy transfers with process %d are refused; copying through the ring", c->lpid);
         c->has_rdma = 0;
-        core_cts_request(c, r, x->peer_req);
+        core_cts_request(c, r, x->peer_req, c->peer_stage != NULL);
         return;
     }
     /* anything else is an error of this message: both sides are told, nobody hangs */
@@ -123,11 +125,15 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
     r->u.recv.expected = size;
     r->status.MPI_SOURCE = env->src;
     r->status.MPI_TAG = env->tag;
-    if (!rv->access || !c->has_rdma) {
-        core_cts_request(c, r, rv->req);
+    const core_dt *dt = r->u.recv.dt;
+    /* two copies through the sender's pool below DCFA_CMA_MIN, and for a receive buffer
+     * that is not contiguous (single-copy would move it piece by piece) */
+    int copy = !rv->access || !c->has_rdma || size < util_cfg.cma_min || !dt->contig;
+    int staged = copy && (env->flags & WIRE_F_STAGED) && core_stage_accept(c);
+    if (staged || !rv->access || !c->has_rdma) {
+        core_cts_request(c, r, rv->req, staged);
         return;
     }
-    const core_dt *dt = r->u.recv.dt;
     r->u.recv.state = CORE_R_READING;
     core_xfer *x = &core_rndv_of(r)->xfer;
     *x = (core_xfer){.conn = c, .write = 0, .raddr = rv->addr, .rkey = rv->key, .len = take,

@@ -10,8 +10,9 @@
 
 /* 1: the first format; 2: wire_rndv gained `key` and `access` (fabrics with
  * registration keys), DONE gained WIRE_F_ERROR; 3: a packet covers as many
- * consecutive ring blocks as its length needs (wire_blocks), WIRE_PAD */
-#define WIRE_VERSION 3
+ * consecutive ring blocks as its length needs (wire_blocks), WIRE_PAD; 4: DATA may name a
+ * chunk of the sender's staging pool instead of carrying the bytes (WIRE_F_STAGED) */
+#define WIRE_VERSION 4
 
 enum wire_type {
     WIRE_EAGER = 1,     /* header + whole message */
@@ -36,6 +37,9 @@ enum wire_flags {
     WIRE_F_ERROR = 8,       /* DONE: the bulk transfer failed; the request completes with an error */
     WIRE_F_FIN = 16,        /* SYNC: the sender is in MPI_Finalize with everything before this
                                sent; after the peer's FIN it sends nothing more here */
+    WIRE_F_STAGED = 32,     /* RTS: the sender has a staging pool; CTS: the receiver mapped it,
+                               the data may come through it; DATA: wire_frag + wire_stage, the
+                               bytes are in the named chunk of the sender's pool */
 };
 
 /* One packet header, at the start of a ring block. 32 bytes. Its first word
@@ -95,5 +99,13 @@ typedef struct wire_frag {
     uint64_t offset;    /* offset of this fragment in the packed message */
 } wire_frag;
 _Static_assert(sizeof(wire_frag) == 16, "frag header is 16 bytes");
+
+/* version 4: after wire_frag in a DATA packet with WIRE_F_STAGED: where the fragment's bytes
+ * are. The receiver copies them out, then clears the chunk's busy word in the pool. */
+typedef struct wire_stage {
+    uint32_t chunk;     /* chunk index in the sender's pool */
+    uint32_t len;       /* bytes of the fragment, at most the pool's chunk size */
+} wire_stage;
+_Static_assert(sizeof(wire_stage) == 8, "stage descriptor is 8 bytes");
 
 #endif

@@ -180,6 +180,13 @@ typedef struct fab_ops {
                   int nremote, uint64_t rkey, fab_op *op);
     /* memory used for connection c, or with c == NULL by the fabric itself */
     void (*footprint)(fab_conn *c, fab_usage *u);
+    /* Optional (NULL: none): a staging pool, memory of len bytes of this process that every
+     * peer on this fabric can map, for copies through memory both sides reach (the core
+     * lays it out). stage_create: mine, made on the first call, the same on later calls;
+     * NULL on failure (logged). stage_map: the pool of connection c's peer, mapped on the
+     * first call; NULL when it has none of that size. Both are unmapped at close(). */
+    void *(*stage_create)(size_t len);
+    void *(*stage_map)(fab_conn *c, size_t len);
 } fab_ops;
 
 /* ---- the fabrics built in, and the choice per peer (select.c) --------------------- */

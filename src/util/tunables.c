@@ -20,14 +20,16 @@ const util_tunable util_tunables[] = {
      "a receiver sends an explicit SYNC when the sender's credit falls below this (CreditSyncLimit)"},
     {"DCFA_INLINE_LIMIT", UTIL_T_SIZE, &util_cfg.inline_limit, "16", NULL,
      "payload bytes carried inside the packet header's cache line (libfabric: inject)"},
-    {"DCFA_STAGED_THRESHOLD", UTIL_T_SIZE, &util_cfg.staged_threshold, "8192", NULL,
-     "above it, rendezvous data that cannot move single-copy is staged through bounce buffers"},
     {"DCFA_RNDV_MODE", UTIL_T_ENUM, &util_cfg.rndv_mode, "auto", "auto,read,write",
      "rendezvous: auto (receiver-first when allowed), read (always sender-first: RTS, receiver reads), write (receiver-first whenever allowed)"},
     {"DCFA_CMA", UTIL_T_BOOL, &util_cfg.cma, "1", NULL,
      "single-copy rendezvous through process_vm_readv/writev; 0 forces the bounce-buffer pipeline"},
-    {"DCFA_BOUNCE_CHUNK", UTIL_T_SIZE, &util_cfg.bounce_chunk, "262144", NULL,
-     "chunk size of the bounce-buffer pipeline"},
+    {"DCFA_CMA_MIN", UTIL_T_SIZE, &util_cfg.cma_min, "1048576", NULL,
+     "rendezvous messages below this many bytes to a peer on this node move through the sender's staging pool (two copies, pipelined) rather than single-copy; 0: always single-copy"},
+    {"DCFA_STAGE_CHUNK", UTIL_T_SIZE, &util_cfg.stage_chunk, "65536", NULL,
+     "bytes in one chunk of a process's staging pool (rounded up to a multiple of 4096)", UTIL_TF_AGREE},
+    {"DCFA_STAGE_CHUNKS", UTIL_T_INT, &util_cfg.stage_chunks, "8", NULL,
+     "chunks in a process's staging pool, one pool per process shared by all its peers on the node, made at its first rendezvous; 0: no pool (the copy path uses the ring)", UTIL_TF_AGREE},
     {"DCFA_SPIN_US", UTIL_T_INT, &util_cfg.spin_us, "-1", NULL,
      "microseconds an idle wait busy-polls before yielding; -1: 2000 when every process of the node (all jobs, spawned children included) has a core, 0 (64 polls, then yield) when oversubscribed"},
     {"DCFA_YIELD_US", UTIL_T_INT, &util_cfg.yield_us, "-1", NULL,
@@ -198,8 +200,13 @@ int util_tunables_load(void)
         util_cfg.credit_sync_limit = 2;
     if (util_cfg.credit_sync_limit > util_cfg.max_credit - 2)
         util_cfg.credit_sync_limit = util_cfg.max_credit - 2;
-    if (util_cfg.bounce_chunk < 4096)
-        util_cfg.bounce_chunk = 4096;
+    util_cfg.stage_chunk = (util_cfg.stage_chunk + 4095) & ~(size_t)4095;
+    if (util_cfg.stage_chunk == 0)
+        util_cfg.stage_chunk = 4096;
+    if (util_cfg.stage_chunks < 0)
+        util_cfg.stage_chunks = 0;
+    if (util_cfg.stage_chunks > 1024)
+        util_cfg.stage_chunks = 1024;
     return rc;
 }
 

@@ -100,10 +100,11 @@ typedef struct util_config {
     size_t block_size;          /* DCFA_BLOCK_SIZE: one ring block */
     int credit_sync_limit;      /* DCFA_CREDIT_SYNC_LIMIT */
     size_t inline_limit;        /* DCFA_INLINE_LIMIT */
-    size_t staged_threshold;    /* DCFA_STAGED_THRESHOLD */
     int rndv_mode;              /* DCFA_RNDV_MODE: 0 auto, 1 read (sender-first only), 2 write (receiver-first when allowed) */
     int cma;                    /* DCFA_CMA: use process_vm_readv/writev */
-    size_t bounce_chunk;        /* DCFA_BOUNCE_CHUNK: pipeline chunk when CMA is off */
+    size_t cma_min;             /* DCFA_CMA_MIN: smaller rendezvous messages go through the staging pool */
+    size_t stage_chunk;         /* DCFA_STAGE_CHUNK: bytes per staging chunk (a multiple of 4096) */
+    int stage_chunks;           /* DCFA_STAGE_CHUNKS: chunks in a process's staging pool (0: none) */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
     int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */

@@ -12,6 +12,9 @@
  *   /dcfa-<job>-<p>-<q>    p's receive ring for packets from q of its job
  *   /dcfa-<job>-<p>-g<G>   p's receive ring for process G (fab_gid, hex) of
  *                          another job
+ *   /dcfa-<job>-<p>-s      p's staging pool (stage_create), made at its first
+ *                          rendezvous and mapped by the peers it sends to; p
+ *                          unlinks it at close
  *
  * A connection is made in two steps. The side that starts (A) creates its
  * ring for B and raises its flag in B's door; B's poll sees it, creates its
@@ -68,6 +71,8 @@ struct fab_conn {
     void *ctx;          /* the core's */
     uint8_t *rx;        /* my ring for the peer's packets */
     uint8_t *tx;        /* the peer's ring for mine (NULL until ready) */
+    void *stage;        /* the peer's staging pool, once mapped */
+    size_t stage_len;
     char rx_name[96];
 };
 
@@ -82,6 +87,9 @@ static struct {
     int door_waits;         /* connections with door_wait */
     int foreign_waiting;    /* a slot names a process not known yet: looked at every poll */
     uint64_t job;           /* my job's hash */
+    void *stage;            /* my staging pool (stage_create) */
+    size_t stage_len;
+    char stage_name[64];
     fab_caps caps;
 } shm;
 
@@ -139,6 +147,11 @@ static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
 
 static void shm_close(void)
 {
+    if (shm.stage) {
+        munmap(shm.stage, shm.stage_len);
+        shm_unlink(shm.stage_name);
+        shm.stage = NULL;
+    }
     if (shm.door) {
         munmap(shm.door, shm.door_len);
         shm_unlink(shm.door_name);
@@ -528,6 +541,37 @@ static int shm_writev(fab_conn *c, const struct iovec *local, int nlocal,
 }
 
 
+/* my staging pool: made once, exclusively, like a ring */
+static void *shm_stage_create(size_t len)
+{
+    if (shm.stage)
+        return shm.stage_len == len ? shm.stage : NULL;
+    char name[64];
+    snprintf(name, sizeof name, "/dcfa-%s-%d-s", shm.p.job_id, shm.p.self);
+    void *mem;
+    if (util_shm_create(name, len, "shm staging pool", &mem) != UTIL_OK)
+        return NULL;
+    snprintf(shm.stage_name, sizeof shm.stage_name, "%s", name);
+    shm.stage = mem;
+    shm.stage_len = len;
+    return mem;
+}
+
+/* the peer's pool, named by its job and rank (from its card and gid) */
+static void *shm_stage_map(fab_conn *c, size_t len)
+{
+    if (c->stage)
+        return c->stage_len == len ? c->stage : NULL;
+    char name[96];
+    snprintf(name, sizeof name, "/dcfa-%s-%d-s", c->job, FAB_GID_RANK(c->gid));
+    void *mem;
+    if (util_shm_attach(name, len, "shm staging pool", &mem) != UTIL_OK)
+        return NULL;
+    c->stage = mem;
+    c->stage_len = len;
+    return mem;
+}
+
 static void shm_footprint(fab_conn *c, fab_usage *u)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -537,8 +581,10 @@ static void shm_footprint(fab_conn *c, fab_usage *u)
         u->endpoint += sizeof *c;
         if (c->tx)
             u->mapped += seg;
+        u->mapped += c->stage_len;
     } else {
         u->endpoint += shm.door_len;
+        u->rings += shm.stage_len;
     }
 }
 
@@ -549,6 +595,8 @@ static void shm_disconnect(fab_conn *c)
         shm.door_waits--;
     if (c->tx)
         shm_seg_unmap(c->tx);
+    if (c->stage)
+        munmap(c->stage, c->stage_len);
     shm_seg_unmap(c->rx);
     shm_unlink(c->rx_name);     /* if the peer never mapped it */
     free(c);
@@ -573,4 +621,6 @@ const fab_ops fab_shm_ops = {
     .readv = shm_readv,
     .writev = shm_writev,
     .footprint = shm_footprint,
+    .stage_create = shm_stage_create,
+    .stage_map = shm_stage_map,
 };
