@@ -524,7 +524,7 @@ static void check_rma_desc(const rtype *t, const core_dt *dt, long count, char *
 
 /* ---- one property case -------------------------------------------------------------------- */
 
-static long cases;
+static long cases, nested;  /* nested: cases whose type kept two levels or more */
 
 static void check_type(rtype *t, int exhaustive)
 {
@@ -565,6 +565,7 @@ static void check_type(rtype *t, int exhaustive)
         mem[i] = (char)rnd(256);
     char *want = malloc(total + 1);
     ref_pack(base, count, t, want);
+    nested += o->dt.nlev >= 2;
     check_moves(t, &o->dt, count, base, span, lo, want, exhaustive);
     if (o->dt.size > 0)     /* an empty target type never goes out */
         check_rma_desc(t, &o->dt, count, base, want);
@@ -935,8 +936,9 @@ int main(int argc, char **argv)
         rt_free(t);
     }
     mpii_dtype_finalize();
-    printf("test_dtype: %ld property cases, %ld fixed cases, %ld checks (seed %#llx)\n", cases - fixed,
-           fixed, checks, seed);
+    printf("test_dtype: %ld property cases, %ld fixed cases (%ld types with 2+ levels), %ld checks "
+           "(seed %#llx)\n",
+           cases - fixed, fixed, nested, checks, seed);
     printf("%ld passed, %d failed\n", cases, errors ? 1 : 0);
     return errors ? 1 : 0;
 }
