@@ -65,10 +65,6 @@ typedef struct dt_form {
     core_dt_level lev[CORE_DT_MAXLEV + 2];
 } dt_form;
 
-/* a level inner levels up to DT_UNROLL runs are written out as runs: a
- * small inner loop per element costs more than a longer pattern */
-#define DT_UNROLL 16
-
 static void dt_form_push(dt_form *f, size_t n, ptrdiff_t stride)
 {
     f->lev[f->nlev++] = (core_dt_level){n, stride, 0};
@@ -99,7 +95,7 @@ static void dt_form_find_level(dt_form *f)
 {
     const core_dt_run *v = f->rb.v;
     size_t n = f->rb.n;
-    if (n <= DT_UNROLL || f->nlev >= CORE_DT_MAXLEV)
+    if (n < 2 || f->nlev >= CORE_DT_MAXLEV)
         return;
     ptrdiff_t step = v[1].disp - v[0].disp;
     for (size_t i = 1; i < n; i++)
@@ -111,8 +107,7 @@ static void dt_form_find_level(dt_form *f)
 
 /* Equivalent simpler forms, until none applies: a level of one copy goes;
  * a single run whose copies touch grows instead of repeating; two levels
- * where the outer steps over exactly the inner's span become one; small
- * innermost levels are written out (DT_UNROLL). */
+ * where the outer steps over exactly the inner's span become one. */
 static void dt_form_tidy(dt_form *f)
 {
     int again = 1;
@@ -140,10 +135,6 @@ static void dt_form_tidy(dt_form *f)
                 dt_form_drop(f, d);
                 again = 1;
             }
-        }
-        if (!again && in->n <= DT_UNROLL && f->rb.n <= DT_UNROLL / in->n) {
-            dt_form_unroll(f);
-            again = 1;
         }
     }
 }
@@ -272,8 +263,6 @@ static void dt_form_parts(dt_form *f, size_t nblocks, const core_dt_block *block
             dt_form_push(f, b->blen, o->extent);
         for (int d = 0; d < o->nlev; d++)
             dt_form_push(f, o->lev[d].n, o->lev[d].stride);
-        while (f->nlev > CORE_DT_MAXLEV && !f->rb.overflow)
-            dt_form_unroll(f);
         return;
     }
     for (size_t b = 0; b < nblocks && !f->rb.overflow; b++) {
@@ -327,6 +316,9 @@ int core_dt_create(core_dt *out, size_t nblocks, const core_dt_block *blocks, si
         goto overflow;
     if (t.size > 0) {
         dt_form_parts(&f, nblocks, blocks, nrep, stride, only);
+        dt_form_tidy(&f);
+        while (f.nlev > CORE_DT_MAXLEV && !f.rb.overflow)
+            dt_form_unroll(&f);     /* too deep: the innermost levels become runs */
         if (!f.rb.overflow) {
             dt_form_find_level(&f);
             dt_form_tidy(&f);
@@ -424,71 +416,86 @@ static inline __attribute__((always_inline)) void dt_mov(char *d, const char *s,
     }
 }
 
-/* nk whole repetitions of the pattern, the first at `rep`, `stride` bytes
- * apart; L is the run length when every run has it (a constant at each call
- * site, so the copies compile to plain moves), else 0 */
+/* rows x nk whole copies of the pattern, the first at `rep`: nk `stride`
+ * bytes apart in a row, the rows `ostride` apart */
+typedef struct dt_span {
+    ptrdiff_t stride, ostride;
+    size_t nk, rows;
+} dt_span;
+
+/* L is the run length when every run has it (a constant at each call site,
+ * so the copies compile to plain moves), else 0 */
 static inline __attribute__((always_inline)) char *
-dt_copy_reps(char *rep, ptrdiff_t stride, size_t nk, const core_dt *dt, char *s, int unpack, size_t L)
+dt_copy_reps(char *rep, const dt_span *sp, const core_dt *dt, char *s, int unpack, size_t L)
 {
     const core_dt_run *runs = dt->runs;
     int nruns = dt->nruns;
-    if (nruns == 1 && L) {
-        /* four at a time, the loads ahead of the stores: the speed of a
-         * hand-written strided loop whatever the code's alignment */
-        char *p = dt_at(rep, runs[0].disp);
-        size_t k = 0;
-        for (; k + 4 <= nk; k += 4, p = dt_at(p, 4 * stride), s += 4 * L) {
-            uint64_t a[2], b[2], c[2], d[2];
-            char *from = unpack ? s : p, *to = unpack ? p : s;
-            ptrdiff_t fstep = unpack ? (ptrdiff_t)L : stride, tstep = unpack ? stride : (ptrdiff_t)L;
-            memcpy(a, from, L);
-            memcpy(b, dt_at(from, fstep), L);
-            memcpy(c, dt_at(from, 2 * fstep), L);
-            memcpy(d, dt_at(from, 3 * fstep), L);
-            memcpy(to, a, L);
-            memcpy(dt_at(to, tstep), b, L);
-            memcpy(dt_at(to, 2 * tstep), c, L);
-            memcpy(dt_at(to, 3 * tstep), d, L);
+    ptrdiff_t stride = sp->stride;
+    size_t nk = sp->nk;
+    for (size_t r = 0; r < sp->rows; r++, rep = dt_at(rep, sp->ostride)) {
+        if (nruns == 1 && L) {
+            /* four at a time, the loads ahead of the stores: the speed of a
+             * hand-written strided loop whatever the code's alignment */
+            char *p = dt_at(rep, runs[0].disp);
+            size_t k = 0;
+            for (; k + 4 <= nk; k += 4, p = dt_at(p, 4 * stride), s += 4 * L) {
+                uint64_t a[2], b[2], c[2], d[2];
+                char *from = unpack ? s : p, *to = unpack ? p : s;
+                ptrdiff_t fstep = unpack ? (ptrdiff_t)L : stride, tstep = unpack ? stride : (ptrdiff_t)L;
+                memcpy(a, from, L);
+                memcpy(b, dt_at(from, fstep), L);
+                memcpy(c, dt_at(from, 2 * fstep), L);
+                memcpy(d, dt_at(from, 3 * fstep), L);
+                memcpy(to, a, L);
+                memcpy(dt_at(to, tstep), b, L);
+                memcpy(dt_at(to, 2 * tstep), c, L);
+                memcpy(dt_at(to, 3 * tstep), d, L);
+            }
+            for (; k < nk; k++, p = dt_at(p, stride), s += L) {
+                if (unpack)
+                    memcpy(p, s, L);
+                else
+                    memcpy(s, p, L);
+            }
+            continue;
         }
-        for (; k < nk; k++, p = dt_at(p, stride), s += L) {
-            if (unpack)
-                memcpy(p, s, L);
-            else
-                memcpy(s, p, L);
-        }
-        return s;
-    }
-    for (size_t k = 0; k < nk; k++, rep = dt_at(rep, stride)) {
-        for (int i = 0; i < nruns; i++) {
-            size_t len = L ? L : runs[i].len;
-            if (unpack)
-                dt_mov(dt_at(rep, runs[i].disp), s, len);
-            else
-                dt_mov(s, dt_at(rep, runs[i].disp), len);
-            s += len;
+        char *q = rep;
+        for (size_t k = 0; k < nk; k++, q = dt_at(q, stride)) {
+            for (int i = 0; i < nruns; i++) {
+                size_t len = L ? L : runs[i].len;
+                if (unpack)
+                    dt_mov(dt_at(q, runs[i].disp), s, len);
+                else
+                    dt_mov(s, dt_at(q, runs[i].disp), len);
+                s += len;
+            }
         }
     }
     return s;
 }
 
-static char *dt_copy_reps_any(char *rep, ptrdiff_t stride, size_t nk, const core_dt *dt, char *s,
-                              int unpack)
+/* The copy loop for dt's common run length and direction. The key keeps
+ * the two apart: (length << 1 | unpack), 0 for other lengths (once keyed
+ * `unpack ? runlen : runlen + 1000`, which sent the unpack of 1008-byte
+ * runs down the pack loop for 8 bytes). */
+static char *dt_copy_reps_any(char *rep, const dt_span *sp, const core_dt *dt, char *s, int unpack)
 {
-    switch (unpack ? dt->runlen : dt->runlen + 1000) {
-    case 1: return dt_copy_reps(rep, stride, nk, dt, s, 1, 1);
-    case 2: return dt_copy_reps(rep, stride, nk, dt, s, 1, 2);
-    case 4: return dt_copy_reps(rep, stride, nk, dt, s, 1, 4);
-    case 8: return dt_copy_reps(rep, stride, nk, dt, s, 1, 8);
-    case 16: return dt_copy_reps(rep, stride, nk, dt, s, 1, 16);
-    case 1001: return dt_copy_reps(rep, stride, nk, dt, s, 0, 1);
-    case 1002: return dt_copy_reps(rep, stride, nk, dt, s, 0, 2);
-    case 1004: return dt_copy_reps(rep, stride, nk, dt, s, 0, 4);
-    case 1008: return dt_copy_reps(rep, stride, nk, dt, s, 0, 8);
-    case 1016: return dt_copy_reps(rep, stride, nk, dt, s, 0, 16);
+    size_t key = (dt->runlen <= 16 ? dt->runlen << 1 : 0) | (unpack ? 1 : 0);
+    switch (key) {
+    case 1 << 1 | 1: return dt_copy_reps(rep, sp, dt, s, 1, 1);
+    case 2 << 1 | 1: return dt_copy_reps(rep, sp, dt, s, 1, 2);
+    case 4 << 1 | 1: return dt_copy_reps(rep, sp, dt, s, 1, 4);
+    case 8 << 1 | 1: return dt_copy_reps(rep, sp, dt, s, 1, 8);
+    case 16 << 1 | 1: return dt_copy_reps(rep, sp, dt, s, 1, 16);
+    case 1 << 1: return dt_copy_reps(rep, sp, dt, s, 0, 1);
+    case 2 << 1: return dt_copy_reps(rep, sp, dt, s, 0, 2);
+    case 4 << 1: return dt_copy_reps(rep, sp, dt, s, 0, 4);
+    case 8 << 1: return dt_copy_reps(rep, sp, dt, s, 0, 8);
+    case 16 << 1: return dt_copy_reps(rep, sp, dt, s, 0, 16);
     default:
         if (unpack)
-            return dt_copy_reps(rep, stride, nk, dt, s, 1, 0);
-        return dt_copy_reps(rep, stride, nk, dt, s, 0, 0);
+            return dt_copy_reps(rep, sp, dt, s, 1, 0);
+        return dt_copy_reps(rep, sp, dt, s, 0, 0);
     }
 }
 
@@ -548,30 +555,36 @@ typedef struct dt_cur {
 
 /* the cursor at packed byte `offset` (< count * size); returns the byte
  * inside the pattern */
-static size_t dt_cur_init(dt_cur *c, char *base, size_t count, const core_dt *dt, size_t offset)
+static inline size_t dt_cur_init(dt_cur *c, char *base, size_t count, const core_dt *dt,
+                                 size_t offset)
 {
     c->in = dt->nlev;
     c->n[0] = count;
     c->stride[0] = dt->extent;
-    c->idx[0] = offset / dt->size;
+    c->idx[0] = 0;
+    c->p = base;
+    for (int d = 1; d <= dt->nlev; d++) {
+        c->n[d] = dt->lev[d - 1].n;
+        c->stride[d] = dt->lev[d - 1].stride;
+        c->idx[d] = 0;
+    }
+    if (offset == 0)
+        return 0;   /* the usual case: no division */
     size_t r = offset % dt->size;
+    c->idx[0] = offset / dt->size;
     c->p = dt_at(base, (ptrdiff_t)c->idx[0] * dt->extent);
     for (int d = 1; d <= dt->nlev; d++) {
-        const core_dt_level *l = &dt->lev[d - 1];
-        c->n[d] = l->n;
-        c->stride[d] = l->stride;
-        c->idx[d] = r / l->psize;
-        r %= l->psize;
-        c->p = dt_at(c->p, (ptrdiff_t)c->idx[d] * l->stride);
+        c->idx[d] = r / dt->lev[d - 1].psize;
+        r %= dt->lev[d - 1].psize;
+        c->p = dt_at(c->p, (ptrdiff_t)c->idx[d] * c->stride[d]);
     }
     return r;
 }
 
-/* m pattern copies on along the innermost dimension (not past its end),
- * carrying into the outer ones */
-static inline void dt_cur_step(dt_cur *c, size_t m)
+/* m steps on along dimension d (not past its end), carrying into the
+ * outer ones */
+static inline void dt_cur_step(dt_cur *c, int d, size_t m)
 {
-    int d = c->in;
     c->idx[d] += m;
     c->p = dt_at(c->p, (ptrdiff_t)m * c->stride[d]);
     while (d > 0 && c->idx[d] == c->n[d]) {
@@ -595,6 +608,17 @@ static size_t dt_copy(char *base, size_t count, const core_dt *dt, size_t offset
             memcpy(s, p, len);
         return len;
     }
+    size_t whole;
+    if (offset == 0 && dt->nlev <= 1 && !__builtin_mul_overflow(count, dt->size, &whole) &&
+        len == whole) {
+        /* all of (buf, count) with at most one level, the usual case: one
+         * loop, no cursor */
+        dt_span sp = {dt->extent, 0, count, 1};
+        if (dt->nlev)
+            sp = (dt_span){dt->lev[0].stride, dt->extent, dt->lev[0].n, count};
+        dt_copy_reps_any(base, &sp, dt, s, unpack);
+        return len;
+    }
     dt_cur c;
     size_t rr = dt_cur_init(&c, base, count, dt, offset), left = len, rep = dt->rep_size;
     if (rr) {
@@ -603,17 +627,28 @@ static size_t dt_copy(char *base, size_t count, const core_dt *dt, size_t offset
         size_t n = rep - rr < left ? rep - rr : left;
         s = dt_copy_part(c.p, dt, i, rr - dt->runs[i].pos, s, n, unpack);
         left -= n;
-        dt_cur_step(&c, 1);
+        dt_cur_step(&c, c.in, 1);
     }
     /* whole copies: a tight loop along the innermost dimension (the
-     * elements themselves when the type has no level) */
+     * elements themselves when the type has no level); from the start of
+     * a row, whole rows of it along the next dimension out in the same loop */
     while (left >= rep) {
-        size_t m = c.n[c.in] - c.idx[c.in];
-        if (m > left / rep)
-            m = left / rep;
-        s = dt_copy_reps_any(c.p, c.stride[c.in], m, dt, s, unpack);
-        left -= m * rep;
-        dt_cur_step(&c, m);
+        int d = c.in;
+        dt_span sp = {c.stride[d], 0, c.n[d] - c.idx[d], 1};
+        size_t b;   /* a division only when the range ends first */
+        if (__builtin_mul_overflow(sp.nk, rep, &b) || b > left)
+            sp.nk = left / rep;
+        if (d > 0 && c.idx[d] == 0 && sp.nk == c.n[d]) {
+            size_t row = rep * c.n[d];
+            d--;
+            sp.rows = c.n[d] - c.idx[d];
+            sp.ostride = c.stride[d];
+            if (__builtin_mul_overflow(sp.rows, row, &b) || b > left)
+                sp.rows = left / row;
+        }
+        s = dt_copy_reps_any(c.p, &sp, dt, s, unpack);
+        left -= sp.rows * sp.nk * rep;
+        dt_cur_step(&c, d, d == c.in ? sp.nk : sp.rows);
     }
     if (left)
         dt_copy_part(c.p, dt, 0, 0, s, left, unpack);
@@ -680,7 +715,7 @@ int core_dt_iov(const void *buf, size_t count, const core_dt *dt, size_t offset,
         in = 0;
         if (++i == dt->nruns) {
             i = 0;
-            dt_cur_step(&c, 1);
+            dt_cur_step(&c, c.in, 1);
         }
     }
     *covered = done;
