@@ -204,8 +204,11 @@ static int core_conn_drain(core_conn *c)
         core_req *r = p->req;
         wire_hdr *h;
         if (r && r->u.send.state == CORE_S_STREAM) {
+            /* a stream that moved some bytes made progress (the waits must not back off:
+             * the chunks it waits for come free without a packet) */
+            size_t before = r->u.send.sent;
             if (!core_stream_push(c, p))
-                return events;
+                return events + (r->u.send.sent != before);
         } else if (r && r->u.send.state == CORE_S_WRITING) {
             return events;  /* its DONE keeps its place until the write completes */
         } else if (r) {

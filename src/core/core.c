@@ -411,6 +411,10 @@ void core_req_complete(core_req *r)
         return;
     }
     r->complete = 1;
+    if (r->kind == CORE_REQ_SEND && r->u.send.rts_out) {
+        r->u.send.rts_out = 0;
+        core_s.rndv_out--;
+    }
     if (r->on_complete)
         r->on_complete(r);
 }

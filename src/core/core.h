@@ -84,6 +84,7 @@ struct core_req {
             size_t sent;        /* bytes sent through the ring (copy fallback) */
             int cancel;         /* 0 none, 1 CANCEL sent and unanswered, 2 answered */
             int proto_done;     /* the protocol finished while a cancel was unanswered */
+            int rts_out;        /* an RTS went out and the send is not complete (core_s.rndv_out) */
             int hold;           /* receiver-first write in flight holds the connection's backlog */
         } send;
         struct {

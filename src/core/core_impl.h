@@ -146,6 +146,7 @@ typedef struct core_state {
     unsigned poll_mask;     /* the smallest of the fabrics' poll masks: the hot loop's one test */
     core_kvs kvs;
     int finalizing;         /* after the FIN handshake: no SYNC any more */
+    int rndv_out;           /* my sends with an RTS out, not complete: traffic goes both ways */
     struct core_stage {     /* my staging pool (rndv_copy.c), made at the first RTS */
         uint8_t *base;      /* NULL: none yet */
         unsigned n;         /* chunks */

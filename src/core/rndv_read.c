@@ -28,6 +28,10 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
     }
     h->type = WIRE_RTS;
     h->flags = core_stage_offer(c) ? WIRE_F_STAGED : 0;
+    if (!r->u.send.rts_out) {
+        r->u.send.rts_out = 1;
+        core_s.rndv_out++;
+    }
     h->ctx = r->u.send.ctx;
     h->src = r->u.send.src;
     h->tag = r->u.send.tag;
@@ -126,9 +130,12 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
     r->status.MPI_SOURCE = env->src;
     r->status.MPI_TAG = env->tag;
     const core_dt *dt = r->u.recv.dt;
-    /* two copies through the sender's pool below DCFA_CMA_MIN, and for a receive buffer
-     * that is not contiguous (single-copy would move it piece by piece) */
-    int copy = !rv->access || !c->has_rdma || size < util_cfg.cma_min || !dt->contig;
+    /* two copies through the sender's pool below DCFA_CMA_MIN, unless this process has
+     * rendezvous sends of its own under way (traffic both ways: two copies per direction
+     * would keep both cores copying twice; single-copy is one copy per direction), and for a
+     * receive buffer that is not contiguous (single-copy would move it piece by piece) */
+    int copy = !rv->access || !c->has_rdma || !dt->contig ||
+               (size < util_cfg.cma_min && core_s.rndv_out == 0);
     int staged = copy && (env->flags & WIRE_F_STAGED) && core_stage_accept(c);
     if (staged || !rv->access || !c->has_rdma) {
         core_cts_request(c, r, rv->req, staged);
