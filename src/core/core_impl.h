@@ -265,6 +265,13 @@ int core_stage_offer(core_conn *c);     /* 1 if an RTS to c may offer my staging
 int core_stage_accept(core_conn *c);    /* 1 if c's peer's pool is mapped here (mapped now) */
 void core_stage_close(void);            /* forget the pool (the fabric unmaps it at close) */
 size_t core_stage_size(void);           /* bytes of a staging pool (header, busy words, chunks) */
+/* DCFA_CMA_MIN resolved: rendezvous below it go through the staging pool */
+static inline size_t core_cma_min(void)
+{
+    if (util_cfg.cma_min >= 0)
+        return (size_t)util_cfg.cma_min;
+    return util_node_oversubscribed() ? 0 : (size_t)1 << 20;
+}
 void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */
 int core_cancel_rtr(core_req *r);                         /* self.c-like path in eager.c */

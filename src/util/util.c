@@ -198,12 +198,14 @@ double util_wtime(void)
 static struct {
     int spin_auto, yield_auto; /* DCFA_SPIN_US / DCFA_YIELD_US were -1 ("auto") */
     int procs;                 /* processes known on this node, this one included */
+    int over;                  /* more of them than cores */
 } backoff_st;
 
 static void backoff_resolve(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int over = cores > 0 && backoff_st.procs > cores;
+    __atomic_store_n(&backoff_st.over, over, __ATOMIC_RELAXED);
     /* read by waiting threads without the entry lock: stored atomically */
     if (backoff_st.spin_auto)
         __atomic_store_n(&util_cfg.spin_us, over ? 0 : 2000, __ATOMIC_RELAXED);
@@ -217,6 +219,11 @@ void util_backoff_configure(int local_ranks)
     backoff_st.yield_auto = util_cfg.yield_us < 0;
     backoff_st.procs = local_ranks;
     backoff_resolve();
+}
+
+int util_node_oversubscribed(void)
+{
+    return __atomic_load_n(&backoff_st.over, __ATOMIC_RELAXED);
 }
 
 void util_backoff_neighbours(int delta)

@@ -102,7 +102,8 @@ typedef struct util_config {
     size_t inline_limit;        /* DCFA_INLINE_LIMIT */
     int rndv_mode;              /* DCFA_RNDV_MODE: 0 auto, 1 read (sender-first only), 2 write (receiver-first when allowed) */
     int cma;                    /* DCFA_CMA: use process_vm_readv/writev */
-    size_t cma_min;             /* DCFA_CMA_MIN: smaller rendezvous messages go through the staging pool */
+    int cma_min;                /* DCFA_CMA_MIN: smaller rendezvous messages go through the staging
+                                   pool (-1: auto, core_cma_min()) */
     size_t stage_chunk;         /* DCFA_STAGE_CHUNK: bytes per staging chunk (a multiple of 4096) */
     int stage_chunks;           /* DCFA_STAGE_CHUNKS: chunks in a process's staging pool (0: none) */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
@@ -238,6 +239,9 @@ void util_backoff_configure(int local_ranks);
  * "auto" policy is resolved again (thread-safe; explicit DCFA_SPIN_US /
  * DCFA_YIELD_US settings are kept) */
 void util_backoff_neighbours(int delta);
+/* 1 when this node has more processes of known jobs than cores (util_backoff_configure's
+ * count, with util_backoff_neighbours' changes) */
+int util_node_oversubscribed(void);
 /* Set by the layer above: called by a waiting thread once it naps (the slow
  * phase of the backoff) and then every UTIL_IDLE_CHECK_MS while it keeps
  * napping, with the entry lock held. It watches what may fail while nobody
