@@ -47,7 +47,7 @@ static void dt_runbuf_add(dt_runbuf *b, ptrdiff_t disp, size_t len)
  * every index of levels d.. */
 static void dt_runbuf_expand(dt_runbuf *b, const core_dt *t, int d, ptrdiff_t disp)
 {
-    if (d == t->nlev) {
+    if (d >= t->nlev || d >= CORE_DT_MAXLEV) {    /* (nlev <= CORE_DT_MAXLEV: for the compiler) */
         for (int i = 0; i < t->nruns; i++)
             dt_runbuf_add(b, disp + t->runs[i].disp, t->runs[i].len);
         return;
