@@ -149,7 +149,6 @@ typedef struct core_state {
     int rndv_out;           /* my sends with an RTS out, not complete: traffic goes both ways */
     struct core_stage {     /* my staging pool (rndv_copy.c), made at the first RTS */
         uint8_t *base;      /* NULL: none yet */
-        unsigned n;         /* chunks */
         int failed;         /* creating it failed: not tried again */
         core_pend **owner;  /* the stream each busy chunk was given to (NULL: none, or done) */
     } stage;

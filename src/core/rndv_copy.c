@@ -68,8 +68,7 @@ int core_stage_offer(core_conn *c)
     *(core_stage_hdr *)base = (core_stage_hdr){.magic = CORE_STAGE_MAGIC,
                                                .nchunks = (uint32_t)util_cfg.stage_chunks,
                                                .chunk = util_cfg.stage_chunk};
-    st->n = (unsigned)util_cfg.stage_chunks;
-    st->owner = util_calloc(st->n, sizeof *st->owner);
+    st->owner = util_calloc((size_t)util_cfg.stage_chunks, sizeof *st->owner);
     st->base = base;
     return 1;
 }
@@ -107,7 +106,7 @@ static int core_stage_take(core_pend *p)
 {
     struct core_stage *st = &core_s.stage;
     int found = -1;
-    for (uint32_t k = 0; k < st->n; k++) {
+    for (uint32_t k = 0; k < (uint32_t)util_cfg.stage_chunks; k++) {
         if (atomic_load_explicit(core_stage_busy(st->base, k), memory_order_acquire))
             continue;
         if (st->owner[k]) {
@@ -125,11 +124,22 @@ static int core_stage_take(core_pend *p)
 static void core_stage_forget(core_pend *p)
 {
     struct core_stage *st = &core_s.stage;
-    for (uint32_t k = 0; k < st->n && p->held; k++)
+    for (uint32_t k = 0; k < (uint32_t)util_cfg.stage_chunks && p->held; k++)
         if (st->owner[k] == p) {
             st->owner[k] = NULL;
             p->held--;
         }
+}
+
+/* a DATA header and its wire_frag in h, `more` payload bytes to follow: returns where */
+static uint8_t *core_data_hdr(wire_hdr *h, uint16_t flags, const wire_frag *f, size_t more)
+{
+    memset(h, 0, sizeof *h);
+    h->type = WIRE_DATA;
+    h->flags = flags;
+    h->len = (uint32_t)(sizeof *f + more);
+    memcpy(h + 1, f, sizeof *f);
+    return (uint8_t *)(h + 1) + sizeof *f;
 }
 
 /* pack bytes [sent, sent + n) of send request s into dst */
@@ -178,7 +188,7 @@ int core_stream_push(core_conn *c, core_pend *p)
         wire_frag f = {.req = p->peer_req, .offset = s->u.send.sent};
         wire_hdr *h;
         int k = p->staged ? core_stage_take(p) : -1;
-        if (p->held >= (core_s.stage.n + 1) / 2)
+        if (p->held >= ((unsigned)util_cfg.stage_chunks + 1) / 2)
             k = -1;     /* at most half the pool per stream: a stalled receiver leaves the rest */
         if (k >= 0 || p->held) {
             /* through the pool; while this stream holds chunks its receiver frees them */
@@ -191,23 +201,14 @@ int core_stream_push(core_conn *c, core_pend *p)
             atomic_store_explicit(core_stage_busy(core_s.stage.base, (uint32_t)k), 1, memory_order_relaxed);
             core_s.stage.owner[k] = p;
             p->held++;
-            memset(h, 0, sizeof *h);
-            h->type = WIRE_DATA;
-            h->flags = WIRE_F_STAGED;
-            h->len = (uint32_t)(sizeof f + sizeof g);
-            memcpy(h + 1, &f, sizeof f);
-            memcpy((uint8_t *)(h + 1) + sizeof f, &g, sizeof g);
+            memcpy(core_data_hdr(h, WIRE_F_STAGED, &f, sizeof g), &g, sizeof g);
             core_conn_tx_end(c, h);     /* publishes the chunk's bytes and busy word too */
             continue;
         }
         size_t n = left < room ? left : room;
         if (!(h = core_conn_tx_begin(c, sizeof f + n, 0)))
             return 0;
-        memset(h, 0, sizeof *h);
-        h->type = WIRE_DATA;
-        h->len = (uint32_t)(sizeof f + n);
-        memcpy(h + 1, &f, sizeof f);
-        core_stream_pack(s, (uint8_t *)(h + 1) + sizeof f, n);
+        core_stream_pack(s, core_data_hdr(h, 0, &f, n), n);
         core_conn_tx_end(c, h);
     }
     core_stage_forget(p);
