@@ -103,8 +103,8 @@ const util_tunable util_tunables[] = {
      "libfabric provider for the ofi fabric, '+' standing for ';' (tcp+ofi_rxm); empty: libfabric's choice (FI_PROVIDER honoured)"},
     {"DCFA_OFI_IFACE", UTIL_T_STR, &util_cfg.ofi_iface, "", NULL,
      "network interface (libfabric domain) of the ofi fabric, e.g. lo; empty: lo when every rank is on this node, else libfabric's choice"},
-    {"DCFA_OFI_SPLIT", UTIL_T_BOOL, &util_cfg.ofi_split, "1", NULL,
-     "ofi: rendezvous reads and writes go out of an endpoint of their own to the peer's bulk endpoint, so ring packets and read requests never queue behind another transfer's data (not with FI_MR_ENDPOINT providers)"},
+    {"DCFA_OFI_SPLIT", UTIL_T_BOOL, &util_cfg.ofi_split, "0", NULL,
+     "ofi: rendezvous reads and writes go out of an endpoint of their own to the peer's bulk endpoint, so ring packets and read requests never queue behind another transfer's data (not with FI_MR_ENDPOINT providers); off by default: over tcp between hosts it measured slower both ways (docs/fabric.md)"},
     {"DCFA_MR_CACHE", UTIL_T_INT, &util_cfg.mr_cache, "128", NULL,
      "memory registrations a fabric keeps cached (least recently used dropped first); 0 registers for each transfer"},
 };

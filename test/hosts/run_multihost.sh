@@ -274,7 +274,7 @@ st_slurm() {
 # communicators, collectives, errors) at N ranks through the given mpirun options
 MPI_SET="sendrecv nonblocking wildcard order probe truncate rndv_rtr rndv_mixed pt2pt_dtype ring
 comm_dup comm_split comm_split_type intercomm coll_barrier coll_bcast coll_reduce coll_forms
-coll_algos err_classes attr_keyval info group_ops neighbours"
+coll_algos err_classes attr_keyval info group_ops neighbours rma_atomic"
 mpi_set() { # LABEL NP mpirun-args...
     local label=$1 np=$2 prog
     shift 2
@@ -312,6 +312,8 @@ st_mpi_cross() {
         ofi_env
         mpi_set "cross" 4 -hosts dcfa-h1,dcfa-h2
         mpi_set "cross-block" 4 -hosts dcfa-h1,dcfa-h2 -ppn 2
+        # rendezvous and RMA on bulk endpoints of their own (DCFA_OFI_SPLIT=1)
+        MPI_SET="rndv_rtr rndv_mixed rma_atomic" mpi_set "cross-split" 4 -genv DCFA_OFI_SPLIT 1 -hosts dcfa-h1,dcfa-h2
         # 16 ranks on 2 hosts, each talking to its ring neighbours only: at most 2
         # connections per rank, counted after MPI_Finalize (the program checks)
         run "neighbours 16 ranks" 0 -hosts dcfa-h1,dcfa-h2 -ppn 8 -n 16 "$MPIT/neighbours" &&

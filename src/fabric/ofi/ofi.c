@@ -134,7 +134,11 @@ static struct {
     struct fid_ep *ep_issue; /* bulk operations this process starts (split) */
     struct fid_ep *ep_serve; /* the target of the peers' bulk operations (split) */
     int split;               /* bulk traffic on endpoints of its own (see ofi_open) */
-    struct fid_cq *cq;
+    struct fid_cq *cq;       /* ep's completions */
+    struct fid_cq *cq_bulk;  /* ep_issue's and ep_serve's (split), read only while needed */
+    int exposed;             /* registrations handed to the core (mem_reg) and not yet dereg'd */
+    int pieces;              /* bulk pieces this process started that have not ended */
+    unsigned bulk_tick;      /* poll passes: cq_bulk is read every 64th even when idle */
     struct fid_av *av;
     ofi_recv *recvs;
     struct fid_mr *recv_mr;
@@ -267,13 +271,16 @@ static int ofi_mem_reg(const void *buf, size_t len, fab_mem *mem)
     mem->addr = ofi_raddr((void *)e->start, buf);
     mem->key = e->key;
     mem->handle = e;
+    ofi.exposed++;
     return UTIL_OK;
 }
 
 static void ofi_mem_dereg(fab_mem *mem)
 {
-    if (mem->handle)
+    if (mem->handle) {
         fab_rcache_put(&ofi.rcache, mem->handle);
+        ofi.exposed--;
+    }
     mem->handle = NULL;
 }
 
@@ -346,6 +353,8 @@ static void ofi_teardown(void)
         fi_close(&ofi.av->fid);
     if (ofi.cq)
         fi_close(&ofi.cq->fid);
+    if (ofi.cq_bulk)
+        fi_close(&ofi.cq_bulk->fid);
     if (ofi.domain)
         fi_close(&ofi.domain->fid);
     if (ofi.fabric)
@@ -449,17 +458,25 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
      * out of ep_issue to the peer's ep_serve. Providers that queue an endpoint's outgoing
      * traffic in one FIFO (tcp: one socket per endpoint pair) would otherwise put a ring
      * packet or a read request behind megabytes of another transfer's read response, and
-     * transfers both ways would take turns (docs/fabric.md). Not with FI_MR_ENDPOINT, where
-     * a registration belongs to one endpoint; DCFA_OFI_SPLIT=0 turns it off. */
+     * transfers both ways would take turns (docs/fabric.md). Only with DCFA_OFI_SPLIT=1 (over
+     * tcp between hosts one endpoint measured faster both ways), and not with
+     * FI_MR_ENDPOINT, where a registration belongs to one endpoint. */
     ofi.split = util_cfg.ofi_split && !(ofi.mr_mode & FI_MR_ENDPOINT);
+    /* ...with a completion queue of their own: reading a CQ progresses every endpoint bound
+     * to it (tcp: a poll() of each endpoint's sockets), which a small message's path should
+     * not pay for while no transfer is under way (ofi_poll) */
+    step = "fi_cq_open (bulk)";
+    if (ofi.split && (rc = fi_cq_open(ofi.domain, &cq_attr, &ofi.cq_bulk, NULL)) != 0)
+        goto fail;
     for (int k = 0; ofi.split && k < 2; k++) {
         struct fid_ep **e = k == 0 ? &ofi.ep_issue : &ofi.ep_serve;
         step = "fi_endpoint (bulk)";
         if ((rc = fi_endpoint(ofi.domain, info, e, NULL)) != 0)
             goto fail;
         step = "fi_ep_bind (bulk)";
-        if ((rc = fi_ep_bind(*e, &ofi.cq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION)) != 0 ||
-            (rc = fi_ep_bind(*e, &ofi.cq->fid, FI_RECV)) != 0 ||
+        if ((rc = fi_ep_bind(*e, &ofi.cq_bulk->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION)) !=
+                0 ||
+            (rc = fi_ep_bind(*e, &ofi.cq_bulk->fid, FI_RECV)) != 0 ||
             (rc = fi_ep_bind(*e, &ofi.av->fid, 0)) != 0)
             goto fail;
         step = "fi_enable (bulk)";
@@ -844,6 +861,7 @@ static void ofi_ring_arrived(uint64_t data)
 
 static void ofi_piece_free(ofi_piece *pc)
 {
+    ofi.pieces--;
     for (int i = 0; i < pc->n; i++)
         if (pc->reg[i])
             fab_rcache_put(&ofi.rcache, pc->reg[i]);
@@ -892,6 +910,7 @@ static int ofi_bulk(fab_conn *c, const struct iovec *local, int nlocal, uint64_t
     int rc = UTIL_OK;
     while (i < nlocal && rc == UTIL_OK) {
         ofi_piece *pc = util_calloc(1, sizeof *pc);
+        ofi.pieces++;
         pc->ctx.kind = OFI_CTX_PIECE;
         pc->op = op;
         pc->c = c;
@@ -1051,14 +1070,14 @@ static void ofi_completion(const struct fi_cq_data_entry *e)
     }
 }
 
-static void ofi_error(void)
+static void ofi_error(struct fid_cq *cq)
 {
     struct fi_cq_err_entry err = {0};
-    if (fi_cq_readerr(ofi.cq, &err, 0) != 1)
+    if (fi_cq_readerr(cq, &err, 0) != 1)
         return;
     ofi_ctx *x = err.op_context;
     char buf[256] = "";
-    const char *detail = fi_cq_strerror(ofi.cq, err.prov_errno, err.err_data, buf, sizeof buf);
+    const char *detail = fi_cq_strerror(cq, err.prov_errno, err.err_data, buf, sizeof buf);
     if (!x || err.err == FI_ECANCELED) {
         if (x && x->kind == OFI_CTX_PIECE)
             ofi_piece_done((ofi_piece *)x, -FI_ECANCELED);
@@ -1138,21 +1157,17 @@ static int ofi_retry(void)
     return events;
 }
 
-static int ofi_poll(void)
+/* reads a completion queue dry */
+static int ofi_cq_drain(struct fid_cq *cq)
 {
     int events = 0;
-    if (__builtin_expect(ofi.nunknown > 0, 0))
-        events += ofi_unknown_retry();
-    if (!util_queue_empty(&ofi.hellos_waiting) || !util_queue_empty(&ofi.deferred) ||
-        !util_queue_empty(&ofi.pieces_waiting))
-        events += ofi_retry();
     for (;;) {
         struct fi_cq_data_entry e[16];
-        ssize_t n = fi_cq_read(ofi.cq, e, 16);
+        ssize_t n = fi_cq_read(cq, e, 16);
         if (n == -FI_EAGAIN)
             break;
         if (n == -FI_EAVAIL) {
-            ofi_error();
+            ofi_error(cq);
             events++;
             continue;
         }
@@ -1164,6 +1179,26 @@ static int ofi_poll(void)
         if (n < 16)
             break;
     }
+    return events;
+}
+
+static int ofi_poll(void)
+{
+    int events = 0;
+    if (__builtin_expect(ofi.nunknown > 0, 0))
+        events += ofi_unknown_retry();
+    if (!util_queue_empty(&ofi.hellos_waiting) || !util_queue_empty(&ofi.deferred) ||
+        !util_queue_empty(&ofi.pieces_waiting))
+        events += ofi_retry();
+    events += ofi_cq_drain(ofi.cq);
+    /* The bulk endpoints need progress while this process has transfers of its own under
+     * way (pieces) or memory a peer may read or write (exposed: a rendezvous' buffer, a
+     * window): manual-progress providers answer a peer's read only inside our fi_cq_read.
+     * Otherwise nothing can arrive there but a connection's set-up or tear-down, which every
+     * 64th pass keeps moving. */
+    if (ofi.cq_bulk && (ofi.pieces > 0 || ofi.exposed > 0 || ofi.closing ||
+                        (++ofi.bulk_tick & 63) == 0))
+        events += ofi_cq_drain(ofi.cq_bulk);
     return events;
 }
 
