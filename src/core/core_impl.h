@@ -77,6 +77,7 @@ typedef struct core_conn {
     uint8_t *peer_stage;    /* the peer's staging pool, mapped at its first RTS that offers it */
     int stage_tried;        /* mapping it was tried (peer_stage NULL: it failed) */
     int sync_wanted;        /* the peer runs low on credit: send a SYNC */
+    unsigned sync_pass;     /* ... from the progress pass after this one (conn.c) */
     int fin_out, fin_in;    /* finalize: my FIN queued / the peer's FIN arrived */
     char why[128];          /* why this fabric was chosen (cold: after the hot fields) */
 } core_conn;
