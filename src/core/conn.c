@@ -349,6 +349,13 @@ static void core_conn_free_blocks(core_conn *c)
     }
 }
 
+/* The sender's credit as it sees it (what we last advertised + the ring - what it sent) is
+ * below what its next packet may need: it wants a SYNC */
+static inline int core_conn_peer_low(const core_conn *c)
+{
+    return (int32_t)(c->rx_advertised + core_s.nblocks - c->rx_count) < (int32_t)core_s.sync_below;
+}
+
 int core_progress_conn(core_conn *c)
 {
     int events = 0;
@@ -371,12 +378,9 @@ int core_progress_conn(core_conn *c)
         core_dispatch(c, h);
         c->rx_count += k;
         events++;
-        /* the sender's credit as it sees it: what we last advertised + the ring - what it
-         * sent. SYNCs count too: they use up credit like any packet. Below sync_below it may
-         * be unable to send its next packet. (No SYNC storm: ours advertises, so the peer's
-         * view of us is full right after it.) */
-        int32_t peer_credit = (int32_t)(c->rx_advertised + core_s.nblocks - c->rx_count);
-        if (peer_credit < (int32_t)core_s.sync_below && !c->sync_wanted) {
+        /* SYNCs count too: they use up credit like any packet. (No SYNC storm: ours
+         * advertises, so the peer's view of us is full right after it.) */
+        if (core_conn_peer_low(c) && !c->sync_wanted) {
             c->sync_wanted = 1;
             c->sync_pass = core_s.passes;
         }
@@ -395,8 +399,7 @@ int core_progress_conn(core_conn *c)
      * ping-pong (the credit advertised one packet late): 10.0 against 9.2 us between two
      * hosts. On a mapped ring a SYNC is a store, and waiting cost bi-directional bandwidth
      * at 12-16 KiB (6-12%), so it goes at once there. */
-    if (c->sync_wanted &&
-        (int32_t)(c->rx_advertised + core_s.nblocks - c->rx_count) >= (int32_t)core_s.sync_below)
+    if (c->sync_wanted && !core_conn_peer_low(c))
         c->sync_wanted = 0;
     if (c->sync_wanted && (c->tx_ring || c->sync_pass != core_s.passes) && !core_s.finalizing &&
         !(c->fin_in && c->fin_out)) {
