@@ -20,7 +20,7 @@
 #include <string.h>
 
 /* The connection to lpid over fabric f. The fabric reports through
- * core_conn_ready when packets may flow; until then tx_limit stays 0 and
+ * core_conn_ready when packets may flow; until then tx_limit stays tx_count and
  * everything waits in the backlog. */
 static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int passive, const char *why)
 {
@@ -29,6 +29,10 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     c->fab = f;
     snprintf(c->why, sizeof c->why, "%s", why);
     c->has_rdma = f->caps->bulk;
+    /* positions start at the ring base (0; near the 32-bit wrap when a test asks); no
+     * credit until ready */
+    c->tx_count = c->tx_limit = c->rx_count = c->rx_freed = c->rx_advertised = c->credit_seen =
+        core_s.fp.ring_base;
     util_queue_init(&c->backlog);
     void *rx = NULL;
     int rc = f->ops->connect(lpid, card, passive, c, &c->fc, &rx);
@@ -330,7 +334,9 @@ static void core_dispatch(core_conn *c, const wire_hdr *h)
 
 /* Blocks consumed become free once the first words of each packet's later blocks (which
  * held payload) are cleared, so that stale bytes there never read as the tail marker of a
- * later packet: every block's first word is then a mark of this lap or 0. Done in order,
+ * later packet: every block's first word is then a mark of an earlier lap, or the block's
+ * own index, which no mark of that block ever equals (marks of block i are i + 1 modulo
+ * the ring; 0 would be one, once the 32-bit positions wrap). Done in order,
  * off the message's path: when a progress pass finds nothing new, before a SYNC, and when
  * half the ring waits (a stream). Only blocks up to rx_freed are advertised. The headers
  * are read again for their lengths: a peer that changed one since it arrived is reported. */
@@ -344,7 +350,9 @@ static void core_conn_free_blocks(core_conn *c)
             util_die("malformed packet from process %d: a header changed after it arrived; "
                      "aborting: the connection is corrupt", c->lpid);
         for (uint32_t j = 1; j < k; j++)
-            *(uint32_t *)(b + (size_t)j * core_s.block_size) = 0;
+            *(uint32_t *)(b + (size_t)j * core_s.block_size) = at + j;
+        if (c->fab->ops->rx_free && !c->tx_ring)
+            c->fab->ops->rx_free(c->fc, c->rx_freed, b, k);
         c->rx_freed += k;
     }
 }

@@ -198,6 +198,16 @@ int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen)
     return rc;
 }
 
+/* the ring position of a connection's first packet: `start` blocks (whole rings) before the
+ * 32-bit positions wrap, so that a test crosses the wrap after a few laps */
+static uint32_t core_ring_base(int start)
+{
+    if (start <= 0)
+        return 0;
+    uint64_t n = ((uint64_t)start + core_s.nblocks - 1) / core_s.nblocks * core_s.nblocks;
+    return (uint32_t)((UINT64_C(1) << 32) - (n < (UINT64_C(1) << 31) ? n : UINT64_C(1) << 31));
+}
+
 int core_init(const core_params *p)
 {
     memset(&core_s, 0, sizeof core_s);
@@ -218,7 +228,8 @@ int core_init(const core_params *p)
     core_s.fp = (fab_params){.job_id = core_s.job_id, .self = p->self, .nprocs = p->nprocs,
                              .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
                              .block_size = core_s.block_size, .use_cma = util_cfg.cma,
-                             .inline_limit = util_cfg.inline_limit, .up = &core_upcalls,
+                             .inline_limit = util_cfg.inline_limit,
+                             .ring_base = core_ring_base(util_cfg.ring_start), .up = &core_upcalls,
                              .fence = p->kvs.fence};
     if (p->nprocs > 1)
         return core_fabrics_publish();

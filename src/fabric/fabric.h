@@ -89,6 +89,8 @@ typedef struct fab_params {
     size_t block_size;      /* bytes per block, a multiple of 64 */
     int use_cma;            /* shm: single-copy bulk transfers allowed */
     size_t inline_limit;    /* DCFA_INLINE_LIMIT: payload bytes sent inline (inject) */
+    uint32_t ring_base;     /* ring position of every connection's first packet, a multiple of
+                               nblocks: 0, or near the 32-bit wrap (DCFA_RING_START, a test) */
     const fab_upcalls *up;
     /* a job-wide barrier (the key/value exchange's) a fabric may use in close(); every
      * process that opened the fabric calls close() */
@@ -158,6 +160,11 @@ typedef struct fab_ops {
     void *(*tx_block)(fab_conn *c, uint32_t pos);
     /* publish the packet of `bytes` (from the block's start) built at pos */
     void (*tx_post)(fab_conn *c, uint32_t pos, void *block, size_t bytes);
+    /* Optional (NULL: nothing to do): the core consumed the packet at ring position pos,
+     * which covers `blocks` blocks from `block` in my receive ring, and is about to tell
+     * the peer they are free. A fabric that keeps state of its own in the ring (a marker
+     * the writer sets) resets it here; called in ring order, on non-mapped rings only. */
+    void (*rx_free)(fab_conn *c, uint32_t pos, void *block, uint32_t blocks);
     /* progress: new connections, completions, arrived packets; returns events */
     int (*poll)(void);
     int (*mem_reg)(const void *buf, size_t len, fab_mem *mem);

@@ -100,6 +100,58 @@ static void flood(void)
     barrier();
 }
 
+/* The 32-bit ring positions wrap (DCFA_RING_START puts the wrap a few laps in). The
+ * sender shapes the laps: in each lap before the last, a 2-block packet covers the ring's
+ * last block, so its first word is cleared payload; in the last lap every packet is one
+ * block, and the one at position 0xffffffff (the last block, mark 0 expected) comes only
+ * after the receiver has polled for it a while. A cleared word that read as mark 0 was
+ * taken for a packet there. Then a few laps of mixed sizes past the wrap. */
+static void wrap(void)
+{
+    unsigned char buf[128];
+    uint32_t n = core_s.nblocks;
+    if (core_s.self == 0) {
+        send_wait(buf, 0, 1, 40, CORE_SEND_STD); /* connects */
+        core_conn *c = core_s.conns[1];
+        CHECK((uint32_t)(c->tx_count + 4 * n) < 4 * n, "ring positions start %u, not near the wrap",
+              c->tx_count);
+        unsigned i = 0;
+        int crossed = 0;
+        while (!crossed || c->tx_count < 3 * n) {
+            uint32_t pos = c->tx_count, at = pos & (n - 1);
+            int last_lap = pos >= 0u - n, big = !last_lap && at == n - 2;
+            if (crossed)
+                big = (i % 3) == 0 && at != n - 1;
+            if (pos == 0xffffffffu)
+                usleep(50000);  /* the receiver polls the last block meanwhile */
+            size_t len = big ? 40 + i % 50 : i % 30;    /* 2 blocks : 1 block */
+            fill(buf, len, i);
+            send_wait(buf, len, 1, 41, CORE_SEND_STD);
+            crossed |= c->tx_count < pos;
+            i++;
+        }
+        send_wait(&i, sizeof i, 1, 42, CORE_SEND_STD);
+    } else {
+        recv_wait(buf, 0, 0, 40, NULL, NULL, NULL);
+        for (unsigned i = 0;; i++) {
+            int tag = 0;
+            size_t got = recv_wait(buf, sizeof buf, 0, MPI_ANY_TAG, NULL, NULL, &tag);
+            if (tag == 42) {
+                unsigned sent;
+                memcpy(&sent, buf, sizeof sent);
+                CHECK(got == sizeof sent && sent == i, "wrap: %u messages received, %u sent", i,
+                      sent);
+                break;
+            }
+            CHECK(tag == 41 && verify(buf, got, i), "wrap: message %u (tag %d, %zu bytes) is wrong",
+                  i, tag, got);
+            if (tag != 41)
+                break;
+        }
+    }
+    barrier();
+}
+
 /* windows of small sends answered by one ack (the bandwidth benchmark's
  * pattern): SYNC packets use credit too, and a receiver must still notice a
  * sender that runs dry (a deadlock with 16 credits before it did) */
@@ -384,6 +436,11 @@ static int run_rank(int rank, const char *job, const char *scenario)
         core_finalize();
         return errors ? 1 : 0;
     }
+    if (!strcmp(scenario, "wrap")) {
+        wrap();
+        core_finalize();
+        return errors ? 1 : 0;
+    }
     if (!strcmp(scenario, "badread")) {
         badread(0);
         badread(1);
@@ -485,6 +542,10 @@ int main(void)
         /* the extremes of the ring: one packet per 16 KiB block, in the fewest blocks */
         fails += run_pair("protocols", "DCFA_BLOCK_SIZE=16384", 0);
         runs += 7;
+    }
+    if (want("wrap")) {
+        fails += run_pair("wrap", "DCFA_RING_START=2048", 0);
+        runs++;
     }
     if (want("malformed")) {
         fails += run_pair("malformed", NULL, 1);

@@ -705,6 +705,8 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
         goto fail;
     memset(c->rx, 0, ring);
     c->rx_round = util_calloc(ofi.p.nblocks, sizeof *c->rx_round);
+    for (uint32_t b = 0; b < ofi.p.nblocks; b++) /* laps before the first (ring_base) */
+        c->rx_round[b] = ofi.p.ring_base / ofi.p.nblocks;
     c->defer = util_calloc(ofi.p.nblocks, sizeof *c->defer);
     c->defer_len = util_calloc(ofi.p.nblocks, sizeof *c->defer_len);
     if ((rc = ofi_reg(c->rx, ring, FI_REMOTE_WRITE, &c->rx_mr)) != UTIL_OK ||
