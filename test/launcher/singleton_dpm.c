@@ -14,6 +14,10 @@
  *                            forever too (the test kills it)
  *   singleton_dpm childfail  spawns 1 child that exits with status 3 (the run ends)
  *   singleton_dpm abort      spawns 2 children that wait forever, then MPI_Abort(7)
+ *   singleton_dpm after N    spawns 2 children that say so and disconnect, then wait
+ *                            forever; disconnects, calls MPI_Finalize, prints "finalized",
+ *                            exits with status N
+ *   singleton_dpm after pause  ... prints "finalized" and waits forever (the test kills it)
  *   singleton_dpm nompirun   spawn and a name call fail cleanly (DCFA_MPIRUN is bad)
  * Prints " No Errors" when its checks passed. */
 #include <mpi.h>
@@ -56,9 +60,13 @@ static int child_main(const char *mode)
     }
     if (strcmp(mode, "fail") == 0)
         _exit(3);
-    if (strcmp(mode, "hang") == 0) {
+    if (strcmp(mode, "hang") == 0 || strcmp(mode, "hold") == 0) {
         printf("child rank %d pid %ld waiting\n", rank, (long)getpid());
         fflush(stdout);
+        if (mode[1] == 'o') { /* hold: the parent knows we printed, we part */
+            MPI_Send(&rank, 1, MPI_INT, 0, 0, parent);
+            MPI_Comm_disconnect(&parent);
+        }
         for (;;)
             pause();
     }
@@ -172,6 +180,21 @@ int main(int argc, char **argv)
         }
         for (;;)
             pause();
+    } else if (strcmp(mode, "after") == 0 && argc > 2) {
+        /* the children disconnect, then go on (for ever) */
+        MPI_Comm inter = spawn(2, "hold");
+        int r;
+        for (int i = 0; i < 2 && inter != MPI_COMM_NULL; i++)
+            MPI_Recv(&r, 1, MPI_INT, MPI_ANY_SOURCE, 0, inter, MPI_STATUS_IGNORE);
+        if (inter != MPI_COMM_NULL)
+            MPI_Comm_disconnect(&inter);
+        MPI_Finalize();
+        printf("finalized\n");
+        fflush(stdout);
+        if (strcmp(argv[2], "pause") == 0)
+            for (;;)
+                pause();
+        return atoi(argv[2]);
     } else if (strcmp(mode, "childfail") == 0) {
         spawn(1, "fail");
         printf("spawned\n");
@@ -190,7 +213,8 @@ int main(int argc, char **argv)
         rc = MPI_Lookup_name("singleton-dpm-none", MPI_INFO_NULL, port);
         CHECK(rc != MPI_SUCCESS, "lookup without mpirun succeeded");
     } else {
-        fprintf(stderr, "usage: singleton_dpm spawn|names|plain|early|hang|childfail|abort|nompirun\n");
+        fprintf(stderr, "usage: singleton_dpm spawn|names|plain|early|hang|childfail|abort|"
+                        "after N|nompirun\n");
         return 2;
     }
     MPI_Finalize();

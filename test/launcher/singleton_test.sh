@@ -5,13 +5,15 @@
 #   singleton_test.sh CASE MPIRUN SINGLETON_DPM
 # SINGLETON_DPM is test/launcher/singleton_dpm.c (linked with the library).
 # Every case checks that the daemon is gone afterwards (no process in the
-# hidden mode for this singleton) and that no /dev/shm/dcfa-s<pid>* entry of
-# the singleton or of the jobs it spawned is left.
+# hidden mode for this singleton) and that no /dev/shm/dcfa-s<pid>* or
+# ${TMPDIR:-/tmp}/dcfa-s<pid>* entry of the singleton or of the jobs it
+# spawned is left.
 # Exit 0 = pass, 77 = skipped, else fail.
 set -u
 CASE=$1 MPIRUN=$2 PROG=$3
 TMP=$(mktemp -d /tmp/dcfa-singleton-test.XXXXXX)
 SPID= NSPID= JOB= # the singleton and the name server running now, killed at exit
+ZPID=             # a parent that does not reap the singleton (case after), killed at exit
 # At exit, also after a failed check: the singleton, the name server, and the
 # daemon of the last singleton (it ends the jobs it started on SIGTERM; a
 # spawned child waiting for a singleton that is gone would keep it for ever),
@@ -19,13 +21,15 @@ SPID= NSPID= JOB= # the singleton and the name server running now, killed at exi
 cleanup() {
     local d i
     [ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null
+    [ -n "$ZPID" ] && kill -KILL "$ZPID" 2>/dev/null
     [ -n "$NSPID" ] && kill -TERM "$NSPID" 2>/dev/null
     if [ -n "$JOB" ] && d=$(daemon_pids) && [ -n "$d" ]; then
         kill -TERM $d 2>/dev/null
         for i in $(seq 30); do kill -0 $d 2>/dev/null || break; sleep 0.1; done
         kill -KILL $d 2>/dev/null
     fi
-    [ -n "$JOB" ] && find /dev/shm -maxdepth 1 -name "dcfa-s${JOB}[-_]*" -delete 2>/dev/null
+    [ -n "$JOB" ] && find /dev/shm "${TMPDIR:-/tmp}" -maxdepth 1 -name "dcfa-s${JOB}[-_]*" \
+        -delete 2>/dev/null
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -46,11 +50,12 @@ chmod +x "$TMP/mpirun-wrap"
 export DCFA_MPIRUN=$TMP/mpirun-wrap
 starts() { [ -f "$TMP/starts" ] && wc -l <"$TMP/starts" || echo 0; }
 
-# start MODE [ENV...]: the singleton in the background, its pid in SPID
+# start "MODE [ARG]" [ENV...]: the singleton in the background, its pid in SPID
 start() {
     local mode=$1; shift
     rm -f "$TMP/starts"
-    env "$@" "$PROG" "$mode" >"$TMP/out" 2>"$TMP/err" </dev/null &
+    # shellcheck disable=SC2086 # MODE is split: the mode and its argument
+    env "$@" "$PROG" $mode >"$TMP/out" 2>"$TMP/err" </dev/null &
     SPID=$!
     JOB=$SPID
 }
@@ -81,10 +86,23 @@ gone() {
     fi
     left=$(find /dev/shm -maxdepth 1 -name "dcfa-s${JOB}[-_]*" 2>/dev/null)
     [ -z "$left" ] || fail "/dev/shm entries left behind: $left"
+    left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name "dcfa-s${JOB}[-_]*" 2>/dev/null)
+    [ -z "$left" ] || fail "${TMPDIR:-/tmp} entries left behind: $left"
     # no zombie of ours either: the daemon is not the singleton's child
     return 0
 }
 has() { grep -qFx -- "$1" "$TMP/out" || { show; fail "no line '$1'"; }; }
+# await N REGEX: within 10 s, N lines of the singleton's stdout match
+await() {
+    for _ in $(seq 100); do
+        [ "$(grep -Ec -- "$2" "$TMP/out")" -ge "$1" ] && return 0
+        sleep 0.1
+    done
+    show
+    fail "no $1 lines /$2/"
+}
+# the pids of the spawned children that wait forever
+children() { sed -n 's/^child rank [01] pid \([0-9]*\) waiting$/\1/p' "$TMP/out"; }
 no_stderr() { [ -s "$TMP/err" ] && { show; fail "unexpected stderr"; }; return 0; }
 
 case $CASE in
@@ -171,6 +189,61 @@ lifetime)
     gone
     grep -Eq '^mpirun: spawned job 1 rank 0 \(pid [0-9]+\) exited with status 3$' "$TMP/err" ||
         { show; fail "no message for the failed child"; }
+    ;;
+after)
+    # The singleton's exit after MPI_Finalize, its children still running (they
+    # wait for it forever): the daemon is not its parent and reads its status
+    # from its pidfd or /proc. A non-zero status ends them and the daemon,
+    # as mpirun ends a job whose rank exits so; the old daemon waited for them
+    # for ever.
+    after_msg() {
+        grep -Eq "^mpirun: the singleton \(pid $JOB\) $1 after MPI_Finalize: ending the processes it spawned\$" \
+            "$TMP/err" || { show; fail "no message '$1'"; }
+    }
+    start "after 3"
+    await 2 '^child rank [01] pid [0-9]+ waiting$'
+    kids=$(children)
+    finish 3
+    gone $kids
+    has finalized
+    after_msg "exited with status 3"
+    # killed by a signal after MPI_Finalize
+    start "after pause"
+    await 1 '^finalized$'
+    kids=$(children)
+    [ "$(echo $kids | wc -w)" = 2 ] || { show; fail "children did not start"; }
+    kill -KILL "$SPID"
+    finish 137
+    gone $kids
+    after_msg "was killed by signal 9 \(Killed\)"
+    # its parent does not reap it: the status comes from the zombie's /proc entry
+    rm -f "$TMP/starts"
+    bash -c '"$1" after 5 >"$2/out" 2>"$2/err" </dev/null & echo $! >"$2/spid"; exec sleep 60' \
+        zombie-parent "$PROG" "$TMP" &
+    ZPID=$!
+    for _ in $(seq 50); do [ -s "$TMP/spid" ] && break; sleep 0.1; done
+    JOB=$(cat "$TMP/spid")
+    await 1 '^finalized$'
+    kids=$(children)
+    gone $kids
+    grep -q '^State:.Z' "/proc/$JOB/status" || fail "the singleton is not a zombie"
+    after_msg "exited with status 5"
+    kill -KILL "$ZPID"
+    wait "$ZPID" 2>/dev/null
+    ZPID=
+    # status 0: its children may go on, and the daemon waits for them; once
+    # they are gone (here: killed, a failure the daemon reports) it ends
+    start "after 0"
+    await 2 '^child rank [01] pid [0-9]+ waiting$'
+    kids=$(children)
+    finish 0
+    sleep 1
+    [ -n "$(daemon_pids)" ] || fail "the daemon ended although the children run"
+    for p in $kids; do kill -0 "$p" 2>/dev/null || fail "child $p ended"; done
+    kill -KILL $kids
+    gone $kids
+    has finalized
+    grep -q "after MPI_Finalize" "$TMP/err" && { show; fail "status 0 was taken for a failure"; }
     ;;
 find)
     # how the library finds mpirun: DCFA_MPIRUN that is wrong is an error

@@ -221,8 +221,11 @@ struct ad_daemon {
     int launched;         /* the local ranks were started (or never will be) */
     /* singleton mode (ad_singleton.c): job 0 is the adopted singleton */
     int singleton;
-    int adopt_fd;   /* pidfd of the singleton, -1 = none (watched through its channel) */
-    int adopt_gone; /* the pidfd said it ended */
+    int adopt_fd;        /* pidfd of the singleton, -1 = none (watched through its channel);
+                            kept after its MPI_Finalize until its exit status is judged */
+    int adopt_gone;      /* the pidfd said it ended */
+    double adopt_retry;  /* ended, status not readable yet: look again then (0 = no) */
+    double adopt_giveup; /* ... and stop looking then (the status counts as 0) */
 };
 
 /* ad_daemon.c */
@@ -286,7 +289,8 @@ void ad_pmi_name_reply(struct ad_daemon *d, struct ad_proc *p, int op, int rc, c
 int ad_singleton_main(int argc, char **argv);
 /* Singleton mode, each round of the loop: the singleton is done once it
  * finalized, or its channel closed, or its pidfd fired; ending without
- * MPI_Finalize while spawned processes run ends them. */
+ * MPI_Finalize while spawned processes run ends them, and so does exiting
+ * with a non-zero status or by a signal after MPI_Finalize. */
 void ad_singleton_update(struct ad_daemon *d);
 /* The singleton p (of job) is done: finalized, ended, or aborting (it exits
  * by itself, with its own status: it is not signalled). */

@@ -733,10 +733,10 @@ int ad_local_done(struct ad_daemon *d)
 static int ad_poll_timeout(struct ad_daemon *d, double now)
 {
     double next = 0;
-    double cand[4] = {d->phase_deadline, d->phase == AD_RUN ? d->timeout_deadline : 0,
-                      d->drain_deadline, d->tree != NULL ? ad_tree_deadline(d) : 0};
+    double cand[5] = {d->phase_deadline, d->phase == AD_RUN ? d->timeout_deadline : 0,
+                      d->drain_deadline, d->tree != NULL ? ad_tree_deadline(d) : 0, d->adopt_retry};
 
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (cand[i] > 0 && (next == 0 || cand[i] < next))
             next = cand[i];
     for (int j = 1; j < d->njobs; j++) { /* output of ended spawned jobs */
@@ -837,7 +837,7 @@ int ad_loop(struct ad_daemon *d)
             pfds[n] = (struct pollfd){.fd = d->stdin_pipe, .events = POLLOUT};
             refs[n++] = (struct ad_fd_ref){.kind = AD_FD_STDIN_PIPE};
         }
-        if (d->singleton && d->adopt_fd >= 0) {
+        if (d->singleton && d->adopt_fd >= 0 && !d->adopt_gone) { /* stays readable */
             pfds[n] = (struct pollfd){.fd = d->adopt_fd, .events = POLLIN};
             refs[n++] = (struct ad_fd_ref){.kind = AD_FD_ADOPTED};
         }

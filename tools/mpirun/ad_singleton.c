@@ -16,7 +16,11 @@
  *   - an abort by the singleton is not printed here (the library prints it);
  *   - we end once the singleton is done and every spawned process ended; if
  *     it ends without MPI_Finalize, the processes it spawned are ended as
- *     mpirun ends a job.
+ *     mpirun ends a job; after MPI_Finalize its pidfd is still watched, and
+ *     an exit with a non-zero status or by a signal ends them too (as mpirun
+ *     ends a job whose rank does that), while after an exit with status 0
+ *     they may go on. Its status is not ours to wait for: it is read from
+ *     its pidfd once its parent reaped it, or from /proc while it is a zombie.
  * See docs/launcher.md, "Singletons". */
 #include "ad.h"
 
@@ -24,13 +28,31 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#define AD_STATUS_WAIT 2.0  /* seconds to wait for an ended singleton's status */
+#define AD_STATUS_POLL 0.02 /* ... looking again this often */
+
+/* PIDFD_GET_INFO (Linux 6.15, <linux/pidfd.h>), its first published layout:
+ * the exit status (wait() form) of a process whose pidfd we hold, once it
+ * was reaped. Older kernels answer ENOTTY/EINVAL. */
+struct ad_pidfd_info {
+    uint64_t mask;
+    uint64_t cgroupid;
+    uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+    int32_t exit_code;
+};
+_Static_assert(sizeof(struct ad_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
+#define AD_PIDFD_GET_INFO  _IOWR(0xFF, 11, struct ad_pidfd_info)
+#define AD_PIDFD_INFO_EXIT (1ULL << 3)
 
 /* Closes every descriptor but 0, 1, 2 and keep: what the singleton had open
  * without FD_CLOEXEC is none of our business (and must not reach the
@@ -80,6 +102,70 @@ static int ad_pidfd_open(pid_t pid)
 #endif
 }
 
+/* The exit status of the process of pidfd, once it was reaped: 0 and *st,
+ * or -1 (not reaped yet, or no PIDFD_GET_INFO). */
+static int ad_pidfd_exit_status(int pidfd, int *st)
+{
+    struct ad_pidfd_info info = {.mask = AD_PIDFD_INFO_EXIT};
+
+    if (ioctl(pidfd, AD_PIDFD_GET_INFO, &info) != 0 || !(info.mask & AD_PIDFD_INFO_EXIT))
+        return -1;
+    *st = info.exit_code;
+    return 0;
+}
+
+/* The exit status of pid while it is a zombie: field 52 of /proc/PID/stat
+ * (Linux 3.5), in wait() form. 0 and *st, or -1 (not a zombie, gone). */
+static int ad_zombie_status(pid_t pid, int *st)
+{
+    char path[64], buf[1024], *s, *end;
+    long v = -1;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    s = strrchr(buf, ')'); /* the name may hold anything: fields follow its last ')' */
+    if (s == NULL || s[1] != ' ' || (s[2] != 'Z' && s[2] != 'X'))
+        return -1;
+    s += 2; /* field 3, the state */
+    for (int field = 3; field < 52; field++) {
+        s = strchr(s, ' ');
+        if (s == NULL)
+            return -1;
+        s++;
+    }
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || v < 0 || v > 0xffff)
+        return -1;
+    *st = (int)v;
+    return 0;
+}
+
+/* The wait() status of the singleton, which ended (its pidfd fired): 0 and
+ * *st, or -1 while neither source has it. /proc first, then the pidfd: if
+ * the pidfd says it was reaped, its answer wins (the pid may have been reused
+ * since); if not, the zombie we read was the singleton. */
+static int ad_singleton_status(const struct ad_daemon *d, pid_t pid, int *st)
+{
+    int zst = 0, zombie = ad_zombie_status(pid, &zst) == 0;
+
+    if (ad_pidfd_exit_status(d->adopt_fd, st) == 0)
+        return 0;
+    if (!zombie)
+        return -1;
+    *st = zst;
+    return 0;
+}
+
 void ad_singleton_done(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
 {
     if (!p->running)
@@ -91,10 +177,52 @@ void ad_singleton_done(struct ad_daemon *d, struct ad_job *job, struct ad_proc *
         close(p->pmi_fd);
         p->pmi_fd = -1;
     }
-    if (d->adopt_fd >= 0) {
+    if (d->adopt_fd >= 0 && !p->pmi_finalized) { /* after a finalize: its exit is judged */
         close(d->adopt_fd);
         d->adopt_fd = -1;
     }
+}
+
+/* After its MPI_Finalize the singleton exited: a non-zero status or a signal
+ * ends what it spawned, as mpirun ends a job whose rank exits so; status 0
+ * lets them go on (the processes of a finalized parent may outlive it). */
+static void ad_singleton_exited(struct ad_daemon *d, const struct ad_proc *p)
+{
+    double now = ad_now();
+    char msg[200], how[80];
+    int st = 0, code;
+
+    if (d->adopt_fd < 0 || !d->adopt_gone)
+        return; /* it still runs (or, without a pidfd, cannot be watched) */
+    if (ad_singleton_status(d, p->pid, &st) != 0) {
+        if (d->adopt_giveup == 0)
+            d->adopt_giveup = now + AD_STATUS_WAIT;
+        if (now < d->adopt_giveup) {
+            d->adopt_retry = now + AD_STATUS_POLL;
+            return;
+        }
+        st = 0; /* reaped by its parent before we looked, on a kernel that keeps no status */
+    }
+    d->adopt_retry = 0;
+    close(d->adopt_fd);
+    d->adopt_fd = -1;
+    if (WIFSIGNALED(st)) {
+        snprintf(how, sizeof(how), "was killed by signal %d (%s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+        code = 128 + WTERMSIG(st);
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+        snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(st));
+        code = WEXITSTATUS(st);
+    } else {
+        return;
+    }
+    if (ad_running(d) == 0)
+        return; /* nothing to end: quietly, as when it ends unfinalized */
+    snprintf(msg, sizeof(msg),
+             "mpirun: the singleton (pid %ld) %s after MPI_Finalize: ending the processes it "
+             "spawned",
+             (long)p->pid, how);
+    ad_daemon_end(d, code, msg);
 }
 
 void ad_singleton_update(struct ad_daemon *d)
@@ -103,8 +231,13 @@ void ad_singleton_update(struct ad_daemon *d)
     struct ad_proc *p = job != NULL && job->nprocs > 0 ? &job->procs[0] : NULL;
     char msg[200];
 
-    if (p == NULL || !p->adopted || !p->running)
+    if (p == NULL || !p->adopted)
         return;
+    if (!p->running) { /* done: after a finalize, its exit is still judged */
+        if (p->pmi_finalized)
+            ad_singleton_exited(d, p);
+        return;
+    }
     if (d->adopt_gone) /* what it sent before it ended counts first */
         while (p->pmi_fd >= 0 && ad_pmi_input(d, job, p) > 0)
             ;
@@ -113,7 +246,9 @@ void ad_singleton_update(struct ad_daemon *d)
     if (!p->pmi_finalized && p->pmi_fd >= 0 && !d->adopt_gone)
         return;
     ad_singleton_done(d, job, p);
-    if (!p->pmi_finalized && ad_running(d) > 0) {
+    if (p->pmi_finalized) {
+        ad_singleton_exited(d, p);
+    } else if (ad_running(d) > 0) {
         snprintf(msg, sizeof(msg),
                  "mpirun: the singleton (pid %ld) ended without calling MPI_Finalize: ending "
                  "the processes it spawned",
