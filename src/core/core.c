@@ -205,6 +205,9 @@ static uint32_t core_ring_base(int start)
     if (start <= 0)
         return 0;
     uint64_t n = ((uint64_t)start + core_s.nblocks - 1) / core_s.nblocks * core_s.nblocks;
+    if (n < 2 * (uint64_t)core_s.nblocks) /* a first lap ending at the wrap would expect mark 0
+                                              where the new ring has zeros */
+        n = 2 * (uint64_t)core_s.nblocks;
     return (uint32_t)((UINT64_C(1) << 32) - (n < (UINT64_C(1) << 31) ? n : UINT64_C(1) << 31));
 }
 

@@ -51,7 +51,13 @@
 #define OFI_NRECV         16 /* handshake receives kept posted */
 #define OFI_IOV           8  /* local pieces per bulk operation, at most */
 
-enum { OFI_CTX_RECV = 1, OFI_CTX_RING, OFI_CTX_HELLO, OFI_CTX_PIECE };
+enum { OFI_CTX_RECV = 1, OFI_CTX_RING, OFI_CTX_HELLO, OFI_CTX_PIECE, OFI_CTX_TAIL };
+
+/* Tail-marked ring writes (ofi.tail, docs/fabric.md): the write carries the packet's
+ * blocks whole, its first word a lead word naming the blocks, its last word this tail */
+#define OFI_LEAD_FLAG 0x80000000u
+#define OFI_TAIL_WORD 0xffffffffu
+#define OFI_HELLO_TAIL 1u /* hello flags: I look for tail-marked writes in my rings */
 
 /* every context given to libfabric starts with its fi_context2 (FI_CONTEXT2 mode) */
 typedef struct ofi_ctx {
@@ -63,7 +69,7 @@ typedef struct ofi_ctx {
 typedef struct ofi_hello {
     uint32_t magic;
     uint16_t version;
-    uint16_t pad;
+    uint16_t flags;   /* OFI_HELLO_TAIL */
     int32_t rank;     /* the sender: its rank in its job (job below) */
     uint32_t conn_id; /* the sender's id of the connection: CQ data of writes into its ring */
     uint32_t nblocks;
@@ -83,6 +89,7 @@ typedef struct ofi_recv {
 struct fab_conn {
     ofi_ctx ring_ctx; /* context of the ring writes */
     ofi_ctx hello_ctx;
+    ofi_ctx tail_ctx; /* of tail-marked ring writes, which report only errors */
     int peer;
     uint32_t id; /* index in ofi.conns */
     void *ctx;   /* the core's */
@@ -92,6 +99,8 @@ struct fab_conn {
     fi_addr_t addr_serve; /* the peer's bulk target endpoint (split), else addr */
     uint8_t *rx;        /* receive ring */
     uint32_t *rx_round; /* times each block of it was written */
+    uint32_t rx_expect; /* tail-marked writes: the ring position looked at next */
+    int tail_out;       /* the peer looks for tail-marked writes: mine to it may be */
     struct fid_mr *rx_mr;
     uint8_t *tx; /* staging ring, then my handshake */
     struct fid_mr *tx_mr;
@@ -149,6 +158,7 @@ static struct {
     char addr_serve[128];
     uint64_t mr_mode;
     size_t inject; /* ring writes up to this many bytes go as FI_INJECT */
+    int tail;      /* my rings take tail-marked writes (see ofi_open) */
     size_t iov_limit;
     int cq_data_bits; /* bits of remote CQ data: 64 or 32 */
     uint64_t next_key;
@@ -424,6 +434,11 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
         ofi.iov_limit = 1;
     size_t inject = 32 - sizeof(fab_mark) + p->inline_limit;
     ofi.inject = inject < info->tx_attr->inject_size ? inject : info->tx_attr->inject_size;
+    /* tail-marked ring writes need a provider that applies a write's bytes in order and
+     * only from inside this process's own calls: tcp (a byte stream read by manual
+     * progress); others get a write with CQ data each (docs/fabric.md) */
+    ofi.tail = util_cfg.ofi_tail && !strncmp(ofi.provider, "tcp", 3) &&
+               info->domain_attr->data_progress == FI_PROGRESS_MANUAL;
     ofi.job = fab_job_hash(p->job_id);
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
@@ -646,6 +661,7 @@ static void ofi_hello_apply(fab_conn *c, const ofi_hello *h)
     c->peer_ring = h->ring_addr;
     c->peer_key = h->ring_key;
     c->peer_id = h->conn_id;
+    c->tail_out = (h->flags & OFI_HELLO_TAIL) != 0;
     c->hello_in = 1;
     ofi_maybe_ready(c);
 }
@@ -707,6 +723,7 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     c->rx_round = util_calloc(ofi.p.nblocks, sizeof *c->rx_round);
     for (uint32_t b = 0; b < ofi.p.nblocks; b++) /* laps before the first (ring_base) */
         c->rx_round[b] = ofi.p.ring_base / ofi.p.nblocks;
+    c->rx_expect = ofi.p.ring_base;
     c->defer = util_calloc(ofi.p.nblocks, sizeof *c->defer);
     c->defer_len = util_calloc(ofi.p.nblocks, sizeof *c->defer_len);
     if ((rc = ofi_reg(c->rx, ring, FI_REMOTE_WRITE, &c->rx_mr)) != UTIL_OK ||
@@ -749,6 +766,7 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     ofi.by_peer[peer] = c;
     *ofi_hello_out(c) = (ofi_hello){.magic = OFI_MAGIC,
                                     .version = OFI_HELLO_VERSION,
+                                    .flags = ofi.tail ? OFI_HELLO_TAIL : 0,
                                     .rank = ofi.p.self,
                                     .conn_id = c->id,
                                     .nblocks = ofi.p.nblocks,
@@ -794,10 +812,36 @@ static void *ofi_tx_block(fab_conn *c, uint32_t pos)
     return c->tx + (size_t)(pos % ofi.p.nblocks) * ofi.p.block_size;
 }
 
-static int ofi_post_ring(fab_conn *c, uint32_t block, uint32_t bytes)
+/* A tail-marked write (ofi.tail on the peer's side): the packet's blocks go whole, the
+ * first word a lead word (the blocks, a flag, and a low byte that no mark of this position
+ * has), the last word a tail, set in the staging copy here. The receiver finds the packet
+ * by the lead word, and knows it complete once the tail is there (ofi_tail_scan). Such a
+ * write asks for no completion on either side. Only for a packet that leaves its last
+ * block's last word free. */
+static int ofi_tail_fits(uint32_t bytes, uint32_t *blocks)
 {
-    size_t off = (size_t)block * ofi.p.block_size + sizeof(fab_mark);
-    size_t len = bytes - sizeof(fab_mark);
+    size_t bs = ofi.p.block_size;
+    uint32_t k = (uint32_t)((bytes + bs - 1) / bs);
+    *blocks = k;
+    return bytes + sizeof(uint32_t) <= k * bs;
+}
+
+static uint32_t ofi_lead_word(uint32_t pos, uint32_t blocks)
+{
+    return OFI_LEAD_FLAG | (blocks << 8) | (~(pos + 1) & 0xffu);
+}
+
+static int ofi_post_ring(fab_conn *c, uint32_t pos, uint32_t bytes)
+{
+    uint32_t block = pos % ofi.p.nblocks, k;
+    int tail = c->tail_out && ofi_tail_fits(bytes, &k);
+    size_t off = (size_t)block * ofi.p.block_size + (tail ? 0 : sizeof(fab_mark));
+    size_t len = tail ? k * ofi.p.block_size : bytes - sizeof(fab_mark);
+    if (tail) {
+        uint8_t *at = c->tx + (size_t)block * ofi.p.block_size;
+        *(uint32_t *)at = ofi_lead_word(pos, k);
+        *(uint32_t *)(at + len - sizeof(uint32_t)) = OFI_TAIL_WORD;
+    }
     struct iovec iov = {c->tx + off, len};
     void *desc = c->tx_desc;
     struct fi_rma_iov rma = {c->peer_ring + off, len, c->peer_key};
@@ -807,31 +851,98 @@ static int ofi_post_ring(fab_conn *c, uint32_t block, uint32_t bytes)
                              .addr = c->addr,
                              .rma_iov = &rma,
                              .rma_iov_count = 1,
-                             .context = &c->ring_ctx,
+                             .context = tail ? &c->tail_ctx : &c->ring_ctx,
                              .data = ofi_cq_data(c->peer_id, block)};
-    uint64_t flags = FI_REMOTE_CQ_DATA | FI_COMPLETION | (len <= ofi.inject ? FI_INJECT : 0);
+    uint64_t flags = tail ? (len <= ofi.info->tx_attr->inject_size ? FI_INJECT : 0)
+                          : FI_REMOTE_CQ_DATA | FI_COMPLETION | (len <= ofi.inject ? FI_INJECT : 0);
     ssize_t rc = fi_writemsg(ofi.ep, &msg, flags);
     if (rc == -FI_EAGAIN)
         return UTIL_EAGAIN;
     if (rc != 0)
         util_die("ofi: writing a packet into process %d's ring failed: %s", c->peer,
                  ofi_err((int)rc));
-    c->writes++;
-    ofi.outstanding++;
+    if (!tail) {
+        c->writes++;
+        ofi.outstanding++;
+    }
     return UTIL_OK;
 }
 
 static void ofi_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
 {
-    uint32_t b = pos % ofi.p.nblocks;
-    if (c->ndefer == 0 && ofi_post_ring(c, b, (uint32_t)bytes) == UTIL_OK)
+    (void)block;
+    if (c->ndefer == 0 && ofi_post_ring(c, pos, (uint32_t)bytes) == UTIL_OK)
         return;
     /* the provider is busy: poll posts it later (the block stays untouched until consumed) */
     unsigned at = (c->defer_head + c->ndefer) % ofi.p.nblocks;
-    c->defer[at] = b;
+    c->defer[at] = pos;
     c->defer_len[at] = (uint32_t)bytes;
     if (c->ndefer++ == 0)
         util_queue_push(&ofi.deferred, &c->deferred);
+}
+
+/* the packet at ring position pos of c's ring is all there: set its tail marker (from
+ * the laps each block was covered in: writes with CQ data may land out of order) */
+static void ofi_ring_mark(fab_conn *c, uint32_t block, uint32_t k)
+{
+    uint8_t *at = c->rx + (size_t)block * ofi.p.block_size;
+    uint32_t mark = block + 1 + c->rx_round[block] * ofi.p.nblocks;
+    for (uint32_t j = 0; j < k; j++)
+        c->rx_round[block + j]++;
+    atomic_store_explicit((_Atomic fab_mark *)at, mark, memory_order_release);
+}
+
+/* Tail-marked writes into my rings: the provider applies a write's bytes in order, from
+ * inside my own fi_cq_read, so once a packet's lead word and then its tail word read as
+ * written, the whole packet is there (a write cut short between two reads leaves its
+ * beginning). Lead words are recognised by their flag and low byte: the block's first
+ * word holds otherwise a mark of an earlier lap (same low byte parity as this one's, never
+ * its complement), or the block's index (below the flag). Tail words were cleared when
+ * the blocks were last freed (ofi_rx_free). */
+static int ofi_tail_scan(void)
+{
+    int events = 0;
+    uint32_t n = ofi.p.nblocks;
+    size_t bs = ofi.p.block_size;
+    for (uint32_t i = 0; i < ofi.nconns; i++) {
+        fab_conn *c = ofi.conns[i];
+        if (!c || c == &ofi_gone)
+            continue;
+        for (;;) {
+            uint32_t pos = c->rx_expect, block = pos % n;
+            uint8_t *at = c->rx + (size_t)block * bs;
+            uint32_t w = atomic_load_explicit((_Atomic uint32_t *)at, memory_order_acquire);
+            uint32_t k;
+            if (w == pos + 1) { /* a write with CQ data, marked already */
+                k = ofi.p.up->packet_blocks ? ofi.p.up->packet_blocks(at) : 1;
+            } else if ((w & OFI_LEAD_FLAG) && (w & 0xffu) == (~(pos + 1) & 0xffu)) {
+                k = (w & ~OFI_LEAD_FLAG) >> 8;
+                if (k == 0 || k > n - block)
+                    util_die("ofi: process %d wrote a packet of %u blocks at block %u of a %u-block "
+                             "ring", c->peer, k, block, n);
+                if (at[k * bs - 1] == 0)
+                    break; /* on its way */
+                ofi_ring_mark(c, block, k);
+                events++;
+            } else {
+                break;
+            }
+            c->rx_expect = pos + k;
+        }
+    }
+    return events;
+}
+
+/* the core is done with the packet at pos: clear the blocks' last words, where tails land */
+static void ofi_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
+{
+    (void)pos;
+    if (!ofi.tail)
+        return;
+    size_t bs = ofi.p.block_size;
+    for (uint32_t j = 1; j <= blocks; j++)
+        *(uint32_t *)((uint8_t *)block + j * bs - sizeof(uint32_t)) = 0;
+    (void)c;
 }
 
 /* a remote write landed in block `block` of connection id's ring: set its tail marker */
@@ -846,17 +957,12 @@ static void ofi_ring_arrived(uint64_t data)
         util_die(
             "ofi: a remote write names connection %u block %u, which this process does not have",
             id, block);
-    /* every block is covered once per lap, by a header or by a packet's later blocks:
-     * rx_round[b] counts the laps b was covered in (writes may land out of order) */
     uint8_t *at = c->rx + (size_t)block * ofi.p.block_size;
     uint32_t k = ofi.p.up->packet_blocks ? ofi.p.up->packet_blocks(at) : 1;
     if (k == 0 || k > ofi.p.nblocks - block)
         util_die("ofi: process %d wrote a packet of %u blocks at block %u of a %u-block ring",
                  c->peer, k, block, ofi.p.nblocks);
-    uint32_t mark = block + 1 + c->rx_round[block] * ofi.p.nblocks;
-    for (uint32_t j = 0; j < k; j++)
-        c->rx_round[block + j]++;
-    atomic_store_explicit((_Atomic fab_mark *)at, mark, memory_order_release);
+    ofi_ring_mark(c, block, k);
 }
 
 /* ---- bulk operations --------------------------------------------------------------- */
@@ -1086,6 +1192,13 @@ static void ofi_error(struct fid_cq *cq)
         return;
     }
     switch (x->kind) {
+    case OFI_CTX_TAIL: {
+        fab_conn *c = UTIL_CONTAINER(x, fab_conn, tail_ctx);
+        if (c->closing)
+            return;
+        util_die("ofi: writing a packet into process %d's ring failed: %s (%s)", c->peer,
+                 ofi_err(err.err), detail ? detail : "");
+    }
     case OFI_CTX_RING:
     case OFI_CTX_HELLO: {
         fab_conn *c = x->kind == OFI_CTX_RING ? UTIL_CONTAINER(x, fab_conn, ring_ctx)
@@ -1193,6 +1306,8 @@ static int ofi_poll(void)
         !util_queue_empty(&ofi.pieces_waiting))
         events += ofi_retry();
     events += ofi_cq_drain(ofi.cq);
+    if (ofi.tail)
+        events += ofi_tail_scan();
     /* The bulk endpoints need progress while this process has transfers of its own under
      * way (pieces) or memory a peer may read or write (exposed: a rendezvous' buffer, a
      * window): manual-progress providers answer a peer's read only inside our fi_cq_read.
@@ -1325,6 +1440,7 @@ const fab_ops fab_ofi_ops = {
     .disconnect = ofi_disconnect,
     .tx_block = ofi_tx_block,
     .tx_post = ofi_tx_post,
+    .rx_free = ofi_rx_free,
     .poll = ofi_poll,
     .mem_reg = ofi_mem_reg,
     .mem_dereg = ofi_mem_dereg,
