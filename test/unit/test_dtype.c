@@ -14,7 +14,7 @@
  * Usage: unit_test_dtype [cases] [seed] */
 #include "mpi/mpii.h"
 #include "mpi/datatype/dtype_check.h"
-#include "mpi/osc/osc.h"
+#include "mpi/osc/osc_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

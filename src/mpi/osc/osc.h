@@ -86,14 +86,6 @@ typedef struct osc_args {
  * completes at local completion (get kinds: when the data is in) */
 int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req);
 
-/* The description of a derived target type sent with an RMA message
- * (am.c; declared here for its unit test): its bytes, writing it, and the
- * type rebuilt from it (UTIL_EINVAL and *why if it is malformed; avail: the
- * bytes that hold it). */
-size_t osc_am_dt_desc_size(const core_dt *dt);
-void osc_am_dt_encode(const core_dt *dt, uint8_t *p);
-int osc_am_dt_decode(const uint8_t *p, size_t avail, core_dt *out, const char **why);
-
 /* ---- synchronisation (sync.c) ------------------------------------------------------------- */
 int osc_fence(const char *fn, osc_win *w, int assert);
 int osc_post(const char *fn, osc_win *w, mpii_group *g, int assert);

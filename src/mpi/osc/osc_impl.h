@@ -205,6 +205,12 @@ int osc_am_complete(osc_win *w, int t);       /* end of my access epoch to t */
 int osc_am_completes_seen(osc_win *w, int o); /* completes received from origin o */
 int osc_am_pending(osc_win *w, int t);        /* ops to t not yet flushed */
 void osc_am_dump(osc_win *w);                 /* hang report lines of the message mode */
+/* The description of a derived target type sent with an RMA message (am.c; the unit test
+ * test_dtype checks it): its bytes, writing it, and the type rebuilt from it (UTIL_EINVAL
+ * and *why if it is malformed; avail: the bytes that hold it). */
+size_t osc_am_dt_desc_size(const core_dt *dt);
+void osc_am_dt_encode(const core_dt *dt, uint8_t *p);
+int osc_am_dt_decode(const uint8_t *p, size_t avail, core_dt *out, const char **why);
 
 /* sync.c */
 int osc_pscw_ready(osc_win *w, int t); /* wait for t's post if not seen */
