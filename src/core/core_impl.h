@@ -272,6 +272,12 @@ static inline size_t core_cma_min(void)
         return (size_t)util_cfg.cma_min;
     return util_node_oversubscribed() ? 0 : (size_t)1 << 20;
 }
+/* a rendezvous of this many bytes with c's peer goes through a staging pool (rndv_copy.c),
+ * if the sender has one: below DCFA_CMA_MIN, on a fabric with pools */
+static inline int core_stage_fits(const core_conn *c, size_t bytes)
+{
+    return bytes < core_cma_min() && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
+}
 void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */
 int core_cancel_rtr(core_req *r);                         /* self.c-like path in eager.c */

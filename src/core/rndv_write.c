@@ -27,7 +27,7 @@ void core_rtr_maybe_send(core_req *r)
     if (!c || !c->has_rdma || c->rtr_out || core_posted_blocks_rtr(r))
         return;
     /* a message this small goes through the sender's staging pool (rndv_copy.c), if it has one */
-    if (r->u.recv.capacity < core_cma_min() && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map)
+    if (core_stage_fits(c, r->u.recv.capacity))
         return;
     void *buf = core_at(r->u.recv.buf, r->u.recv.dt->true_lb);
     core_mem *m = &core_rndv_of(r)->mem;
@@ -114,7 +114,7 @@ int core_rtr_try_write(core_conn *c, core_req *r)
     if (c->rtr_in.seq != r->u.send.seq || c->rtr_in.ctx != r->u.send.ctx ||
         c->rtr_in.src != r->u.send.src || c->rtr_in.tag != r->u.send.tag ||
         r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !c->has_rdma ||
-        !c->rtr_in.access || (r->u.send.bytes < core_cma_min() && core_stage_offer(c)))
+        !c->rtr_in.access || (core_stage_fits(c, r->u.send.bytes) && core_stage_offer(c)))
         return 0;
     r->u.send.state = CORE_S_WRITING;
     r->u.send.hold = 0;
