@@ -93,7 +93,10 @@ typedef struct assist_spawn_cmd {
  * refused). A singleton first starts its daemon: DCFA_MPIRUN, else mpirun
  * next to this library (<libdir>/../bin, <libdir>), else in the install
  * prefix; -ENOENT (none found, errmsg says where it looked), -EIO or
- * -ETIMEDOUT (it did not answer). Info keys our mpirun
+ * -ETIMEDOUT (it did not answer). Under Slurm's mpi/pmi2: -ETIMEDOUT when
+ * Slurm gives no answer within DCFA_SPAWN_TIMEOUT (the children's srun
+ * failed), and several commands' programs and arguments go escaped for
+ * srun --multi-prog (no '\n' there, -EINVAL). Info keys our mpirun
  * honours: wdir, path, host; others are ignored. Lines of a PMI-1 request
  * cannot hold '\n', PMI-2 messages no ';' (-EINVAL). */
 int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const char *const *keys,

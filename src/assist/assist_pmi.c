@@ -14,6 +14,7 @@
 #include "assist/pmi_wire.h"
 #include "util/util.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <signal.h>
@@ -33,6 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* preput by a spawn of several commands under Slurm: assist_slurm_appnum */
+#define ASSIST_SPAWN_APPS_KEY "dcfa-spawn-apps"
+
 struct assist_kv {
     char key[ASSIST_KEY_MAX + 1];
     char *value;
@@ -46,6 +50,8 @@ static struct {
     int fd;
     int version;    /* 1 or 2: the wire protocol */
     int own_daemon; /* our mpirun (DCFA_JOBID set): it prints abort messages itself */
+    int slurm;      /* Slurm's mpi/pmi2 plugin serves us: a spawn runs srun (docs/dpm.md) */
+    int spawn_late; /* a Slurm spawn timed out: its reply may still come, and is dropped */
     int rank, size, appnum;
     char kvsname[ASSIST_WIRE_KVSNAME_MAX + 1];
     char jobid[ASSIST_JOBID_MAX + 1];
@@ -150,7 +156,10 @@ static int assist_chan_call(const char *req, const char *expect, char *reply, si
 
     if (rc != 0)
         return rc;
-    rc = assist_chan_read_line(reply, max);
+    do
+        rc = assist_chan_read_line(reply, max);
+    while (rc == 0 && assist_st.spawn_late && strcmp(expect, "spawn_result") != 0 &&
+           assist_wire_is(reply, "spawn_result"));
     if (rc != 0)
         return rc;
     if (!assist_wire_is(reply, expect)) {
@@ -161,13 +170,11 @@ static int assist_chan_call(const char *req, const char *expect, char *reply, si
     return 0;
 }
 
-/* PMI-2: sends body ("cmd=...;k=v;...") framed, reads the framed reply into
- * reply[max] (NUL-terminated), which must be "cmd=<expect>;..." (any rc). */
-static int assist_chan_call2_any(const char *body, const char *expect, char *reply, size_t max)
+/* PMI-2: sends body ("cmd=...;k=v;...") framed. */
+static int assist_chan_send2(const char *body)
 {
     char hdr[32];
     size_t len = strlen(body);
-    long rlen;
     int err;
 
     if (len > 999999)
@@ -176,26 +183,47 @@ static int assist_chan_call2_any(const char *body, const char *expect, char *rep
     err = assist_chan_write(hdr, ASSIST_WIRE2_HDR);
     if (err == 0)
         err = assist_chan_write(body, len);
-    if (err == 0)
+    return err;
+}
+
+/* PMI-2: reads the framed reply into reply[max] (NUL-terminated), which must
+ * be "cmd=<expect>;..." (any rc). A late spawn-response is dropped. */
+static int assist_chan_recv2(const char *expect, char *reply, size_t max)
+{
+    char hdr[32];
+    long rlen;
+    int err;
+
+    do {
         err = assist_chan_read_exact(hdr, ASSIST_WIRE2_HDR);
-    if (err != 0)
-        return err;
-    rlen = assist_wire2_len(hdr);
-    if (rlen < 0 || (size_t)rlen + 1 > max) {
-        fprintf(stderr, "dcfa assist: bad PMI-2 reply length '%.6s' from the process manager\n",
-                hdr);
-        return -EPROTO;
-    }
-    err = assist_chan_read_exact(reply, (size_t)rlen);
-    if (err != 0)
-        return err;
-    reply[rlen] = '\0';
+        if (err != 0)
+            return err;
+        rlen = assist_wire2_len(hdr);
+        if (rlen < 0 || (size_t)rlen + 1 > max) {
+            fprintf(stderr, "dcfa assist: bad PMI-2 reply length '%.6s' from the process manager\n",
+                    hdr);
+            return -EPROTO;
+        }
+        err = assist_chan_read_exact(reply, (size_t)rlen);
+        if (err != 0)
+            return err;
+        reply[rlen] = '\0';
+    } while (assist_st.spawn_late && strcmp(expect, "spawn-response") != 0 &&
+             assist_wire2_is(reply, "spawn-response"));
     if (!assist_wire2_is(reply, expect)) {
         fprintf(stderr, "dcfa assist: expected cmd=%s from the process manager, got '%s'\n", expect,
                 reply);
         return -EPROTO;
     }
     return 0;
+}
+
+/* assist_chan_send2 then assist_chan_recv2. */
+static int assist_chan_call2_any(const char *body, const char *expect, char *reply, size_t max)
+{
+    int err = assist_chan_send2(body);
+
+    return err != 0 ? err : assist_chan_recv2(expect, reply, max);
 }
 
 /* assist_chan_call2_any, and the reply must have rc=0 (or none). */
@@ -357,6 +385,7 @@ static int assist_choose_version(void)
 }
 
 static void assist_set_jobid(void);
+static int assist_slurm_appnum(void);
 
 /* The PMI-2 handshake: a PMI-1 init line asking for version 2, then
  * fullinit and job-getid in PMI-2 messages. */
@@ -388,8 +417,8 @@ static int assist_handshake2(void)
     }
     if (assist_wire2_get_int(line, "size", &v) == 0 && v >= 1 && v <= INT32_MAX)
         assist_st.size = (int)v;
-    if (assist_wire2_get_int(line, "appnum", &v) == 0 && v >= 0 && v <= INT32_MAX)
-        assist_st.appnum = (int)v; /* Slurm answers -1: application 0 */
+    if (assist_wire2_get_int(line, "appnum", &v) == 0 && v >= -1 && v <= INT32_MAX)
+        assist_st.appnum = (int)v; /* Slurm answers -1: assist_slurm_appnum */
     rc = assist_chan_call2("cmd=job-getid;", "job-getid-response", line, sizeof(line));
     if (rc != 0)
         return rc;
@@ -423,8 +452,8 @@ static int assist_handshake(void)
     rc = assist_chan_call("cmd=get_appnum\n", "appnum", line, sizeof(line));
     if (rc != 0)
         return rc;
-    if (assist_wire_get_int(line, "appnum", &v) == 0)
-        assist_st.appnum = (int)v;
+    if (assist_wire_get_int(line, "appnum", &v) == 0 && v >= -1 && v <= INT32_MAX)
+        assist_st.appnum = (int)v; /* Slurm answers -1: assist_slurm_appnum */
     rc = assist_chan_call("cmd=get_my_kvsname\n", "my_kvsname", line, sizeof(line));
     if (rc != 0)
         return rc;
@@ -493,6 +522,11 @@ int assist_init(int *rank, int *size, int *appnum)
     rc = assist_st.version == 2 ? assist_handshake2() : assist_handshake();
     if (rc != 0)
         goto fail_close;
+    /* Slurm's mpi/pmi2 plugin sets PMI_JOBID (Hydra and our mpirun do not) */
+    assist_st.slurm = port == NULL && !assist_st.own_daemon && getenv("PMI_JOBID") != NULL &&
+                      getenv("SLURM_JOB_ID") != NULL;
+    if (assist_st.appnum < 0)
+        assist_st.appnum = assist_slurm_appnum();
 done:
     assist_st.initialized = 1;
 out_values:
@@ -635,17 +669,13 @@ static int assist_get2(const char *key, char *value, int maxlen)
     return rc;
 }
 
-int assist_kvs_get(const char *key, char *value, int maxlen)
+/* assist_kvs_get with the lock held, once the channel is up. */
+static int assist_kvs_get_locked(const char *key, char *value, int maxlen)
 {
     char req[ASSIST_WIRE_LINE_MAX], reply[ASSIST_WIRE_LINE_MAX];
     int rc;
 
-    if (key == NULL || value == NULL || maxlen < 1 || !assist_wire_key_ok(key, ASSIST_KEY_MAX))
-        return -EINVAL;
-    pthread_mutex_lock(&assist_st.lock);
-    if (!assist_st.initialized) {
-        rc = -EINVAL;
-    } else if (assist_st.singleton) {
+    if (assist_st.singleton) {
         const char *v = assist_local_get(key);
         if (v == NULL) {
             rc = -ENOENT;
@@ -670,8 +700,47 @@ int assist_kvs_get(const char *key, char *value, int maxlen)
             }
         }
     }
+    return rc;
+}
+
+int assist_kvs_get(const char *key, char *value, int maxlen)
+{
+    int rc;
+
+    if (key == NULL || value == NULL || maxlen < 1 || !assist_wire_key_ok(key, ASSIST_KEY_MAX))
+        return -EINVAL;
+    pthread_mutex_lock(&assist_st.lock);
+    rc = assist_st.initialized ? assist_kvs_get_locked(key, value, maxlen) : -EINVAL;
     pthread_mutex_unlock(&assist_st.lock);
     return rc;
+}
+
+/* Slurm gives every process appnum -1, and starts the commands of a spawn as
+ * one srun --multi-prog, ranks in command order: the parent preputs the
+ * commands' process counts ("n0,n1,...", ASSIST_SPAWN_APPS_KEY) and a child
+ * finds its command from its rank. Anything else: application 0. */
+static int assist_slurm_appnum(void)
+{
+    char v[ASSIST_VALUE_MAX + 1];
+    const char *spawned = getenv("PMI_SPAWNED");
+    long first = 0;
+
+    if (spawned == NULL || strcmp(spawned, "1") != 0 ||
+        assist_kvs_get_locked(ASSIST_SPAWN_APPS_KEY, v, sizeof(v)) != 0)
+        return 0;
+    char *p = v, *end;
+    for (int app = 0; *p != '\0'; app++) {
+        long n = strtol(p, &end, 10);
+        if (end == p || n < 1)
+            break;
+        first += n;
+        if (assist_st.rank < first)
+            return app;
+        p = *end == ',' ? end + 1 : end;
+    }
+    fprintf(stderr, "dcfa assist: rank %d is in no command of '%s' (%s): appnum 0\n",
+            assist_st.rank, v, ASSIST_SPAWN_APPS_KEY);
+    return 0;
 }
 
 /* ---- end of job ----------------------------------------------------------- */
@@ -1323,10 +1392,168 @@ static void assist_spawn_codes(int *errcodes, int ncmds, const assist_spawn_cmd 
     }
 }
 
+/* ---- spawn under Slurm ------------------------------------------------------------ */
+
+/* Slurm's mpi/pmi2 plugin runs one srun for a spawn. Several commands become
+ * "srun --multi-prog FILE": each command and its arguments written on a line
+ * of FILE joined by blanks, and slurmstepd splits the line again, taking '\'
+ * as an escape of the next character and '...' as a quote, and replacing
+ * "%t" / "%o" (Slurm's src/plugins/mpi/pmi2/spawn.c, _exec_srun_multiple, and
+ * src/slurmd/slurmstepd/multi_prog.c). Every process gets appnum -1 there.
+ * For such a spawn the programs and arguments travel escaped, and the
+ * commands' process counts are preput (assist_slurm_appnum). */
+#define ASSIST_SLURM_MP_ARGS 126 /* slurmstepd's argv of 128 pointers: program + 126 + NULL */
+
+struct assist_slurm_spawn {
+    assist_spawn_cmd *cmds; /* copies of the commands, escaped */
+    char **argvs;           /* the escaped arguments, every command's, each list NULL-ended */
+    char **strs;            /* the escaped strings, for free */
+    int nstrs;
+    const char **keys, **vals; /* the preput pairs and ASSIST_SPAWN_APPS_KEY */
+    char apps[ASSIST_VALUE_MAX + 1];
+};
+
+/* s as slurmstepd reads it back: blanks, '\\', '\'' and '%' escaped, "" as '';
+ * NULL for a newline (FILE's lines) or out of memory. */
+static char *assist_slurm_escape(const char *s)
+{
+    char *out = malloc(2 * strlen(s) + 3), *o = out;
+
+    if (out == NULL || *s == '\0') {
+        if (out != NULL)
+            snprintf(out, 3, "''");
+        return out;
+    }
+    for (; *s != '\0'; s++) {
+        if (*s == '\n') {
+            free(out);
+            errno = EINVAL;
+            return NULL;
+        }
+        if (isspace((unsigned char)*s) || *s == '\\' || *s == '\'' || *s == '%')
+            *o++ = '\\';
+        *o++ = *s;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void assist_slurm_spawn_free(struct assist_slurm_spawn *ss)
+{
+    for (int i = 0; i < ss->nstrs; i++)
+        free(ss->strs[i]);
+    free(ss->strs);
+    free(ss->argvs);
+    free(ss->cmds);
+    free(ss->keys);
+    free(ss->vals);
+    memset(ss, 0, sizeof(*ss));
+}
+
+/* Prepares ss for a spawn of ncmds > 1 commands under Slurm (see above): 0, or
+ * -EINVAL / -ENOMEM with errmsg. */
+static int assist_slurm_spawn_prep(struct assist_slurm_spawn *ss, int ncmds,
+                                   const assist_spawn_cmd *cmds, int npreput,
+                                   const char *const *keys, const char *const *vals,
+                                   char *errmsg, size_t errlen)
+{
+    int nargs = 0, a, k = 0;
+    size_t len = 0;
+
+    for (int i = 0; i < ncmds; i++)
+        for (a = 0; cmds[i].argv != NULL && cmds[i].argv[a] != NULL; a++)
+            nargs++;
+    ss->cmds = calloc((size_t)ncmds, sizeof(*ss->cmds));
+    ss->argvs = calloc((size_t)(nargs + ncmds), sizeof(*ss->argvs));
+    ss->strs = calloc((size_t)(nargs + ncmds), sizeof(*ss->strs));
+    ss->keys = calloc((size_t)npreput + 1, sizeof(*ss->keys));
+    ss->vals = calloc((size_t)npreput + 1, sizeof(*ss->vals));
+    if (ss->cmds == NULL || ss->argvs == NULL || ss->strs == NULL || ss->keys == NULL ||
+        ss->vals == NULL)
+        goto oom;
+    for (int i = 0; i < ncmds; i++) {
+        const assist_spawn_cmd *c = &cmds[i];
+        char *e = assist_slurm_escape(c->command);
+        ss->cmds[i] = *c;
+        ss->cmds[i].argv = ss->argvs + k;
+        if (e == NULL)
+            goto bad;
+        ss->strs[ss->nstrs++] = e;
+        ss->cmds[i].command = e;
+        for (a = 0; c->argv != NULL && c->argv[a] != NULL; a++) {
+            if (a == ASSIST_SLURM_MP_ARGS) {
+                assist_errmsg(errmsg, errlen,
+                              "spawn: command %d ('%.100s') has more than %d arguments: Slurm's "
+                              "srun --multi-prog, which starts the commands of "
+                              "MPI_Comm_spawn_multiple, takes no more",
+                              i, c->command, ASSIST_SLURM_MP_ARGS);
+                assist_slurm_spawn_free(ss);
+                return -EINVAL;
+            }
+            if ((e = assist_slurm_escape(c->argv[a])) == NULL)
+                goto bad;
+            ss->strs[ss->nstrs++] = e;
+            ss->argvs[k++] = e;
+        }
+        ss->argvs[k++] = NULL;
+        if (len < sizeof(ss->apps))
+            len += (size_t)snprintf(ss->apps + len, sizeof(ss->apps) - len, "%s%d",
+                                    i > 0 ? "," : "", c->maxprocs);
+    }
+    if (len >= sizeof(ss->apps)) {
+        assist_errmsg(errmsg, errlen, "spawn: %d commands are too many under Slurm", ncmds);
+        assist_slurm_spawn_free(ss);
+        return -EINVAL;
+    }
+    for (k = 0; k < npreput; k++) {
+        ss->keys[k] = keys[k];
+        ss->vals[k] = vals[k];
+    }
+    ss->keys[npreput] = ASSIST_SPAWN_APPS_KEY;
+    ss->vals[npreput] = ss->apps;
+    return 0;
+bad:
+    if (errno != ENOMEM) {
+        assist_errmsg(errmsg, errlen,
+                      "spawn: a program or argument holds a newline, which Slurm's srun "
+                      "--multi-prog (that starts the commands of MPI_Comm_spawn_multiple) "
+                      "cannot take");
+        assist_slurm_spawn_free(ss);
+        return -EINVAL;
+    }
+oom:
+    assist_errmsg(errmsg, errlen, "spawn: out of memory");
+    assist_slurm_spawn_free(ss);
+    return -ENOMEM;
+}
+
+/* Slurm's plugin answers a spawn only once the children's srun has its step:
+ * when that srun fails (no CPUs left for the step, ...), no answer ever
+ * comes. Waits DCFA_SPAWN_TIMEOUT for it: 0, -ETIMEDOUT with errmsg (the
+ * answer, if it comes later, is dropped), or another -errno. */
+static int assist_slurm_spawn_wait(int total, char *errmsg, size_t errlen)
+{
+    int s = util_cfg.spawn_timeout > 0 ? util_cfg.spawn_timeout : 60;
+    int rc = assist_chan_wait(s > INT_MAX / 1000 ? INT_MAX : s * 1000);
+
+    if (rc == -ETIMEDOUT) {
+        assist_st.spawn_late = 1;
+        assist_errmsg(errmsg, errlen,
+                      "spawn: Slurm's mpi/pmi2 gave no answer within %d s (DCFA_SPAWN_TIMEOUT): "
+                      "the srun it started for the %d new processes failed or waits for CPUs "
+                      "(its error is on the job's stderr); run the parent in an allocation with "
+                      "room for them, steps sharing it (salloc -n N, srun --overlap)",
+                      s, total);
+    }
+    return rc;
+}
+
 int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const char *const *keys,
                  const char *const *vals, int *errcodes, char *errmsg, size_t errlen)
 {
     struct assist_text t = {0};
+    struct assist_slurm_spawn ss = {0};
+    const assist_spawn_cmd *wcmds = cmds; /* the commands as they go on the wire */
     char *reply = NULL, list[ASSIST_WIRE_LINE_MAX], msg[ASSIST_WIRE_LINE_MAX] = "";
     const size_t rmax = 64 * 1024;
     long prc = 0, err = 0, errcmd = -1;
@@ -1349,6 +1576,17 @@ int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const cha
     }
     rc = assist_spawn_check(ncmds, cmds, npreput, keys, vals, assist_st.version, &total, errmsg,
                             errlen);
+    if (rc == 0 && assist_st.slurm && ncmds > 1) {
+        rc = assist_slurm_spawn_prep(&ss, ncmds, cmds, npreput, keys, vals, errmsg, errlen);
+        if (rc == 0) {
+            wcmds = ss.cmds;
+            keys = ss.keys;
+            vals = ss.vals;
+            npreput++;
+            rc = assist_spawn_check(ncmds, wcmds, npreput, keys, vals, assist_st.version, &total,
+                                    errmsg, errlen);
+        }
+    }
     if (rc != 0)
         goto out_codes;
     reply = malloc(rmax);
@@ -1358,9 +1596,9 @@ int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const cha
         goto out_codes;
     }
     if (assist_st.version == 2)
-        assist_spawn_text2(&t, ncmds, cmds, npreput, keys, vals);
+        assist_spawn_text2(&t, ncmds, wcmds, npreput, keys, vals);
     else
-        assist_spawn_text1(&t, ncmds, cmds, npreput, keys, vals);
+        assist_spawn_text1(&t, ncmds, wcmds, npreput, keys, vals);
     if (!t.oom && t.len > ASSIST_SPAWN_TEXT_MAX) {
         rc = -EINVAL;
         assist_errmsg(errmsg, errlen, "spawn: the request is too long (%zu bytes, at most %d)",
@@ -1368,7 +1606,11 @@ int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const cha
         goto out_codes;
     }
     if (assist_st.version == 2) {
-        rc = t.oom ? -ENOMEM : assist_chan_call2_any(t.data, "spawn-response", reply, rmax);
+        rc = t.oom ? -ENOMEM : assist_chan_send2(t.data);
+        if (rc == 0 && assist_st.slurm)
+            rc = assist_slurm_spawn_wait(total, errmsg, errlen);
+        if (rc == 0)
+            rc = assist_chan_recv2("spawn-response", reply, rmax);
         if (rc == 0) {
             if (assist_wire2_get_int(reply, "rc", &prc) != 0)
                 prc = 0;
@@ -1381,6 +1623,8 @@ int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const cha
         }
     } else {
         rc = t.oom ? -ENOMEM : assist_chan_write(t.data, t.len);
+        if (rc == 0 && assist_st.slurm)
+            rc = assist_slurm_spawn_wait(total, errmsg, errlen);
         if (rc == 0)
             rc = assist_chan_read_line(reply, ASSIST_WIRE_LINE_MAX);
         if (rc == 0 && !assist_wire_is(reply, "spawn_result")) {
@@ -1398,7 +1642,8 @@ int assist_spawn(int ncmds, const assist_spawn_cmd *cmds, int npreput, const cha
         }
     }
     if (rc != 0) {
-        assist_errmsg(errmsg, errlen, "spawn: the PMI exchange failed: %s", strerror(-rc));
+        if (rc != -ETIMEDOUT) /* else assist_slurm_spawn_wait said why */
+            assist_errmsg(errmsg, errlen, "spawn: the PMI exchange failed: %s", strerror(-rc));
         goto out_codes;
     }
     if (prc != 0) {
@@ -1415,6 +1660,7 @@ out_codes:
         assist_spawn_codes(errcodes, ncmds, cmds, rc, -1, NULL);
 out:
     pthread_mutex_unlock(&assist_st.lock);
+    assist_slurm_spawn_free(&ss);
     free(t.data);
     free(reply);
     return rc;

@@ -76,7 +76,7 @@ const util_tunable util_tunables[] = {
     {"DCFA_COLL_REDUCE_SCATTER_LONG", UTIL_T_SIZE, &util_cfg.coll_reduce_scatter_long, "262144", NULL,
      "reduce_scatter of a vector of at least this many bytes (commutative op) uses the pairwise exchange", UTIL_TF_AGREE},
     {"DCFA_SPAWN_TIMEOUT", UTIL_T_INT, &util_cfg.spawn_timeout, "60", NULL,
-     "seconds MPI_Comm_spawn waits for the started processes to connect back before it fails with MPI_ERR_SPAWN"},
+     "seconds MPI_Comm_spawn waits for the started processes to connect back before it fails with MPI_ERR_SPAWN (under Slurm also for Slurm's answer to the spawn)"},
     {"DCFA_CTX_WAIT", UTIL_T_INT, &util_cfg.ctx_wait, "60", NULL,
      "seconds a message for a context (communicator) this process does not know may wait for it to be created; then it is reported as an error naming the sender"},
     {"DCFA_IO_CB_BUFFER", UTIL_T_SIZE, &util_cfg.io_cb_buffer, "16777216", NULL,

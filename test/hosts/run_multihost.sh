@@ -256,7 +256,7 @@ st_slurm() {
         [ $INSTALL = 1 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null 2>&1
     fi
     "$REPO/test/slurm/slurm_test.sh" "$PMI_BASIC" "$PMI_ABORT" "$MPIT/comm_split_type" "$MPIT/sendrecv" \
-        "$MPIT/coll_bcast" >"$TMP/slurm.log" 2>&1
+        "$MPIT/coll_bcast" "$MPIT/spawn_basic" "$MPIT/spawn_multiple" >"$TMP/slurm.log" 2>&1
     grep -E "^(PASS|FAIL)" "$TMP/slurm.log" | sed 's/^/  /'
     local p f
     p=$(tail -n 1 "$TMP/slurm.log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')

@@ -5,12 +5,20 @@
 #   srun --mpi=pmi2 -n 4 PROGRAM        with DCFA_PMI_VERSION=1 (Slurm's pmi2
 #                                       plugin serves PMI-1 too)
 #   srun --mpi=pmi1 ...                 where Slurm offers that plugin
+#   salloc -n 4 srun --overlap --mpi=pmi2 -n 1|2 SPAWN_PROGRAM
+#                                       MPI_Comm_spawn: Slurm's plugin runs
+#                                       srun for the children, a step of the
+#                                       same allocation (docs/dpm.md)
+#   srun --mpi=pmi2 -n 1 SPAWN_PROGRAM  no CPU left for the children: the
+#                                       spawn fails with MPI_ERR_SPAWN, soon
 # and every daemon it started is stopped at the end, even on failure.
 #
 #   test/slurm/slurm_test.sh PMI_BASIC PMI_ABORT [MPI_PROGRAM...]
 #
 # PMI_BASIC/PMI_ABORT: test/launcher's programs; MPI_PROGRAMs: test/mpi
-# programs (each must print " No Errors"). Needs root and Debian's slurmctld,
+# programs (each must print " No Errors"); those named spawn_* are parents
+# of a spawn and run as above instead of -n 4. After each run no process of
+# the program may be left, nor /dev/shm entries. Needs root and Debian's slurmctld,
 # slurmd, slurm-client and munge (apt-get install -y slurmctld slurmd
 # slurm-client munge). If Slurm cannot be started this FAILS loudly: it is
 # never skipped. Last line: "N passed, N failed".
@@ -120,7 +128,34 @@ done
 [ $up = 1 ] || fatal "the node did not come up: $(timeout 5 sinfo 2>&1 | tr '\n' ' ')"
 say "Slurm $(srun --version 2>&1) is up on $HOST (mpi plugins: $(srun --mpi=list 2>&1 | tr -s ' \n' ' '))"
 
-# srun_ok NAME EXPECT_STATUS [env...] -- srun args...: runs, checks status and " No Errors"
+# Slurm's mpi/pmi2 writes the srun --multi-prog file of a spawn of several
+# commands as /tmp/<pid>.XXXXXX and never removes it: the new ones go.
+drop_multiprog() {
+    local f
+    for f in $(ls /tmp | grep -E '^[0-9]+\.[A-Za-z0-9]{6}$' | grep -vxF -f "$DIR/tmp.before"); do
+        head -n 1 "/tmp/$f" 2>/dev/null | grep -Eq '^[0-9]+(-[0-9]+)?  ' && rm -f "/tmp/$f"
+    done
+}
+
+# the processes running PROGRAM still there (two seconds to go, after a spawn)
+left_procs() {
+    local p left
+    for _ in $(seq 1 20); do
+        left=
+        for p in $(pgrep -f -- "$1"); do
+            [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$1" ] && left+="$p "
+        done
+        [ -z "$left" ] && return 0
+        sleep 0.1
+    done
+    echo "$left"
+}
+
+# srun_case NAME EXPECT_STATUS [env...] -- srun args...: runs, checks status and " No Errors"
+# (EXPECT_STATUS "fail": any but 0 and timeout's 124); LAUNCH (default: srun) is what runs
+# the args; each line of ERR_MUST must be in the stderr
+LAUNCH=(srun --quiet)
+ERR_MUST=
 srun_case() {
     local name=$1 want=$2
     shift 2
@@ -128,15 +163,26 @@ srun_case() {
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     ls /dev/shm >"$DIR/shm.before"
-    env "${envs[@]}" timeout 120 srun --quiet "$@" >"$DIR/out" 2>"$DIR/err" </dev/null
+    ls /tmp >"$DIR/tmp.before"
+    env "${envs[@]}" timeout 120 "${LAUNCH[@]}" "$@" >"$DIR/out" 2>"$DIR/err" </dev/null
     local got=$?
     sleep 0.2
+    drop_multiprog
     # nobody removes a job's files under Slurm: the library must leave none
     local leaked
     leaked=$(ls /dev/shm | grep '^dcfa-k' | grep -vxF -f "$DIR/shm.before" | tr '\n' ' ')
     if [ -n "$leaked" ]; then
         bad "$name: left in /dev/shm: $leaked ($(head -c 300 "$DIR/err"))"
         return 1
+    fi
+    local prog=${*: -1} left
+    left=$(left_procs "$prog")
+    if [ -n "$left" ]; then
+        bad "$name: processes of $prog left: $left"
+        return 1
+    fi
+    if [ "$want" = fail ] && [ "$got" != 0 ] && [ "$got" != 124 ]; then
+        want=$got
     fi
     if [ "$got" != "$want" ]; then
         bad "$name: exit status $got, expected $want: $(head -c 600 "$DIR/err") $(head -c 300 "$DIR/out")"
@@ -146,6 +192,13 @@ srun_case() {
         bad "$name: no ' No Errors': $(head -c 600 "$DIR/out") $(head -c 600 "$DIR/err")"
         return 1
     fi
+    local line
+    while read -r line; do
+        if [ -n "$line" ] && ! grep -qF -- "$line" "$DIR/err"; then
+            bad "$name: no '$line' in the stderr: $(head -c 900 "$DIR/err")"
+            return 1
+        fi
+    done <<<"$ERR_MUST"
     ok "$name"
 }
 
@@ -163,10 +216,39 @@ srun_case "pmi2 plugin, PMI-1 client" 0 DCFA_PMI_VERSION=1 -- --mpi=pmi2 -n 4 "$
 env timeout 120 srun --quiet --mpi=pmi2 -n 3 "$PMI_ABORT" >"$DIR/out" 2>"$DIR/err" </dev/null
 st=$?
 if [ $st != 0 ] && [ $st != 124 ]; then ok "pmi2 abort (status $st)"; else bad "pmi2 abort: status $st"; fi
+SPAWN_PROGS=()
 for prog in "${MPI_PROGS[@]}"; do
+    case $(basename "$prog") in spawn_*) SPAWN_PROGS+=("$prog"); continue ;; esac
     srun_case "pmi2 $(basename "$prog") -n 4" 0 DCFA_X=1 -- --mpi=pmi2 -n 4 "$prog"
     srun_case "pmi2 PMI-1 $(basename "$prog") -n 4" 0 DCFA_PMI_VERSION=1 -- --mpi=pmi2 -n 4 "$prog"
 done
+# MPI_Comm_spawn: the plugin runs "srun --mpi=pmi2 --ntasks=N PROGRAM" (several commands:
+# --multi-prog) with the environment of ours, a step of the same job: the allocation
+# holds parents and children (4 CPUs), and SLURM_OVERLAP=1 lets the children's step
+# share the CPUs of the parents' one (both run at once)
+LAUNCH=(salloc --quiet -n 4 srun --quiet --overlap)
+for prog in "${SPAWN_PROGS[@]}"; do
+    b=$(basename "$prog")
+    srun_case "pmi2 spawn: $b -n 1" 0 SLURM_OVERLAP=1 -- --mpi=pmi2 -n 1 "$prog"
+    srun_case "pmi2 spawn: $b -n 2" 0 SLURM_OVERLAP=1 -- --mpi=pmi2 -n 2 "$prog"
+    srun_case "pmi2 spawn, PMI-1 client: $b -n 1" 0 SLURM_OVERLAP=1 DCFA_PMI_VERSION=1 -- \
+        --mpi=pmi2 -n 1 "$prog"
+done
+LAUNCH=(srun --quiet)
+# no room: srun -n 1 makes a job of 1 CPU, the children's srun cannot have its step and
+# exits, and Slurm's plugin never answers the spawn; it fails after DCFA_SPAWN_TIMEOUT
+# with MPI_ERR_SPAWN and says why
+if [ ${#SPAWN_PROGS[@]} -gt 0 ]; then
+    t0=$(date +%s)
+    ERR_MUST="Slurm's mpi/pmi2 gave no answer within 5 s (DCFA_SPAWN_TIMEOUT)
+MPI_ERR_SPAWN"
+    srun_case "pmi2 spawn without room: MPI_ERR_SPAWN" fail DCFA_SPAWN_TIMEOUT=5 -- \
+        --mpi=pmi2 -n 1 "${SPAWN_PROGS[0]}"
+    ERR_MUST=
+    t=$(($(date +%s) - t0))
+    [ $t -le 40 ] && ok "pmi2 spawn without room: failed in $t s" ||
+        bad "pmi2 spawn without room: took $t s"
+fi
 if srun --mpi=list 2>&1 | grep -qw pmi1; then
     srun_case "pmi1 pmi_basic -n 4" 0 DCFA_PMI_VERSION=1 -- --mpi=pmi1 -n 4 "$PMI_BASIC"
 else

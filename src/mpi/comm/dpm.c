@@ -516,7 +516,7 @@ int mpii_comm_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[
         int rc = bad ? MPI_ERR_SPAWN : mpii_port_open(port);
         if (rc == MPI_SUCCESS) {
             const char *pk[1] = {DPM_PARENT_KEY}, *pv[1] = {port};
-            char why[256] = "";
+            char why[1024] = "";
             int src = total == 0 ? 0 : assist_spawn(count, sc, 1, pk, pv, ec, why, sizeof why);
             if (src != 0) {
                 util_log("MPI_Comm_spawn: the process manager did not start %s: %s", cmds[0],
