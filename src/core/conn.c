@@ -29,10 +29,11 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     c->fab = f;
     snprintf(c->why, sizeof c->why, "%s", why);
     c->has_rdma = f->caps->bulk;
-    /* positions start at the ring base (0; near the 32-bit wrap when a test asks); no
-     * credit until ready */
+    /* the fabric's ring size; positions start at the ring base (0; near the 32-bit wrap when
+     * a test asks); no credit until ready */
+    c->nblocks = f->caps->nblocks ? f->caps->nblocks : core_s.nblocks;
     c->tx_count = c->tx_limit = c->rx_count = c->rx_freed = c->rx_advertised = c->credit_seen =
-        core_s.fp.ring_base;
+        fab_ring_base(core_s.fp.ring_start, c->nblocks);
     util_queue_init(&c->backlog);
     void *rx = NULL;
     int rc = f->ops->connect(lpid, card, passive, c, &c->fc, &rx);
@@ -59,7 +60,7 @@ void core_conn_ready(void *ctx, int status)
     c->ready = 1;
     if (c->fab->caps->tx_mapped)
         c->tx_ring = c->fab->ops->tx_block(c->fc, 0);
-    c->tx_limit = c->credit_seen + core_s.nblocks;
+    c->tx_limit = c->credit_seen + c->nblocks;
 }
 
 core_conn *core_conn_get(int lpid)
@@ -109,7 +110,7 @@ _Static_assert(WIRE_TYPE_MAX < sizeof core_st.sent / sizeof core_st.sent[0],
 static inline wire_hdr *core_conn_tx_at(core_conn *c)
 {
     if (c->tx_ring)
-        return (wire_hdr *)(c->tx_ring + (size_t)(c->tx_count & (core_s.nblocks - 1)) * core_s.block_size);
+        return (wire_hdr *)(c->tx_ring + (size_t)(c->tx_count & (c->nblocks - 1)) * core_s.block_size);
     return c->fab->ops->tx_block(c->fc, c->tx_count);
 }
 
@@ -117,8 +118,8 @@ wire_hdr *core_conn_tx_begin(core_conn *c, size_t len, int control)
 {
     /* a packet needs its blocks + for data the one kept for SYNC */
     uint32_t k = core_blocks((uint32_t)len);
-    uint32_t at = c->tx_count & (core_s.nblocks - 1);
-    uint32_t pad = at + k > core_s.nblocks ? core_s.nblocks - at : 0;
+    uint32_t at = c->tx_count & (c->nblocks - 1);
+    uint32_t pad = at + k > c->nblocks ? c->nblocks - at : 0;
     int32_t credit = (int32_t)(c->tx_limit - c->tx_count);
     if (pad) {
         /* the rest of the ring first: a PAD, as soon as its blocks are free (a SYNC never
@@ -262,10 +263,10 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
         why = "unknown packet type";
     else if (h->type != WIRE_PAD && h->len > core_payload_max())
         why = "payload longer than the largest packet";
-    else if ((c->rx_count & (core_s.nblocks - 1)) + core_blocks(h->len) > core_s.nblocks)
+    else if ((c->rx_count & (c->nblocks - 1)) + core_blocks(h->len) > c->nblocks)
         why = "packet past the ring's end";
     else if (h->type == WIRE_PAD &&
-             (c->rx_count & (core_s.nblocks - 1)) + core_blocks(h->len) != core_s.nblocks)
+             (c->rx_count & (c->nblocks - 1)) + core_blocks(h->len) != c->nblocks)
         why = "padding that does not end at the ring's end";
     else if ((h->type == WIRE_RTS || h->type == WIRE_RTR) && h->len != sizeof(wire_rndv))
         why = "bad rendezvous payload size";
@@ -343,10 +344,10 @@ static void core_dispatch(core_conn *c, const wire_hdr *h)
 static void core_conn_free_blocks(core_conn *c)
 {
     while (c->rx_freed != c->rx_count) {
-        uint32_t at = c->rx_freed & (core_s.nblocks - 1);
+        uint32_t at = c->rx_freed & (c->nblocks - 1);
         uint8_t *b = c->rx_ring + (size_t)at * core_s.block_size;
         uint32_t k = core_blocks(((const wire_hdr *)b)->len);
-        if (k > c->rx_count - c->rx_freed || at + k > core_s.nblocks)
+        if (k > c->rx_count - c->rx_freed || at + k > c->nblocks)
             util_die("malformed packet from process %d: a header changed after it arrived; "
                      "aborting: the connection is corrupt", c->lpid);
         for (uint32_t j = 1; j < k; j++)
@@ -361,14 +362,14 @@ static void core_conn_free_blocks(core_conn *c)
  * below what its next packet may need: it wants a SYNC */
 static inline int core_conn_peer_low(const core_conn *c)
 {
-    return (int32_t)(c->rx_advertised + core_s.nblocks - c->rx_count) < (int32_t)core_s.sync_below;
+    return (int32_t)(c->rx_advertised + c->nblocks - c->rx_count) < (int32_t)core_s.sync_below;
 }
 
 int core_progress_conn(core_conn *c)
 {
     int events = 0;
     for (;;) {
-        wire_hdr *h = (wire_hdr *)(c->rx_ring + (size_t)(c->rx_count & (core_s.nblocks - 1)) * core_s.block_size);
+        wire_hdr *h = (wire_hdr *)(c->rx_ring + (size_t)(c->rx_count & (c->nblocks - 1)) * core_s.block_size);
         uint32_t mark = atomic_load_explicit((_Atomic uint32_t *)&h->mark, memory_order_acquire);
         if (mark != c->rx_count + 1)
             break;
@@ -379,7 +380,7 @@ int core_progress_conn(core_conn *c)
         if ((int32_t)(h->credit - c->credit_seen) > 0) {
             c->credit_seen = h->credit;
             if (c->ready)
-                c->tx_limit = h->credit + core_s.nblocks;
+                c->tx_limit = h->credit + c->nblocks;
         }
         core_st.received[h->type]++;
         uint32_t k = core_blocks(h->len);
@@ -398,7 +399,7 @@ int core_progress_conn(core_conn *c)
      * in an endpoint kept open until every process passed the fence at close (ofi). Once
      * both FINs are through, neither side sends anything else: no SYNC either */
     if (c->rx_freed != c->rx_count &&
-        (events == 0 || c->sync_wanted || c->rx_count - c->rx_freed >= core_s.nblocks / 2))
+        (events == 0 || c->sync_wanted || c->rx_count - c->rx_freed >= c->nblocks / 2))
         core_conn_free_blocks(c);
     /* Where a packet is a fabric operation (no mapped ring: ofi, a write and a completion on
      * both sides), the SYNC waits for a later progress pass: a packet the process sends to

@@ -198,19 +198,6 @@ int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen)
     return rc;
 }
 
-/* the ring position of a connection's first packet: `start` blocks (whole rings) before the
- * 32-bit positions wrap, so that a test crosses the wrap after a few laps */
-static uint32_t core_ring_base(int start)
-{
-    if (start <= 0)
-        return 0;
-    uint64_t n = ((uint64_t)start + core_s.nblocks - 1) / core_s.nblocks * core_s.nblocks;
-    if (n < 2 * (uint64_t)core_s.nblocks) /* a first lap ending at the wrap would expect mark 0
-                                              where the new ring has zeros */
-        n = 2 * (uint64_t)core_s.nblocks;
-    return (uint32_t)((UINT64_C(1) << 32) - (n < (UINT64_C(1) << 31) ? n : UINT64_C(1) << 31));
-}
-
 int core_init(const core_params *p)
 {
     memset(&core_s, 0, sizeof core_s);
@@ -232,7 +219,8 @@ int core_init(const core_params *p)
                              .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
                              .block_size = core_s.block_size, .use_cma = util_cfg.cma,
                              .inline_limit = util_cfg.inline_limit,
-                             .ring_base = core_ring_base(util_cfg.ring_start), .up = &core_upcalls,
+                             .ring_start = util_cfg.ring_start > 0 ? (uint32_t)util_cfg.ring_start : 0,
+                             .up = &core_upcalls,
                              .fence = p->kvs.fence};
     if (p->nprocs > 1)
         return core_fabrics_publish();
@@ -747,7 +735,7 @@ void core_dump_pending(void)
         util_log("  connection to process %d over %s (%s; %s)%s: credit %d of %u, %s backlog, sent seq %u, "
                  "received seq %u",
                  c->lpid, c->fab->ops->name, c->fab->caps->provider, c->why,
-                 c->ready ? "" : ", still connecting", (int)(c->tx_limit - c->tx_count), core_s.nblocks,
+                 c->ready ? "" : ", still connecting", (int)(c->tx_limit - c->tx_count), c->nblocks,
                  util_queue_empty(&c->backlog) ? "empty" : "non-empty", c->tx_msg_seq, c->rx_msg_seq);
     }
     if (!n)

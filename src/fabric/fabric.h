@@ -89,8 +89,8 @@ typedef struct fab_params {
     size_t block_size;      /* bytes per block, a multiple of 64 */
     int use_cma;            /* shm: single-copy bulk transfers allowed */
     size_t inline_limit;    /* DCFA_INLINE_LIMIT: payload bytes sent inline (inject) */
-    uint32_t ring_base;     /* ring position of every connection's first packet, a multiple of
-                               nblocks: 0, or near the 32-bit wrap (DCFA_RING_START, a test) */
+    uint32_t ring_start;    /* 0, or (a test, DCFA_RING_START) this many blocks before the
+                               32-bit positions wrap: see fab_ring_base */
     const fab_upcalls *up;
     /* a job-wide barrier (the key/value exchange's) a fabric may use in close(); every
      * process that opened the fabric calls close() */
@@ -108,7 +108,25 @@ typedef struct fab_caps {
     size_t max_bulk;        /* largest single read()/write() */
     int tx_mapped;          /* the tx block is the peer's ring itself: see tx_block() */
     unsigned poll_interval; /* call poll() every this many progress passes (a power of two) */
+    unsigned nblocks;       /* blocks of its receive rings, a power of two >= params.nblocks
+                               (0: params.nblocks) */
 } fab_caps;
+
+/* The ring position of a connection's first packet, for rings of nblocks blocks: 0, or
+ * `start` blocks (whole rings, at least two) before the 32-bit positions wrap, so that a
+ * test crosses the wrap after a few laps (a first lap ending at the wrap would expect the
+ * mark 0 where a new ring has zeros). Both ends of a connection compute the same. */
+static inline uint32_t fab_ring_base(uint32_t start, uint32_t nblocks)
+{
+    if (start == 0)
+        return 0;
+    uint64_t n = ((uint64_t)start + nblocks - 1) / nblocks * nblocks;
+    if (n < 2 * (uint64_t)nblocks)
+        n = 2 * (uint64_t)nblocks;
+    if (n > (UINT64_C(1) << 31))
+        n = UINT64_C(1) << 31;
+    return (uint32_t)((UINT64_C(1) << 32) - n);
+}
 
 /* A registration: what a peer needs to reach [buf, buf+len) one-sidedly.
  * addr is the address a peer passes for `buf` (the virtual address, or an

@@ -107,6 +107,8 @@ const util_tunable util_tunables[] = {
      "ofi: rendezvous reads and writes go out of an endpoint of their own to the peer's bulk endpoint, so ring packets and read requests never queue behind another transfer's data (not with FI_MR_ENDPOINT providers); off by default: over tcp between hosts it measured slower both ways (docs/fabric.md)"},
     {"DCFA_RING_START", UTIL_T_INT, &util_cfg.ring_start, "0", NULL,
      "a test of the 32-bit ring positions: every connection's first packet goes this many ring blocks (rounded up to whole rings) before the positions wrap; 0: positions start at 0", UTIL_TF_AGREE},
+    {"DCFA_OFI_MAX_CREDIT", UTIL_T_INT, &util_cfg.ofi_max_credit, "2048", NULL,
+     "blocks in each ofi connection's receive ring (and its staging ring): DCFA_MAX_CREDIT's ring doubled until it has at least this many; across a network a ring of 32 KiB held too few 8-16 KiB messages to keep the link busy (docs/fabric.md)", UTIL_TF_AGREE},
     {"DCFA_OFI_TAIL", UTIL_T_BOOL, &util_cfg.ofi_tail, "1", NULL,
      "ofi: packets go into a peer's ring as one write that carries its own tail marker, with no completion on either side, where the provider applies a write's bytes in order within the receiver's progress (tcp); 0: every ring write carries remote CQ data (docs/fabric.md)"},
     {"DCFA_MR_CACHE", UTIL_T_INT, &util_cfg.mr_cache, "128", NULL,

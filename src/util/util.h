@@ -147,6 +147,7 @@ typedef struct util_config {
     const char *ofi_iface;      /* DCFA_OFI_IFACE: network interface (libfabric domain) */
     int mr_cache;               /* DCFA_MR_CACHE: registrations kept cached per fabric */
     int ofi_split;              /* DCFA_OFI_SPLIT: bulk transfers on endpoints of their own */
+    int ofi_max_credit;         /* DCFA_OFI_MAX_CREDIT: blocks of an ofi connection's rings */
     int ofi_tail;               /* DCFA_OFI_TAIL: tail-marked ring writes where the provider allows */
     int ring_start;             /* DCFA_RING_START: ring positions start this far before the wrap */
 } util_config;

@@ -94,9 +94,11 @@ static void put_packet(uint32_t kind, uint32_t len, uint64_t a, uint64_t b)
     tx_pos++;
 }
 
+static unsigned ring_blocks = NBLOCKS; /* the fabric's (caps.nblocks) */
+
 static pkt *get_packet(void)
 {
-    pkt *p = (pkt *)((char *)rx + (size_t)(rx_pos % NBLOCKS) * BLOCK);
+    pkt *p = (pkt *)((char *)rx + (size_t)(rx_pos % ring_blocks) * BLOCK);
     uint64_t until = util_now_ns() + 20000000000ull;
     while (atomic_load_explicit((_Atomic fab_mark *)&p->mark, memory_order_acquire) != rx_pos + 1) {
         F->poll();
@@ -112,6 +114,9 @@ static pkt *get_packet(void)
             CHECK(0, "packet %u byte %u wrong: incomplete when its mark was set?", rx_pos, i);
             break;
         }
+    /* consumed: as the core does before it advertises the block */
+    if (F->rx_free && !F->caps()->tx_mapped)
+        F->rx_free(conn, rx_pos, p, 1);
     rx_pos++;
     return p;
 }
@@ -260,6 +265,11 @@ static int rank_main(int rank, int both_start)
     wait_until(&ready, "the connection");
     CHECK(both_start || rank == 0 || incoming_seen, "the passive side was not handed the request");
     CHECK(rx != NULL, "no receive ring");
+    if (caps->nblocks) {
+        CHECK(caps->nblocks >= NBLOCKS && (caps->nblocks & (caps->nblocks - 1)) == 0,
+              "caps.nblocks %u", caps->nblocks);
+        ring_blocks = caps->nblocks;
+    }
     if (caps->tx_mapped)
         CHECK((char *)F->tx_block(conn, 3) == (char *)F->tx_block(conn, 0) + 3 * BLOCK &&
                   F->tx_block(conn, NBLOCKS) == F->tx_block(conn, 0),

@@ -109,10 +109,10 @@ static void flood(void)
 static void wrap(void)
 {
     unsigned char buf[128];
-    uint32_t n = core_s.nblocks;
     if (core_s.self == 0) {
         send_wait(buf, 0, 1, 40, CORE_SEND_STD); /* connects */
         core_conn *c = core_s.conns[1];
+        uint32_t n = c->nblocks;
         CHECK((uint32_t)(c->tx_count + 4 * n) < 4 * n, "ring positions start %u, not near the wrap",
               c->tx_count);
         unsigned i = 0;

@@ -421,7 +421,13 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
         return UTIL_ENOENT;
     }
     ofi.cq_data_bits = info->domain_attr->cq_data_size >= 8 ? 64 : 32;
-    if (ofi.cq_data_bits == 32 && p->nblocks > 0xffff) {
+    /* rings across a network hold more: a window of 8-16 KiB messages needs more than the
+     * 32 KiB a ring between processes of a node has (docs/fabric.md) */
+    unsigned nb = p->nblocks;
+    while (nb < (unsigned)util_cfg.ofi_max_credit && nb < (1u << 20))
+        nb *= 2;
+    ofi.p.nblocks = nb;
+    if (ofi.cq_data_bits == 32 && ofi.p.nblocks > 0xffff) {
         util_log("ofi: provider %s has 4 bytes of CQ data: at most 65535 ring blocks",
                  ofi.provider);
         ofi_teardown();
@@ -536,7 +542,8 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
         .max_bulk = info->ep_attr->max_msg_size < ((size_t)1 << 30) ? info->ep_attr->max_msg_size
                                                                     : (size_t)1 << 30,
         .tx_mapped = 0,
-        .poll_interval = 1};
+        .poll_interval = 1,
+        .nblocks = ofi.p.nblocks};
     /* the card: ofi:<provider, ';' as '+'>:<endpoint address in hex>[.<bulk endpoint's>] */
     size_t off = (size_t)snprintf(card, cardlen, "ofi:");
     for (const char *s = ofi.provider; *s && off + 1 < cardlen; s++)
@@ -722,8 +729,8 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     memset(c->rx, 0, ring);
     c->rx_round = util_calloc(ofi.p.nblocks, sizeof *c->rx_round);
     for (uint32_t b = 0; b < ofi.p.nblocks; b++) /* laps before the first (ring_base) */
-        c->rx_round[b] = ofi.p.ring_base / ofi.p.nblocks;
-    c->rx_expect = ofi.p.ring_base;
+        c->rx_round[b] = fab_ring_base(ofi.p.ring_start, ofi.p.nblocks) / ofi.p.nblocks;
+    c->rx_expect = fab_ring_base(ofi.p.ring_start, ofi.p.nblocks);
     c->defer = util_calloc(ofi.p.nblocks, sizeof *c->defer);
     c->defer_len = util_calloc(ofi.p.nblocks, sizeof *c->defer_len);
     if ((rc = ofi_reg(c->rx, ring, FI_REMOTE_WRITE, &c->rx_mr)) != UTIL_OK ||
