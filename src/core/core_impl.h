@@ -50,13 +50,13 @@ typedef struct core_fab {
 
 typedef struct core_conn {
     int lpid;
+    uint32_t nblocks;       /* blocks of the rings (the fabric's: caps.nblocks) */
     core_fab *fab;          /* the fabric carrying it */
     fab_conn *fc;
     uint8_t *rx_ring;       /* my receive ring */
     uint8_t *tx_ring;       /* the peer's ring when mapped into my memory (caps.tx_mapped), else NULL */
     int ready;              /* 1 once the fabric said it carries packets */
     int has_rdma;           /* rendezvous by one-sided read/write */
-    uint32_t nblocks;       /* blocks of the rings (the fabric's: caps.nblocks) */
     uint32_t credit_seen;   /* the largest consumed count the peer has sent (before ready too) */
     uint32_t tx_count;      /* blocks written into the peer's ring */
     uint32_t tx_limit;      /* may write while tx_count < tx_limit */
