@@ -180,9 +180,9 @@ static void one_input(const uint8_t *data, size_t size)
         if (fix & 4)
             h.credit = 0;
         /* a packet may cover the blocks up to the ring's end */
-        uint32_t at_block = c->rx_count % core_s.nblocks;
+        uint32_t at_block = c->rx_count % c->nblocks;
         uint8_t *block = c->rx_ring + (size_t)at_block * core_s.block_size;
-        size_t room = (size_t)(core_s.nblocks - at_block) * core_s.block_size - sizeof h;
+        size_t room = (size_t)(c->nblocks - at_block) * core_s.block_size - sizeof h;
         size_t n = h.len < room ? h.len : room;
         size_t avail = size - at < n ? size - at : n;
         memset(block + sizeof h, 0, room);
