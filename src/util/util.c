@@ -51,6 +51,19 @@ void util_log(const char *fmt, ...)
 }
 
 void (*util_die_hook)(void);
+static void (*util_die_cleanup[4])(void);
+
+void util_die_cleanup_add(void (*fn)(void))
+{
+    for (int i = 0; i < 4; i++) {
+        if (util_die_cleanup[i] == fn)
+            return;
+        if (!util_die_cleanup[i]) {
+            util_die_cleanup[i] = fn;
+            return;
+        }
+    }
+}
 
 _Noreturn void util_die(const char *fmt, ...)
 {
@@ -58,6 +71,8 @@ _Noreturn void util_die(const char *fmt, ...)
     va_start(ap, fmt);
     util_vlog(fmt, ap);
     va_end(ap);
+    for (int i = 0; i < 4 && util_die_cleanup[i]; i++)
+        util_die_cleanup[i]();
     if (util_die_hook)
         util_die_hook();
     _exit(1);

@@ -33,6 +33,10 @@ _Noreturn void util_die(const char *fmt, ...) __attribute__((format(printf, 1, 2
 /* Fuzzers only (test/fuzz): when set, util_die calls it after the message
  * instead of ending the process; it must not return (it longjmps back). */
 extern void (*util_die_hook)(void);
+/* what util_die runs first (a few, in the order added): removing names of shared memory
+ * that nobody else would remove when this process ends here (under a process manager
+ * that does not clean /dev/shm); must be async-signal-safe */
+void util_die_cleanup_add(void (*fn)(void));
 
 /* ---- memory ------------------------------------------------------------- */
 void *util_malloc(size_t n);            /* dies with a message on failure */

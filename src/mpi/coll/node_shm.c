@@ -153,6 +153,33 @@ static shm_seg *shm_seg_map(const char *name, int n, size_t slot, int create)
     return g;
 }
 
+/* Segments made here whose names are not unlinked yet: a process that dies (util_die)
+ * before every rank mapped one removes the name (under mpirun the daemon would, under
+ * Hydra or Slurm nobody: the abort test found one left) */
+#define SHM_PENDING_MAX 16
+static shm_seg *shm_pending[SHM_PENDING_MAX];
+
+static void shm_pending_unlink(void)
+{
+    for (int i = 0; i < SHM_PENDING_MAX; i++)
+        if (shm_pending[i] && shm_pending[i]->unlink_pending)
+            shm_unlink(shm_pending[i]->name);
+}
+
+static void shm_pending_set(shm_seg *g, int pending)
+{
+    g->unlink_pending = pending;
+    for (int i = 0; i < SHM_PENDING_MAX; i++) {
+        if (pending && !shm_pending[i]) {
+            shm_pending[i] = g;
+            util_die_cleanup_add(shm_pending_unlink);
+            return;
+        }
+        if (!pending && shm_pending[i] == g)
+            shm_pending[i] = NULL;
+    }
+}
+
 static void shm_name(char *buf, size_t len, int lpid0, int token)
 {
     snprintf(buf, len, "/dcfa-%s-coll-%d-%d", assist_job_id(), lpid0, token);
@@ -171,7 +198,7 @@ static int shm_create(coll_sched *s, void *arg)
         st->token = -1; /* tells the others */
         return MPI_ERR_NO_MEM;
     }
-    st->seg->unlink_pending = 1;
+    shm_pending_set(st->seg, 1);
     return MPI_SUCCESS;
 }
 
@@ -207,7 +234,7 @@ static int shm_unlink_name(coll_sched *s, void *arg)
     if (!g)
         return MPI_ERR_NO_MEM;
     shm_unlink(g->name); /* everyone has it mapped */
-    g->unlink_pending = 0;
+    shm_pending_set(g, 0);
     return MPI_SUCCESS;
 }
 
@@ -241,6 +268,7 @@ void coll_shm_release(mpii_comm *c)
     if (st->seg) {
         if (st->seg->unlink_pending)
             shm_unlink(st->seg->name);
+        shm_pending_set(st->seg, 0);
         munmap(st->seg->base, st->seg->len);
         free(st->seg);
     }
