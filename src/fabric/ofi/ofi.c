@@ -728,9 +728,9 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
         goto fail;
     memset(c->rx, 0, ring);
     c->rx_round = util_calloc(ofi.p.nblocks, sizeof *c->rx_round);
-    for (uint32_t b = 0; b < ofi.p.nblocks; b++) /* laps before the first (ring_base) */
-        c->rx_round[b] = fab_ring_base(ofi.p.ring_start, ofi.p.nblocks) / ofi.p.nblocks;
     c->rx_expect = fab_ring_base(ofi.p.ring_start, ofi.p.nblocks);
+    for (uint32_t b = 0; b < ofi.p.nblocks; b++) /* laps before the first (ring base) */
+        c->rx_round[b] = c->rx_expect / ofi.p.nblocks;
     c->defer = util_calloc(ofi.p.nblocks, sizeof *c->defer);
     c->defer_len = util_calloc(ofi.p.nblocks, sizeof *c->defer_len);
     if ((rc = ofi_reg(c->rx, ring, FI_REMOTE_WRITE, &c->rx_mr)) != UTIL_OK ||
@@ -888,10 +888,14 @@ static void ofi_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
         util_queue_push(&ofi.deferred, &c->deferred);
 }
 
-/* the packet at ring position pos of c's ring is all there: set its tail marker (from
- * the laps each block was covered in: writes with CQ data may land out of order) */
+/* the packet of k blocks at block `block` of c's ring is all there: set its tail marker
+ * (from the laps each block was covered in: writes with CQ data may land out of order). A
+ * packet past the ring's end is a malformed one. */
 static void ofi_ring_mark(fab_conn *c, uint32_t block, uint32_t k)
 {
+    if (k == 0 || k > ofi.p.nblocks - block)
+        util_die("ofi: process %d wrote a packet of %u blocks at block %u of a %u-block ring",
+                 c->peer, k, block, ofi.p.nblocks);
     uint8_t *at = c->rx + (size_t)block * ofi.p.block_size;
     uint32_t mark = block + 1 + c->rx_round[block] * ofi.p.nblocks;
     for (uint32_t j = 0; j < k; j++)
@@ -924,11 +928,8 @@ static int ofi_tail_scan(void)
                 k = ofi.p.up->packet_blocks ? ofi.p.up->packet_blocks(at) : 1;
             } else if ((w & OFI_LEAD_FLAG) && (w & 0xffu) == (~(pos + 1) & 0xffu)) {
                 k = (w & ~OFI_LEAD_FLAG) >> 8;
-                if (k == 0 || k > n - block)
-                    util_die("ofi: process %d wrote a packet of %u blocks at block %u of a %u-block "
-                             "ring", c->peer, k, block, n);
-                if (at[k * bs - 1] == 0)
-                    break; /* on its way */
+                if (k != 0 && k <= n - block && at[k * bs - 1] == 0)
+                    break; /* on its way (a bad count is reported by ofi_ring_mark) */
                 ofi_ring_mark(c, block, k);
                 events++;
             } else {
@@ -943,13 +944,13 @@ static int ofi_tail_scan(void)
 /* the core is done with the packet at pos: clear the blocks' last words, where tails land */
 static void ofi_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
 {
+    (void)c;
     (void)pos;
     if (!ofi.tail)
         return;
     size_t bs = ofi.p.block_size;
     for (uint32_t j = 1; j <= blocks; j++)
         *(uint32_t *)((uint8_t *)block + j * bs - sizeof(uint32_t)) = 0;
-    (void)c;
 }
 
 /* a remote write landed in block `block` of connection id's ring: set its tail marker */
@@ -965,11 +966,7 @@ static void ofi_ring_arrived(uint64_t data)
             "ofi: a remote write names connection %u block %u, which this process does not have",
             id, block);
     uint8_t *at = c->rx + (size_t)block * ofi.p.block_size;
-    uint32_t k = ofi.p.up->packet_blocks ? ofi.p.up->packet_blocks(at) : 1;
-    if (k == 0 || k > ofi.p.nblocks - block)
-        util_die("ofi: process %d wrote a packet of %u blocks at block %u of a %u-block ring",
-                 c->peer, k, block, ofi.p.nblocks);
-    ofi_ring_mark(c, block, k);
+    ofi_ring_mark(c, block, ofi.p.up->packet_blocks ? ofi.p.up->packet_blocks(at) : 1);
 }
 
 /* ---- bulk operations --------------------------------------------------------------- */

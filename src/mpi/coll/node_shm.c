@@ -155,7 +155,7 @@ static shm_seg *shm_seg_map(const char *name, int n, size_t slot, int create)
 
 /* Segments made here whose names are not unlinked yet: a process that dies (util_die)
  * before every rank mapped one removes the name (under mpirun the daemon would, under
- * Hydra or Slurm nobody: the abort test found one left) */
+ * Hydra or Slurm nobody: faults.mismatch_hydra found one left) */
 #define SHM_PENDING_MAX 16
 static shm_seg *shm_pending[SHM_PENDING_MAX];
 
