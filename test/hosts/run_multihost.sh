@@ -8,12 +8,12 @@
 #   --build DIR    our build tree (default: <repo>/build): mpirun, test programs
 #   --prefix DIR   an install of it, for the MPICH suite (default DIR/prefix,
 #                  made with cmake --install when missing)
-#   --stages LIST  comma list of: launch,hydra,slurm,mpi_remote,mpi_cross,mpich_cross
+#   --stages LIST  comma list of: launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross
 #                  (default: all)
 #   --install      apt-get install what a stage needs when it is missing
 #                  (mpich, slurmctld slurmd slurm-client munge)
 #
-# The stages mpi_cross and mpich_cross need ranks on different hosts to talk,
+# The stages mpi_cross, spawn and mpich_cross need ranks on different hosts to talk,
 # i.e. the ofi fabric: without it (mpiinfo lists no ofi) they are reported as
 # NOT RUN, loudly; DCFA_MULTIHOST_REQUIRE_OFI=1 makes that a failure.
 # Needs root (namespaces). Every stage that brings hosts up takes them down,
@@ -23,7 +23,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build
 PREFIX=""
-STAGES=launch,hydra,slurm,mpi_remote,mpi_cross,mpich_cross
+STAGES=launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross
 INSTALL=0
 while [ $# -gt 0 ]; do
     case $1 in
@@ -325,6 +325,82 @@ st_mpi_cross() {
     "$HOSTS_SH" down
 }
 
+# ---- stage spawn: MPI_Comm_spawn across 3 hosts (the daemon tree; needs ofi) ----------
+# test/mpi/spawn_hosts.c reads SPAWN_HOSTS_* from mpirun's environment (which
+# every rank gets): info host, the number of children, their expected
+# hostnames, a nested spawn, a host that is not mpirun's (see the program)
+spawn_ok() { # NAME mpirun-args...: status 0 and stdout exactly " No Errors"
+    local name=$1
+    shift
+    run "$name" 0 --timeout 60 "$@" || return 1
+    if [ "$(cat "$TMP/out")" = " No Errors" ]; then
+        ok "$name"
+        return 0
+    fi
+    bad "$name: stdout '$(head -c 200 "$TMP/out")'; stderr: $(head -c 600 "$TMP/err" | tr '\n' ' ')"
+    return 1
+}
+st_spawn() {
+    have_ofi || { not_run "MPI_Comm_spawn across 3 hosts"; return; }
+    [ -x "$MPIT/spawn_hosts" ] || { bad "spawn: $MPIT/spawn_hosts is not built"; return; }
+    hosts_up 3 || return
+    (
+        ofi_env
+        local H3="-hosts dcfa-h1,dcfa-h2,dcfa-h3 -ppn 1" H2="-hosts dcfa-h1,dcfa-h2 -ppn 1" h left prog
+        # (a) by name
+        SPAWN_HOSTS_INFO=dcfa-h2 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h2 \
+            spawn_ok "spawn: info host=dcfa-h2, 2 children there" $H3 -n 1 "$MPIT/spawn_hosts"
+        # slots: blocks pass after pass (h2 h2 h3, then h2), and the key "hosts"
+        SPAWN_HOSTS_INFO=dcfa-h2:2,dcfa-h3 SPAWN_HOSTS_N=4 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h2,dcfa-h3,dcfa-h2 \
+            spawn_ok "spawn: info host=dcfa-h2:2,dcfa-h3, 4 children by blocks" $H3 -n 1 "$MPIT/spawn_hosts"
+        SPAWN_HOSTS_KEY=hosts SPAWN_HOSTS_INFO=dcfa-h3,dcfa-h1 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h3,dcfa-h1 \
+            spawn_ok "spawn: info hosts=dcfa-h3,dcfa-h1" $H3 -n 1 "$MPIT/spawn_hosts"
+        # (b) default placement: the slots after job 0's (h1), then around again
+        SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h3 \
+            spawn_ok "spawn: default placement after job 0: dcfa-h2, dcfa-h3" $H3 -n 1 "$MPIT/spawn_hosts"
+        SPAWN_HOSTS_N=3 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h3,dcfa-h1 \
+            spawn_ok "spawn: default placement wraps to dcfa-h1" $H3 -n 1 "$MPIT/spawn_hosts"
+        # (c) nested: the children spawn a grandchild on a third host
+        SPAWN_HOSTS_INFO=dcfa-h2 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h2 \
+            SPAWN_HOSTS_NESTED=dcfa-h3 SPAWN_HOSTS_NESTED_EXPECT=dcfa-h3 \
+            spawn_ok "spawn: nested, children on dcfa-h2, grandchild on dcfa-h3" $H3 -n 1 "$MPIT/spawn_hosts"
+        # (d) a host that is not mpirun's: MPI_ERR_SPAWN and a message, then a spawn works
+        SPAWN_HOSTS_BAD=no-such-host SPAWN_HOSTS_INFO=dcfa-h3 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h3,dcfa-h3 \
+            spawn_ok "spawn: info host=no-such-host fails (MPI_ERR_SPAWN), the next spawn works" $H3 -n 1 "$MPIT/spawn_hosts" &&
+            { grep -q "no-such-host.*is not one of mpirun's hosts" "$TMP/err" &&
+                ok "spawn: the failure says 'no-such-host' is not one of mpirun's hosts" ||
+                bad "spawn: bad host message: $(head -c 400 "$TMP/err")"; }
+        # (e) a parent job on 2 hosts spawning onto the third
+        SPAWN_HOSTS_INFO=dcfa-h3:2 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h3,dcfa-h3 \
+            spawn_ok "spawn: parent of 2 ranks on dcfa-h1,h2, 2 children on dcfa-h3" $H3 -n 2 "$MPIT/spawn_hosts"
+        # the fabrics the library picks itself (shm within a host, ofi across)
+        (unset DCFA_FABRICS
+            SPAWN_HOSTS_INFO=dcfa-h2:2,dcfa-h3 SPAWN_HOSTS_N=3 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h2,dcfa-h3 \
+                SPAWN_HOSTS_NESTED=dcfa-h1 SPAWN_HOSTS_NESTED_EXPECT=dcfa-h1 \
+                spawn_ok "spawn: DCFA_FABRICS=auto, parent of 2, children on 2 hosts, nested" $H3 -n 2 "$MPIT/spawn_hosts"
+            echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts.auto")
+        eval "$(cat "$TMP/counts.auto")"
+        # (f) the spawn test programs: the children land on the other host by default
+        for prog in spawn_basic spawn_multiple spawn_nested "spawn_loop 20"; do
+            [ -x "$MPIT/${prog%% *}" ] || { bad "spawn: $prog is not built"; continue; }
+            # shellcheck disable=SC2086 # prog holds the program and its arguments
+            spawn_ok "spawn: $prog, parent on dcfa-h1, children by default placement" $H2 -n 1 $MPIT/$prog
+        done
+        # (g) nothing left: processes of the programs, daemons, /dev/shm on every host
+        sleep 0.5
+        left=""
+        for h in $("$HOSTS_SH" list); do
+            left+=$("$DCFA_RSH" "$h" "ls /dev/shm | grep '^dcfa-' | sed 's/^/$h:/'" 2>/dev/null | tr '\n' ' ')
+        done
+        pgrep -f -- "$MPIT/spawn_" >/dev/null && left+=" processes: $(pgrep -af -- "$MPIT/spawn_" | head -3 | tr '\n' ' ')"
+        pgrep -f -- "$MPIRUN --dcfa-daemon" >/dev/null && left+=" daemons: $(pgrep -af -- "--dcfa-daemon" | head -3 | tr '\n' ' ')"
+        [ -z "$left" ] && ok "spawn: no process or /dev/shm/dcfa-* left on any host" || bad "spawn: left behind: $left"
+        echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
+    )
+    eval "$(cat "$TMP/counts")"
+    "$HOSTS_SH" down
+}
+
 # ---- stage mpich_cross: MPICH suite folders pt2pt, coll, comm across 2 hosts ----------
 st_mpich_cross() {
     have_ofi || { not_run "MPICH pt2pt, coll, comm across 2 hosts"; return; }
@@ -355,6 +431,7 @@ has hydra && stage hydra st_hydra
 has slurm && stage slurm st_slurm
 has mpi_remote && stage mpi_remote st_mpi_remote
 has mpi_cross && stage mpi_cross st_mpi_cross
+has spawn && stage spawn st_spawn
 has mpich_cross && stage mpich_cross st_mpich_cross
 echo "== summary ($((SECONDS - T0)) s)"
 for s in "${SUMMARY[@]}"; do echo "  $s"; done
