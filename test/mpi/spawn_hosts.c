@@ -120,6 +120,16 @@ static MPI_Info host_info(const char *key, const char *hosts)
     return info;
 }
 
+/* MPI_ERRORS_RETURN (on) or MPI_ERRORS_ARE_FATAL on MPI_COMM_SELF and
+ * MPI_COMM_WORLD: around the calls whose failure is checked */
+static void errors_return(int on)
+{
+    MPI_Errhandler eh = on ? MPI_ERRORS_RETURN : MPI_ERRORS_ARE_FATAL;
+
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+}
+
 static void free_info(MPI_Info *info)
 {
     if (*info != MPI_INFO_NULL)
@@ -266,6 +276,8 @@ static void parent_talk(MPI_Comm inter, int rank, const struct cfg *cf, const ch
 
             port[MPI_MAX_PORT_NAME - 1] = '\0';
             looked[0] = '\0';
+            /* name and port calls report on MPI_COMM_SELF (or MPI_COMM_WORLD) */
+            errors_return(1);
             rc = MPI_Lookup_name(cf->token, MPI_INFO_NULL, looked);
             will = mtest_check_rc("parent: MPI_Lookup_name of child 0's service", rc) &&
                    mtest_check(strcmp(looked, port) == 0,
@@ -274,7 +286,9 @@ static void parent_talk(MPI_Comm inter, int rank, const struct cfg *cf, const ch
             MPI_Send(&will, 1, MPI_INT, 0, 399, inter);
             if (will) {
                 rc = MPI_Comm_connect(looked, MPI_INFO_NULL, 0, MPI_COMM_SELF, &conn);
+                errors_return(0);
                 if (mtest_check_rc("parent: MPI_Comm_connect to child 0's port", rc)) {
+                    MPI_Comm_set_errhandler(conn, MPI_ERRORS_ARE_FATAL);
                     got[0] = got[1] = -1;
                     v[0] = 4242;
                     v[1] = np;
@@ -286,6 +300,7 @@ static void parent_talk(MPI_Comm inter, int rank, const struct cfg *cf, const ch
                     MPI_Comm_disconnect(&conn);
                 }
             }
+            errors_return(0);
         }
         MPI_Barrier(inter); /* done with the port */
     }
@@ -307,7 +322,7 @@ static void run_parent(void)
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    errors_return(1); /* until the spawns are checked */
     memset(&cf, 0, sizeof cf);
     cf.np = np;
     if (rank == 0) {
@@ -367,6 +382,10 @@ static void run_parent(void)
         mtest_check(inter != MPI_COMM_NULL, "MPI_Comm_spawn returned MPI_COMM_NULL");
         return;
     }
+    /* from here on a failure ends the job with a message, not a hang: the
+     * inter-communicator inherited MPI_ERRORS_RETURN from MPI_COMM_WORLD */
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_ARE_FATAL);
+    errors_return(0);
     for (i = 0; i < cf.n; i++)
         mtest_check(errcodes[i] == MPI_SUCCESS, "errcodes[%d] = %d, expected MPI_SUCCESS", i,
                     errcodes[i]);
@@ -420,12 +439,14 @@ static void child_nested(int c, const char *nested, const char *nexpect)
     MPI_Info info = host_info("host", c == 0 ? nested : NULL);
 
     mtest_self_exe(exe, sizeof exe);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    errors_return(1);
     rc = MPI_Comm_spawn(exe, gargv, 1, info, 0, MPI_COMM_WORLD, &gc, &errcode);
     free_info(&info);
+    errors_return(0);
     mtest_check_rc("child: MPI_Comm_spawn of the grandchild", rc);
     if (rc != MPI_SUCCESS || gc == MPI_COMM_NULL)
         return;
+    MPI_Comm_set_errhandler(gc, MPI_ERRORS_ARE_FATAL);
     mtest_check(errcode == MPI_SUCCESS, "child: grandchild errcode %d", errcode);
     MPI_Comm_remote_size(gc, &rsize);
     mtest_check_int("child: grandchild remote size", rsize, 1);
@@ -510,7 +531,7 @@ static void child_talk(MPI_Comm parent, int c, const char *nested, const char *n
 
         memset(port, 0, sizeof port);
         if (c == 0) {
-            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            errors_return(1);
             rc = MPI_Open_port(MPI_INFO_NULL, port);
             if (mtest_check_rc("child 0: MPI_Open_port", rc)) {
                 rc = MPI_Publish_name(cf.token, MPI_INFO_NULL, port);
@@ -532,6 +553,7 @@ static void child_talk(MPI_Comm parent, int c, const char *nested, const char *n
                 rc = MPI_Comm_accept(port, ainfo, 0, MPI_COMM_SELF, &conn);
                 MPI_Info_free(&ainfo);
                 if (mtest_check_rc("child 0: MPI_Comm_accept of parent 0", rc)) {
+                    MPI_Comm_set_errhandler(conn, MPI_ERRORS_ARE_FATAL);
                     MPI_Sendrecv(out, 2, MPI_INT, 0, 401, got, 2, MPI_INT, 0, 400, conn,
                                  MPI_STATUS_IGNORE);
                     mtest_check(got[0] == 4242 && got[1] == cf.np,
@@ -548,6 +570,7 @@ static void child_talk(MPI_Comm parent, int c, const char *nested, const char *n
                                MPI_Unpublish_name(cf.token, MPI_INFO_NULL, port));
             if (port[0] != '\0')
                 MPI_Close_port(port);
+            errors_return(0);
         }
     }
 
