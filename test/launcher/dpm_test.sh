@@ -102,15 +102,22 @@ spawn_fail)
     has_re "^fail notexec rc=-1 errno=13 errcmd=0 msg=spawn: cannot execute '/tmp/pmi_spawn_notexec_[0-9]+': Permission denied$"
     has "fail pathsearch rc=-1 errno=2 errcmd=0 msg=spawn: cannot execute 'no-such-program-xyz': No such file or directory"
     has "fail wdir rc=-1 errno=2 errcmd=0 msg=spawn: cannot use working directory '/nonexistent/dir': No such file or directory"
-    has_re "^fail host rc=-1 errno=113 errcmd=0 msg=spawn: info host 'some-other-host' is not this host \('.*'\): spawn across hosts not supported yet$"
-    has "fail file rc=-1 errno=95 errcmd=0 msg=spawn: info key 'file' is not supported"
+    has_re "^fail host rc=-1 errno=113 errcmd=0 msg=spawn: info host 'some-other-host' is not this host \('.*'\), and mpirun runs on this host only \(-hosts/-hostfile name more\)$"
+    has_re "^fail file rc=-1 errno=22 errcmd=0 msg=spawn: info 'file': host file '/etc/hosts' line [0-9]+: bad entry"
     has "fail second rc=-1 errno=2 errcmd=1 msg=spawn: cannot execute '/nonexistent/second': No such file or directory"
     has "fail badpreput rc=-1 errno=22 errcmd=-1 msg=spawn: bad preput pair 'PARENT_TEST'"
     [ "$(count '^child ')" = 0 ] || fail "a child ran"
     no_stderr
-    # across hosts (the tree of daemons): refused with a clear message
-    run 0 -hosts "localhost,$(hostname)" -ppn 1 "$P" oversub 1
-    has "oversub rc=-1 msg=spawn: spawn across hosts not supported yet (mpirun runs with -hosts/-hostfile)"
+    # across hosts (the tree of daemons): mpirun places, the host's daemon checks
+    run 0 -hosts "localhost,$(hostname)" -ppn 1 -n 1 "$P" fail
+    has_re "^fail missing rc=-1 errno=2 errcmd=0 msg=spawn: cannot execute '/nonexistent/dir/prog' on host '[^']+': No such file or directory$"
+    has_re "^fail wdir rc=-1 errno=2 errcmd=0 msg=spawn: cannot use working directory '/nonexistent/dir' on host '[^']+': No such file or directory$"
+    has "fail host rc=-1 errno=113 errcmd=0 msg=spawn: info host 'some-other-host' is not one of mpirun's hosts (localhost,$(hostname))"
+    has_re "^fail file rc=-1 errno=22 errcmd=0 msg=spawn: info 'file': host file '/etc/hosts' line [0-9]+: bad entry"
+    has_re "^fail second rc=-1 errno=2 errcmd=1 msg=spawn: cannot execute '/nonexistent/second' on host '[^']+': No such file or directory$"
+    has "fail badpreput rc=-1 errno=22 errcmd=-1 msg=spawn: bad preput pair 'PARENT_TEST'"
+    [ "$(count '^child ')" = 0 ] || fail "a child ran across hosts"
+    no_stderr
     # the client API: errno, message and errcodes
     run 0 -n 1 "$D" fail
     has " No Errors"
@@ -232,7 +239,8 @@ names)
     has "publish dpm-shared rc=1 msg=key_already_present"
     [ "$(count '^lookup dpm-shared rc=0 port=port-of-rank-0 msg=success$')" = 2 ] ||
         fail "lookups across daemons: $(cat "$TMP/out")"
-    has "names spawn rc=-1"
+    has "names spawn rc=0"
+    has_re "^child rank 0 size 1 .* lookup:cmd=lookup_result rc=0 port=port-of-rank-0 msg=success "
     ;;
 nameserver)
     # one name server shared by two separate mpirun runs and a singleton

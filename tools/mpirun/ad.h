@@ -180,6 +180,8 @@ struct ad_job {
     char *mapping;         /* PMI_process_mapping value, NULL = none */
     int barrier_count;
     int nrunning;
+    /* across hosts (ad_tree.c): this job's part of the tree */
+    struct ad_jtree *tree; /* NULL on one host */
 };
 
 enum ad_phase {
@@ -277,11 +279,26 @@ void ad_kill_stragglers(struct ad_daemon *d);
  * taken from env (NAME=VALUE list, later entries win) when set there. */
 void ad_node_key(char *key, size_t cap, char *const *envs[], const int nenvs[], int nlists);
 
+/* Across hosts (ad_tree.c, ad_daemon.c): this daemon's part of a spawn that
+ * mpirun placed. Builds the job (ranks[nranks] here, node_of[size] of
+ * every rank), adds it to the table and starts its processes here; the
+ * outcome is in res (rc 0 or the first failure). 0, or -ENOMEM when not
+ * even the job could be made. */
+int ad_spawn_local(struct ad_daemon *d, const struct ad_spawn_req *req, int num, const char *jobid,
+                   const char *spawner, const int *ranks, int nranks, const int *node_of,
+                   struct ad_spawn_result *res, struct ad_job **out);
+/* A (spawned) job by its number, NULL when it is gone. */
+struct ad_job *ad_job_by_num(struct ad_daemon *d, int num);
+
 /* ad_pmi.c: reads once from the rank's channel and handles every complete
  * message. Returns 1 if data was read, 0 if none was waiting or it closed. */
 int ad_pmi_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 /* The job's fence completed everywhere: release the local ranks. */
 void ad_pmi_fence_done(struct ad_daemon *d, struct ad_job *job);
+/* The answer to proc p's spawn request (sent at once on one host, when
+ * mpirun answers across hosts). */
+void ad_pmi_spawn_reply(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                        struct ad_spawn_result *res);
 /* The answer to a name request of proc p that went up the tree. */
 void ad_pmi_name_reply(struct ad_daemon *d, struct ad_proc *p, int op, int rc, const char *port);
 
@@ -347,10 +364,21 @@ void ad_tree_stdin_ack(struct ad_daemon *d, int stop);
 int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid);
 /* 1 at mpirun (the root), 0 on another host's daemon. */
 int ad_tree_is_root(struct ad_daemon *d);
-/* A name request of local rank index tag (of job 0) goes up to mpirun; the
- * answer comes back through ad_pmi_name_reply. */
-void ad_tree_name_request(struct ad_daemon *d, int tag, int op, const char *service,
+/* A name request of local rank index tag of job number jobnum goes up to
+ * mpirun; the answer comes back through ad_pmi_name_reply. */
+void ad_tree_name_request(struct ad_daemon *d, int jobnum, int tag, int op, const char *service,
                           const char *port);
+/* A complete, checked spawn request of proc p goes up to mpirun, which
+ * places it and answers through ad_pmi_spawn_reply. 0, or -1 with the
+ * failure in res (answer it now). */
+int ad_tree_spawn_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                          const struct ad_spawn_req *req, struct ad_spawn_result *res);
+/* 1 while the tree still needs a spawned job whose processes here ended
+ * (its subtree's processes run, or mpirun has not heard it ended); then the
+ * job may be freed (ad_jobs_reap). */
+int ad_tree_job_held(struct ad_daemon *d, struct ad_job *job);
+/* Frees a job's tree part (ad_job_destroy). */
+void ad_tree_job_free(struct ad_job *job);
 void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status);
 /* 1 while output may be read from the ranks (the way up is not congested). */
 int ad_tree_output_ok(struct ad_daemon *d);

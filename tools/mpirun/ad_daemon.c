@@ -212,6 +212,7 @@ void ad_job_destroy(struct ad_job *job)
     ad_buf_free(&job->kvs_new);
     free(job->mapping);
     ad_spawn_opts_free(job->own);
+    ad_tree_job_free(job);
     free(job);
 }
 
@@ -733,15 +734,19 @@ int ad_local_done(struct ad_daemon *d)
 static int ad_poll_timeout(struct ad_daemon *d, double now)
 {
     double next = 0;
+    /* (a passed drain deadline was acted on; a daemon of the tree lives on) */
     double cand[5] = {d->phase_deadline, d->phase == AD_RUN ? d->timeout_deadline : 0,
-                      d->drain_deadline, d->tree != NULL ? ad_tree_deadline(d) : 0, d->adopt_retry};
+                      d->drain_deadline > now ? d->drain_deadline : 0,
+                      d->tree != NULL ? ad_tree_deadline(d) : 0, d->adopt_retry};
 
     for (int i = 0; i < 5; i++)
         if (cand[i] > 0 && (next == 0 || cand[i] < next))
             next = cand[i];
     for (int j = 1; j < d->njobs; j++) { /* output of ended spawned jobs */
         double t = d->jobs[j]->done_at + AD_DRAIN;
-        if (d->jobs[j]->nrunning == 0 && d->jobs[j]->done_at > 0 && (next == 0 || t < next))
+        /* (t passed: freed, unless the tree holds it) */
+        if (d->jobs[j]->nrunning == 0 && d->jobs[j]->done_at > 0 && t > now &&
+            (next == 0 || t < next))
             next = t;
     }
     if (next == 0)
@@ -935,7 +940,7 @@ void ad_jobs_reap(struct ad_daemon *d)
     for (int j = d->njobs - 1; j >= 1; j--) {
         struct ad_job *job = d->jobs[j];
         int open = 0;
-        if (job->num == 0 || job->nrunning > 0)
+        if (job->num == 0 || job->nrunning > 0 || (d->tree != NULL && ad_tree_job_held(d, job)))
             continue;
         if (job->done_at == 0)
             job->done_at = now;
@@ -1084,7 +1089,7 @@ static void ad_spawn_opts_free(struct mpirun_opts *o)
 
 /* The program of command c: info keys, working directory, executable. 0, or
  * the error in res. */
-static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i,
+static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i, int here,
                         struct mpirun_app *app, struct ad_spawn_result *res)
 {
     extern char **environ;
@@ -1101,14 +1106,16 @@ static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i
             wdir = val;
         } else if (strcmp(key, "path") == 0) {
             search = val;
+        } else if (d->tree != NULL) {
+            /* host, hosts, file: placed by mpirun (ad_tree.c) */
         } else if (strcmp(key, "host") == 0 || strcmp(key, "hosts") == 0) {
             for (const char *h = val;; h++) {
                 size_t len = strcspn(h, ",");
                 if (!ad_host_is_here(h, len)) {
                     gethostname(me, sizeof(me) - 1);
                     ad_spawn_fail(res, -EHOSTUNREACH, i,
-                                  "spawn: info host '%.*s' is not this host ('%s'): spawn across "
-                                  "hosts not supported yet",
+                                  "spawn: info host '%.*s' is not this host ('%s'), and mpirun "
+                                  "runs on this host only (-hosts/-hostfile name more)",
                                   (int)len, h, me);
                     return -1;
                 }
@@ -1117,10 +1124,31 @@ static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i
                     break;
             }
         } else if (strcmp(key, "file") == 0 || strcmp(key, "hostfile") == 0) {
-            ad_spawn_fail(res, -ENOTSUP, i, "spawn: info key '%s' is not supported", key);
-            return -1;
+            struct mpirun_opts ho = {0};
+            char why[400];
+            int h = 0;
+            if (mpirun_hosts_read_file_err(&ho, val, why, sizeof(why)) != 0) {
+                mpirun_hosts_free(&ho);
+                ad_spawn_fail(res, -EINVAL, i, "spawn: info '%s': %s", key, why);
+                return -1;
+            }
+            while (h < ho.nhosts && ad_host_is_here(ho.hosts[h].name, strlen(ho.hosts[h].name)))
+                h++;
+            if (h < ho.nhosts) {
+                gethostname(me, sizeof(me) - 1);
+                ad_spawn_fail(res, -EHOSTUNREACH, i,
+                              "spawn: host '%s' of info '%s' is not this host ('%s'), and mpirun "
+                              "runs on this host only (-hosts/-hostfile name more)",
+                              ho.hosts[h].name, key, me);
+                mpirun_hosts_free(&ho);
+                return -1;
+            }
+            mpirun_hosts_free(&ho);
         } /* other keys: ignored */
     }
+    app->nprocs = c->maxprocs;
+    if (!here) /* none of its processes runs on this host: nothing to check */
+        wdir = NULL;
     if (wdir != NULL) {
         rc = ad_abs_path(wdir, NULL, path, sizeof(path));
         if (rc == 0 && stat(path, &st) != 0)
@@ -1130,8 +1158,9 @@ static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i
         else if (rc == 0 && access(path, X_OK) != 0)
             rc = -errno;
         if (rc != 0) {
-            ad_spawn_fail(res, rc, i, "spawn: cannot use working directory '%s': %s", wdir,
-                          strerror(-rc));
+            ad_spawn_fail(res, rc, i, "spawn: cannot use working directory '%s'%s%s%s: %s", wdir,
+                          d->host != NULL ? " on host '" : "", d->host != NULL ? d->host : "",
+                          d->host != NULL ? "'" : "", strerror(-rc));
             return -1;
         }
         if ((app->wdir = strdup(path)) == NULL)
@@ -1139,15 +1168,17 @@ static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i
     }
     if (search == NULL)
         search = ad_env_find(envs, nenvs, 2, "PATH"); /* as the ranks will have it */
-    rc = ad_find_exe(c->command, search, app->wdir, path, sizeof(path));
+    rc = here ? ad_find_exe(c->command, search, app->wdir, path, sizeof(path)) : 0;
     if (rc != 0) {
-        ad_spawn_fail(res, rc, i, "spawn: cannot execute '%s': %s", c->command, strerror(-rc));
+        ad_spawn_fail(res, rc, i, "spawn: cannot execute '%s'%s%s%s: %s", c->command,
+                      d->host != NULL ? " on host '" : "", d->host != NULL ? d->host : "",
+                      d->host != NULL ? "'" : "", strerror(-rc));
         return -1;
     }
-    app->exe = strdup(path);
+    if (here && (app->exe = strdup(path)) == NULL)
+        goto oom;
     app->argv = calloc((size_t)c->nargv + 2, sizeof(char *));
-    app->nprocs = c->maxprocs;
-    if (app->exe == NULL || app->argv == NULL || (app->argv[0] = strdup(c->command)) == NULL)
+    if (app->argv == NULL || (app->argv[0] = strdup(c->command)) == NULL)
         goto oom;
     for (int k = 0; k < c->nargv; k++)
         if ((app->argv[k + 1] = strdup(c->argv[k])) == NULL)
@@ -1158,11 +1189,93 @@ oom:
     return -1;
 }
 
+/* The request's programs as a job's options (here[i]: command i has
+ * processes on this host, NULL: all do); NULL with the failure in res. */
+static struct mpirun_opts *ad_spawn_opts(struct ad_daemon *d, const struct ad_spawn_req *req,
+                                         const unsigned char *here, struct ad_spawn_result *res)
+{
+    struct mpirun_opts *own = calloc(1, sizeof(*own));
+
+    if (own == NULL || (own->apps = calloc((size_t)req->ncmds, sizeof(*own->apps))) == NULL) {
+        free(own);
+        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+        return NULL;
+    }
+    own->genv = d->opts->genv;
+    own->ngenv = d->opts->ngenv;
+    own->prefix_output = d->prefix_output;
+    for (int i = 0; i < req->ncmds; i++) {
+        own->napps = i + 1;
+        if (ad_spawn_app(d, &req->cmds[i], i, here == NULL || here[i], &own->apps[i], res) != 0) {
+            ad_spawn_opts_free(own);
+            return NULL;
+        }
+    }
+    return own;
+}
+
+/* Job num (jobid) of the request, its ranks here ranks[nranks] (NULL: all),
+ * with the preput pairs, in the table; NULL with the failure in res (own
+ * freed either way with the job). */
+static struct ad_job *ad_spawn_job(struct ad_daemon *d, struct mpirun_opts *own,
+                                   const struct ad_spawn_req *req, int num, const char *jobid,
+                                   const char *spawner, const int *ranks, int nranks,
+                                   const int *node_of, struct ad_spawn_result *res)
+{
+    struct ad_job *nj = NULL;
+
+    if (ad_job_create(own, jobid, ranks, nranks, &nj) != 0) {
+        ad_spawn_opts_free(own);
+        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+        return NULL;
+    }
+    nj->own = own;
+    nj->num = num;
+    snprintf(nj->spawner, sizeof(nj->spawner), "%s", spawner);
+    for (int r = 0; r < nj->nprocs; r++)
+        nj->procs[r].out.job = nj->procs[r].err.job = nj->num;
+    for (int k = 0; k < req->npreput; k++)
+        if (ad_kvs_put(&nj->kvs, req->pp_keys[k], req->pp_vals[k]) != 0)
+            nj->discard = 1;
+    if (nj->discard ||
+        (node_of != NULL ? ad_job_set_nodes(nj, node_of) : ad_job_local_nodes(own, nj)) != 0 ||
+        ad_jobs_add(d, nj) != 0) {
+        ad_job_destroy(nj);
+        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+        return NULL;
+    }
+    snprintf(res->jobid, sizeof(res->jobid), "%s", nj->kvsname);
+    return nj;
+}
+
+/* Starts the job's processes here; after a failure the started ones are
+ * killed (and not judged: the spawner is told). */
+static void ad_spawn_start(struct ad_daemon *d, struct ad_job *nj, struct ad_spawn_result *res)
+{
+    if (nj->nprocs > 0)
+        d->drain_deadline = 0; /* output flows again (a tree daemon idle till now) */
+    for (int r = 0; r < nj->nprocs; r++) {
+        struct ad_proc *np = &nj->procs[r];
+        char msg[600];
+        int code, rc = ad_proc_launch(d, nj, np, &code, msg, sizeof(msg));
+        if (rc == 0)
+            continue;
+        nj->discard = 1; /* the job is freed once they are reaped */
+        for (int k = 0; k <= r; k++)
+            if (nj->procs[k].pid > 0)
+                kill(-nj->procs[k].pid, SIGKILL);
+        ad_spawn_fail(res, rc, np->appnum, "spawn: %s%s%s%s", msg + strlen("mpirun: "),
+                      d->host != NULL ? " on host '" : "", d->host != NULL ? d->host : "",
+                      d->host != NULL ? "'" : "");
+        return;
+    }
+}
+
 void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
                   const struct ad_spawn_req *req, struct ad_spawn_result *res)
 {
-    struct mpirun_opts *own = NULL;
-    struct ad_job *nj = NULL;
+    struct mpirun_opts *own;
+    struct ad_job *nj;
     char jobid[ASSIST_JOBID_MAX + 16];
     int total = 0, running = ad_running(d), n;
 
@@ -1173,12 +1286,6 @@ void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
         if (chdir(cwd) != 0) {
             /* keep ours */
         }
-    }
-    if (d->tree != NULL) {
-        ad_spawn_fail(res, -ENOTSUP, -1,
-                      "spawn: spawn across hosts not supported yet (mpirun runs with "
-                      "-hosts/-hostfile)");
-        return;
     }
     if (d->opts == NULL || d->njobs < 1) {
         ad_spawn_fail(res, -ENOSYS, -1, "spawn: not available here");
@@ -1197,61 +1304,72 @@ void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
                       running + total, running, total, d->universe);
         return;
     }
-    own = calloc(1, sizeof(*own));
-    if (own == NULL || (own->apps = calloc((size_t)req->ncmds, sizeof(*own->apps))) == NULL) {
-        free(own);
-        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
-        return;
-    }
-    own->genv = d->opts->genv;
-    own->ngenv = d->opts->ngenv;
-    own->prefix_output = d->prefix_output;
-    for (int i = 0; i < req->ncmds; i++) {
-        own->napps = i + 1;
-        if (ad_spawn_app(d, &req->cmds[i], i, &own->apps[i], res) != 0) {
-            ad_spawn_opts_free(own);
-            return;
-        }
-    }
     n = snprintf(jobid, sizeof(jobid), "%s_%d", d->jobs[0]->jobid, d->spawned + 1);
     if (n < 0 || n > ASSIST_JOBID_MAX) {
-        ad_spawn_opts_free(own);
         ad_spawn_fail(res, -ENAMETOOLONG, -1, "spawn: no job id left");
         return;
     }
-    if (ad_job_create(own, jobid, NULL, 0, &nj) != 0) {
-        ad_spawn_opts_free(own);
-        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+    if ((own = ad_spawn_opts(d, req, NULL, res)) == NULL)
         return;
-    }
-    nj->own = own;
-    nj->num = ++d->spawned;
-    snprintf(nj->spawner, sizeof(nj->spawner), "%s", job->kvsname);
-    for (int r = 0; r < nj->nprocs; r++)
-        nj->procs[r].out.job = nj->procs[r].err.job = nj->num;
-    for (int k = 0; k < req->npreput; k++)
-        if (ad_kvs_put(&nj->kvs, req->pp_keys[k], req->pp_vals[k]) != 0)
-            nj->discard = 1;
-    if (nj->discard || ad_job_local_nodes(own, nj) != 0 || ad_jobs_add(d, nj) != 0) {
-        ad_job_destroy(nj);
-        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
+    nj = ad_spawn_job(d, own, req, d->spawned + 1, jobid, job->kvsname, NULL, 0, NULL, res);
+    if (nj == NULL)
         return;
+    d->spawned++;
+    ad_spawn_start(d, nj, res);
+}
+
+int ad_spawn_local(struct ad_daemon *d, const struct ad_spawn_req *req, int num, const char *jobid,
+                   const char *spawner, const int *ranks, int nranks, const int *node_of,
+                   struct ad_spawn_result *res, struct ad_job **out)
+{
+    struct ad_spawn_result oom = {.errcmd = -1};
+    unsigned char *here = calloc((size_t)req->ncmds + 1, 1);
+    struct mpirun_opts *own;
+    struct ad_job *nj;
+    int failed = 0;
+
+    *res = (struct ad_spawn_result){.errcmd = -1};
+    *out = NULL;
+    if (here == NULL)
+        return -ENOMEM;
+    for (int i = 0, first = 0, k = 0; i < req->ncmds; first += req->cmds[i++].maxprocs)
+        for (; k < nranks && ranks[k] < first + req->cmds[i].maxprocs; k++)
+            here[i] = 1;
+    /* Without a program here the job still exists (its fences pass through
+     * this daemon), with no process. */
+    own = ad_spawn_opts(d, req, here, res);
+    if (own == NULL) {
+        failed = 1;
+        nranks = 0;
+        memset(here, 0, (size_t)req->ncmds);
+        own = ad_spawn_opts(d, req, here, &oom);
     }
-    snprintf(res->jobid, sizeof(res->jobid), "%s", nj->kvsname);
-    for (int r = 0; r < nj->nprocs; r++) {
-        struct ad_proc *np = &nj->procs[r];
-        char msg[600];
-        int code, rc = ad_proc_launch(d, nj, np, &code, msg, sizeof(msg));
-        if (rc == 0)
-            continue;
-        /* started ones go; the new job is freed once they are reaped */
-        nj->discard = 1;
-        for (int k = 0; k <= r; k++)
-            if (nj->procs[k].pid > 0)
-                kill(-nj->procs[k].pid, SIGKILL);
-        ad_spawn_fail(res, rc, np->appnum, "spawn: %s", msg + strlen("mpirun: "));
-        return;
+    free(here);
+    if (own == NULL)
+        return -ENOMEM;
+    if (d->phase != AD_RUN || d->ended) {
+        if (!failed)
+            ad_spawn_fail(res, -ECANCELED, -1, "spawn: the job is ending");
+        failed = 1;
+        nranks = 0;
     }
+    nj = ad_spawn_job(d, own, req, num, jobid, spawner, ranks, nranks, node_of,
+                      failed ? &oom : res);
+    if (nj == NULL)
+        return -ENOMEM;
+    if (!failed)
+        ad_spawn_start(d, nj, res);
+    *out = nj;
+    return 0;
+}
+
+/* A job by its number (0 is mpirun's), NULL if gone. */
+struct ad_job *ad_job_by_num(struct ad_daemon *d, int num)
+{
+    for (int j = 0; j < d->njobs; j++)
+        if (d->jobs[j]->num == num)
+            return d->jobs[j];
+    return NULL;
 }
 
 /* ---- entry point ------------------------------------------------------------- */

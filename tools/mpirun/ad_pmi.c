@@ -207,11 +207,7 @@ static void ad_pmi_name(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
         return;
     }
     if (d->tree != NULL && !ad_tree_is_root(d)) {
-        if (job != d->jobs[0]) { /* no spawned job across hosts */
-            ad_pmi_name_reply(d, p, op, -EINVAL, "");
-            return;
-        }
-        ad_tree_name_request(d, (int)(p - job->procs), op, service, port);
+        ad_tree_name_request(d, job->num, (int)(p - job->procs), op, service, port);
         return;
     }
     rc = ad_name_do(d, op, service, port, found, sizeof(found));
@@ -504,37 +500,48 @@ static char *ad_spawn_unhex(struct ad_spawn_req *r, char *key, const char *val)
     return out;
 }
 
-/* A complete request: run it and answer. */
+void ad_pmi_spawn_reply(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                        struct ad_spawn_result *res)
+{
+    char reply[sizeof(res->msg) + 256];
+    int v2 = p->pmi_version == 2;
+
+    for (char *c = res->msg; *c != '\0'; c++) /* one line; no ';' for PMI-2 */
+        if (*c == '\n' || *c == '\r' || (v2 && *c == ';'))
+            *c = v2 && *c == ';' ? ',' : ' ';
+    if (v2 && res->rc == 0)
+        snprintf(reply, sizeof(reply), "cmd=spawn-response;rc=0;jobid=%s;nerrs=0;", res->jobid);
+    else if (v2)
+        snprintf(reply, sizeof(reply), "cmd=spawn-response;rc=-1;errno=%d;errcmd=%d;errmsg=%s;",
+                 -res->rc, res->errcmd, res->msg);
+    else if (res->rc == 0)
+        snprintf(reply, sizeof(reply), "cmd=spawn_result rc=0 jobid=%s\n", res->jobid);
+    else /* msg last: it runs to the end of the line */
+        snprintf(reply, sizeof(reply), "cmd=spawn_result rc=-1 errno=%d errcmd=%d msg=%s\n",
+                 -res->rc, res->errcmd, res->msg);
+    if (v2)
+        ad_pmi_send2(d, job, p, reply);
+    else
+        ad_pmi_send(d, job, p, reply);
+}
+
+/* A complete request: run it and answer (across hosts mpirun answers later,
+ * through ad_pmi_spawn_reply). */
 static void ad_spawn_answer(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                            struct ad_spawn_req *r, int v2)
+                            struct ad_spawn_req *r)
 {
     struct ad_spawn_result res = {.rc = -EINVAL, .errcmd = -1};
-    char reply[sizeof(res.msg) + 256];
 
     ad_spawn_check(r);
     if (r->err[0] != '\0')
         snprintf(res.msg, sizeof(res.msg), "%s", r->err);
     else if (!p->running)
         snprintf(res.msg, sizeof(res.msg), "spawn: the spawning process has ended");
-    else
+    else if (d->tree != NULL && ad_tree_spawn_request(d, job, p, r, &res) == 0)
+        return;
+    else if (d->tree == NULL)
         ad_spawn_run(d, job, p, r, &res);
-    for (char *c = res.msg; *c != '\0'; c++) /* one line; no ';' for PMI-2 */
-        if (*c == '\n' || *c == '\r' || (v2 && *c == ';'))
-            *c = v2 && *c == ';' ? ',' : ' ';
-    if (v2 && res.rc == 0)
-        snprintf(reply, sizeof(reply), "cmd=spawn-response;rc=0;jobid=%s;nerrs=0;", res.jobid);
-    else if (v2)
-        snprintf(reply, sizeof(reply), "cmd=spawn-response;rc=-1;errno=%d;errcmd=%d;errmsg=%s;",
-                 -res.rc, res.errcmd, res.msg);
-    else if (res.rc == 0)
-        snprintf(reply, sizeof(reply), "cmd=spawn_result rc=0 jobid=%s\n", res.jobid);
-    else /* msg last: it runs to the end of the line */
-        snprintf(reply, sizeof(reply), "cmd=spawn_result rc=-1 errno=%d errcmd=%d msg=%s\n",
-                 -res.rc, res.errcmd, res.msg);
-    if (v2)
-        ad_pmi_send2(d, job, p, reply);
-    else
-        ad_pmi_send(d, job, p, reply);
+    ad_pmi_spawn_reply(d, job, p, &res);
 }
 
 /* PMI-1: a line of a "mcmd=spawn" block ("mcmd=spawn", "key=value" with the
@@ -575,7 +582,7 @@ static void ad_spawn_line(struct ad_daemon *d, struct ad_job *job, struct ad_pro
         if (r->sofar > 0 && r->total > 0 && r->sofar < r->total)
             return; /* more blocks to come (one answer, after the last) */
         p->spawn = NULL;
-        ad_spawn_answer(d, job, p, r, 0);
+        ad_spawn_answer(d, job, p, r);
         ad_spawn_req_free(r);
         return;
     }
@@ -669,7 +676,7 @@ static void ad_spawn_msg2(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     if (cur != NULL)
         r->ncmds++;
-    ad_spawn_answer(d, job, p, r, 1);
+    ad_spawn_answer(d, job, p, r);
     ad_spawn_req_free(r);
 }
 

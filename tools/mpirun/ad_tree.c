@@ -9,13 +9,27 @@
  * (through ssh) are the link to its parent: framed messages, below.
  *
  *   down  SETUP (the job), START (node of every rank: launch now), FENCE_OUT
- *         (every pair put since the last fence), PHASE (dump/term/kill),
+ *         (a job's pairs put since its last fence), PHASE (dump/term/kill),
  *         USR1, STDIN (for rank 0's host), EXIT (clean up and leave),
- *         NAME_REP (the answer to a NAME_REQ, routed to the node that asked)
- *   up    HELLO (alive), READY (subtree up: node keys), END (first failure
- *         seen in the subtree), FENCE_IN (subtree's pairs), OUTPUT, STDIN_ACK,
- *         DONE (subtree's ranks all ended, output forwarded), NAME_REQ (a
- *         rank's publish/unpublish/lookup: the name table is mpirun's)
+ *         NAME_REP (the answer to a NAME_REQ, routed to the node that asked),
+ *         SPAWN_JOB (a spawned job mpirun placed: to the subtrees that run
+ *         its processes), SPAWN_KILL (it failed somewhere: end it),
+ *         SPAWN_REP (the answer to a SPAWN_REQ, routed like NAME_REP)
+ *   up    HELLO (alive), READY (subtree up: node keys, host names), END
+ *         (first failure seen in the subtree), FENCE_IN (a job's subtree
+ *         pairs), OUTPUT, STDIN_ACK, DONE (subtree's ranks all ended, output
+ *         forwarded), NAME_REQ (a rank's publish/unpublish/lookup: the name
+ *         table is mpirun's), SPAWN_REQ (a rank's spawn: mpirun places it),
+ *         SPAWN_ACK (the subtree started its part of a spawned job, or the
+ *         first failure), JOB_DONE (the subtree's processes of a spawned job
+ *         all ended: it may be forgotten)
+ *
+ * Every job (mpirun's, job 0, and each spawned one) has its part of the
+ * tree (struct ad_jtree): which children's subtrees run its processes. Its
+ * fences, spawn answers and end are counted over exactly those children, so
+ * a host without processes of a job never hears of it. mpirun places a
+ * spawn (info host/hosts/file, else the next slots of its host list), names
+ * it, and sends it down; it answers the spawner once every subtree answered.
  *
  * A frame is a 12-byte header (length of the payload, type, argument; big
  * endian) and the payload. A child first writes the 8 bytes "DCFA-AD1";
@@ -61,6 +75,9 @@ enum ad_msg {
     AD_M_STDIN,
     AD_M_EXIT,
     AD_M_NAME_REP,
+    AD_M_SPAWN_JOB,
+    AD_M_SPAWN_KILL,
+    AD_M_SPAWN_REP,
     AD_M_HELLO = 32,
     AD_M_READY,
     AD_M_END,
@@ -69,6 +86,23 @@ enum ad_msg {
     AD_M_STDIN_ACK,
     AD_M_DONE,
     AD_M_NAME_REQ,
+    AD_M_SPAWN_REQ,
+    AD_M_SPAWN_ACK,
+    AD_M_JOB_DONE,
+};
+
+/* A job's part of the tree at this daemon (struct ad_job.tree). */
+struct ad_jtree {
+    unsigned char *kid_has; /* [nkids]: the child's subtree runs processes of the job */
+    int kids_with;          /* how many do */
+    int fence_in;           /* children in the current fence */
+    int fence_up;           /* 1: the local processes are in; 2: sent up, waiting */
+    int acks;               /* spawned: children that answered */
+    int acked;              /* the subtree's answer went up (the root: to the spawner) */
+    struct ad_spawn_result res; /* the first failure here or below (rc 0: none) */
+    int dones;                  /* spawned: children whose processes all ended */
+    int done_sent;              /* JOB_DONE sent (the root: heard from all) */
+    int origin, origin_job, origin_tag; /* the spawner: tree node, job, local index */
 };
 
 enum ad_link_state {
@@ -90,7 +124,6 @@ struct ad_link {
     int eof;
     int reported;    /* loss reported (or not to be) */
     double deadline; /* HELLO deadline, or when to report a loss without status */
-    int fence_in;
     struct ad_buf inq, outq, errq;
     struct ad_buf ready; /* READY entries of its subtree */
 };
@@ -116,13 +149,16 @@ struct ad_tree {
     int nenv;
     /* progress */
     int started;
-    int fence_waiting; /* 1: local ranks in; 2: sent up, waiting for FENCE_OUT */
     int stdin_inflight;
     int done_sent;
     int exiting;
     double exit_deadline;
-    struct ad_buf ready; /* own READY entries (node, key) */
+    struct ad_buf ready; /* own READY entries (node, key, host name) */
     int ready_sent;
+    /* root: what spawns need */
+    char (*hostkey)[UTIL_NODE_KEY_CAP]; /* [nhosts] node key of each host */
+    char (*hostname)[256];               /* [nhosts] its gethostname() */
+    int place_host, place_used; /* the next free slot: host, slots of it taken this pass */
 };
 
 /* ---- frames ------------------------------------------------------------------ */
@@ -719,6 +755,8 @@ static void ad_setup_free(struct ad_tree *t)
     }
     free(t->host_of);
     free(t->kids);
+    free(t->hostkey);
+    free(t->hostname);
     ad_buf_free(&t->setup);
     ad_buf_free(&t->ready);
 }
@@ -752,12 +790,12 @@ static int ad_tree_make_kids(struct ad_tree *t, const char *const *node_host)
 static int ad_tree_node_of(struct ad_tree *t, int *node_of)
 {
     extern char **environ;
-    char(*hostkey)[UTIL_NODE_KEY_CAP] = calloc((size_t)t->nhosts, sizeof(*hostkey));
     char(*keys)[UTIL_NODE_KEY_CAP] = calloc((size_t)t->size, sizeof(*keys));
     int nkeys = 0, r = 0;
 
-    if (hostkey == NULL || keys == NULL) {
-        free(hostkey);
+    t->hostkey = calloc((size_t)t->nhosts, sizeof(*t->hostkey));
+    t->hostname = calloc((size_t)t->nhosts, sizeof(*t->hostname));
+    if (t->hostkey == NULL || t->hostname == NULL || keys == NULL) {
         free(keys);
         return -ENOMEM;
     }
@@ -767,8 +805,11 @@ static int ad_tree_node_of(struct ad_tree *t, int *node_of)
         while (c.p < c.end && !c.bad) {
             long node = ad_take_int(&c, 1, t->nhosts);
             const char *key = ad_take(&c);
-            if (!c.bad)
-                snprintf(hostkey[node - 1], UTIL_NODE_KEY_CAP, "%s", key);
+            const char *name = ad_take(&c);
+            if (!c.bad) {
+                snprintf(t->hostkey[node - 1], UTIL_NODE_KEY_CAP, "%s", key);
+                snprintf(t->hostname[node - 1], sizeof(t->hostname[0]), "%s", name);
+            }
         }
     }
     for (int a = 0; a < t->opts->napps; a++) {
@@ -785,7 +826,7 @@ static int ad_tree_node_of(struct ad_tree *t, int *node_of)
         if (has)
             ad_node_key(forced, sizeof(forced), envs, nenvs, 3);
         for (int i = 0; i < app->nprocs; i++, r++) {
-            const char *key = has ? forced : hostkey[t->host_of[r]];
+            const char *key = has ? forced : t->hostkey[t->host_of[r]];
             int id = 0;
             while (id < nkeys && strcmp(keys[id], key) != 0)
                 id++;
@@ -794,7 +835,6 @@ static int ad_tree_node_of(struct ad_tree *t, int *node_of)
             node_of[r] = id;
         }
     }
-    free(hostkey);
     free(keys);
     return 0;
 }
@@ -848,68 +888,7 @@ static void ad_tree_check_ready(struct ad_daemon *d, struct ad_tree *t)
     free(wire);
 }
 
-/* The fence is complete below this node: go up, or (root) release everyone. */
-static void ad_tree_fence_check(struct ad_daemon *d, struct ad_tree *t)
-{
-    struct ad_job *job = d->njobs > 0 ? d->jobs[0] : NULL;
-    int local_in = t->root ? 1 : t->fence_waiting == 1;
-
-    if (!local_in || job == NULL)
-        return;
-    for (int i = 0; i < t->nkids; i++)
-        if (!t->kids[i].fence_in && t->kids[i].state != AD_LINK_CLOSED)
-            return;
-    if (t->root && t->nkids > 0) {
-        int any = 0;
-        for (int i = 0; i < t->nkids; i++)
-            any |= t->kids[i].fence_in;
-        if (!any)
-            return;
-    }
-    for (int i = 0; i < t->nkids; i++)
-        t->kids[i].fence_in = 0;
-    if (t->root) {
-        for (int i = 0; i < t->nkids; i++)
-            ad_link_send(&t->kids[i], AD_M_FENCE_OUT, 0, job->kvs_new.data, job->kvs_new.len);
-        job->kvs_new.len = 0;
-        return;
-    }
-    ad_link_send(&t->parent, AD_M_FENCE_IN, 0, job->kvs_new.data, job->kvs_new.len);
-    job->kvs_new.len = 0;
-    t->fence_waiting = 2;
-}
-
-void ad_tree_fence(struct ad_daemon *d, struct ad_job *job)
-{
-    struct ad_tree *t = ad_t(d);
-
-    (void)job;
-    t->fence_waiting = 1;
-    ad_tree_fence_check(d, t);
-}
-
-static void ad_fence_out(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
-{
-    struct ad_job *job = d->jobs[0];
-    struct ad_cursor c = {p, p + len, 0};
-
-    while (c.p < c.end) {
-        const char *key = ad_take(&c);
-        const char *value = ad_take(&c);
-        if (c.bad)
-            break;
-        ad_kvs_put(&job->kvs, key, value);
-    }
-    for (int i = 0; i < t->nkids; i++)
-        ad_link_send(&t->kids[i], AD_M_FENCE_OUT, 0, p, len);
-    t->fence_waiting = 0;
-    job->kvs_new.len = 0;
-    ad_pmi_fence_done(d, job);
-}
-
-/* ---- name requests: answered at mpirun ------------------------------------------- */
-
-int ad_tree_is_root(struct ad_daemon *d) { return ad_t(d)->root; }
+/* ---- a job's part of the tree ---------------------------------------------------- */
 
 /* The child of this node whose subtree holds node v (NULL if none). */
 static struct ad_link *ad_tree_kid_toward(struct ad_tree *t, int v)
@@ -927,25 +906,123 @@ static struct ad_link *ad_tree_kid_toward(struct ad_tree *t, int v)
     return NULL;
 }
 
-/* Payload "origin\0tag\0op\0<service or rc>\0port\0". */
-static void ad_name_frame(struct ad_buf *b, int origin, int tag, int op, const char *mid,
-                          const char *port)
+/* The part of a job whose rank r runs on host host_of[r] (node host + 1). */
+static struct ad_jtree *ad_jtree_new(struct ad_tree *t, const int *host_of, int size)
+{
+    struct ad_jtree *jt = calloc(1, sizeof(*jt));
+
+    if (jt == NULL || (jt->kid_has = calloc((size_t)t->nkids + 1, 1)) == NULL) {
+        free(jt);
+        return NULL;
+    }
+    jt->res.errcmd = -1;
+    for (int r = 0; r < size; r++) {
+        struct ad_link *l = ad_tree_kid_toward(t, host_of[r] + 1);
+        if (l != NULL && !jt->kid_has[l - t->kids]) {
+            jt->kid_has[l - t->kids] = 1;
+            jt->kids_with++;
+        }
+    }
+    return jt;
+}
+
+void ad_tree_job_free(struct ad_job *job)
+{
+    if (job->tree != NULL)
+        free(job->tree->kid_has);
+    free(job->tree);
+    job->tree = NULL;
+}
+
+int ad_tree_job_held(struct ad_daemon *d, struct ad_job *job)
+{
+    (void)d;
+    return job->tree != NULL && !job->tree->done_sent;
+}
+
+/* Sends a frame to every child whose subtree runs processes of the job. */
+static void ad_job_send_down(struct ad_tree *t, const struct ad_job *job, int type, const void *p,
+                             size_t len)
+{
+    for (int i = 0; i < t->nkids; i++)
+        if (job->tree->kid_has[i])
+            ad_link_send(&t->kids[i], type, job->num, p, len);
+}
+
+/* The job's fence is complete below this node: go up, or (root) release
+ * everyone. A daemon without processes of the job is in as soon as its
+ * children are. */
+static void ad_fence_check(struct ad_tree *t, struct ad_job *job)
+{
+    struct ad_jtree *jt = job->tree;
+
+    if (jt == NULL || jt->fence_up == 2 || (job->nprocs > 0 && jt->fence_up != 1) ||
+        jt->fence_in < jt->kids_with || (job->nprocs == 0 && jt->kids_with == 0))
+        return;
+    jt->fence_in = 0;
+    if (t->root) {
+        ad_job_send_down(t, job, AD_M_FENCE_OUT, job->kvs_new.data, job->kvs_new.len);
+        job->kvs_new.len = 0;
+        jt->fence_up = 0;
+        return;
+    }
+    ad_link_send(&t->parent, AD_M_FENCE_IN, job->num, job->kvs_new.data, job->kvs_new.len);
+    job->kvs_new.len = 0;
+    jt->fence_up = 2;
+}
+
+void ad_tree_fence(struct ad_daemon *d, struct ad_job *job)
+{
+    if (job->tree == NULL)
+        return;
+    job->tree->fence_up = 1;
+    ad_fence_check(ad_t(d), job);
+}
+
+static void ad_fence_out(struct ad_daemon *d, struct ad_tree *t, struct ad_job *job, const char *p,
+                         size_t len)
+{
+    struct ad_cursor c = {p, p + len, 0};
+
+    if (job == NULL || job->tree == NULL)
+        return;
+    while (c.p < c.end) {
+        const char *key = ad_take(&c);
+        const char *value = ad_take(&c);
+        if (c.bad)
+            break;
+        ad_kvs_put(&job->kvs, key, value);
+    }
+    ad_job_send_down(t, job, AD_M_FENCE_OUT, p, len);
+    job->tree->fence_up = 0;
+    job->kvs_new.len = 0;
+    ad_pmi_fence_done(d, job);
+}
+
+/* ---- name requests: answered at mpirun ------------------------------------------- */
+
+int ad_tree_is_root(struct ad_daemon *d) { return ad_t(d)->root; }
+
+/* Payload "origin\0job\0tag\0op\0<service or rc>\0port\0". */
+static void ad_name_frame(struct ad_buf *b, int origin, int jobnum, int tag, int op,
+                          const char *mid, const char *port)
 {
     b->len = 0;
     ad_buf_add_int(b, origin);
+    ad_buf_add_int(b, jobnum);
     ad_buf_add_int(b, tag);
     ad_buf_add_int(b, op);
     ad_buf_add_str(b, mid);
     ad_buf_add_str(b, port);
 }
 
-void ad_tree_name_request(struct ad_daemon *d, int tag, int op, const char *service,
+void ad_tree_name_request(struct ad_daemon *d, int jobnum, int tag, int op, const char *service,
                           const char *port)
 {
     struct ad_tree *t = ad_t(d);
     struct ad_buf b = {0};
 
-    ad_name_frame(&b, t->node, tag, op, service, port);
+    ad_name_frame(&b, t->node, jobnum, tag, op, service, port);
     ad_link_send(&t->parent, AD_M_NAME_REQ, 0, b.data, b.len);
     ad_buf_free(&b);
 }
@@ -957,7 +1034,7 @@ static void ad_name_req(struct ad_daemon *d, struct ad_tree *t, const char *p, s
     char port[ASSIST_NS_PORT_MAX + 1] = "", rcs[16];
     struct ad_link *down;
     struct ad_buf b = {0};
-    int origin, tag, op, rc;
+    int origin, jobnum, tag, op, rc;
     const char *service, *pub;
 
     if (!t->root) {
@@ -965,6 +1042,7 @@ static void ad_name_req(struct ad_daemon *d, struct ad_tree *t, const char *p, s
         return;
     }
     origin = (int)ad_take_int(&c, 1, t->nhosts);
+    jobnum = (int)ad_take_int(&c, 0, INT_MAX);
     tag = (int)ad_take_int(&c, 0, INT_MAX);
     op = (int)ad_take_int(&c, AD_NAME_PUBLISH, AD_NAME_LOOKUP);
     service = ad_take(&c);
@@ -973,7 +1051,7 @@ static void ad_name_req(struct ad_daemon *d, struct ad_tree *t, const char *p, s
         return; /* not from one of ours */
     rc = ad_name_do(d, op, service, pub, port, sizeof(port));
     snprintf(rcs, sizeof(rcs), "%d", rc);
-    ad_name_frame(&b, origin, tag, op, rcs, port);
+    ad_name_frame(&b, origin, jobnum, tag, op, rcs, port);
     ad_link_send(down, AD_M_NAME_REP, 0, b.data, b.len);
     ad_buf_free(&b);
 }
@@ -982,8 +1060,8 @@ static void ad_name_req(struct ad_daemon *d, struct ad_tree *t, const char *p, s
 static void ad_name_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
 {
     struct ad_cursor c = {p, p + len, 0};
-    struct ad_job *job = d->njobs > 0 ? d->jobs[0] : NULL;
     int origin = (int)ad_take_int(&c, 1, t->nhosts);
+    struct ad_job *job = ad_job_by_num(d, (int)ad_take_int(&c, 0, INT_MAX));
     int tag = (int)ad_take_int(&c, 0, INT_MAX);
     int op = (int)ad_take_int(&c, AD_NAME_PUBLISH, AD_NAME_LOOKUP);
     int rc = (int)ad_take_int(&c, -4096, 0);
@@ -999,6 +1077,567 @@ static void ad_name_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, s
     }
     if (job != NULL && tag < job->nprocs && job->procs[tag].pmi_fd >= 0)
         ad_pmi_name_reply(d, &job->procs[tag], op, rc, port);
+}
+
+/* ---- spawn: placed at mpirun, started by the daemons of the hosts ------------------- */
+
+/* The request as strings: ncmds, then per command the program, maxprocs,
+ * argc, the arguments, the info count and pairs; then the preput count and
+ * pairs. Info "file"/"hostfile" is read here, by the spawner's daemon, and
+ * goes up as "host" (the names and slots it lists). 0, or -1 with the
+ * failure in res. */
+static int ad_req_encode(struct ad_buf *b, const struct ad_spawn_req *req,
+                         struct ad_spawn_result *res)
+{
+    int rc = ad_buf_add_int(b, req->ncmds);
+
+    for (int i = 0; i < req->ncmds; i++) {
+        const struct ad_spawn_cmd *c = &req->cmds[i];
+        rc |= ad_buf_add_str(b, c->command);
+        rc |= ad_buf_add_int(b, c->maxprocs);
+        rc |= ad_buf_add_int(b, c->argc);
+        for (int k = 0; k < c->argc; k++)
+            rc |= ad_buf_add_str(b, c->argv[k] != NULL ? c->argv[k] : "");
+        rc |= ad_buf_add_int(b, c->ninfo);
+        for (int k = 0; k < c->ninfo; k++) {
+            const char *key = c->info_keys[k], *val = c->info_vals[k];
+            if (strcmp(key, "file") == 0 || strcmp(key, "hostfile") == 0) {
+                struct mpirun_opts ho = {0};
+                struct ad_buf list = {0};
+                char slots[24], why[400];
+                if (mpirun_hosts_read_file_err(&ho, val, why, sizeof(why)) != 0) {
+                    mpirun_hosts_free(&ho);
+                    res->rc = -EINVAL;
+                    res->errcmd = i;
+                    snprintf(res->msg, sizeof(res->msg), "spawn: info '%s': %s", key, why);
+                    return -1;
+                }
+                for (int h = 0; h < ho.nhosts; h++) {
+                    snprintf(slots, sizeof(slots), ":%d", ho.hosts[h].slots);
+                    if (h > 0)
+                        rc |= ad_buf_add(&list, ",", 1);
+                    rc |= ad_buf_add(&list, ho.hosts[h].name, strlen(ho.hosts[h].name));
+                    rc |= ad_buf_add_str(&list, slots);
+                    list.len--; /* no NUL between entries */
+                }
+                rc |= ad_buf_add(&list, "", 1);
+                rc |= ad_buf_add_str(b, "host");
+                rc |= ad_buf_add_str(b, list.data != NULL ? list.data : "");
+                ad_buf_free(&list);
+                mpirun_hosts_free(&ho);
+                continue;
+            }
+            rc |= ad_buf_add_str(b, key);
+            rc |= ad_buf_add_str(b, val);
+        }
+    }
+    rc |= ad_buf_add_int(b, req->npreput);
+    for (int k = 0; k < req->npreput; k++) {
+        rc |= ad_buf_add_str(b, req->pp_keys[k]);
+        rc |= ad_buf_add_str(b, req->pp_vals[k]);
+    }
+    if (rc != 0) {
+        *res = (struct ad_spawn_result){.rc = -ENOMEM, .errcmd = -1};
+        snprintf(res->msg, sizeof(res->msg), "spawn: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* n strings from c into a new array (NULL with c->bad on a short payload). */
+static char **ad_take_strs(struct ad_cursor *c, int n)
+{
+    char **v = calloc((size_t)n + 1, sizeof(char *));
+
+    for (int i = 0; v != NULL && i < n && !c->bad; i++)
+        if ((v[i] = strdup(ad_take(c))) == NULL)
+            c->bad = 1;
+    if (v == NULL)
+        c->bad = 1;
+    return v;
+}
+
+/* The request back from its strings; NULL when malformed or out of memory. */
+static struct ad_spawn_req *ad_req_decode(struct ad_cursor *c)
+{
+    struct ad_spawn_req *r = calloc(1, sizeof(*r));
+    int ncmds = (int)ad_take_int(c, 1, AD_SPAWN_MAX_CMDS);
+
+    if (r == NULL || c->bad || (r->cmds = calloc((size_t)ncmds, sizeof(*r->cmds))) == NULL) {
+        free(r);
+        return NULL;
+    }
+    for (int i = 0; i < ncmds && !c->bad; i++) {
+        struct ad_spawn_cmd *cmd = &r->cmds[i];
+        r->ncmds = i + 1;
+        cmd->command = strdup(ad_take(c));
+        cmd->maxprocs = (int)ad_take_int(c, 1, AD_SPAWN_MAX_PROCS);
+        cmd->argc = (int)ad_take_int(c, 0, AD_SPAWN_MAX_ARGS);
+        if (c->bad)
+            break;
+        if ((cmd->argv = ad_take_strs(c, cmd->argc)) != NULL)
+            cmd->nargv = cmd->argc;
+        cmd->ninfo = (int)ad_take_int(c, 0, AD_SPAWN_MAX_ARGS);
+        if (c->bad)
+            break;
+        cmd->info_keys = calloc((size_t)cmd->ninfo + 1, sizeof(char *));
+        cmd->info_vals = calloc((size_t)cmd->ninfo + 1, sizeof(char *));
+        if (cmd->command == NULL || cmd->info_keys == NULL || cmd->info_vals == NULL)
+            c->bad = 1;
+        else
+            cmd->ninfok = cmd->ninfov = cmd->ninfo;
+        for (int k = 0; k < cmd->ninfo && !c->bad; k++) {
+            cmd->info_keys[k] = strdup(ad_take(c));
+            cmd->info_vals[k] = strdup(ad_take(c));
+            if (cmd->info_keys[k] == NULL || cmd->info_vals[k] == NULL)
+                c->bad = 1;
+        }
+    }
+    r->total = r->ncmds;
+    if (!c->bad && (r->npreput = (int)ad_take_int(c, 0, AD_SPAWN_MAX_ARGS)) > 0 && !c->bad) {
+        r->pp_keys = calloc((size_t)r->npreput, sizeof(char *));
+        r->pp_vals = calloc((size_t)r->npreput, sizeof(char *));
+        if (r->pp_keys == NULL || r->pp_vals == NULL)
+            c->bad = 1;
+        else
+            r->nppk = r->nppv = r->npreput;
+        for (int k = 0; k < r->nppk && !c->bad; k++) {
+            r->pp_keys[k] = strdup(ad_take(c));
+            r->pp_vals[k] = strdup(ad_take(c));
+            if (r->pp_keys[k] == NULL || r->pp_vals[k] == NULL)
+                c->bad = 1;
+        }
+    }
+    if (c->bad) {
+        ad_spawn_req_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+int ad_tree_spawn_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                          const struct ad_spawn_req *req, struct ad_spawn_result *res)
+{
+    struct ad_tree *t = ad_t(d);
+    struct ad_buf b = {0};
+
+    if (t->root) { /* no rank runs at mpirun */
+        snprintf(res->msg, sizeof(res->msg), "spawn: not available here");
+        return -1;
+    }
+    ad_buf_add_int(&b, t->node);
+    ad_buf_add_int(&b, job->num);
+    ad_buf_add_int(&b, (int)(p - job->procs));
+    if (ad_req_encode(&b, req, res) != 0) {
+        ad_buf_free(&b);
+        return -1;
+    }
+    ad_link_send(&t->parent, AD_M_SPAWN_REQ, 0, b.data, b.len);
+    ad_buf_free(&b);
+    return 0;
+}
+
+/* Payload of SPAWN_REP and SPAWN_ACK: "rc\0errcmd\0jobid\0msg\0". */
+static void ad_res_add(struct ad_buf *b, const struct ad_spawn_result *res)
+{
+    ad_buf_add_int(b, res->rc);
+    ad_buf_add_int(b, res->errcmd);
+    ad_buf_add_str(b, res->jobid);
+    ad_buf_add_str(b, res->msg);
+}
+
+static void ad_res_take(struct ad_cursor *c, struct ad_spawn_result *res)
+{
+    res->rc = (int)ad_take_int(c, -4096, 0);
+    res->errcmd = (int)ad_take_int(c, -1, AD_SPAWN_MAX_CMDS);
+    snprintf(res->jobid, sizeof(res->jobid), "%s", ad_take(c));
+    snprintf(res->msg, sizeof(res->msg), "%s", ad_take(c));
+}
+
+/* Root: the answer goes down to the spawner's daemon. */
+static void ad_spawn_answer_to(struct ad_tree *t, int origin, int ojob, int tag,
+                               const struct ad_spawn_result *res)
+{
+    struct ad_link *down = ad_tree_kid_toward(t, origin);
+    struct ad_buf b = {0};
+
+    if (down == NULL)
+        return;
+    ad_buf_add_int(&b, origin);
+    ad_buf_add_int(&b, ojob);
+    ad_buf_add_int(&b, tag);
+    ad_res_add(&b, res);
+    ad_link_send(down, AD_M_SPAWN_REP, 0, b.data, b.len);
+    ad_buf_free(&b);
+}
+
+/* A SPAWN_REP from above: for one of this node's processes, or further down. */
+static void ad_spawn_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
+{
+    struct ad_cursor c = {p, p + len, 0};
+    struct ad_spawn_result res = {0};
+    int origin = (int)ad_take_int(&c, 1, t->nhosts);
+    struct ad_job *job = ad_job_by_num(d, (int)ad_take_int(&c, 0, INT_MAX));
+    int tag = (int)ad_take_int(&c, 0, INT_MAX);
+    struct ad_link *down;
+
+    ad_res_take(&c, &res);
+    if (c.bad)
+        return;
+    if (origin != t->node) {
+        if ((down = ad_tree_kid_toward(t, origin)) != NULL)
+            ad_link_send(down, AD_M_SPAWN_REP, 0, p, len);
+        return;
+    }
+    if (job != NULL && tag < job->nprocs && job->procs[tag].pmi_fd >= 0)
+        ad_pmi_spawn_reply(d, job, &job->procs[tag], &res);
+}
+
+/* "h" and "h.domain" name one host. */
+static int ad_same_host(const char *a, const char *b)
+{
+    size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+
+    if (strcmp(a, b) == 0)
+        return 1;
+    return la == lb && strncmp(a, b, la) == 0 && (a[la] == '\0' || b[lb] == '\0');
+}
+
+/* Root: the host (index) a spawn's info names: an entry of mpirun's host
+ * list, else the one whose daemon has that host name ("localhost": the
+ * name of mpirun's host); -1 if none. */
+static int ad_host_index(struct ad_tree *t, const char *name)
+{
+    char me[256] = "";
+
+    for (int h = 0; h < t->nhosts; h++)
+        if (strcmp(t->hosts[h], name) == 0)
+            return h;
+    if (strcmp(name, "localhost") == 0 && gethostname(me, sizeof(me) - 1) == 0)
+        name = me;
+    for (int h = 0; h < t->nhosts; h++)
+        if (ad_same_host(t->hosts[h], name) || ad_same_host(t->hostname[h], name))
+            return h;
+    return -1;
+}
+
+/* Root: the next free slot of mpirun's host list (its block placement,
+ * continued after job 0 and the spawns before). */
+static int ad_place_next(struct ad_tree *t)
+{
+    const struct mpirun_opts *o = t->opts;
+    int h = t->place_host;
+    int per = o->ppn > 0 ? o->ppn : o->hosts[h].slots;
+
+    if (++t->place_used >= per) {
+        t->place_used = 0;
+        t->place_host = (h + 1) % t->nhosts;
+    }
+    return h;
+}
+
+/* Root: the host of every process of the request (host_of[total]): info
+ * host/hosts ("a,b:2": by blocks of their slots, pass after pass), else the
+ * next free slots. 0, or -1 with the failure in res. */
+static int ad_place(struct ad_tree *t, const struct ad_spawn_req *req, int *host_of,
+                    struct ad_spawn_result *res)
+{
+    int r = 0;
+
+    for (int i = 0; i < req->ncmds; i++) {
+        const struct ad_spawn_cmd *c = &req->cmds[i];
+        const char *list = NULL;
+        int idx[64], slots[64], n = 0;
+        for (int k = 0; k < c->ninfo; k++)
+            if (strcmp(c->info_keys[k], "host") == 0 || strcmp(c->info_keys[k], "hosts") == 0)
+                list = c->info_vals[k];
+        for (const char *h = list; h != NULL && *h != '\0';) {
+            size_t len = strcspn(h, ","), nlen = strcspn(h, ",:");
+            char name[256];
+            long sl = 1;
+            if (nlen < len) {
+                char *end;
+                sl = strtol(h + nlen + 1, &end, 10);
+                if (end != h + len || sl < 1)
+                    sl = -1;
+            }
+            snprintf(name, sizeof(name), "%.*s", (int)(nlen < sizeof(name) ? nlen : 255), h);
+            if (n == 64 || sl < 1 || (idx[n] = ad_host_index(t, name)) < 0) {
+                struct ad_buf all = {0};
+                for (int k = 0; k < t->nhosts; k++) {
+                    if (k > 0)
+                        ad_buf_add(&all, ",", 1);
+                    ad_buf_add(&all, t->hosts[k], strlen(t->hosts[k]));
+                }
+                ad_buf_add(&all, "", 1);
+                res->rc = n == 64 || sl < 1 ? -EINVAL : -EHOSTUNREACH;
+                res->errcmd = i;
+                if (n == 64)
+                    snprintf(res->msg, sizeof(res->msg), "spawn: info host lists more than 64 hosts");
+                else if (sl < 1)
+                    snprintf(res->msg, sizeof(res->msg), "spawn: bad info host entry '%.*s'",
+                             (int)(len < 200 ? len : 200), h);
+                else
+                    snprintf(res->msg, sizeof(res->msg),
+                             "spawn: info host '%.200s' is not one of mpirun's hosts (%.300s)", name,
+                             all.data != NULL ? all.data : "");
+                ad_buf_free(&all);
+                return -1;
+            }
+            slots[n++] = (int)sl;
+            h += len;
+            if (*h == ',')
+                h++;
+        }
+        for (int k = 0, h = 0, used = 0; k < c->maxprocs; k++, r++) {
+            if (n == 0) {
+                host_of[r] = ad_place_next(t);
+                continue;
+            }
+            host_of[r] = idx[h];
+            if (++used == slots[h]) {
+                used = 0;
+                h = (h + 1) % n;
+            }
+        }
+    }
+    return 0;
+}
+
+static void ad_spawn_job_in(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len);
+
+/* Root: a rank's spawn. Checked and placed here, named (job number, id),
+ * then started by the daemons of its hosts (SPAWN_JOB); the answer goes
+ * back once they all answered (ad_spawn_ack). */
+static void ad_root_spawn(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
+{
+    struct ad_cursor c = {p, p + len, 0};
+    struct ad_spawn_result res = {.rc = -EINVAL, .errcmd = -1};
+    int origin = (int)ad_take_int(&c, 1, t->nhosts);
+    int ojob = (int)ad_take_int(&c, 0, INT_MAX);
+    int tag = (int)ad_take_int(&c, 0, INT_MAX);
+    const char *reqp = c.p;
+    struct ad_spawn_req *req = c.bad ? NULL : ad_req_decode(&c);
+    struct ad_job *spawner = ad_job_by_num(d, ojob);
+    int *host_of = NULL, *node_of = NULL, total = 0, running = 0;
+    char(*keys)[UTIL_NODE_KEY_CAP] = NULL;
+    char jobid[ASSIST_JOBID_MAX + 16];
+    struct ad_buf b = {0};
+
+    if (c.bad || req == NULL) {
+        if (c.bad && ad_tree_kid_toward(t, origin) == NULL)
+            goto out; /* not from one of ours */
+        snprintf(res.msg, sizeof(res.msg), "spawn: a malformed request between the daemons");
+        goto answer;
+    }
+    for (int i = 0; i < req->ncmds; i++)
+        total += req->cmds[i].maxprocs;
+    for (int j = 0; j < d->njobs; j++) /* job 0 and the spawned jobs not yet ended */
+        running += d->jobs[j]->size;
+    if (spawner == NULL) {
+        res.rc = -ECANCELED;
+        snprintf(res.msg, sizeof(res.msg), "spawn: the spawning job has ended");
+    } else if (d->phase != AD_RUN || d->ended) {
+        res.rc = -ECANCELED;
+        snprintf(res.msg, sizeof(res.msg), "spawn: the job is ending");
+    } else if (total > AD_SPAWN_MAX_PROCS) {
+        snprintf(res.msg, sizeof(res.msg), "spawn: %d processes, more than %d", total,
+                 AD_SPAWN_MAX_PROCS);
+    } else if (d->no_oversubscribe && (long)running + total > d->universe) {
+        res.rc = -EAGAIN;
+        snprintf(res.msg, sizeof(res.msg),
+                 "spawn: %d processes would run (%d running, %d new), more than the universe "
+                 "size %d, and mpirun has --no-oversubscribe",
+                 running + total, running, total, d->universe);
+    } else if (snprintf(jobid, sizeof(jobid), "%s_%d", d->jobs[0]->jobid, d->spawned + 1) >
+               ASSIST_JOBID_MAX) {
+        res.rc = -ENAMETOOLONG;
+        snprintf(res.msg, sizeof(res.msg), "spawn: no job id left");
+    } else {
+        res.rc = 0;
+    }
+    if (res.rc != 0)
+        goto answer;
+    host_of = calloc((size_t)total, sizeof(int));
+    node_of = calloc((size_t)total, sizeof(int));
+    keys = calloc((size_t)total, sizeof(*keys));
+    if (host_of == NULL || node_of == NULL || keys == NULL) {
+        res.rc = -ENOMEM;
+        snprintf(res.msg, sizeof(res.msg), "spawn: out of memory");
+        goto answer;
+    }
+    if (ad_place(t, req, host_of, &res) != 0)
+        goto answer;
+    for (int r = 0, nkeys = 0; r < total; r++) { /* nodes numbered in rank order */
+        const char *key = t->hostkey[host_of[r]];
+        int id = 0;
+        while (id < nkeys && strcmp(keys[id], key) != 0)
+            id++;
+        if (id == nkeys)
+            snprintf(keys[nkeys++], UTIL_NODE_KEY_CAP, "%s", key);
+        node_of[r] = id;
+    }
+    d->spawned++;
+    ad_buf_add_int(&b, d->spawned);
+    ad_buf_add_str(&b, jobid);
+    ad_buf_add_str(&b, spawner->kvsname);
+    ad_buf_add_int(&b, origin);
+    ad_buf_add_int(&b, ojob);
+    ad_buf_add_int(&b, tag);
+    ad_buf_add_int(&b, total);
+    for (int r = 0; r < total; r++) {
+        ad_buf_add_int(&b, host_of[r]);
+        ad_buf_add_int(&b, node_of[r]);
+    }
+    if (ad_buf_add(&b, reqp, (size_t)(p + len - reqp)) != 0) {
+        res.rc = -ENOMEM;
+        snprintf(res.msg, sizeof(res.msg), "spawn: out of memory");
+        goto answer;
+    }
+    ad_spawn_job_in(d, t, b.data, b.len); /* as every daemon of it does */
+    goto out;
+answer:
+    ad_spawn_answer_to(t, origin, ojob, tag, &res);
+out:
+    ad_buf_free(&b);
+    free(host_of);
+    free(node_of);
+    free(keys);
+    ad_spawn_req_free(req);
+}
+
+/* The subtree's part of spawned job is answered: up, or (root) to the
+ * spawner; a failure anywhere ends the job everywhere. */
+static void ad_spawn_check_acks(struct ad_tree *t, struct ad_job *job)
+{
+    struct ad_jtree *jt = job->tree;
+    struct ad_buf b = {0};
+
+    if (jt->acked || jt->acks < jt->kids_with)
+        return;
+    jt->acked = 1;
+    if (!t->root) {
+        ad_res_add(&b, &jt->res);
+        ad_link_send(&t->parent, AD_M_SPAWN_ACK, job->num, b.data, b.len);
+        ad_buf_free(&b);
+        return;
+    }
+    if (jt->res.rc != 0) {
+        job->discard = 1;
+        ad_job_send_down(t, job, AD_M_SPAWN_KILL, NULL, 0);
+    } else {
+        snprintf(jt->res.jobid, sizeof(jt->res.jobid), "%s", job->kvsname);
+    }
+    ad_spawn_answer_to(t, jt->origin, jt->origin_job, jt->origin_tag, &jt->res);
+}
+
+/* SPAWN_JOB (and the root's own spawn): this daemon's part of a spawned
+ * job: "num\0jobid\0spawner\0origin\0ojob\0tag\0size\0" (host, node) x
+ * size, then the request. */
+static void ad_spawn_job_in(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
+{
+    struct ad_cursor c = {p, p + len, 0};
+    int num = (int)ad_take_int(&c, 1, INT_MAX);
+    const char *jobid = ad_take(&c);
+    const char *spawner = ad_take(&c);
+    int origin = (int)ad_take_int(&c, 1, t->nhosts);
+    int ojob = (int)ad_take_int(&c, 0, INT_MAX);
+    int tag = (int)ad_take_int(&c, 0, INT_MAX);
+    int size = (int)ad_take_int(&c, 1, AD_SPAWN_MAX_PROCS);
+    int *host_of = NULL, *node_of = NULL, *ranks = NULL, nranks = 0;
+    struct ad_spawn_req *req = NULL;
+    struct ad_spawn_result res;
+    struct ad_job *job = NULL;
+
+    if (c.bad || strlen(jobid) > ASSIST_JOBID_MAX || ad_job_by_num(d, num) != NULL)
+        goto bad;
+    host_of = calloc((size_t)size, sizeof(int));
+    node_of = calloc((size_t)size, sizeof(int));
+    ranks = calloc((size_t)size, sizeof(int));
+    if (host_of == NULL || node_of == NULL || ranks == NULL)
+        goto oom;
+    for (int r = 0; r < size; r++) {
+        host_of[r] = (int)ad_take_int(&c, 0, t->nhosts - 1);
+        node_of[r] = (int)ad_take_int(&c, 0, size - 1);
+        if (host_of[r] == t->node - 1)
+            ranks[nranks++] = r;
+    }
+    if (c.bad || (req = ad_req_decode(&c)) == NULL)
+        goto bad;
+    if (ad_spawn_local(d, req, num, jobid, spawner, ranks, nranks, node_of, &res, &job) != 0)
+        goto oom;
+    if ((job->tree = ad_jtree_new(t, host_of, size)) == NULL)
+        goto oom;
+    job->tree->res = res;
+    job->tree->origin = origin;
+    job->tree->origin_job = ojob;
+    job->tree->origin_tag = tag;
+    /* Processes of the job may run here or below: DONE is said again once
+     * they ended (the parent took its DONE back on the ACK, ad_spawn_ack). */
+    t->done_sent = 0;
+    ad_job_send_down(t, job, AD_M_SPAWN_JOB, p, len);
+    ad_spawn_check_acks(t, job);
+    goto out;
+bad:
+    ad_daemon_end(d, 1, "mpirun: a bad spawn message between the assist daemons");
+    goto out;
+oom:
+    ad_daemon_end(d, 1, "mpirun: out of memory");
+out:
+    free(host_of);
+    free(node_of);
+    free(ranks);
+    ad_spawn_req_free(req);
+}
+
+/* SPAWN_ACK from child l: its subtree's part of the job, started or failed. */
+static void ad_spawn_ack(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l,
+                         struct ad_job *job, const char *p, size_t len)
+{
+    struct ad_cursor c = {p, p + len, 0};
+    struct ad_spawn_result res = {0};
+
+    ad_res_take(&c, &res);
+    if (job == NULL || job->tree == NULL || c.bad)
+        return;
+    if (job->tree->res.rc == 0 && res.rc != 0)
+        job->tree->res = res;
+    if (l->state == AD_LINK_DONE) { /* it says DONE again (ad_spawn_job_in) */
+        l->state = AD_LINK_READY;
+        t->done_sent = 0;
+    }
+    job->tree->acks++;
+    ad_spawn_check_acks(t, job);
+}
+
+/* SPAWN_KILL: the job failed to start somewhere; its processes here go (not
+ * judged: the spawner is told). */
+static void ad_spawn_kill(struct ad_daemon *d, struct ad_tree *t, struct ad_job *job)
+{
+    (void)d;
+    if (job == NULL || job->tree == NULL)
+        return;
+    job->discard = 1;
+    for (int r = 0; r < job->nprocs; r++)
+        if (job->procs[r].pid > 0 && job->procs[r].running)
+            kill(-job->procs[r].pid, SIGKILL);
+    ad_job_send_down(t, job, AD_M_SPAWN_KILL, NULL, 0);
+}
+
+/* Each round: spawned jobs whose processes here and below all ended are
+ * reported up (JOB_DONE) and may then be freed here. */
+static void ad_jobs_done_check(struct ad_daemon *d, struct ad_tree *t)
+{
+    for (int j = 0; j < d->njobs; j++) {
+        struct ad_job *job = d->jobs[j];
+        struct ad_jtree *jt = job->tree;
+        if (job->num == 0 || jt == NULL || jt->done_sent || !jt->acked || job->nrunning > 0 ||
+            jt->dones < jt->kids_with)
+            continue;
+        jt->done_sent = 1;
+        if (!t->root)
+            ad_link_send(&t->parent, AD_M_JOB_DONE, job->num, NULL, 0);
+    }
 }
 
 static void ad_tree_exit(struct ad_tree *t)
@@ -1032,7 +1671,16 @@ static void ad_from_parent(struct ad_daemon *d, struct ad_tree *t, int type, int
         break;
     }
     case AD_M_FENCE_OUT:
-        ad_fence_out(d, t, p, len);
+        ad_fence_out(d, t, ad_job_by_num(d, arg), p, len);
+        break;
+    case AD_M_SPAWN_JOB:
+        ad_spawn_job_in(d, t, p, len);
+        break;
+    case AD_M_SPAWN_KILL:
+        ad_spawn_kill(d, t, ad_job_by_num(d, arg));
+        break;
+    case AD_M_SPAWN_REP:
+        ad_spawn_rep(d, t, p, len);
         break;
     case AD_M_PHASE:
         if (arg > AD_RUN && arg <= AD_KILL)
@@ -1092,12 +1740,29 @@ static void ad_from_kid(struct ad_daemon *d, struct ad_tree *t, struct ad_link *
         ad_daemon_end(d, arg, msg);
         break;
     }
-    case AD_M_FENCE_IN:
-        if (d->njobs > 0 && ad_buf_add(&d->jobs[0]->kvs_new, p, len) == 0) {
-            l->fence_in = 1;
-            ad_tree_fence_check(d, t);
+    case AD_M_FENCE_IN: {
+        struct ad_job *job = ad_job_by_num(d, arg);
+        if (job != NULL && job->tree != NULL && ad_buf_add(&job->kvs_new, p, len) == 0) {
+            job->tree->fence_in++;
+            ad_fence_check(t, job);
         }
         break;
+    }
+    case AD_M_SPAWN_REQ:
+        if (t->root)
+            ad_root_spawn(d, t, p, len);
+        else
+            ad_link_send(&t->parent, AD_M_SPAWN_REQ, 0, p, len);
+        break;
+    case AD_M_SPAWN_ACK:
+        ad_spawn_ack(d, t, l, ad_job_by_num(d, arg), p, len);
+        break;
+    case AD_M_JOB_DONE: {
+        struct ad_job *job = ad_job_by_num(d, arg);
+        if (job != NULL && job->tree != NULL)
+            job->tree->dones++;
+        break;
+    }
     case AD_M_OUTPUT:
         if (arg == 1 || arg == 2)
             ad_io_write(arg, p, len); /* up again, or to mpirun's stdout/stderr */
@@ -1335,6 +2000,7 @@ void ad_tree_tick(struct ad_daemon *d, double now)
             ad_kid_lost(d, t, l, "its connection closed");
         }
     }
+    ad_jobs_done_check(d, t);
     if (t->root) {
         if (!t->exiting && ad_kids_all(t, ad_kid_finished) && (t->started || d->ended))
             ad_tree_exit(t);
@@ -1407,7 +2073,6 @@ int ad_tree_run(const struct mpirun_opts *opts)
     struct ad_job *job = NULL;
     char cwd[PATH_MAX], exe[PATH_MAX], jobid[ASSIST_JOBID_MAX + 1];
     const char **node_host = NULL;
-    int *used = NULL;
     sigset_t oldmask;
     int rc = 1;
     ssize_t n;
@@ -1419,6 +2084,8 @@ int ad_tree_run(const struct mpirun_opts *opts)
     d.timeout = opts->timeout;
     d.launched = 1; /* no rank here */
     d.universe = opts->universe;
+    d.opts = opts;
+    d.no_oversubscribe = opts->no_oversubscribe;
     d.nameserver = getenv("DCFA_NAMESERVER");
     if (d.nameserver != NULL && *d.nameserver == '\0')
         d.nameserver = NULL;
@@ -1438,36 +2105,30 @@ int ad_tree_run(const struct mpirun_opts *opts)
     t.exe = exe;
     if (ad_job_create(opts, NULL, &t.size, 0, &job) != 0) /* no rank runs here */
         goto oom;
+    if (ad_jobs_add(&d, job) != 0) {
+        ad_job_destroy(job);
+        goto oom;
+    }
     snprintf(jobid, sizeof(jobid), "%s", job->jobid);
     t.jobid = jobid;
-    d.jobs = &job;
-    d.njobs = 1;
     for (int a = 0; a < opts->napps; a++)
         t.size += opts->apps[a].nprocs;
     t.host_of = calloc((size_t)t.size, sizeof(int));
-    used = calloc((size_t)opts->nhosts, sizeof(int));
     node_host = calloc((size_t)opts->nhosts, sizeof(char *));
     t.hosts = calloc((size_t)opts->nhosts, sizeof(char *));
-    if (t.host_of == NULL || used == NULL || node_host == NULL || t.hosts == NULL)
+    if (t.host_of == NULL || node_host == NULL || t.hosts == NULL)
         goto oom;
+    /* Every host gets a daemon, also one without ranks of job 0: spawns
+     * may place processes there. */
     mpirun_hosts_place(opts, t.size, t.host_of);
-    /* hosts without ranks get no daemon: renumber the others */
-    for (int r = 0; r < t.size; r++)
-        used[t.host_of[r]] = 1;
-    for (int h = 0; h < opts->nhosts; h++) {
-        if (used[h]) {
-            used[h] = t.nhosts;
-            t.hosts[t.nhosts++] = opts->hosts[h].name;
-        } else {
-            used[h] = -1;
-        }
-    }
-    for (int r = 0; r < t.size; r++)
-        t.host_of[r] = used[t.host_of[r]];
-    for (int i = 0; i < t.nhosts; i++)
-        node_host[i] = t.hosts[i];
+    t.nhosts = opts->nhosts;
+    for (int h = 0; h < opts->nhosts; h++)
+        node_host[h] = t.hosts[h] = opts->hosts[h].name;
+    for (int r = 0; r < t.size; r++) /* spawns take the slots after job 0's */
+        ad_place_next(&t);
     d.stdin_open = ad_stdin_usable();
-    if (ad_setup_encode(&t, opts, d.stdin_open) != 0 || ad_tree_make_kids(&t, node_host) != 0)
+    if (ad_setup_encode(&t, opts, d.stdin_open) != 0 || ad_tree_make_kids(&t, node_host) != 0 ||
+        (job->tree = ad_jtree_new(&t, t.host_of, t.size)) == NULL)
         goto oom;
     if (opts->timeout > 0)
         d.timeout_deadline = ad_now() + opts->timeout;
@@ -1478,7 +2139,8 @@ int ad_tree_run(const struct mpirun_opts *opts)
     ad_tree_cleanup_links(&t);
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
-    ad_job_cleanup_files(job);
+    for (int j = 0; j < d.njobs; j++)
+        ad_job_cleanup_files(d.jobs[j]);
     if (d.ended) {
         ad_io_write(2, d.end_msg, strlen(d.end_msg));
         ad_io_write(2, "\n", 1);
@@ -1489,14 +2151,11 @@ oom:
     fprintf(stderr, "mpirun: out of memory\n");
 out:
     ad_tree_cleanup_links(&t);
-    ad_job_destroy(job);
-    free(used);
+    ad_daemon_free(&d); /* the jobs and the names */
     free(node_host);
     free(t.hosts);
     t.hosts = NULL;
     ad_setup_free(&t);
-    if (d.names.buckets != NULL)
-        ad_kvs_destroy(&d.names);
     free(d.stdin_buf);
     close(d.sigfd);
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
@@ -1580,6 +2239,10 @@ int ad_remote_main(void)
     clearenv();
     for (int i = 0; i < t.nenv; i++)
         putenv(t.env[i]);
+    /* spawned processes may run on any host of the list: the library opens the
+     * fabrics for other nodes even in a job all on this one */
+    snprintf(msg, sizeof(msg), "%d", t.nhosts);
+    setenv("DCFA_UNIVERSE_HOSTS", msg, 1);
     if (chdir(t.cwd) != 0) {
         snprintf(msg, sizeof(msg), "mpirun: host '%s': cannot change to directory '%s': %s", d.host,
                  t.cwd, strerror(errno));
@@ -1594,15 +2257,21 @@ int ad_remote_main(void)
             ranks[nranks++] = r;
     for (int i = 0; i < t.nhosts; i++)
         node_host[i] = t.hosts[i];
-    if (ad_job_create(&t.ropts, t.jobid, ranks, nranks, &job) != 0 ||
-        ad_tree_make_kids(&t, node_host) != 0)
+    if (ad_job_create(&t.ropts, t.jobid, ranks, nranks, &job) != 0)
         goto out;
-    d.jobs = &job;
-    d.njobs = 1;
+    if (ad_jobs_add(&d, job) != 0) {
+        ad_job_destroy(job);
+        goto out;
+    }
+    if (ad_tree_make_kids(&t, node_host) != 0 ||
+        (job->tree = ad_jtree_new(&t, t.host_of, t.size)) == NULL)
+        goto out;
+    d.opts = &t.ropts;
     d.stdin_open = stdin_usable && nranks > 0 && ranks[0] == 0;
     util_node_key_make(key, sizeof(key), NULL);
     ad_buf_add_int(&t.ready, t.node);
     ad_buf_add_str(&t.ready, key);
+    ad_buf_add_str(&t.ready, host);
     if (setup_err) {
         ad_daemon_end(&d, 1, msg);
         ad_enter_phase(&d, AD_TERM);
@@ -1617,7 +2286,8 @@ int ad_remote_main(void)
     ad_tree_cleanup_links(&t);
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
-    ad_job_cleanup_files(job);
+    for (int j = 0; j < d.njobs; j++)
+        ad_job_cleanup_files(d.jobs[j]);
     ad_link_flush(&t.parent);
     rc = 0;
 out:
@@ -1625,7 +2295,7 @@ out:
     ad_tree_cleanup_links(&t);
     if (d.stdin_pipe >= 0)
         close(d.stdin_pipe);
-    ad_job_destroy(job);
+    ad_daemon_free(&d);
     free(ranks);
     free(node_host);
     free(d.stdin_buf);

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,14 +128,33 @@ static int mpirun_hostfile_line(struct mpirun_opts *o, char *line)
     return mpirun_host_entry(o, name);
 }
 
-int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path)
+/* The message of a bad host file: to stderr, or to err[cap] when given. */
+static void mpirun_hosts_err(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void mpirun_hosts_err(char *err, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (err != NULL) {
+        vsnprintf(err, cap, fmt, ap);
+    } else {
+        fputs("mpirun: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+    }
+    va_end(ap);
+}
+
+int mpirun_hosts_read_file_err(struct mpirun_opts *o, const char *path, char *err, size_t cap)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
     int lineno = 0, rc = 0, before = o->nhosts;
 
     if (f == NULL) {
-        fprintf(stderr, "mpirun: cannot read host file '%s': %s\n", path, strerror(errno));
+        mpirun_hosts_err(err, cap, "cannot read host file '%s': %s", path, strerror(errno));
         return -EINVAL;
     }
     while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
@@ -142,7 +162,7 @@ int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path)
         char shown[128];
         lineno++;
         if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
-            fprintf(stderr, "mpirun: host file '%s' line %d: line too long\n", path, lineno);
+            mpirun_hosts_err(err, cap, "host file '%s' line %d: line too long", path, lineno);
             rc = -EINVAL;
             break;
         }
@@ -151,21 +171,26 @@ int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path)
         line[strcspn(line, "#")] = '\0';
         rc = mpirun_hostfile_line(o, line);
         if (rc == -EINVAL)
-            fprintf(stderr,
-                    "mpirun: host file '%s' line %d: bad entry '%s' (expected name, name:slots or "
-                    "name slots=N)\n",
-                    path, lineno, shown);
+            mpirun_hosts_err(err, cap,
+                             "host file '%s' line %d: bad entry '%s' (expected name, name:slots or "
+                             "name slots=N)",
+                             path, lineno, shown);
     }
     if (rc == 0 && ferror(f)) {
-        fprintf(stderr, "mpirun: cannot read host file '%s': %s\n", path, strerror(errno));
+        mpirun_hosts_err(err, cap, "cannot read host file '%s': %s", path, strerror(errno));
         rc = -EINVAL;
     }
     fclose(f);
     if (rc == 0 && o->nhosts == before) {
-        fprintf(stderr, "mpirun: host file '%s' names no host\n", path);
+        mpirun_hosts_err(err, cap, "host file '%s' names no host", path);
         rc = -EINVAL;
     }
     return rc;
+}
+
+int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path)
+{
+    return mpirun_hosts_read_file_err(o, path, NULL, 0);
 }
 
 void mpirun_hosts_free(struct mpirun_opts *o)

@@ -2,6 +2,8 @@
 #ifndef DCFA_MPIRUN_H
 #define DCFA_MPIRUN_H
 
+#include <stddef.h>
+
 /* One application context: "-n N [-env NAME VALUE]... prog args", MPMD
  * contexts are separated by ':' on the command line. */
 struct mpirun_app {
@@ -49,6 +51,8 @@ void mpirun_default_universe(struct mpirun_opts *o);
  * item, or -ENOMEM. */
 int mpirun_hosts_add_list(struct mpirun_opts *o, const char *list);
 int mpirun_hosts_read_file(struct mpirun_opts *o, const char *path);
+/* The same with the message in err[cap] (without "mpirun: ") instead of on stderr. */
+int mpirun_hosts_read_file_err(struct mpirun_opts *o, const char *path, char *err, size_t cap);
 void mpirun_hosts_free(struct mpirun_opts *o);
 /* The job size the hosts imply when no -n was given, which is also the
  * number of slots they offer: -ppn x hosts, else the sum of the slots (0 when

@@ -449,7 +449,7 @@ void mpii_dpm_dump(void)
 /* ---- spawn ---------------------------------------------------------------------------------- */
 
 /* the info keys the process manager takes */
-static const char *const dpm_pm_keys[] = {"host", "wdir", "path", "file", "arch", "hostfile"};
+static const char *const dpm_pm_keys[] = {"host", "hosts", "wdir", "path", "file", "arch", "hostfile"};
 
 /* "soft": the counts allowed, as "a,b:c,d:e:s" (MPI 4.1 11.3.4); the largest allowed that is
  * <= maxprocs, or maxprocs when there is no soft key; -1 if none is allowed */

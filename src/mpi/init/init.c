@@ -222,7 +222,12 @@ int mpii_runtime_start(int required)
      * fabric addresses are put first, core_init fences, then the settings are compared */
     char agree[ASSIST_VALUE_MAX + 1] = "";
     mpii_startup_put(rank, size, agree, sizeof agree);
-    core_params cp = {.self = rank, .nprocs = size, .local_nprocs = local                       ? atoi(local)
+    /* our mpirun across hosts: processes it spawns may run on another node, so a job all on
+     * this node still opens the fabrics for other nodes (as when the count is unknown) */
+    const char *uhosts = getenv("DCFA_UNIVERSE_HOSTS");
+    int spans = uhosts && atoi(uhosts) > 1;
+    core_params cp = {.self = rank, .nprocs = size, .local_nprocs = spans                       ? -1
+                                      : local                       ? atoi(local)
                                       : mpii_node_local_size() > 0 ? mpii_node_local_size()
                                                                    : -1,
                       .job_id = assist_job_id(),
