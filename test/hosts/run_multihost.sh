@@ -386,6 +386,20 @@ st_spawn() {
             # shellcheck disable=SC2086 # prog holds the program and its arguments
             spawn_ok "spawn: $prog, parent on dcfa-h1, children by default placement" $H2 -n 1 $MPIT/$prog
         done
+        # (h) ends of spawned processes on another host: exit status, abort and the
+        # timeout's hang report reach mpirun, each named with its host
+        local PS=$BUILD/test/launcher/pmi_spawn
+        run "spawn: a child on dcfa-h2 exits 3" 3 -hosts dcfa-h1:1,dcfa-h2:4 -n 1 "$PS" spawn 1 exit=3 mh-spawn-$$ &&
+            one_line "spawn: a child's exit status on another host, named with it" \
+                '^mpirun: spawned job 1 rank 0 \(pid [0-9]+ on dcfa-h2\) exited with status 3$'
+        run "spawn: a child on dcfa-h2 aborts" 5 -hosts dcfa-h1:1,dcfa-h2:4 -n 1 "$PS" spawn 1 abort parent-hang mh-spawn-$$ &&
+            one_line "spawn: a child's abort on another host ends the job at once" \
+                '^mpirun: spawned job 1 rank 0 \(pid [0-9]+ on dcfa-h2\) aborted the job with exit code 5: child abort$'
+        run "spawn: children on dcfa-h2 hang" 124 --timeout 3 -hosts dcfa-h1:1,dcfa-h2:4 -n 1 "$PS" spawn 2 hang mh-spawn-$$ &&
+            { [ "$(grep -c '^child got SIGUSR1$' "$TMP/err")" = 2 ] &&
+                [ "$(tail -n 1 "$TMP/err")" = "mpirun: job timed out after 3 s" ] &&
+                ok "spawn: the timeout's hang report reaches children on another host" ||
+                bad "spawn: hang report: $(head -c 400 "$TMP/err" | tr '\n' ' ')"; }
         # (g) nothing left: processes of the programs, daemons, /dev/shm on every host
         sleep 0.5
         left=""
@@ -393,6 +407,7 @@ st_spawn() {
             left+=$("$DCFA_RSH" "$h" "ls /dev/shm | grep '^dcfa-' | sed 's/^/$h:/'" 2>/dev/null | tr '\n' ' ')
         done
         pgrep -f -- "$MPIT/spawn_" >/dev/null && left+=" processes: $(pgrep -af -- "$MPIT/spawn_" | head -3 | tr '\n' ' ')"
+        pgrep -f -- "mh-spawn-$$" >/dev/null && left+=" processes: $(pgrep -af -- "mh-spawn-$$" | head -3 | tr '\n' ' ')"
         pgrep -f -- "$MPIRUN --dcfa-daemon" >/dev/null && left+=" daemons: $(pgrep -af -- "--dcfa-daemon" | head -3 | tr '\n' ' ')"
         [ -z "$left" ] && ok "spawn: no process or /dev/shm/dcfa-* left on any host" || bad "spawn: left behind: $left"
         echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"

@@ -156,6 +156,11 @@ spawn_oversubscribe)
     run 0 --no-oversubscribe --universe-size 3 -n 1 "$P" oversub 2
     has "oversub rc=0 msg="
     [ "$(count '^child ')" = 2 ] || fail "2 children expected"
+    # across hosts mpirun counts for every host: the universe is the hosts' slots
+    run 0 --no-oversubscribe -hosts "localhost:1,$(hostname):1" -n 1 "$P" oversub 2
+    has "oversub rc=-1 msg=spawn: 3 processes would run (1 running, 2 new), more than the universe size 2, and mpirun has --no-oversubscribe"
+    run 0 --no-oversubscribe -hosts "localhost:1,$(hostname):1" -n 1 "$P" oversub 1
+    has "oversub rc=0 msg="
     DCFA_OVERSUBSCRIBE=0 DCFA_UNIVERSE_SIZE=2 run 0 -n 2 "$P" oversub 1
     has_re "^oversub rc=-1 msg=spawn: 3 processes would run"
     # --oversubscribe wins over the environment; the default allows it
