@@ -4,6 +4,9 @@
 # PMI_SPAWN speaks raw PMI-1 (the daemon on its own), ASSIST_DPM goes through
 # the client API of src/assist. Exit 0 = pass, 77 = skipped, else fail.
 set -u
+# Runs with -hosts of this machine open ofi too (DCFA_UNIVERSE_HOSTS): keep it on loopback
+# (docs/fabric.md, the network rule for tests)
+export DCFA_OFI_IFACE=${DCFA_OFI_IFACE:-lo} FI_TCP_IFACE=${FI_TCP_IFACE:-lo} FI_SOCKETS_IFACE=${FI_SOCKETS_IFACE:-lo}
 CASE=$1 MPIRUN=$2 P=$3 D=$4
 TMP=$(mktemp -d /tmp/dcfa-dpm-test.XXXXXX)
 MARK="dpm-mark-$$-$RANDOM" # a word given to the children: finds leftovers

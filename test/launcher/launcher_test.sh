@@ -2,6 +2,9 @@
 # Launcher tests: launcher_test.sh CASE MPIRUN LT_PROG PMI_BASIC PMI_ABORT [SPLIT_TYPE]
 # Exit 0 = pass, 77 = skipped, anything else = fail.
 set -u
+# Runs with -hosts of this machine open ofi too (DCFA_UNIVERSE_HOSTS): keep it on loopback
+# (docs/fabric.md, the network rule for tests)
+export DCFA_OFI_IFACE=${DCFA_OFI_IFACE:-lo} FI_TCP_IFACE=${FI_TCP_IFACE:-lo} FI_SOCKETS_IFACE=${FI_SOCKETS_IFACE:-lo}
 CASE=$1 MPIRUN=$2 LT=$3 PMI_BASIC=$4 PMI_ABORT=$5 SPLIT=${6:-}
 TMP=$(mktemp -d /tmp/dcfa-launcher-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT

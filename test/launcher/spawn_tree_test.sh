@@ -13,6 +13,9 @@
 # environment) and no new /dev/shm/dcfa-* entry that nothing uses.
 # Exit 0 = pass, else fail.
 set -u
+# Runs with -hosts of this machine open ofi too (DCFA_UNIVERSE_HOSTS): keep it on loopback
+# (docs/fabric.md, the network rule for tests)
+export DCFA_OFI_IFACE=${DCFA_OFI_IFACE:-lo} FI_TCP_IFACE=${FI_TCP_IFACE:-lo} FI_SOCKETS_IFACE=${FI_SOCKETS_IFACE:-lo}
 if [ $# -lt 3 ]; then
     echo "usage: $0 MPIRUN SPAWN_HOSTS SPAWN_BASIC [SPAWN_MULTIPLE]" >&2
     exit 2
