@@ -355,6 +355,10 @@ st_spawn() {
             spawn_ok "spawn: info host=dcfa-h2:2,dcfa-h3, 4 children by blocks" $H3 -n 1 "$MPIT/spawn_hosts"
         SPAWN_HOSTS_KEY=hosts SPAWN_HOSTS_INFO=dcfa-h3,dcfa-h1 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h3,dcfa-h1 \
             spawn_ok "spawn: info hosts=dcfa-h3,dcfa-h1" $H3 -n 1 "$MPIT/spawn_hosts"
+        # info file: a host file (read by the spawner's daemon), its slots in blocks
+        printf 'dcfa-h3 slots=1\ndcfa-h2:1   # second\n' >"$TMP/spawn_hf"
+        SPAWN_HOSTS_KEY=file SPAWN_HOSTS_INFO="$TMP/spawn_hf" SPAWN_HOSTS_N=3 SPAWN_HOSTS_EXPECT=dcfa-h3,dcfa-h2,dcfa-h3 \
+            spawn_ok "spawn: info file (dcfa-h3 slots=1, dcfa-h2:1), 3 children" $H3 -n 1 "$MPIT/spawn_hosts"
         # (b) default placement: the slots after job 0's (h1), then around again
         SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h3 \
             spawn_ok "spawn: default placement after job 0: dcfa-h2, dcfa-h3" $H3 -n 1 "$MPIT/spawn_hosts"
