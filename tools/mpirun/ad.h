@@ -287,6 +287,8 @@ void ad_node_key(char *key, size_t cap, char *const *envs[], const int nenvs[], 
 int ad_spawn_local(struct ad_daemon *d, const struct ad_spawn_req *req, int num, const char *jobid,
                    const char *spawner, const int *ranks, int nranks, const int *node_of,
                    struct ad_spawn_result *res, struct ad_job **out);
+/* 1 when host names a and b name one host: equal, or "h" and "h.domain". */
+int ad_same_host(const char *a, const char *b);
 /* A (spawned) job by its number, NULL when it is gone. */
 struct ad_job *ad_job_by_num(struct ad_daemon *d, int num);
 

@@ -991,7 +991,6 @@ static void ad_spawn_fail(struct ad_spawn_result *res, int rc, int errcmd, const
 static int ad_host_is_here(const char *name, size_t len)
 {
     char me[256] = "", want[256];
-    size_t mlen, wlen;
 
     if (len >= sizeof(want))
         return 0;
@@ -1001,12 +1000,25 @@ static int ad_host_is_here(const char *name, size_t len)
     if (strcmp(want, "localhost") == 0 || strcmp(want, "127.0.0.1") == 0)
         return 1;
     gethostname(me, sizeof(me) - 1);
-    if (strcmp(want, me) == 0)
+    return ad_same_host(want, me);
+}
+
+int ad_same_host(const char *a, const char *b)
+{
+    size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+
+    if (strcmp(a, b) == 0)
         return 1;
-    /* "h" and "h.domain" name one host */
-    mlen = strcspn(me, ".");
-    wlen = strcspn(want, ".");
-    return mlen == wlen && strncmp(me, want, mlen) == 0 && (me[mlen] == '\0' || want[wlen] == '\0');
+    return la == lb && strncmp(a, b, la) == 0 && (a[la] == '\0' || b[lb] == '\0');
+}
+
+/* " on host 'h'" in a spawn's message when the job spans hosts, else "". */
+static const char *ad_on_host(const struct ad_daemon *d, char *buf, size_t cap)
+{
+    if (d->host == NULL)
+        return "";
+    snprintf(buf, cap, " on host '%s'", d->host);
+    return buf;
 }
 
 /* path made absolute against dir (or the daemon's directory when NULL);
@@ -1096,7 +1108,7 @@ static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i
     char *const *envs[2] = {environ, d->opts->genv};
     int nenvs[2] = {-1, d->opts->ngenv};
     const char *wdir = NULL, *search = NULL;
-    char path[PATH_MAX], me[256] = "";
+    char path[PATH_MAX], me[256] = "", where[300];
     struct stat st;
     int rc;
 
@@ -1158,9 +1170,8 @@ static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i
         else if (rc == 0 && access(path, X_OK) != 0)
             rc = -errno;
         if (rc != 0) {
-            ad_spawn_fail(res, rc, i, "spawn: cannot use working directory '%s'%s%s%s: %s", wdir,
-                          d->host != NULL ? " on host '" : "", d->host != NULL ? d->host : "",
-                          d->host != NULL ? "'" : "", strerror(-rc));
+            ad_spawn_fail(res, rc, i, "spawn: cannot use working directory '%s'%s: %s", wdir,
+                          ad_on_host(d, where, sizeof(where)), strerror(-rc));
             return -1;
         }
         if ((app->wdir = strdup(path)) == NULL)
@@ -1170,9 +1181,8 @@ static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i
         search = ad_env_find(envs, nenvs, 2, "PATH"); /* as the ranks will have it */
     rc = here ? ad_find_exe(c->command, search, app->wdir, path, sizeof(path)) : 0;
     if (rc != 0) {
-        ad_spawn_fail(res, rc, i, "spawn: cannot execute '%s'%s%s%s: %s", c->command,
-                      d->host != NULL ? " on host '" : "", d->host != NULL ? d->host : "",
-                      d->host != NULL ? "'" : "", strerror(-rc));
+        ad_spawn_fail(res, rc, i, "spawn: cannot execute '%s'%s: %s", c->command,
+                      ad_on_host(d, where, sizeof(where)), strerror(-rc));
         return -1;
     }
     if (here && (app->exe = strdup(path)) == NULL)
@@ -1256,7 +1266,7 @@ static void ad_spawn_start(struct ad_daemon *d, struct ad_job *nj, struct ad_spa
         d->drain_deadline = 0; /* output flows again (a tree daemon idle till now) */
     for (int r = 0; r < nj->nprocs; r++) {
         struct ad_proc *np = &nj->procs[r];
-        char msg[600];
+        char msg[600], where[300];
         int code, rc = ad_proc_launch(d, nj, np, &code, msg, sizeof(msg));
         if (rc == 0)
             continue;
@@ -1264,9 +1274,8 @@ static void ad_spawn_start(struct ad_daemon *d, struct ad_job *nj, struct ad_spa
         for (int k = 0; k <= r; k++)
             if (nj->procs[k].pid > 0)
                 kill(-nj->procs[k].pid, SIGKILL);
-        ad_spawn_fail(res, rc, np->appnum, "spawn: %s%s%s%s", msg + strlen("mpirun: "),
-                      d->host != NULL ? " on host '" : "", d->host != NULL ? d->host : "",
-                      d->host != NULL ? "'" : "");
+        ad_spawn_fail(res, rc, np->appnum, "spawn: %s%s", msg + strlen("mpirun: "),
+                      ad_on_host(d, where, sizeof(where)));
         return;
     }
 }

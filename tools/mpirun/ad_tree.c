@@ -1117,8 +1117,7 @@ static int ad_req_encode(struct ad_buf *b, const struct ad_spawn_req *req,
                     if (h > 0)
                         rc |= ad_buf_add(&list, ",", 1);
                     rc |= ad_buf_add(&list, ho.hosts[h].name, strlen(ho.hosts[h].name));
-                    rc |= ad_buf_add_str(&list, slots);
-                    list.len--; /* no NUL between entries */
+                    rc |= ad_buf_add(&list, slots, strlen(slots));
                 }
                 rc |= ad_buf_add(&list, "", 1);
                 rc |= ad_buf_add_str(b, "host");
@@ -1157,6 +1156,27 @@ static char **ad_take_strs(struct ad_cursor *c, int n)
     return v;
 }
 
+/* n key/value pairs from c into new arrays *keys and *vals; returns how many
+ * entries the arrays have (for freeing), c->bad set on a short payload. */
+static int ad_take_pairs(struct ad_cursor *c, int n, char ***keys, char ***vals)
+{
+    if (c->bad)
+        return 0;
+    *keys = calloc((size_t)n + 1, sizeof(char *));
+    *vals = calloc((size_t)n + 1, sizeof(char *));
+    if (*keys == NULL || *vals == NULL) {
+        c->bad = 1;
+        return 0;
+    }
+    for (int k = 0; k < n && !c->bad; k++) {
+        (*keys)[k] = strdup(ad_take(c));
+        (*vals)[k] = strdup(ad_take(c));
+        if ((*keys)[k] == NULL || (*vals)[k] == NULL)
+            c->bad = 1;
+    }
+    return n;
+}
+
 /* The request back from its strings; NULL when malformed or out of memory. */
 static struct ad_spawn_req *ad_req_decode(struct ad_cursor *c)
 {
@@ -1180,34 +1200,16 @@ static struct ad_spawn_req *ad_req_decode(struct ad_cursor *c)
         cmd->ninfo = (int)ad_take_int(c, 0, AD_SPAWN_MAX_ARGS);
         if (c->bad)
             break;
-        cmd->info_keys = calloc((size_t)cmd->ninfo + 1, sizeof(char *));
-        cmd->info_vals = calloc((size_t)cmd->ninfo + 1, sizeof(char *));
-        if (cmd->command == NULL || cmd->info_keys == NULL || cmd->info_vals == NULL)
+        if (cmd->command == NULL)
             c->bad = 1;
-        else
-            cmd->ninfok = cmd->ninfov = cmd->ninfo;
-        for (int k = 0; k < cmd->ninfo && !c->bad; k++) {
-            cmd->info_keys[k] = strdup(ad_take(c));
-            cmd->info_vals[k] = strdup(ad_take(c));
-            if (cmd->info_keys[k] == NULL || cmd->info_vals[k] == NULL)
-                c->bad = 1;
-        }
+        cmd->ninfok = cmd->ninfov =
+            ad_take_pairs(c, cmd->ninfo, &cmd->info_keys, &cmd->info_vals);
     }
     r->total = r->ncmds;
-    if (!c->bad && (r->npreput = (int)ad_take_int(c, 0, AD_SPAWN_MAX_ARGS)) > 0 && !c->bad) {
-        r->pp_keys = calloc((size_t)r->npreput, sizeof(char *));
-        r->pp_vals = calloc((size_t)r->npreput, sizeof(char *));
-        if (r->pp_keys == NULL || r->pp_vals == NULL)
-            c->bad = 1;
-        else
-            r->nppk = r->nppv = r->npreput;
-        for (int k = 0; k < r->nppk && !c->bad; k++) {
-            r->pp_keys[k] = strdup(ad_take(c));
-            r->pp_vals[k] = strdup(ad_take(c));
-            if (r->pp_keys[k] == NULL || r->pp_vals[k] == NULL)
-                c->bad = 1;
-        }
-    }
+    if (!c->bad)
+        r->npreput = (int)ad_take_int(c, 0, AD_SPAWN_MAX_ARGS);
+    if (!c->bad)
+        r->nppk = r->nppv = ad_take_pairs(c, r->npreput, &r->pp_keys, &r->pp_vals);
     if (c->bad) {
         ad_spawn_req_free(r);
         return NULL;
@@ -1291,16 +1293,6 @@ static void ad_spawn_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, 
     }
     if (job != NULL && tag < job->nprocs && job->procs[tag].pmi_fd >= 0)
         ad_pmi_spawn_reply(d, job, &job->procs[tag], &res);
-}
-
-/* "h" and "h.domain" name one host. */
-static int ad_same_host(const char *a, const char *b)
-{
-    size_t la = strcspn(a, "."), lb = strcspn(b, ".");
-
-    if (strcmp(a, b) == 0)
-        return 1;
-    return la == lb && strncmp(a, b, la) == 0 && (a[la] == '\0' || b[lb] == '\0');
 }
 
 /* Root: the host (index) a spawn's info names: an entry of mpirun's host
