@@ -29,6 +29,7 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     c->fab = f;
     snprintf(c->why, sizeof c->why, "%s", why);
     c->has_rdma = f->caps->bulk;
+    c->rx_shared = f->caps->rx_shared;
     /* the fabric's ring size; positions start at the ring base (0; near the 32-bit wrap when
      * a test asks); no credit until ready */
     c->nblocks = f->caps->nblocks ? f->caps->nblocks : core_s.nblocks;
@@ -119,7 +120,7 @@ wire_hdr *core_conn_tx_begin(core_conn *c, size_t len, int control)
     /* a packet needs its blocks + for data the one kept for SYNC */
     uint32_t k = core_blocks((uint32_t)len);
     uint32_t at = c->tx_count & (c->nblocks - 1);
-    uint32_t pad = at + k > c->nblocks ? c->nblocks - at : 0;
+    uint32_t pad = at + k > c->nblocks && !c->rx_shared ? c->nblocks - at : 0;
     int32_t credit = (int32_t)(c->tx_limit - c->tx_count);
     if (pad) {
         /* the rest of the ring first: a PAD, as soon as its blocks are free (a SYNC never
@@ -263,9 +264,11 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
         why = "unknown packet type";
     else if (h->type != WIRE_PAD && h->len > core_payload_max())
         why = "payload longer than the largest packet";
-    else if ((c->rx_count & (c->nblocks - 1)) + core_blocks(h->len) > c->nblocks)
+    else if (c->rx_shared && h->type == WIRE_PAD)
+        why = "padding on a connection without a ring";
+    else if (!c->rx_shared && (c->rx_count & (c->nblocks - 1)) + core_blocks(h->len) > c->nblocks)
         why = "packet past the ring's end";
-    else if (h->type == WIRE_PAD &&
+    else if (!c->rx_shared && h->type == WIRE_PAD &&
              (c->rx_count & (c->nblocks - 1)) + core_blocks(h->len) != c->nblocks)
         why = "padding that does not end at the ring's end";
     else if ((h->type == WIRE_RTS || h->type == WIRE_RTR) && h->len != sizeof(wire_rndv))
@@ -369,10 +372,16 @@ int core_progress_conn(core_conn *c)
 {
     int events = 0;
     for (;;) {
-        wire_hdr *h = (wire_hdr *)(c->rx_ring + (size_t)(c->rx_count & (c->nblocks - 1)) * core_s.block_size);
-        uint32_t mark = atomic_load_explicit((_Atomic uint32_t *)&h->mark, memory_order_acquire);
-        if (mark != c->rx_count + 1)
-            break;
+        wire_hdr *h;
+        if (__builtin_expect(c->rx_shared, 0)) {
+            if (!(h = c->fab->ops->rx_peek(c->fc)))
+                break;
+        } else {
+            h = (wire_hdr *)(c->rx_ring + (size_t)(c->rx_count & (c->nblocks - 1)) * core_s.block_size);
+            uint32_t mark = atomic_load_explicit((_Atomic uint32_t *)&h->mark, memory_order_acquire);
+            if (mark != c->rx_count + 1)
+                break;
+        }
         if (core_wire_check(c, h) != UTIL_OK)
             util_die("aborting: the connection to process %d is corrupt", c->lpid);
         /* credit counts only once the connection is ready (a fabric may deliver the peer's
@@ -386,6 +395,12 @@ int core_progress_conn(core_conn *c)
         uint32_t k = core_blocks(h->len);
         core_dispatch(c, h);
         c->rx_count += k;
+        if (c->rx_shared) {
+            /* nothing of a packet is used after its dispatch (payloads kept are copies): its
+             * buffer space goes back at once, and its blocks count as freed credit */
+            c->fab->ops->rx_free(c->fc, c->rx_count - k, h, k);
+            c->rx_freed = c->rx_count;
+        }
         events++;
         /* SYNCs count too: they use up credit like any packet. (No SYNC storm: ours
          * advertises, so the peer's view of us is full right after it.) */

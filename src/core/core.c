@@ -17,12 +17,18 @@ static uint32_t core_packet_blocks_up(const void *block)
     return core_blocks(((const wire_hdr *)block)->len);
 }
 
+static size_t core_packet_bytes_up(const void *block)
+{
+    return sizeof(wire_hdr) + ((const wire_hdr *)block)->len;
+}
+
 static const fab_upcalls core_upcalls = {
     .incoming = core_conn_incoming,
     .ready = core_conn_ready,
     .lpid_of = core_lpid_of_up,
     .gid_of = core_gid_of_up,
     .packet_blocks = core_packet_blocks_up,
+    .packet_bytes = core_packet_bytes_up,
 };
 
 static void core_card_key(int lpid, char *key, size_t len)
@@ -217,7 +223,9 @@ int core_init(const core_params *p)
     util_htab_init(&core_s.reqs, sizeof(core_req), 1);
     core_s.fp = (fab_params){.job_id = core_s.job_id, .self = p->self, .nprocs = p->nprocs,
                              .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
-                             .block_size = core_s.block_size, .use_cma = util_cfg.cma,
+                             .block_size = core_s.block_size,
+                             .packet_max = sizeof(wire_hdr) + core_s.payload_max,
+                             .use_cma = util_cfg.cma,
                              .inline_limit = util_cfg.inline_limit,
                              .ring_start = util_cfg.ring_start > 0 ? (uint32_t)util_cfg.ring_start : 0,
                              .up = &core_upcalls,

@@ -56,6 +56,7 @@ typedef struct core_conn {
     uint8_t *rx_ring;       /* my receive ring */
     uint8_t *tx_ring;       /* the peer's ring when mapped into my memory (caps.tx_mapped), else NULL */
     int ready;              /* 1 once the fabric said it carries packets */
+    int rx_shared;          /* no ring: packets come from the fabric's shared buffers (rx_peek) */
     int has_rdma;           /* rendezvous by one-sided read/write */
     uint32_t credit_seen;   /* the largest consumed count the peer has sent (before ready too) */
     uint32_t tx_count;      /* blocks written into the peer's ring */

@@ -9,7 +9,9 @@
  *   - per connection a receive ring in the receiver's memory: the sender
  *     builds a packet in the block tx_block() gives and publishes it with
  *     tx_post(); the fabric makes the block's tail marker visible in the
- *     receiver's ring once the whole packet is there;
+ *     receiver's ring once the whole packet is there; or (caps.rx_shared) no
+ *     ring at all: packets of every peer land in receive buffers the process
+ *     shares, and rx_peek() hands the core a connection's next one;
  *   - memory registration (with a cache where the fabric needs one) giving
  *     a key and an address a peer uses for one-sided access;
  *   - one-sided bulk read/write with completion through a context the
@@ -75,6 +77,10 @@ typedef struct fab_upcalls {
      * to know which blocks a packet used (a packet covers consecutive blocks, never past
      * the ring's end: a larger answer is a malformed packet). NULL: one block each. */
     uint32_t (*packet_blocks)(const void *block);
+    /* Optional: the bytes of the packet that begins here (its header says), so that a
+     * fabric with shared receive buffers (caps.rx_shared) can check a packet arrived whole.
+     * NULL: whatever arrived is the packet. */
+    size_t (*packet_bytes)(const void *block);
 } fab_upcalls;
 
 #define FAB_IOV_MAX 1024                /* iovec entries per side of readv/writev */
@@ -87,6 +93,8 @@ typedef struct fab_params {
     int local_nprocs;       /* of them on my node, -1 if unknown */
     unsigned nblocks;       /* ring blocks per connection (MaxCredit) */
     size_t block_size;      /* bytes per block, a multiple of 64 */
+    size_t packet_max;      /* bytes of the largest packet (header + payload), at most
+                               nblocks x block_size */
     int use_cma;            /* shm: single-copy bulk transfers allowed */
     size_t inline_limit;    /* DCFA_INLINE_LIMIT: payload bytes sent inline (inject) */
     uint32_t ring_start;    /* 0, or (a test, DCFA_RING_START) this many blocks before the
@@ -110,6 +118,11 @@ typedef struct fab_caps {
     unsigned poll_interval; /* call poll() every this many progress passes (a power of two) */
     unsigned nblocks;       /* blocks of its receive rings, a power of two >= params.nblocks
                                (0: params.nblocks) */
+    int rx_shared;          /* no receive ring per connection: packets of all peers land in
+                               buffers the process shares (rx_peek, rx_free); the ring's
+                               blocks are credits only, so packets need no PAD and may cross
+                               the end of a lap; tx_block() may give NULL (no send buffer free
+                               now: try again after poll()) */
 } fab_caps;
 
 /* The ring position of a connection's first packet, for rings of nblocks blocks: 0, or
@@ -164,7 +177,7 @@ typedef struct fab_ops {
     /* 1 if this fabric can connect to the peer whose card this is */
     int (*reachable)(const char *peer_card);
     /* Start a connection; *rx_ring is my receive ring for it (nblocks x
-     * block_size, marks zero). Asynchronous: ready(ctx, ...) says when it
+     * block_size, marks zero; NULL with caps.rx_shared). Asynchronous: ready(ctx, ...) says when it
      * carries packets (possibly before connect returns). `passive`: the
      * peer's request was handed over by incoming(). */
     int (*connect)(int peer, const char *peer_card, int passive, void *ctx, fab_conn **conn,
@@ -181,8 +194,12 @@ typedef struct fab_ops {
     /* Optional (NULL: nothing to do): the core consumed the packet at ring position pos,
      * which covers `blocks` blocks from `block` in my receive ring, and is about to tell
      * the peer they are free. A fabric that keeps state of its own in the ring (a marker
-     * the writer sets) resets it here; called in ring order, on non-mapped rings only. */
+     * the writer sets) resets it here; called in ring order, on non-mapped rings only.
+     * With caps.rx_shared: the packet rx_peek() gave is consumed, its buffer space free. */
     void (*rx_free)(fab_conn *c, uint32_t pos, void *block, uint32_t blocks);
+    /* caps.rx_shared only: connection c's next packet, in the order the peer posted them,
+     * or NULL when none has arrived; the same until rx_free() */
+    void *(*rx_peek)(fab_conn *c);
     /* progress: new connections, completions, arrived packets; returns events */
     int (*poll)(void);
     int (*mem_reg)(const void *buf, size_t len, fab_mem *mem);

@@ -153,6 +153,12 @@ typedef struct util_config {
     int ofi_split;              /* DCFA_OFI_SPLIT: bulk transfers on endpoints of their own */
     int ofi_max_credit;         /* DCFA_OFI_MAX_CREDIT: blocks of an ofi connection's rings */
     int ofi_tail;               /* DCFA_OFI_TAIL: tail-marked ring writes where the provider allows */
+    int ofi_srq;                /* DCFA_OFI_SRQ: shared receive buffers instead of rings per peer */
+    int ofi_srq_bufs;           /* DCFA_OFI_SRQ_BUFS: shared receive buffers posted */
+    size_t ofi_srq_buf;         /* DCFA_OFI_SRQ_BUF: bytes of each */
+    int ofi_tx_slots;           /* DCFA_OFI_TX_SLOTS: send buffers shared by all connections */
+    int ofi_lanes;              /* DCFA_OFI_LANES: busy peers given a ring (lane) of their own */
+    int ofi_lane_after;         /* DCFA_OFI_LANE_AFTER: packets from a peer before it gets one */
     int ring_start;             /* DCFA_RING_START: ring positions start this far before the wrap */
 } util_config;
 extern util_config util_cfg;

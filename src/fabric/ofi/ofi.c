@@ -51,13 +51,29 @@
 #define OFI_NRECV         16 /* handshake receives kept posted */
 #define OFI_IOV           8  /* local pieces per bulk operation, at most */
 
-enum { OFI_CTX_RECV = 1, OFI_CTX_RING, OFI_CTX_HELLO, OFI_CTX_PIECE, OFI_CTX_TAIL };
+enum { OFI_CTX_RECV = 1, OFI_CTX_RING, OFI_CTX_HELLO, OFI_CTX_PIECE, OFI_CTX_TAIL, OFI_CTX_SRQ,
+       OFI_CTX_SLOT };
 
 /* Tail-marked ring writes (ofi.tail, docs/fabric.md): the write carries the packet's
  * blocks whole, its first word a lead word naming the blocks, its last word this tail */
 #define OFI_LEAD_FLAG 0x80000000u
 #define OFI_TAIL_WORD 0xffffffffu
 #define OFI_HELLO_TAIL 1u /* hello flags: I look for tail-marked writes in my rings */
+#define OFI_HELLO_SRQ  2u /* hello flags: I have no rings, send me packets as messages */
+/* shared receive queue: a packet's first word (the core's mark) names the receiver's
+ * connection, with this flag, which a handshake's first word (OFI_MAGIC) lacks */
+#define OFI_PKT_FLAG 0x80000000u
+#define OFI_PKT_MIN  32u /* the core's header: no packet is shorter */
+#define OFI_LANE_MAGIC 0x4c414e45u /* "LANE": a lane offer's first word */
+
+/* a receiver offers a busy peer a lane: a ring of its own, written one-sidedly */
+typedef struct ofi_lane_offer {
+    uint32_t magic;
+    uint32_t conn_id; /* the peer's id of the connection (its CQ data / packet word) */
+    uint64_t addr, key;
+    uint32_t nblocks; /* blocks of the lane before its extension */
+    uint32_t pad;
+} ofi_lane_offer;
 
 /* every context given to libfabric starts with its fi_context2 (FI_CONTEXT2 mode) */
 typedef struct ofi_ctx {
@@ -86,6 +102,35 @@ typedef struct ofi_recv {
     ofi_hello msg;
 } ofi_recv;
 
+/* Shared receive queue (ofi.srq, docs/fabric.md): receive buffers posted with FI_MULTI_RECV
+ * take the messages of every peer one after the other; a buffer is posted again once the
+ * provider released it (FI_MULTI_RECV) and the core consumed every packet in it */
+typedef struct ofi_rxbuf {
+    ofi_ctx ctx;
+    uint8_t *mem;
+    unsigned refs; /* packets in it not consumed yet */
+    int posted;
+} ofi_rxbuf;
+
+/* an arrived packet waiting for the core, in its connection's queue */
+typedef struct ofi_rxe {
+    struct ofi_rxe *next;
+    uint8_t *pkt;
+    ofi_rxbuf *buf; /* NULL: pkt is a copy of its own (it arrived misaligned) */
+} ofi_rxe;
+
+/* a send buffer of the largest packet's size, shared by all connections */
+typedef struct ofi_slot {
+    ofi_ctx ctx;
+    struct ofi_slot *next; /* in ofi.slot_free */
+    uint8_t *mem;
+    struct fab_conn *c;
+    uint32_t len;
+    uint32_t pos;  /* a lane write: the packet's ring position */
+    int lane;      /* 1: written into the peer's lane, 0: sent into its shared queue */
+    util_qnode qn; /* in ofi.tx_waiting while the provider says EAGAIN */
+} ofi_slot;
+
 struct fab_conn {
     ofi_ctx ring_ctx; /* context of the ring writes */
     ofi_ctx hello_ctx;
@@ -112,6 +157,15 @@ struct fab_conn {
     uint32_t *defer_len;
     unsigned ndefer, defer_head;
     util_qnode deferred; /* in ofi.deferred while it has some */
+    ofi_rxe *rxq, *rxq_tail; /* srq: arrived packets, oldest first */
+    ofi_hello hello;         /* srq: my handshake (no staging ring to keep it in) */
+    uint32_t rx_next;        /* srq: the ring position of the next packet to consume */
+    uint32_t srq_in;         /* srq: packets that came through the shared queue */
+    uint8_t *lane;           /* srq: the lane I offered the peer (ofi_lane_bytes), or NULL */
+    struct fid_mr *lane_mr;
+    uint32_t lane_k;         /* blocks of the lane packet rx_peek gave */
+    int lane_out;            /* srq: the peer offered me a lane, at lane_addr / lane_key */
+    uint64_t lane_addr, lane_key;
 };
 
 /* one posted piece of a bulk operation */
@@ -178,6 +232,25 @@ static struct {
     int nunknown, capunknown;
     const ofi_hello *incoming; /* the handshake being handed to the core */
     int incoming_lpid;         /* its sender */
+    /* shared receive queue (DCFA_OFI_SRQ) */
+    int srq;
+    int multi;                 /* receive buffers take many messages (FI_MULTI_RECV) */
+    size_t pkt_bytes;          /* a send buffer: the largest packet, rounded up to 64 */
+    ofi_rxbuf *rxbufs;
+    int nrxbufs;
+    size_t rxbuf_bytes;
+    uint8_t *rxmem;
+    struct fid_mr *rxmem_mr;
+    ofi_slot *slots;
+    int nslots;
+    uint8_t *txmem;
+    struct fid_mr *txmem_mr;
+    ofi_slot *slot_free, *slot_cur; /* free ones; the one tx_block gave */
+    util_queue tx_waiting;          /* slots the provider refused, in posting order */
+    ofi_rxe *rxe_free;
+    size_t nrxe;                    /* queue entries allocated */
+    int tail_ok;                    /* the provider allows tail-marked writes (see ofi_open) */
+    int nlanes;                     /* lanes offered */
 } ofi;
 
 static size_t ofi_ring_bytes(void) { return (size_t)ofi.p.nblocks * ofi.p.block_size; }
@@ -310,6 +383,13 @@ static struct fi_info *ofi_getinfo(int *rc_out)
     }
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG | FI_RMA;
+    if (util_cfg.ofi_srq) {
+        /* packets of one peer in the order it sent them, into buffers that take many */
+        if (util_cfg.ofi_srq_buf > 0)
+            hints->caps |= FI_MULTI_RECV;
+        hints->tx_attr->msg_order = FI_ORDER_SAS;
+        hints->rx_attr->msg_order = FI_ORDER_SAS;
+    }
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->domain_attr->mr_mode =
         FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
@@ -349,6 +429,65 @@ static int ofi_post_recv(ofi_recv *r)
     return rc == 0 ? UTIL_OK : UTIL_EIO;
 }
 
+static int ofi_srq_post(ofi_rxbuf *b)
+{
+    struct iovec iov = {b->mem, ofi.rxbuf_bytes};
+    void *desc = ofi.rxmem_mr ? fi_mr_desc(ofi.rxmem_mr) : NULL;
+    struct fi_msg msg = {.msg_iov = &iov,
+                         .desc = &desc,
+                         .iov_count = 1,
+                         .addr = FI_ADDR_UNSPEC,
+                         .context = &b->ctx};
+    ssize_t rc;
+    do {
+        rc = fi_recvmsg(ofi.ep, &msg, ofi.multi ? FI_MULTI_RECV : 0);
+        if (rc == -FI_EAGAIN)
+            (void)fi_cq_read(ofi.cq, NULL, 0);
+    } while (rc == -FI_EAGAIN);
+    if (rc != 0) {
+        util_log("ofi: cannot post a shared receive buffer: %s", ofi_err((int)rc));
+        return UTIL_EIO;
+    }
+    b->posted = 1;
+    return UTIL_OK;
+}
+
+/* the shared receive buffers (posted) and send buffers, each in one registered allocation */
+static int ofi_srq_open(void)
+{
+    size_t two = 2 * ofi.pkt_bytes;
+    ofi.rxbuf_bytes = util_cfg.ofi_srq_buf > two ? (util_cfg.ofi_srq_buf + 63) / 64 * 64 : two;
+    ofi.multi = util_cfg.ofi_srq_buf > 0;
+    if (!ofi.multi)
+        ofi.rxbuf_bytes = ofi.pkt_bytes;
+    ofi.nrxbufs = util_cfg.ofi_srq_bufs > 0 ? util_cfg.ofi_srq_bufs : 1;
+    ofi.nslots = util_cfg.ofi_tx_slots > 0 ? util_cfg.ofi_tx_slots : 1;
+    size_t rxlen = (size_t)ofi.nrxbufs * ofi.rxbuf_bytes, txlen = (size_t)ofi.nslots * ofi.pkt_bytes;
+    if (posix_memalign((void **)&ofi.rxmem, 4096, rxlen) != 0 ||
+        posix_memalign((void **)&ofi.txmem, 4096, txlen) != 0)
+        return -FI_ENOMEM;
+    if ((ofi.mr_mode & FI_MR_LOCAL) &&
+        (ofi_reg(ofi.rxmem, rxlen, FI_RECV, &ofi.rxmem_mr) != UTIL_OK ||
+         ofi_reg(ofi.txmem, txlen, FI_SEND, &ofi.txmem_mr) != UTIL_OK))
+        return -FI_EIO;
+    ofi.slots = util_calloc((size_t)ofi.nslots, sizeof *ofi.slots);
+    for (int i = ofi.nslots - 1; i >= 0; i--) {
+        ofi_slot *sl = &ofi.slots[i];
+        sl->ctx.kind = OFI_CTX_SLOT;
+        sl->mem = ofi.txmem + (size_t)i * ofi.pkt_bytes;
+        sl->next = ofi.slot_free;
+        ofi.slot_free = sl;
+    }
+    ofi.rxbufs = util_calloc((size_t)ofi.nrxbufs, sizeof *ofi.rxbufs);
+    for (int i = 0; i < ofi.nrxbufs; i++) {
+        ofi.rxbufs[i].ctx.kind = OFI_CTX_SRQ;
+        ofi.rxbufs[i].mem = ofi.rxmem + (size_t)i * ofi.rxbuf_bytes;
+        if (ofi_srq_post(&ofi.rxbufs[i]) != UTIL_OK)
+            return -FI_EIO;
+    }
+    return 0;
+}
+
 static void ofi_teardown(void)
 {
     if (ofi.ep)
@@ -359,6 +498,10 @@ static void ofi_teardown(void)
         fi_close(&ofi.ep_serve->fid);
     if (ofi.recv_mr)
         fi_close(&ofi.recv_mr->fid);
+    if (ofi.rxmem_mr)
+        fi_close(&ofi.rxmem_mr->fid);
+    if (ofi.txmem_mr)
+        fi_close(&ofi.txmem_mr->fid);
     if (ofi.av)
         fi_close(&ofi.av->fid);
     if (ofi.cq)
@@ -372,6 +515,15 @@ static void ofi_teardown(void)
     if (ofi.info)
         ofi_lib.freeinfo(ofi.info);
     free(ofi.recvs);
+    free(ofi.rxbufs);
+    free(ofi.rxmem);
+    free(ofi.slots);
+    free(ofi.txmem);
+    while (ofi.rxe_free) {
+        ofi_rxe *e = ofi.rxe_free;
+        ofi.rxe_free = e->next;
+        free(e);
+    }
     free(ofi.conns);
     free(ofi.by_peer);
     free(ofi.unknown);
@@ -396,6 +548,7 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     util_queue_init(&ofi.deferred);
     util_queue_init(&ofi.pieces_waiting);
     util_queue_init(&ofi.hellos_waiting);
+    util_queue_init(&ofi.tx_waiting);
     int rc = ofi_lib_load();
     if (rc != UTIL_OK) {
         memset(&ofi, 0, sizeof ofi);
@@ -412,11 +565,20 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     }
     struct fi_info *info = ofi.info;
     snprintf(ofi.provider, sizeof ofi.provider, "%s", info->fabric_attr->prov_name);
-    if (info->domain_attr->cq_data_size < 4) {
+    ofi.srq = util_cfg.ofi_srq;
+    if (!ofi.srq && info->domain_attr->cq_data_size < 4) {
         util_log(
             "ofi: provider %s carries no remote CQ data (%zu bytes), which the ring writes need; "
             "choose another with DCFA_OFI_PROVIDER or FI_PROVIDER",
             ofi.provider, info->domain_attr->cq_data_size);
+        ofi_teardown();
+        return UTIL_ENOENT;
+    }
+    if (ofi.srq && (info->domain_attr->mr_mode & FI_MR_LOCAL) &&
+        info->tx_attr->inject_size < sizeof(ofi_hello)) {
+        util_log("ofi: provider %s needs registered send buffers and injects %zu bytes: the "
+                 "shared receive queue's handshake cannot go; set DCFA_OFI_SRQ=0",
+                 ofi.provider, info->tx_attr->inject_size);
         ofi_teardown();
         return UTIL_ENOENT;
     }
@@ -443,8 +605,9 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     /* tail-marked ring writes need a provider that applies a write's bytes in order and
      * only from inside this process's own calls: tcp (a byte stream read by manual
      * progress); others get a write with CQ data each (docs/fabric.md) */
-    ofi.tail = util_cfg.ofi_tail && !strncmp(ofi.provider, "tcp", 3) &&
-               info->domain_attr->data_progress == FI_PROGRESS_MANUAL;
+    ofi.tail_ok = util_cfg.ofi_tail && !strncmp(ofi.provider, "tcp", 3) &&
+                  info->domain_attr->data_progress == FI_PROGRESS_MANUAL;
+    ofi.tail = !ofi.srq && ofi.tail_ok;
     ofi.job = fab_job_hash(p->job_id);
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
@@ -468,6 +631,16 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
         (rc = fi_ep_bind(ofi.ep, &ofi.cq->fid, FI_RECV)) != 0 ||
         (rc = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) != 0)
         goto fail;
+    if (ofi.srq) {
+        /* a buffer with less room than the largest packet goes back to us (FI_MULTI_RECV) */
+        size_t pmax = p->packet_max ? p->packet_max : p->block_size;
+        ofi.pkt_bytes = (pmax + p->block_size - 1) / p->block_size * p->block_size;
+        size_t min = ofi.pkt_bytes;
+        step = "fi_setopt (FI_OPT_MIN_MULTI_RECV)";
+        if ((rc = fi_setopt(&ofi.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min,
+                            sizeof min)) != 0)
+            goto fail;
+    }
     step = "fi_enable";
     if ((rc = fi_enable(ofi.ep)) != 0)
         goto fail;
@@ -515,19 +688,25 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
         }
     }
     fab_rcache_init(&ofi.rcache, util_cfg.mr_cache, ofi_rcache_reg, ofi_rcache_dereg, NULL);
-    ofi.recvs = util_calloc(OFI_NRECV, sizeof *ofi.recvs);
-    if ((ofi.mr_mode & FI_MR_LOCAL) &&
-        ofi_reg(ofi.recvs, OFI_NRECV * sizeof *ofi.recvs, FI_RECV, &ofi.recv_mr) != UTIL_OK) {
-        step = "registering the receive buffers";
-        rc = -FI_EIO;
-        goto fail;
-    }
-    for (int i = 0; i < OFI_NRECV; i++) {
-        ofi.recvs[i].ctx.kind = OFI_CTX_RECV;
-        if (ofi_post_recv(&ofi.recvs[i]) != UTIL_OK) {
-            step = "fi_recv";
+    if (ofi.srq) {
+        step = "setting up the shared receive queue";
+        if ((rc = ofi_srq_open()) != 0)
+            goto fail;
+    } else {
+        ofi.recvs = util_calloc(OFI_NRECV, sizeof *ofi.recvs);
+        if ((ofi.mr_mode & FI_MR_LOCAL) &&
+            ofi_reg(ofi.recvs, OFI_NRECV * sizeof *ofi.recvs, FI_RECV, &ofi.recv_mr) != UTIL_OK) {
+            step = "registering the receive buffers";
             rc = -FI_EIO;
             goto fail;
+        }
+        for (int i = 0; i < OFI_NRECV; i++) {
+            ofi.recvs[i].ctx.kind = OFI_CTX_RECV;
+            if (ofi_post_recv(&ofi.recvs[i]) != UTIL_OK) {
+                step = "fi_recv";
+                rc = -FI_EIO;
+                goto fail;
+            }
         }
     }
     ofi.npeers = p->nprocs;
@@ -543,7 +722,8 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
                                                                     : (size_t)1 << 30,
         .tx_mapped = 0,
         .poll_interval = 1,
-        .nblocks = ofi.p.nblocks};
+        .nblocks = ofi.p.nblocks,
+        .rx_shared = ofi.srq};
     /* the card: ofi:<provider, ';' as '+'>:<endpoint address in hex>[.<bulk endpoint's>] */
     size_t off = (size_t)snprintf(card, cardlen, "ofi:");
     for (const char *s = ofi.provider; *s && off + 1 < cardlen; s++)
@@ -627,7 +807,10 @@ static uint64_t ofi_cq_data(uint32_t conn_id, uint32_t block)
 }
 
 /* the handshake, after the staging ring */
-static ofi_hello *ofi_hello_out(fab_conn *c) { return (ofi_hello *)(c->tx + ofi_ring_bytes()); }
+static ofi_hello *ofi_hello_out(fab_conn *c)
+{
+    return ofi.srq ? &c->hello : (ofi_hello *)(c->tx + ofi_ring_bytes());
+}
 
 static ssize_t ofi_send_msg(fab_conn *c, ofi_hello *m, ofi_ctx *ctx)
 {
@@ -673,8 +856,13 @@ static void ofi_hello_apply(fab_conn *c, const ofi_hello *h)
     ofi_maybe_ready(c);
 }
 
+static void ofi_rxe_done(fab_conn *c);
+
 static void ofi_conn_unreg(fab_conn *c)
 {
+    if (c->lane_mr)
+        fi_close(&c->lane_mr->fid);
+    c->lane_mr = NULL;
     if (c->rx_mr)
         fi_close(&c->rx_mr->fid);
     if (c->tx_mr)
@@ -684,7 +872,10 @@ static void ofi_conn_unreg(fab_conn *c)
 
 static void ofi_conn_free(fab_conn *c)
 {
+    while (c->rxq)
+        ofi_rxe_done(c);
     ofi_conn_unreg(c);
+    free(c->lane);
     free(c->rx);
     free(c->tx);
     free(c->rx_round);
@@ -701,6 +892,28 @@ static void ofi_conn_forget(fab_conn *c)
         fi_av_remove(ofi.av, &c->addr_serve, 1, 0);
     ofi.conns[c->id] = &ofi_gone;
     ofi.by_peer[c->peer] = NULL;
+}
+
+/* without a shared receive queue: the connection's receive ring and staging ring */
+static int ofi_conn_rings(fab_conn *c)
+{
+    size_t ring = ofi_ring_bytes();
+    if (posix_memalign((void **)&c->rx, 4096, ring) != 0 ||
+        posix_memalign((void **)&c->tx, 4096, ring + sizeof(ofi_hello)) != 0)
+        return UTIL_ENOMEM;
+    memset(c->rx, 0, ring);
+    c->rx_round = util_calloc(ofi.p.nblocks, sizeof *c->rx_round);
+    c->rx_expect = fab_ring_base(ofi.p.ring_start, ofi.p.nblocks);
+    for (uint32_t b = 0; b < ofi.p.nblocks; b++) /* laps before the first (ring base) */
+        c->rx_round[b] = c->rx_expect / ofi.p.nblocks;
+    c->defer = util_calloc(ofi.p.nblocks, sizeof *c->defer);
+    c->defer_len = util_calloc(ofi.p.nblocks, sizeof *c->defer_len);
+    int rc;
+    if ((rc = ofi_reg(c->rx, ring, FI_REMOTE_WRITE, &c->rx_mr)) != UTIL_OK ||
+        (rc = ofi_reg(c->tx, ring + sizeof(ofi_hello), FI_WRITE | FI_SEND, &c->tx_mr)) != UTIL_OK)
+        return rc;
+    c->tx_desc = fi_mr_desc(c->tx_mr);
+    return UTIL_OK;
 }
 
 static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, fab_conn **out,
@@ -721,22 +934,10 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     c->ring_ctx.kind = OFI_CTX_RING;
     c->hello_ctx.kind = OFI_CTX_HELLO;
     c->deferred.next = c->deferred.prev = &c->deferred;
-    size_t ring = ofi_ring_bytes();
-    int rc = UTIL_ENOMEM;
-    if (posix_memalign((void **)&c->rx, 4096, ring) != 0 ||
-        posix_memalign((void **)&c->tx, 4096, ring + sizeof(ofi_hello)) != 0)
+    int rc = ofi.srq ? UTIL_OK : ofi_conn_rings(c);
+    if (rc != UTIL_OK)
         goto fail;
-    memset(c->rx, 0, ring);
-    c->rx_round = util_calloc(ofi.p.nblocks, sizeof *c->rx_round);
-    c->rx_expect = fab_ring_base(ofi.p.ring_start, ofi.p.nblocks);
-    for (uint32_t b = 0; b < ofi.p.nblocks; b++) /* laps before the first (ring base) */
-        c->rx_round[b] = c->rx_expect / ofi.p.nblocks;
-    c->defer = util_calloc(ofi.p.nblocks, sizeof *c->defer);
-    c->defer_len = util_calloc(ofi.p.nblocks, sizeof *c->defer_len);
-    if ((rc = ofi_reg(c->rx, ring, FI_REMOTE_WRITE, &c->rx_mr)) != UTIL_OK ||
-        (rc = ofi_reg(c->tx, ring + sizeof(ofi_hello), FI_WRITE | FI_SEND, &c->tx_mr)) != UTIL_OK)
-        goto fail;
-    c->tx_desc = fi_mr_desc(c->tx_mr);
+    c->rx_next = fab_ring_base(ofi.p.ring_start, ofi.p.nblocks);
     if (fi_av_insert(ofi.av, addr, 1, &c->addr, 0, NULL) != 1) {
         util_log("ofi: cannot add process %d's address to the address vector", peer);
         rc = UTIL_EIO;
@@ -773,13 +974,15 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     ofi.by_peer[peer] = c;
     *ofi_hello_out(c) = (ofi_hello){.magic = OFI_MAGIC,
                                     .version = OFI_HELLO_VERSION,
-                                    .flags = ofi.tail ? OFI_HELLO_TAIL : 0,
+                                    .flags = ofi.srq    ? OFI_HELLO_SRQ
+                                             : ofi.tail ? OFI_HELLO_TAIL
+                                                        : 0,
                                     .rank = ofi.p.self,
                                     .conn_id = c->id,
                                     .nblocks = ofi.p.nblocks,
                                     .block_size = (uint32_t)ofi.p.block_size,
-                                    .ring_addr = ofi_raddr(c->rx, c->rx),
-                                    .ring_key = fi_mr_key(c->rx_mr),
+                                    .ring_addr = c->rx ? ofi_raddr(c->rx, c->rx) : 0,
+                                    .ring_key = c->rx_mr ? fi_mr_key(c->rx_mr) : 0,
                                     .job = ofi.job};
     *out = c;
     *rx = c->rx;
@@ -806,6 +1009,8 @@ fail:
 static void ofi_disconnect(fab_conn *c)
 {
     c->closing = 1;
+    while (c->rxq) /* what arrives from now on is dropped on arrival (ofi_srq_arrived) */
+        ofi_rxe_done(c);
     /* a later connection to the same process (dynamic processes: connect after disconnect)
      * is a new one; this one's writes may still arrive, under its own id */
     if (c->peer < ofi.npeers && ofi.by_peer[c->peer] == c)
@@ -816,7 +1021,259 @@ static void ofi_disconnect(fab_conn *c)
 
 static void *ofi_tx_block(fab_conn *c, uint32_t pos)
 {
+    if (ofi.srq) { /* a shared send buffer, kept until tx_post sends it */
+        if (!ofi.slot_cur && (ofi.slot_cur = ofi.slot_free))
+            ofi.slot_free = ofi.slot_cur->next;
+        return ofi.slot_cur ? ofi.slot_cur->mem : NULL;
+    }
     return c->tx + (size_t)(pos % ofi.p.nblocks) * ofi.p.block_size;
+}
+
+/* ---- the shared receive queue ----------------------------------------------------- */
+
+static void ofi_slot_put(ofi_slot *sl)
+{
+    sl->c = NULL;
+    sl->next = ofi.slot_free;
+    ofi.slot_free = sl;
+}
+
+/* A packet goes as one message, padded to 8 bytes (packets follow each other in a receive
+ * buffer: the next starts aligned). Inject when the provider copies it at once (the buffer
+ * is free on return); else the buffer is freed by the send's completion. */
+static int ofi_slot_send(ofi_slot *sl)
+{
+    struct iovec iov = {sl->mem, sl->len};
+    void *desc = ofi.txmem_mr ? fi_mr_desc(ofi.txmem_mr) : NULL;
+    int inject = sl->len <= ofi.info->tx_attr->inject_size;
+    ssize_t rc;
+    if (sl->lane) { /* the packet's blocks whole, at its position's block of the peer's lane */
+        size_t off = (size_t)(sl->pos % ofi.p.nblocks) * ofi.p.block_size;
+        struct fi_rma_iov rma = {sl->c->lane_addr + off, sl->len, sl->c->lane_key};
+        struct fi_msg_rma msg = {.msg_iov = &iov,
+                                 .desc = &desc,
+                                 .iov_count = 1,
+                                 .addr = sl->c->addr,
+                                 .rma_iov = &rma,
+                                 .rma_iov_count = 1,
+                                 .context = &sl->ctx};
+        rc = fi_writemsg(ofi.ep, &msg, inject ? FI_INJECT : FI_COMPLETION);
+    } else {
+        struct fi_msg msg = {.msg_iov = &iov,
+                             .desc = &desc,
+                             .iov_count = 1,
+                             .addr = sl->c->addr,
+                             .context = &sl->ctx};
+        rc = fi_sendmsg(ofi.ep, &msg, inject ? FI_INJECT : FI_COMPLETION);
+    }
+    if (rc == -FI_EAGAIN)
+        return UTIL_EAGAIN;
+    if (rc != 0)
+        util_die("ofi: sending a packet to process %d failed: %s", sl->c->peer, ofi_err((int)rc));
+    if (inject) {
+        ofi_slot_put(sl);
+    } else {
+        sl->c->writes++;
+        ofi.outstanding++;
+    }
+    return UTIL_OK;
+}
+
+static int ofi_tail_fits(uint32_t bytes, uint32_t *blocks);
+static uint32_t ofi_lead_word(uint32_t pos, uint32_t blocks);
+
+/* sends (or queues, behind packets the provider refused before: they keep every
+ * connection's order) what slot sl holds */
+static void ofi_slot_go(ofi_slot *sl)
+{
+    if (!util_queue_empty(&ofi.tx_waiting) || ofi_slot_send(sl) != UTIL_OK)
+        util_queue_push(&ofi.tx_waiting, &sl->qn);
+}
+
+/* A packet goes into the peer's lane when it has offered one and the tail word fits in the
+ * packet's last block (as ofi_post_ring's), else into its shared queue. The receiver looks
+ * into the lane first (ofi_rx_peek): a lane write posted before a send is applied before
+ * the send is delivered (the provider's one byte stream, as for tail-marked rings). */
+static void ofi_srq_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
+{
+    ofi_slot *sl = ofi.slot_cur;
+    if (!sl || block != sl->mem || bytes < OFI_PKT_MIN || bytes > ofi.pkt_bytes)
+        util_die("ofi: a packet of %zu bytes posted outside the send buffer tx_block gave", bytes);
+    ofi.slot_cur = NULL;
+    uint32_t k;
+    sl->c = c;
+    sl->pos = pos;
+    sl->lane = c->lane_out && ofi_tail_fits((uint32_t)bytes, &k);
+    if (sl->lane) {
+        sl->len = k * (uint32_t)ofi.p.block_size;
+        *(uint32_t *)sl->mem = ofi_lead_word(pos, k);
+        *(uint32_t *)(sl->mem + sl->len - sizeof(uint32_t)) = OFI_TAIL_WORD;
+    } else {
+        *(uint32_t *)sl->mem = OFI_PKT_FLAG | c->peer_id;
+        sl->len = (uint32_t)((bytes + 7) & ~(size_t)7);
+    }
+    ofi_slot_go(sl);
+}
+
+/* a lane: the ring's blocks, plus room for a packet that starts in its last block (a packet
+ * at position p is written at block p % nblocks and never wraps: no PAD is needed) */
+static size_t ofi_lane_bytes(void)
+{
+    return (size_t)ofi.p.nblocks * ofi.p.block_size + ofi.pkt_bytes;
+}
+
+/* the peer sends much: offer it a lane, if the budget and a send buffer allow */
+static void ofi_lane_offer_to(fab_conn *c)
+{
+    if (ofi.nlanes >= util_cfg.ofi_lanes || !ofi.slot_free || c->closing)
+        return;
+    size_t len = ofi_lane_bytes();
+    if (posix_memalign((void **)&c->lane, 4096, len) != 0) {
+        c->lane = NULL;
+        return;
+    }
+    memset(c->lane, 0, len);
+    if (ofi_reg(c->lane, len, FI_REMOTE_WRITE, &c->lane_mr) != UTIL_OK) {
+        free(c->lane);
+        c->lane = NULL;
+        return;
+    }
+    ofi.nlanes++;
+    ofi_slot *sl = ofi.slot_free;
+    ofi.slot_free = sl->next;
+    ofi_lane_offer m = {.magic = OFI_LANE_MAGIC,
+                        .conn_id = c->peer_id,
+                        .addr = ofi_raddr(c->lane, c->lane),
+                        .key = fi_mr_key(c->lane_mr),
+                        .nblocks = ofi.p.nblocks};
+    memcpy(sl->mem, &m, sizeof m);
+    sl->c = c;
+    sl->lane = 0;
+    sl->len = sizeof m;
+    ofi_slot_go(sl);
+}
+
+static void ofi_lane_taken(const uint8_t *buf)
+{
+    ofi_lane_offer m;
+    memcpy(&m, buf, sizeof m);
+    fab_conn *c = m.conn_id < ofi.nconns ? ofi.conns[m.conn_id] : NULL;
+    if (c == &ofi_gone || (c && c->closing))
+        return;
+    if (!c || m.nblocks != ofi.p.nblocks)
+        util_die("ofi: a lane offer names connection %u (%u blocks), which this process does "
+                 "not have", m.conn_id, m.nblocks);
+    c->lane_addr = m.addr;
+    c->lane_key = m.key;
+    c->lane_out = 1;
+}
+
+static void ofi_rxbuf_put(ofi_rxbuf *b)
+{
+    if (--b->refs == 0 && !b->posted && ofi.ep && !ofi.closing)
+        (void)ofi_srq_post(b);
+}
+
+/* the oldest packet of c's queue is consumed: its entry and buffer space are free */
+static void ofi_rxe_done(fab_conn *c)
+{
+    ofi_rxe *e = c->rxq;
+    if (!(c->rxq = e->next))
+        c->rxq_tail = NULL;
+    if (e->buf)
+        ofi_rxbuf_put(e->buf);
+    else
+        free(e->pkt);
+    e->next = ofi.rxe_free;
+    ofi.rxe_free = e;
+}
+
+/* the next packet: in my lane (complete once its tail is there, ofi_tail_scan), or the
+ * oldest of the shared queue's. Only the packet at rx_next can have a lead word at its
+ * block: credits keep every later one within a ring's length, and consumed blocks are
+ * cleared (ofi_rx_free). */
+static void *ofi_rx_peek(fab_conn *c)
+{
+    if (c->lane) {
+        uint32_t pos = c->rx_next;
+        uint8_t *at = c->lane + (size_t)(pos % ofi.p.nblocks) * ofi.p.block_size;
+        uint32_t w = atomic_load_explicit((_Atomic uint32_t *)at, memory_order_acquire);
+        if ((w & OFI_LEAD_FLAG) && (w & 0xffu) == (~(pos + 1) & 0xffu)) {
+            uint32_t k = (w & ~OFI_LEAD_FLAG) >> 8;
+            size_t bs = ofi.p.block_size;
+            if (k == 0 || k * bs > ofi.pkt_bytes)
+                util_die("malformed packet from process %d: a lane packet of %u blocks", c->peer, k);
+            if (at[k * bs - 1] == 0)
+                return NULL; /* on its way */
+            size_t want = ofi.p.up->packet_bytes ? ofi.p.up->packet_bytes(at) : k * bs - 4;
+            if (want + sizeof(uint32_t) > k * bs || want <= (k - 1) * bs)
+                util_die("malformed packet from process %d: %u lane blocks, its header says %zu "
+                         "bytes", c->peer, k, want);
+            c->lane_k = k;
+            return at;
+        }
+    }
+    return c->rxq ? c->rxq->pkt : NULL;
+}
+
+static int ofi_hello_take(const ofi_hello *h);
+static void ofi_hello_keep(const ofi_hello *h);
+
+/* a message landed in shared receive buffer b: a handshake, or a packet for the queue of
+ * the connection its first word names, checked to be whole */
+static void ofi_srq_arrived(ofi_rxbuf *b, uint8_t *buf, size_t len)
+{
+    uint32_t w;
+    if (len >= sizeof w)
+        memcpy(&w, buf, sizeof w);
+    if (len == sizeof(ofi_hello) && w == OFI_MAGIC) {
+        ofi_hello h;
+        memcpy(&h, buf, sizeof h);
+        if (!ofi_hello_take(&h))
+            ofi_hello_keep(&h);
+        return;
+    }
+    if (len == sizeof(ofi_lane_offer) && w == OFI_LANE_MAGIC) {
+        ofi_lane_taken(buf);
+        return;
+    }
+    if (len < OFI_PKT_MIN || len > ofi.pkt_bytes || !(w & OFI_PKT_FLAG))
+        util_die("ofi: a %zu-byte message is neither a connection handshake nor a packet "
+                 "(first word 0x%x)", len, len >= sizeof w ? w : 0);
+    uint32_t id = w & ~OFI_PKT_FLAG;
+    fab_conn *c = id < ofi.nconns ? ofi.conns[id] : NULL;
+    if (c == &ofi_gone || (c && c->closing))
+        return; /* late traffic of a connection that ended here */
+    if (!c)
+        util_die("ofi: a packet names connection %u, which this process does not have", id);
+    ofi_rxe *e = ofi.rxe_free;
+    if (e)
+        ofi.rxe_free = e->next;
+    else {
+        e = util_malloc(sizeof *e);
+        ofi.nrxe++;
+    }
+    e->next = NULL;
+    e->pkt = buf;
+    e->buf = b;
+    if ((uintptr_t)buf & 7) { /* the provider packed it misaligned: the core gets a copy */
+        e->pkt = util_malloc(len);
+        memcpy(e->pkt, buf, len);
+        e->buf = NULL;
+    } else {
+        b->refs++;
+    }
+    size_t want = ofi.p.up->packet_bytes ? ofi.p.up->packet_bytes(e->pkt) : len;
+    if (want > len || ((want + 7) & ~(size_t)7) != len)
+        util_die("malformed packet from process %d: %zu bytes arrived, its header says %zu",
+                 c->peer, len, want);
+    if (c->rxq_tail)
+        c->rxq_tail->next = e;
+    else
+        c->rxq = e;
+    c->rxq_tail = e;
+    if (++c->srq_in == (uint32_t)util_cfg.ofi_lane_after && ofi.tail_ok && !c->lane)
+        ofi_lane_offer_to(c);
 }
 
 /* A tail-marked write (ofi.tail on the peer's side): the packet's blocks go whole, the
@@ -877,7 +1334,10 @@ static int ofi_post_ring(fab_conn *c, uint32_t pos, uint32_t bytes)
 
 static void ofi_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
 {
-    (void)block;
+    if (ofi.srq) {
+        ofi_srq_tx_post(c, pos, block, bytes);
+        return;
+    }
     if (c->ndefer == 0 && ofi_post_ring(c, pos, (uint32_t)bytes) == UTIL_OK)
         return;
     /* the provider is busy: poll posts it later (the block stays untouched until consumed) */
@@ -944,8 +1404,20 @@ static int ofi_tail_scan(void)
 /* the core is done with the packet at pos: clear the blocks' last words, where tails land */
 static void ofi_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
 {
-    (void)c;
-    (void)pos;
+    if (ofi.srq) {
+        c->rx_next = pos + blocks;
+        if (c->lane && (uint8_t *)block >= c->lane && (uint8_t *)block < c->lane + ofi_lane_bytes()) {
+            /* clear the blocks' first words (lead words) and last words (tails) */
+            size_t bs = ofi.p.block_size;
+            for (uint32_t j = 0; j < c->lane_k; j++) {
+                *(uint32_t *)((uint8_t *)block + j * bs) = 0;
+                *(uint32_t *)((uint8_t *)block + (j + 1) * bs - sizeof(uint32_t)) = 0;
+            }
+        } else {
+            ofi_rxe_done(c);
+        }
+        return;
+    }
     if (!ofi.tail)
         return;
     size_t bs = ofi.p.block_size;
@@ -1098,6 +1570,10 @@ static int ofi_hello_take(const ofi_hello *h)
                  "(rank %d of job %llx)", h->rank, (unsigned long long)h->job);
         return 1;
     }
+    if (((h->flags & OFI_HELLO_SRQ) != 0) != (ofi.srq != 0))
+        util_die("ofi: process %d %s a shared receive queue and this one %s: DCFA_OFI_SRQ must "
+                 "agree", lpid, h->flags & OFI_HELLO_SRQ ? "has" : "has no",
+                 ofi.srq ? "has" : "has none");
     if (h->nblocks != ofi.p.nblocks || h->block_size != ofi.p.block_size)
         util_die(
             "ofi: process %d's rings have %u blocks of %u bytes, mine %u of %zu: DCFA_MAX_CREDIT, "
@@ -1120,15 +1596,20 @@ static int ofi_hello_take(const ofi_hello *h)
     return 1;
 }
 
-static void ofi_hello_arrived(ofi_recv *r)
+/* a handshake of a process not known yet: retried from poll */
+static void ofi_hello_keep(const ofi_hello *h)
 {
-    if (ofi_hello_take(&r->msg))
-        return;
     if (ofi.nunknown == ofi.capunknown) {
         ofi.capunknown = ofi.capunknown ? 2 * ofi.capunknown : 8;
         ofi.unknown = util_realloc(ofi.unknown, (size_t)ofi.capunknown * sizeof *ofi.unknown);
     }
-    ofi.unknown[ofi.nunknown++] = r->msg;
+    ofi.unknown[ofi.nunknown++] = *h;
+}
+
+static void ofi_hello_arrived(ofi_recv *r)
+{
+    if (!ofi_hello_take(&r->msg))
+        ofi_hello_keep(&r->msg);
 }
 
 /* the handshakes kept for processes not known then */
@@ -1179,6 +1660,23 @@ static void ofi_completion(const struct fi_cq_data_entry *e)
     case OFI_CTX_PIECE:
         ofi_piece_done((ofi_piece *)x, UTIL_OK);
         break;
+    case OFI_CTX_SRQ: {
+        ofi_rxbuf *b = (ofi_rxbuf *)x;
+        b->refs++; /* held while its message is looked at */
+        if (e->len)
+            ofi_srq_arrived(b, e->buf, e->len);
+        if ((e->flags & FI_MULTI_RECV) || !ofi.multi)
+            b->posted = 0; /* the provider is done with it */
+        ofi_rxbuf_put(b);
+        break;
+    }
+    case OFI_CTX_SLOT: {
+        ofi_slot *sl = (ofi_slot *)x;
+        sl->c->writes--;
+        ofi.outstanding--;
+        ofi_slot_put(sl);
+        break;
+    }
     }
 }
 
@@ -1229,6 +1727,28 @@ static void ofi_error(struct fid_cq *cq)
         util_log("ofi: a handshake receive failed: %s", ofi_err(err.err));
         ofi_post_recv((ofi_recv *)x);
         break;
+    case OFI_CTX_SRQ: {
+        ofi_rxbuf *b = (ofi_rxbuf *)x;
+        util_log("ofi: a shared receive buffer reported an error: %s (%s)", ofi_err(err.err),
+                 detail ? detail : "");
+        if (err.flags & FI_MULTI_RECV) {
+            b->posted = 0;
+            b->refs++;
+            ofi_rxbuf_put(b);
+        }
+        break;
+    }
+    case OFI_CTX_SLOT: {
+        ofi_slot *sl = (ofi_slot *)x;
+        fab_conn *c = sl->c;
+        c->writes--;
+        ofi.outstanding--;
+        ofi_slot_put(sl);
+        if (c->closing)
+            return;
+        util_die("ofi: sending a packet to process %d failed: %s (%s)", c->peer, ofi_err(err.err),
+                 detail ? detail : "");
+    }
     }
 }
 
@@ -1247,6 +1767,12 @@ static int ofi_retry(void)
             ofi.p.up->ready(c->ctx, rc);
         else
             ofi_maybe_ready(c);
+        events++;
+    }
+    while ((n = util_queue_first(&ofi.tx_waiting))) {
+        if (ofi_slot_send(UTIL_CONTAINER(n, ofi_slot, qn)) != UTIL_OK)
+            break;
+        util_queue_remove(n);
         events++;
     }
     for (n = ofi.deferred.head.next; n != &ofi.deferred.head;) {
@@ -1307,7 +1833,7 @@ static int ofi_poll(void)
     if (__builtin_expect(ofi.nunknown > 0, 0))
         events += ofi_unknown_retry();
     if (!util_queue_empty(&ofi.hellos_waiting) || !util_queue_empty(&ofi.deferred) ||
-        !util_queue_empty(&ofi.pieces_waiting))
+        !util_queue_empty(&ofi.pieces_waiting) || !util_queue_empty(&ofi.tx_waiting))
         events += ofi_retry();
     events += ofi_cq_drain(ofi.cq);
     if (ofi.tail)
@@ -1325,20 +1851,27 @@ static int ofi_poll(void)
 
 static void ofi_footprint(fab_conn *c, fab_usage *u)
 {
-    if (c) {
+    if (c && ofi.srq) {
+        u->endpoint += sizeof *c;
+        u->rings += c->lane ? ofi_lane_bytes() : 0;
+    } else if (c) {
         u->rings += 2 * ofi_ring_bytes() + sizeof(ofi_hello);
         u->endpoint += sizeof *c + 3 * ofi.p.nblocks * sizeof(uint32_t);
     } else {
         u->regs += ofi.rcache.bytes;
-        u->endpoint += OFI_NRECV * sizeof(ofi_recv) + ofi.capconns * sizeof(void *) +
-                       (size_t)ofi.npeers * sizeof(void *);
+        u->endpoint += (ofi.recvs ? OFI_NRECV * sizeof(ofi_recv) : 0) +
+                       ofi.capconns * sizeof(void *) + (size_t)ofi.npeers * sizeof(void *);
+        /* the shared receive queue: its buffers, send buffers and queue entries */
+        u->rings += (size_t)ofi.nrxbufs * ofi.rxbuf_bytes + (size_t)ofi.nslots * ofi.pkt_bytes;
+        u->endpoint += (size_t)ofi.nrxbufs * sizeof(ofi_rxbuf) +
+                       (size_t)ofi.nslots * sizeof(ofi_slot) + ofi.nrxe * sizeof(ofi_rxe);
     }
 }
 
 static int ofi_busy(void)
 {
     if (ofi.outstanding > 0 || !util_queue_empty(&ofi.deferred) ||
-        !util_queue_empty(&ofi.hellos_waiting))
+        !util_queue_empty(&ofi.hellos_waiting) || !util_queue_empty(&ofi.tx_waiting))
         return 1;
     return 0;
 }
@@ -1445,6 +1978,7 @@ const fab_ops fab_ofi_ops = {
     .tx_block = ofi_tx_block,
     .tx_post = ofi_tx_post,
     .rx_free = ofi_rx_free,
+    .rx_peek = ofi_rx_peek,
     .poll = ofi_poll,
     .mem_reg = ofi_mem_reg,
     .mem_dereg = ofi_mem_dereg,
