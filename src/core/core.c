@@ -282,10 +282,14 @@ void core_ring_describe(char *buf, size_t len)
              "per connected peer on shm: %zu bytes allocated (the ring's segment, whole pages, "
              "+ %zu bytes of state), and the peer's ring of the same size mapped; per process: "
              "a staging pool of %d x %zu bytes (%zu bytes with its header, made at the first "
-             "rendezvous, shared by all peers on shm)",
+             "rendezvous, shared by all peers on shm); per connected peer on ofi: %s",
              core_s.nblocks, core_s.block_size, ring, core_s.sync_below, seg + sizeof(core_conn),
              sizeof(core_conn), util_cfg.stage_chunks, util_cfg.stage_chunk,
-             util_cfg.stage_chunks > 0 ? core_stage_size() : 0);
+             util_cfg.stage_chunks > 0 ? core_stage_size() : 0,
+             util_cfg.ofi_srq ? "about 0.8 KiB of state (a shared receive queue, DCFA_OFI_SRQ=1: "
+                                "per process its receive and send buffers, and a lane for each "
+                                "of at most DCFA_OFI_LANES busy peers)"
+                              : "two rings of DCFA_OFI_MAX_CREDIT blocks (DCFA_OFI_SRQ=0)");
 }
 
 /* The FIN handshake (docs/protocol.md): a FIN (a SYNC with WIRE_F_FIN, queued after
