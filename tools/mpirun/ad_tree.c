@@ -1057,6 +1057,27 @@ static void ad_name_req(struct ad_daemon *d, struct ad_tree *t, const char *p, s
 }
 
 /* A NAME_REP from above: for one of this node's ranks, or further down. */
+/* A reply that travels down the tree to process `tag` of a job on host `origin` (the fields
+ * its message starts with): passed on toward that host, or, here, the process if it still
+ * listens. NULL when passed on, malformed, or nobody is left to answer. */
+static struct ad_proc *ad_rep_route(struct ad_tree *t, const struct ad_cursor *c, int origin,
+                                    struct ad_job *job, int tag, int type, const char *p,
+                                    size_t len)
+{
+    struct ad_link *down;
+
+    if (c->bad)
+        return NULL;
+    if (origin != t->node) {
+        if ((down = ad_tree_kid_toward(t, origin)) != NULL)
+            ad_link_send(down, type, 0, p, len);
+        return NULL;
+    }
+    if (job == NULL || tag >= job->nprocs || job->procs[tag].pmi_fd < 0)
+        return NULL;
+    return &job->procs[tag];
+}
+
 static void ad_name_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
 {
     struct ad_cursor c = {p, p + len, 0};
@@ -1066,17 +1087,10 @@ static void ad_name_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, s
     int op = (int)ad_take_int(&c, AD_NAME_PUBLISH, AD_NAME_LOOKUP);
     int rc = (int)ad_take_int(&c, -4096, 0);
     const char *port = ad_take(&c);
-    struct ad_link *down;
+    struct ad_proc *to = ad_rep_route(t, &c, origin, job, tag, AD_M_NAME_REP, p, len);
 
-    if (c.bad)
-        return;
-    if (origin != t->node) {
-        if ((down = ad_tree_kid_toward(t, origin)) != NULL)
-            ad_link_send(down, AD_M_NAME_REP, 0, p, len);
-        return;
-    }
-    if (job != NULL && tag < job->nprocs && job->procs[tag].pmi_fd >= 0)
-        ad_pmi_name_reply(d, &job->procs[tag], op, rc, port);
+    if (to != NULL)
+        ad_pmi_name_reply(d, to, op, rc, port);
 }
 
 /* ---- spawn: placed at mpirun, started by the daemons of the hosts ------------------- */
@@ -1281,18 +1295,11 @@ static void ad_spawn_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, 
     int origin = (int)ad_take_int(&c, 1, t->nhosts);
     struct ad_job *job = ad_job_by_num(d, (int)ad_take_int(&c, 0, INT_MAX));
     int tag = (int)ad_take_int(&c, 0, INT_MAX);
-    struct ad_link *down;
+    struct ad_proc *to;
 
     ad_res_take(&c, &res);
-    if (c.bad)
-        return;
-    if (origin != t->node) {
-        if ((down = ad_tree_kid_toward(t, origin)) != NULL)
-            ad_link_send(down, AD_M_SPAWN_REP, 0, p, len);
-        return;
-    }
-    if (job != NULL && tag < job->nprocs && job->procs[tag].pmi_fd >= 0)
-        ad_pmi_spawn_reply(d, job, &job->procs[tag], &res);
+    if ((to = ad_rep_route(t, &c, origin, job, tag, AD_M_SPAWN_REP, p, len)) != NULL)
+        ad_pmi_spawn_reply(d, job, to, &res);
 }
 
 /* Root: the host (index) a spawn's info names: an entry of mpirun's host
