@@ -62,6 +62,8 @@ void core_conn_ready(void *ctx, int status)
     if (c->fab->caps->tx_mapped)
         c->tx_ring = c->fab->ops->tx_block(c->fc, 0);
     c->tx_limit = c->credit_seen + c->nblocks;
+    if (c->fab->ops->tx_credit)
+        c->fab->ops->tx_credit(c->fc, c->tx_limit);
 }
 
 core_conn *core_conn_get(int lpid)
@@ -388,8 +390,11 @@ int core_progress_conn(core_conn *c)
          * first packets before it has told us where the peer's ring is) */
         if ((int32_t)(h->credit - c->credit_seen) > 0) {
             c->credit_seen = h->credit;
-            if (c->ready)
+            if (c->ready) {
                 c->tx_limit = h->credit + c->nblocks;
+                if (__builtin_expect(c->fab->ops->tx_credit != NULL, 0))
+                    c->fab->ops->tx_credit(c->fc, c->tx_limit);
+            }
         }
         core_st.received[h->type]++;
         uint32_t k = core_blocks(h->len);

@@ -200,6 +200,11 @@ typedef struct fab_ops {
     /* caps.rx_shared only: connection c's next packet, in the order the peer posted them,
      * or NULL when none has arrived; the same until rx_free() */
     void *(*rx_peek)(fab_conn *c);
+    /* Optional (NULL: not needed): the peer has consumed the packets before ring position
+     * limit - nblocks, as it last told the core (the core's tx_limit, called whenever it
+     * grows). A fabric that writes into a receive area smaller than the credit window (an
+     * ofi lane) needs it to know which part of that area the peer is done with. */
+    void (*tx_credit)(fab_conn *c, uint32_t limit);
     /* progress: new connections, completions, arrived packets; returns events */
     int (*poll)(void);
     int (*mem_reg)(const void *buf, size_t len, fab_mem *mem);

@@ -71,7 +71,7 @@ typedef struct ofi_lane_offer {
     uint32_t magic;
     uint32_t conn_id; /* the peer's id of the connection (its CQ data / packet word) */
     uint64_t addr, key;
-    uint32_t nblocks; /* blocks of the lane before its extension */
+    uint32_t nblocks; /* blocks of the lane before its extension (DCFA_OFI_LANE_BLOCKS) */
     uint32_t pad;
 } ofi_lane_offer;
 
@@ -165,7 +165,10 @@ struct fab_conn {
     struct fid_mr *lane_mr;
     uint32_t lane_k;         /* blocks of the lane packet rx_peek gave */
     int lane_out;            /* srq: the peer offered me a lane, at lane_addr / lane_key */
+    uint32_t lane_out_nb;    /* its blocks (before the extension) */
     uint64_t lane_addr, lane_key;
+    uint32_t tx_limit;       /* the core's credit limit: the peer consumed up to
+                                tx_limit - nblocks (tx_credit) */
 };
 
 /* one posted piece of a bulk operation */
@@ -251,6 +254,7 @@ static struct {
     size_t nrxe;                    /* queue entries allocated */
     int tail_ok;                    /* the provider allows tail-marked writes (see ofi_open) */
     int nlanes;                     /* lanes offered */
+    uint32_t lane_nb;               /* blocks of a lane I offer (DCFA_OFI_LANE_BLOCKS) */
 } ofi;
 
 static size_t ofi_ring_bytes(void) { return (size_t)ofi.p.nblocks * ofi.p.block_size; }
@@ -589,6 +593,10 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     while (nb < (unsigned)util_cfg.ofi_max_credit && nb < (1u << 20))
         nb *= 2;
     ofi.p.nblocks = nb;
+    /* a lane: the largest power of two of blocks within DCFA_OFI_LANE_BLOCKS and the ring */
+    ofi.lane_nb = 1;
+    while (ofi.lane_nb * 2 <= (unsigned)util_cfg.ofi_lane_blocks && ofi.lane_nb * 2 <= nb)
+        ofi.lane_nb *= 2;
     if (ofi.cq_data_bits == 32 && ofi.p.nblocks > 0xffff) {
         util_log("ofi: provider %s has 4 bytes of CQ data: at most 65535 ring blocks",
                  ofi.provider);
@@ -1048,7 +1056,7 @@ static int ofi_slot_send(ofi_slot *sl)
     int inject = sl->len <= ofi.info->tx_attr->inject_size;
     ssize_t rc;
     if (sl->lane) { /* the packet's blocks whole, at its position's block of the peer's lane */
-        size_t off = (size_t)(sl->pos % ofi.p.nblocks) * ofi.p.block_size;
+        size_t off = (size_t)(sl->pos % sl->c->lane_out_nb) * ofi.p.block_size;
         struct fi_rma_iov rma = {sl->c->lane_addr + off, sl->len, sl->c->lane_key};
         struct fi_msg_rma msg = {.msg_iov = &iov,
                                  .desc = &desc,
@@ -1090,8 +1098,10 @@ static void ofi_slot_go(ofi_slot *sl)
         util_queue_push(&ofi.tx_waiting, &sl->qn);
 }
 
-/* A packet goes into the peer's lane when it has offered one and the tail word fits in the
- * packet's last block (as ofi_post_ring's), else into its shared queue. The receiver looks
+/* A packet goes into the peer's lane when it has offered one, the tail word fits in the
+ * packet's last block (as ofi_post_ring's) and its blocks are ones the peer has consumed
+ * (a lane has fewer blocks than the credit window: the packet must end within a lane's
+ * length of what the peer last said it consumed), else into its shared queue. The receiver looks
  * into the lane first (ofi_rx_peek): a lane write posted before a send is applied before
  * the send is delivered (the provider's one byte stream, as for tail-marked rings). */
 static void ofi_srq_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
@@ -1103,7 +1113,8 @@ static void ofi_srq_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes
     uint32_t k;
     sl->c = c;
     sl->pos = pos;
-    sl->lane = c->lane_out && ofi_tail_fits((uint32_t)bytes, &k);
+    sl->lane = c->lane_out && ofi_tail_fits((uint32_t)bytes, &k) &&
+               (int32_t)(c->tx_limit - ofi.p.nblocks + c->lane_out_nb - (pos + k)) >= 0;
     if (sl->lane) {
         sl->len = k * (uint32_t)ofi.p.block_size;
         *(uint32_t *)sl->mem = ofi_lead_word(pos, k);
@@ -1115,12 +1126,15 @@ static void ofi_srq_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes
     ofi_slot_go(sl);
 }
 
-/* a lane: the ring's blocks, plus room for a packet that starts in its last block (a packet
- * at position p is written at block p % nblocks and never wraps: no PAD is needed) */
+/* a lane: DCFA_OFI_LANE_BLOCKS blocks, plus room for a packet that starts in its last
+ * block (a packet at position p is written at block p % lane_nb and never wraps: no PAD is
+ * needed) */
 static size_t ofi_lane_bytes(void)
 {
-    return (size_t)ofi.p.nblocks * ofi.p.block_size + ofi.pkt_bytes;
+    return (size_t)ofi.lane_nb * ofi.p.block_size + ofi.pkt_bytes;
 }
+
+static void ofi_tx_credit(fab_conn *c, uint32_t limit) { c->tx_limit = limit; }
 
 /* the peer sends much: offer it a lane, if the budget and a send buffer allow */
 static void ofi_lane_offer_to(fab_conn *c)
@@ -1145,7 +1159,7 @@ static void ofi_lane_offer_to(fab_conn *c)
                         .conn_id = c->peer_id,
                         .addr = ofi_raddr(c->lane, c->lane),
                         .key = fi_mr_key(c->lane_mr),
-                        .nblocks = ofi.p.nblocks};
+                        .nblocks = ofi.lane_nb};
     memcpy(sl->mem, &m, sizeof m);
     sl->c = c;
     sl->lane = 0;
@@ -1160,9 +1174,10 @@ static void ofi_lane_taken(const uint8_t *buf)
     fab_conn *c = m.conn_id < ofi.nconns ? ofi.conns[m.conn_id] : NULL;
     if (c == &ofi_gone || (c && c->closing))
         return;
-    if (!c || m.nblocks != ofi.p.nblocks)
+    if (!c || m.nblocks == 0 || m.nblocks > ofi.p.nblocks || (m.nblocks & (m.nblocks - 1)))
         util_die("ofi: a lane offer names connection %u (%u blocks), which this process does "
                  "not have", m.conn_id, m.nblocks);
+    c->lane_out_nb = m.nblocks;
     c->lane_addr = m.addr;
     c->lane_key = m.key;
     c->lane_out = 1;
@@ -1196,7 +1211,7 @@ static void *ofi_rx_peek(fab_conn *c)
 {
     if (c->lane) {
         uint32_t pos = c->rx_next;
-        uint8_t *at = c->lane + (size_t)(pos % ofi.p.nblocks) * ofi.p.block_size;
+        uint8_t *at = c->lane + (size_t)(pos % ofi.lane_nb) * ofi.p.block_size;
         uint32_t w = atomic_load_explicit((_Atomic uint32_t *)at, memory_order_acquire);
         if ((w & OFI_LEAD_FLAG) && (w & 0xffu) == (~(pos + 1) & 0xffu)) {
             uint32_t k = (w & ~OFI_LEAD_FLAG) >> 8;
@@ -1979,6 +1994,7 @@ const fab_ops fab_ofi_ops = {
     .tx_post = ofi_tx_post,
     .rx_free = ofi_rx_free,
     .rx_peek = ofi_rx_peek,
+    .tx_credit = ofi_tx_credit,
     .poll = ofi_poll,
     .mem_reg = ofi_mem_reg,
     .mem_dereg = ofi_mem_dereg,
