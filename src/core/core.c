@@ -470,6 +470,8 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
     r->u.send.seq = ++c->tx_msg_seq;
     if (core_send_is_eager(r))
         return core_eager_send(c, r);
+    if (core_stage_eager_send(c, r))
+        return UTIL_OK;
     if (core_rtr_try_write(c, r))
         return UTIL_OK;
     return core_rts_send(c, r);

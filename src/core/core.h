@@ -268,6 +268,7 @@ typedef struct core_stats {
     uint64_t cma_bytes;
     uint64_t copy_bytes;
     uint64_t stage_bytes;           /* of copy_bytes, moved through the staging pool */
+    uint64_t stage_eager;           /* messages sent as staged EAGER (in a chunk of the pool) */
     uint64_t connections;           /* connections made (either side opened them) */
 } core_stats;
 extern core_stats core_st;

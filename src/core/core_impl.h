@@ -3,6 +3,8 @@
 #ifndef DCFA_CORE_IMPL_H
 #define DCFA_CORE_IMPL_H
 
+#include <stdatomic.h>
+
 #include "core/core.h"
 #include "core/wire.h"
 #include "fabric/fabric.h"
@@ -78,6 +80,7 @@ typedef struct core_conn {
     core_req *rtr_out;      /* my receive with an RTR outstanding to this peer */
     uint8_t *peer_stage;    /* the peer's staging pool, mapped at its first RTS that offers it */
     int stage_tried;        /* mapping it was tried (peer_stage NULL: it failed) */
+    int stage_peer_ok;      /* the peer mapped my pool (a CTS or DONE said so): staged EAGER */
     int sync_wanted;        /* the peer runs low on credit: send a SYNC */
     unsigned sync_pass;     /* ... from the progress pass after this one (conn.c) */
     int fin_out, fin_in;    /* finalize: my FIN queued / the peer's FIN arrived */
@@ -265,6 +268,15 @@ void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, cons
 int core_stream_push(core_conn *c, core_pend *p);          /* 1 when the whole message went */
 int core_stage_offer(core_conn *c);     /* 1 if an RTS to c may offer my staging pool (made now) */
 int core_stage_accept(core_conn *c);    /* 1 if c's peer's pool is mapped here (mapped now) */
+int core_stage_eager_send(core_conn *c, core_req *r);   /* 1: sent as staged EAGER (eager.c) */
+/* copy send request r's whole message into a free chunk of my pool (marked busy): the chunk,
+ * or -1 when none is free */
+int core_stage_put(core_req *r);
+void core_stage_unput(int k);           /* the chunk core_stage_put gave is free again */
+/* the bytes a staged packet from c names (checked against the pool; `what` for the message
+ * of a malformed one), and the chunk's busy word to clear once they are copied out */
+const uint8_t *core_stage_get(core_conn *c, const void *desc, size_t desc_len, size_t *len,
+                              _Atomic uint32_t **busy, const char *what);
 void core_stage_close(void);            /* forget the pool (the fabric unmaps it at close) */
 size_t core_stage_size(void);           /* bytes of a staging pool (header, busy words, chunks) */
 /* DCFA_CMA_MIN resolved: rendezvous below it go through the staging pool */

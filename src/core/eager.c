@@ -20,34 +20,74 @@ static void core_pack(const core_req *r, void *out, size_t off, size_t len)
         core_dt_pack(r->u.send.buf, r->u.send.count, dt, off, out, len);
 }
 
-void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h)
+/* an EAGER header for send request r with `body` payload bytes after the synchronous-mode
+ * prefix (written here): returns where the body goes */
+static uint8_t *core_eager_head(const core_req *r, wire_hdr *h, uint16_t flags, size_t body)
 {
-    size_t bytes = r->u.send.bytes;
     uint8_t *p = (uint8_t *)(h + 1);
     h->type = WIRE_EAGER;
-    h->flags = 0;
+    h->flags = flags;
     h->ctx = r->u.send.ctx;
     h->src = r->u.send.src;
     h->tag = r->u.send.tag;
     h->seq = r->u.send.seq;
+    h->len = (uint32_t)body;
     if (r->u.send.mode == CORE_SEND_SYNC) {
-        h->flags = WIRE_F_SSEND;
+        h->flags |= WIRE_F_SSEND;
         uint32_t id = (uint32_t)r->id;
         memcpy(p, &id, 4);
         memset(p + 4, 0, 4);
         p += CORE_SSEND_PREFIX;
-        h->len = (uint32_t)(bytes + CORE_SSEND_PREFIX);
-    } else {
-        h->len = (uint32_t)bytes;
+        h->len += CORE_SSEND_PREFIX;
     }
-    core_pack(r, p, 0, bytes);
-    core_conn_tx_end(c, h);
+    return p;
+}
+
+/* the message is out of the user's buffer: done, or (synchronous mode) waiting to be matched */
+static void core_eager_sent(core_req *r)
+{
     if (r->u.send.mode == CORE_SEND_SYNC) {
         r->u.send.state = CORE_S_ACK_WAIT;
     } else {
         r->u.send.state = CORE_S_DONE;
         core_req_complete(r);
     }
+}
+
+void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h)
+{
+    core_pack(r, core_eager_head(r, h, 0, r->u.send.bytes), 0, r->u.send.bytes);
+    core_conn_tx_end(c, h);
+    core_eager_sent(r);
+}
+
+/* Staged EAGER (docs/protocol.md): a message above the eager limit that fits a chunk of my
+ * staging pool, to a peer that has mapped the pool, is copied into a free chunk and sent as
+ * an EAGER packet naming it. The receiver copies it out when the packet arrives (into the
+ * posted receive, or an unexpected message's copy) and clears the chunk's busy word: one
+ * copy on each side and one packet, where a rendezvous takes a round trip first. The send
+ * waits for nothing; with no chunk free, no credit or packets queued before it, the message
+ * takes the rendezvous. */
+int core_stage_eager_send(core_conn *c, core_req *r)
+{
+    if (!c->stage_peer_ok || r->u.send.bytes > util_cfg.stage_eager ||
+        r->u.send.bytes > util_cfg.stage_chunk || !util_queue_empty(&c->backlog))
+        return 0;
+    size_t body = sizeof(wire_stage) + (r->u.send.mode == CORE_SEND_SYNC ? CORE_SSEND_PREFIX : 0);
+    int k = core_stage_put(r);
+    if (k < 0)
+        return 0;
+    wire_hdr *h = core_conn_tx_begin(c, body, 0);
+    if (!h) {
+        core_stage_unput(k);
+        return 0;
+    }
+    wire_stage g = {.chunk = (uint32_t)k, .len = (uint32_t)r->u.send.bytes};
+    memcpy(core_eager_head(r, h, WIRE_F_STAGED, sizeof g), &g, sizeof g);
+    core_conn_tx_end(c, h);
+    core_st.stage_eager++;
+    core_eager_sent(r);
+    return 1;
 }
 
 int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_rank, int32_t tag,
@@ -129,10 +169,15 @@ void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload)
         data += CORE_SSEND_PREFIX;
         size -= CORE_SSEND_PREFIX;
     }
+    _Atomic uint32_t *busy = NULL;
+    if (h->flags & WIRE_F_STAGED)   /* the message is in a chunk of the sender's pool */
+        data = core_stage_get(c, data, size, &size, &busy, "EAGER");
     core_req *r = core_match_arrival(c, h);
     if (r) {
         size_t got;
         int trunc = core_unpack_to(r, data, size, &got);
+        if (busy)
+            atomic_store_explicit(busy, 0, memory_order_release);   /* the sender may reuse it */
         r->u.recv.lpid = c->lpid;
         if (h->flags & WIRE_F_SSEND)
             core_send_ack(c->lpid, sreq);
@@ -151,6 +196,8 @@ void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload)
     m->rndv.req = sreq;
     m->data = util_malloc(size);
     memcpy(m->data, data, size);
+    if (busy)
+        atomic_store_explicit(busy, 0, memory_order_release);
     core_st.unexpected++;
     util_queue_push(&core_s.unexpected, &m->qn);
 }

@@ -131,6 +131,44 @@ static void core_stage_forget(core_pend *p)
         }
 }
 
+static void core_stream_pack(core_req *s, uint8_t *dst, size_t n);
+
+int core_stage_put(core_req *r)
+{
+    if (!core_s.stage.base)
+        return -1;
+    int k = core_stage_take(NULL);
+    if (k < 0)
+        return -1;
+    r->u.send.sent = 0;
+    core_stream_pack(r, core_stage_chunk(core_s.stage.base, (uint32_t)k), r->u.send.bytes);
+    core_st.stage_bytes += r->u.send.bytes;
+    /* published with the packet that names the chunk (its release store) */
+    atomic_store_explicit(core_stage_busy(core_s.stage.base, (uint32_t)k), 1, memory_order_relaxed);
+    return k;
+}
+
+void core_stage_unput(int k)
+{
+    atomic_store_explicit(core_stage_busy(core_s.stage.base, (uint32_t)k), 0, memory_order_relaxed);
+}
+
+const uint8_t *core_stage_get(core_conn *c, const void *desc, size_t desc_len, size_t *len,
+                              _Atomic uint32_t **busy, const char *what)
+{
+    wire_stage g = {0};
+    if (desc_len == sizeof g)
+        memcpy(&g, desc, sizeof g);
+    if (!c->peer_stage || desc_len != sizeof g || g.chunk >= (uint32_t)util_cfg.stage_chunks ||
+        g.len == 0 || g.len > util_cfg.stage_chunk)
+        util_die("malformed packet from process %d: %s names chunk %u (%u bytes) of a staging pool "
+                 "of %d chunks of %zu bytes%s", c->lpid, what, g.chunk, g.len, util_cfg.stage_chunks,
+                 util_cfg.stage_chunk, c->peer_stage ? "" : ", which this process never mapped");
+    *len = g.len;
+    *busy = core_stage_busy(c->peer_stage, g.chunk);
+    return core_stage_chunk(c->peer_stage, g.chunk);
+}
+
 /* a DATA header and its wire_frag in h, `more` payload bytes to follow: returns where */
 static uint8_t *core_data_hdr(wire_hdr *h, uint16_t flags, const wire_frag *f, size_t more)
 {
@@ -176,6 +214,8 @@ void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
     p->req = s;
     p->peer_req = d->peer_req;
     p->staged = (h->flags & WIRE_F_STAGED) && core_s.stage.base;
+    if (p->staged)
+        c->stage_peer_ok = 1;
     core_conn_backlog(c, p);
 }
 
@@ -222,18 +262,8 @@ void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, cons
     core_req *r = core_copy_expect(c, f->req, CORE_REQ_RECV, CORE_R_FRAGS, "DATA");
     size_t n = h->len - sizeof *f;
     _Atomic uint32_t *busy = NULL;
-    if (h->flags & WIRE_F_STAGED) {
-        wire_stage g;
-        memcpy(&g, bytes, sizeof g);
-        if (!c->peer_stage || h->len != sizeof *f + sizeof g || g.chunk >= (uint32_t)util_cfg.stage_chunks ||
-            g.len == 0 || g.len > util_cfg.stage_chunk)
-            util_die("malformed packet from process %d: DATA names chunk %u (%u bytes) of a staging pool "
-                     "of %d chunks of %zu bytes%s", c->lpid, g.chunk, g.len, util_cfg.stage_chunks,
-                     util_cfg.stage_chunk, c->peer_stage ? "" : ", which this process never mapped");
-        n = g.len;
-        bytes = core_stage_chunk(c->peer_stage, g.chunk);
-        busy = core_stage_busy(c->peer_stage, g.chunk);
-    }
+    if (h->flags & WIRE_F_STAGED)
+        bytes = core_stage_get(c, bytes, n, &n, &busy, "DATA");
     if (f->offset != r->u.recv.received || f->offset + n > r->u.recv.expected)
         util_die("malformed packet from process %d: DATA fragment at offset %llu does not follow %zu of %zu bytes",
                  c->lpid, (unsigned long long)f->offset, r->u.recv.received, r->u.recv.expected);

@@ -96,7 +96,7 @@ static void core_read_finished(core_xfer *x, int status)
     if (status == UTIL_OK) {
         wire_done d = {.req = x->peer_req, .size = x->len};
         core_st.cma_bytes += x->len;
-        core_conn_send_ctl(c, WIRE_DONE, 0, NULL, &d, sizeof d);
+        core_conn_send_ctl(c, WIRE_DONE, c->peer_stage ? WIRE_F_STAGED : 0, NULL, &d, sizeof d);
         core_recv_finish(r, r->status.MPI_SOURCE, r->status.MPI_TAG, x->len, size > x->len);
         return;
     }
@@ -130,6 +130,11 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
     r->status.MPI_SOURCE = env->src;
     r->status.MPI_TAG = env->tag;
     const core_dt *dt = r->u.recv.dt;
+    /* the sender has a pool: map it now, whatever this message's path, so that its DONE or
+     * CTS can tell the sender, whose later messages up to DCFA_STAGE_EAGER then come as
+     * staged EAGER */
+    if ((env->flags & WIRE_F_STAGED) && util_cfg.stage_eager > 0)
+        (void)core_stage_accept(c);
     /* two copies through the sender's pool below DCFA_CMA_MIN (by default none when the
      * node is oversubscribed: each chunk needs both processes on a core at once), unless
      * this process has rendezvous sends of its own under way (traffic both ways: two copies
@@ -192,6 +197,8 @@ void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
     }
     core_req *s = core_req_expect(c, d->req, CORE_REQ_SEND, CORE_S_RNDV_WAIT, "DONE");
     core_req_mem_drop(s);
+    if ((h->flags & WIRE_F_STAGED) && core_s.stage.base)
+        c->stage_peer_ok = 1;
     if (h->flags & WIRE_F_ERROR) {
         util_log("process %d could not read message %u (ctx %u tag %d, %zu bytes) from this process",
                  c->lpid, s->u.send.seq, s->u.send.ctx, s->u.send.tag, s->u.send.bytes);

@@ -26,8 +26,11 @@ void core_rtr_maybe_send(core_req *r)
     core_conn *c = core_conn_get(r->u.recv.lpid);
     if (!c || !c->has_rdma || c->rtr_out || core_posted_blocks_rtr(r))
         return;
-    /* a message this small goes through the sender's staging pool (rndv_copy.c), if it has one */
-    if (core_stage_fits(c, r->u.recv.capacity))
+    /* a message this small goes through the sender's staging pool (rndv_copy.c), if it has one;
+     * one that fits a chunk comes as staged EAGER once the sender knows I mapped its pool */
+    if (core_stage_fits(c, r->u.recv.capacity) ||
+        (c->peer_stage && r->u.recv.capacity <= util_cfg.stage_eager &&
+         r->u.recv.capacity <= util_cfg.stage_chunk))
         return;
     void *buf = core_at(r->u.recv.buf, r->u.recv.dt->true_lb);
     core_mem *m = &core_rndv_of(r)->mem;

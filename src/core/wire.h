@@ -11,8 +11,9 @@
 /* 1: the first format; 2: wire_rndv gained `key` and `access` (fabrics with
  * registration keys), DONE gained WIRE_F_ERROR; 3: a packet covers as many
  * consecutive ring blocks as its length needs (wire_blocks), WIRE_PAD; 4: DATA may name a
- * chunk of the sender's staging pool instead of carrying the bytes (WIRE_F_STAGED) */
-#define WIRE_VERSION 4
+ * chunk of the sender's staging pool instead of carrying the bytes (WIRE_F_STAGED); 5: so may
+ * EAGER, and DONE says the receiver mapped the sender's pool (WIRE_F_STAGED) */
+#define WIRE_VERSION 5
 
 enum wire_type {
     WIRE_EAGER = 1,     /* header + whole message */
@@ -38,8 +39,11 @@ enum wire_flags {
     WIRE_F_FIN = 16,        /* SYNC: the sender is in MPI_Finalize with everything before this
                                sent; after the peer's FIN it sends nothing more here */
     WIRE_F_STAGED = 32,     /* RTS: the sender has a staging pool; CTS: the receiver mapped it,
-                               the data may come through it; DATA: wire_frag + wire_stage, the
-                               bytes are in the named chunk of the sender's pool */
+                               the data may come through it; DONE: the receiver mapped it (later
+                               messages may come as staged EAGER); DATA: wire_frag + wire_stage,
+                               the bytes are in the named chunk of the sender's pool; EAGER: the
+                               payload (after the synchronous-mode prefix) is a wire_stage naming
+                               the chunk that holds the whole message */
 };
 
 /* One packet header, at the start of a ring block. 32 bytes. Its first word

@@ -110,6 +110,8 @@ typedef struct util_config {
                                    pool (-1: auto, core_cma_min()) */
     size_t stage_chunk;         /* DCFA_STAGE_CHUNK: bytes per staging chunk (a multiple of 4096) */
     int stage_chunks;           /* DCFA_STAGE_CHUNKS: chunks in a process's staging pool (0: none) */
+    size_t stage_eager;         /* DCFA_STAGE_EAGER: messages up to this size go eager through a
+                                   chunk of the staging pool (0: never) */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
     int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */
