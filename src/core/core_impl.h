@@ -269,6 +269,11 @@ int core_stream_push(core_conn *c, core_pend *p);          /* 1 when the whole m
 int core_stage_offer(core_conn *c);     /* 1 if an RTS to c may offer my staging pool (made now) */
 int core_stage_accept(core_conn *c);    /* 1 if c's peer's pool is mapped here (mapped now) */
 int core_stage_eager_send(core_conn *c, core_req *r);   /* 1: sent as staged EAGER (eager.c) */
+/* a message of this size may go as staged EAGER (DCFA_STAGE_EAGER, within one chunk) */
+static inline int core_stage_eager_fits(size_t bytes)
+{
+    return bytes <= util_cfg.stage_eager && bytes <= util_cfg.stage_chunk;
+}
 /* copy send request r's whole message into a free chunk of my pool (marked busy): the chunk,
  * or -1 when none is free */
 int core_stage_put(core_req *r);

@@ -70,8 +70,7 @@ void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h)
  * takes the rendezvous. */
 int core_stage_eager_send(core_conn *c, core_req *r)
 {
-    if (!c->stage_peer_ok || r->u.send.bytes > util_cfg.stage_eager ||
-        r->u.send.bytes > util_cfg.stage_chunk || !util_queue_empty(&c->backlog) ||
+    if (!c->stage_peer_ok || !core_stage_eager_fits(r->u.send.bytes) || !util_queue_empty(&c->backlog) ||
         !util_queue_empty(&core_s.posted))
         return 0;
     size_t body = sizeof(wire_stage) + (r->u.send.mode == CORE_SEND_SYNC ? CORE_SSEND_PREFIX : 0);

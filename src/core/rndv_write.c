@@ -29,8 +29,7 @@ void core_rtr_maybe_send(core_req *r)
     /* a message this small goes through the sender's staging pool (rndv_copy.c), if it has one;
      * one that fits a chunk comes as staged EAGER once the sender knows I mapped its pool */
     if (core_stage_fits(c, r->u.recv.capacity) ||
-        (c->peer_stage && r->u.recv.capacity <= util_cfg.stage_eager &&
-         r->u.recv.capacity <= util_cfg.stage_chunk))
+        (c->peer_stage && core_stage_eager_fits(r->u.recv.capacity)))
         return;
     void *buf = core_at(r->u.recv.buf, r->u.recv.dt->true_lb);
     core_mem *m = &core_rndv_of(r)->mem;

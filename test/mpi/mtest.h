@@ -180,6 +180,24 @@ static inline void *mtest_malloc(size_t len)
     return p;
 }
 
+/* The value of the library's counter pvar `name` (MPI_T initialized, session s open);
+ * records a failure and gives 0 when there is no such variable. */
+static inline unsigned long long mtest_pvar_counter(MPI_T_pvar_session s, const char *name)
+{
+    int idx = -1, count;
+    unsigned long long v = 0;
+    MPI_T_pvar_handle h;
+
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS) {
+        mtest_fail("no performance variable %s", name);
+        return 0;
+    }
+    MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count);
+    MPI_T_pvar_read(s, h, &v);
+    MPI_T_pvar_handle_free(s, &h);
+    return v;
+}
+
 /* The path of this program (the spawn tests start themselves as children). */
 static inline void mtest_self_exe(char *buf, size_t len)
 {

@@ -17,24 +17,6 @@
 #define MID (24 << 10)      /* above the 16 KiB eager limit, below a 64 KiB chunk */
 #define NBURST 32
 
-static unsigned long long pvar(const char *name)
-{
-    int idx = -1, count;
-    unsigned long long v = 0;
-    MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS) {
-        mtest_fail("no performance variable %s", name);
-        return 0;
-    }
-    MPI_T_pvar_session_create(&s);
-    MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count);
-    MPI_T_pvar_read(s, h, &v);
-    MPI_T_pvar_handle_free(s, &h);
-    MPI_T_pvar_session_free(&s);
-    return v;
-}
-
 static int env_is(const char *name, const char *value)
 {
     const char *v = getenv(name);
@@ -182,7 +164,10 @@ int main(int argc, char **argv)
     }
 
     if (rank == 0) {
-        unsigned long long n = pvar("dcfa_stage_eager");
+        MPI_T_pvar_session ses;
+        MPI_T_pvar_session_create(&ses);
+        unsigned long long n = mtest_pvar_counter(ses, "dcfa_stage_eager");
+        MPI_T_pvar_session_free(&ses);
         if (env_is("DCFA_STAGE_EAGER", "0") || env_is("DCFA_STAGE_CHUNKS", "0"))
             mtest_check(n == 0, "%llu messages went staged EAGER with the path off", n);
         else

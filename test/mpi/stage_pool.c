@@ -18,21 +18,6 @@
 #define NSMALL 8
 #define SMALL (256 << 10)
 
-static unsigned long long pvar(MPI_T_pvar_session s, const char *name)
-{
-    int idx = -1, count;
-    unsigned long long v = 0;
-    MPI_T_pvar_handle h;
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS) {
-        mtest_fail("no performance variable %s", name);
-        return 0;
-    }
-    MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count);
-    MPI_T_pvar_read(s, h, &v);
-    MPI_T_pvar_handle_free(s, &h);
-    return v;
-}
-
 int main(int argc, char **argv)
 {
     int rank, size, provided;
@@ -57,14 +42,14 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         for (int i = 0; i < NBIG; i++)
             MPI_Isend(big + (size_t)i * BIG, BIG, MPI_BYTE, 1, i, MPI_COMM_WORLD, &rq[i]);
-        unsigned long long staged0 = pvar(ses, "dcfa_stage_bytes"), copied0 = pvar(ses, "dcfa_copy_bytes");
+        unsigned long long staged0 = mtest_pvar_counter(ses, "dcfa_stage_bytes"), copied0 = mtest_pvar_counter(ses, "dcfa_copy_bytes");
         for (int i = 0; i < NSMALL; i++)
             MPI_Send(small + (size_t)i * SMALL, SMALL, MPI_BYTE, 2, i, MPI_COMM_WORLD);
         int all = 0;
         MPI_Testall(NBIG, rq, &all, MPI_STATUSES_IGNORE);
         mtest_check(!all, "the messages to rank 2 waited until rank 1's stream ended");
-        unsigned long long staged = pvar(ses, "dcfa_stage_bytes") - staged0;
-        unsigned long long copied = pvar(ses, "dcfa_copy_bytes") - copied0;
+        unsigned long long staged = mtest_pvar_counter(ses, "dcfa_stage_bytes") - staged0;
+        unsigned long long copied = mtest_pvar_counter(ses, "dcfa_copy_bytes") - copied0;
         mtest_check(copied >= (unsigned long long)NSMALL * SMALL,
                     "copied %llu bytes while sending %d x %d to rank 2", copied, NSMALL, SMALL);
         if (getenv("DCFA_TEST_VERBOSE"))

@@ -1056,7 +1056,6 @@ static void ad_name_req(struct ad_daemon *d, struct ad_tree *t, const char *p, s
     ad_buf_free(&b);
 }
 
-/* A NAME_REP from above: for one of this node's ranks, or further down. */
 /* A reply that travels down the tree to process `tag` of a job on host `origin` (the fields
  * its message starts with): passed on toward that host, or, here, the process if it still
  * listens. NULL when passed on, malformed, or nobody is left to answer. */
@@ -1078,6 +1077,7 @@ static struct ad_proc *ad_rep_route(struct ad_tree *t, const struct ad_cursor *c
     return &job->procs[tag];
 }
 
+/* A NAME_REP from above: for one of this node's ranks, or further down. */
 static void ad_name_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len)
 {
     struct ad_cursor c = {p, p + len, 0};
