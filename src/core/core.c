@@ -211,11 +211,10 @@ int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen)
  * single copy pays the kernel's pinning of each page; two copies pay a second pass and, on
  * a machine whose cores share lines slowly, every line crossing twice. Measured (docs/bench.md):
  * where one readv of 64 KiB took 5.2 memcpys of it in cache, the copies won up to 1 MiB
- * (ping-pong 16 KiB 4.3-5.2 against 7.1 us); where it took 2.3-2.8, single copy won the
- * ping-pong at 16-256 KiB by 1.5-2.6x when the buffer sent was not just written, and lost
- * 2-27% when it was and in a window of messages. So: a probe of both on this process's own
- * memory, once, the best of 8; single copy from the eager limit when readv costs under 3.5
- * memcpys. */
+ * (ping-pong 16 KiB 4.3-5.2 against 7.1 us); where it took 2.3, single copy won from the
+ * eager limit up (16 KiB, buffers not just written: 2.35 against 4.55 us) and stayed within
+ * 6% of the copies elsewhere. So: a probe of both on this process's own memory, once, the
+ * best of 8; single copy from the eager limit when readv costs under 3.5 memcpys. */
 static _Atomic uint64_t core_probe[3];  /* readv ns, memcpy ns, done */
 
 size_t core_copy_below(uint64_t *readv_ns, uint64_t *memcpy_ns)
