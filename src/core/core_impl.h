@@ -269,12 +269,10 @@ int core_stream_push(core_conn *c, core_pend *p);          /* 1 when the whole m
 int core_stage_offer(core_conn *c);     /* 1 if an RTS to c may offer my staging pool (made now) */
 int core_stage_accept(core_conn *c);    /* 1 if c's peer's pool is mapped here (mapped now) */
 int core_stage_eager_send(core_conn *c, core_req *r);   /* 1: sent as staged EAGER (eager.c) */
-/* a message of this size may go as staged EAGER (DCFA_STAGE_EAGER, within one chunk, and
- * like the rest of the copy path below DCFA_CMA_MIN) */
-static inline size_t core_cma_min(void);
+/* a message of this size may go as staged EAGER (DCFA_STAGE_EAGER, within one chunk) */
 static inline int core_stage_eager_fits(size_t bytes)
 {
-    return bytes <= util_cfg.stage_eager && bytes <= util_cfg.stage_chunk && bytes < core_cma_min();
+    return bytes <= util_cfg.stage_eager && bytes <= util_cfg.stage_chunk;
 }
 /* copy send request r's whole message into a free chunk of my pool (marked busy): the chunk,
  * or -1 when none is free */
@@ -286,15 +284,12 @@ const uint8_t *core_stage_get(core_conn *c, const void *desc, size_t desc_len, s
                               _Atomic uint32_t **busy, const char *what);
 void core_stage_close(void);            /* forget the pool (the fabric unmaps it at close) */
 size_t core_stage_size(void);           /* bytes of a staging pool (header, busy words, chunks) */
-/* DCFA_CMA_MIN auto on a node with a core per process: what this machine's probe found
- * (core.c, once per process): 0 or 1 MiB; its timings in ns, for mpiinfo */
-size_t core_copy_below(uint64_t *readv_ns, uint64_t *memcpy_ns);
 /* DCFA_CMA_MIN resolved: rendezvous below it go through the staging pool */
 static inline size_t core_cma_min(void)
 {
     if (util_cfg.cma_min >= 0)
         return (size_t)util_cfg.cma_min;
-    return util_node_oversubscribed() ? 0 : core_copy_below(NULL, NULL);
+    return util_node_oversubscribed() ? 0 : (size_t)1 << 20;
 }
 /* a rendezvous of this many bytes with c's peer goes through a staging pool (rndv_copy.c),
  * if the sender has one: below DCFA_CMA_MIN, on a fabric with pools */
