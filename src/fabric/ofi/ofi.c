@@ -1174,9 +1174,12 @@ static void ofi_lane_taken(const uint8_t *buf)
     fab_conn *c = m.conn_id < ofi.nconns ? ofi.conns[m.conn_id] : NULL;
     if (c == &ofi_gone || (c && c->closing))
         return;
-    if (!c || m.nblocks == 0 || m.nblocks > ofi.p.nblocks || (m.nblocks & (m.nblocks - 1)))
-        util_die("ofi: a lane offer names connection %u (%u blocks), which this process does "
-                 "not have", m.conn_id, m.nblocks);
+    if (!c)
+        util_die("ofi: a lane offer names connection %u, which this process does not have",
+                 m.conn_id);
+    if (m.nblocks == 0 || m.nblocks > ofi.p.nblocks || (m.nblocks & (m.nblocks - 1)))
+        util_die("ofi: a lane offer for connection %u has %u blocks: not a power of two of at "
+                 "most the credit window's %u", m.conn_id, m.nblocks, ofi.p.nblocks);
     c->lane_out_nb = m.nblocks;
     c->lane_addr = m.addr;
     c->lane_key = m.key;
