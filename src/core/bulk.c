@@ -4,10 +4,50 @@
  * iovecs); a fabric either finishes a chunk before returning (shm) or
  * reports it later through the fab_op embedded in the transfer, from its
  * poll (ofi). Either way the next chunk follows, and x->finish(x, status)
- * runs once at the end: status 0, or the first error. */
+ * runs once at the end: status 0, or the first error.
+ *
+ * A read into a non-contiguous buffer of small pieces goes through a bounce
+ * buffer: each chunk lands there contiguous (one system call) and is unpacked
+ * into place, all on the receiver's core; read in place, 64 pieces of 8 bytes
+ * would cost a system call per 512 bytes. */
 #include "core/core_impl.h"
 
 #include <stdlib.h>
+
+enum { CORE_BOUNCE = 128 << 10 };  /* bytes of a bounce buffer: one read, unpacked from cache */
+
+void core_xfer_bounce(core_xfer *x)
+{
+    if (!core_s.bounce_busy) {
+        if (!core_s.bounce)
+            core_s.bounce = util_malloc(CORE_BOUNCE);
+        core_s.bounce_busy = 1;
+        x->bounce = core_s.bounce;
+    } else {
+        x->bounce = util_malloc(CORE_BOUNCE);
+    }
+    x->bounce_len = CORE_BOUNCE;
+}
+
+static void core_bulk_end(core_xfer *x, int status)
+{
+    if (x->bounce) {
+        if (x->bounce == core_s.bounce)
+            core_s.bounce_busy = 0;
+        else
+            free(x->bounce);
+        x->bounce = NULL;
+    }
+    x->finish(x, status);
+}
+
+/* bytes [off, off + n) of the transfer are where they belong; a bounced read unpacks them */
+static void core_bulk_landed(core_xfer *x, size_t n)
+{
+    if (x->bounce)
+        core_dt_unpack(x->buf, x->count, x->dt, x->off, x->bounce, n);
+    x->off += n;
+}
 
 static void core_bulk_step(core_xfer *x);
 
@@ -15,10 +55,10 @@ static void core_bulk_done(fab_op *op, int status)
 {
     core_xfer *x = UTIL_CONTAINER(op, core_xfer, op);
     if (status != UTIL_OK) {
-        x->finish(x, status);
+        core_bulk_end(x, status);
         return;
     }
-    x->off += x->chunk;
+    core_bulk_landed(x, x->chunk);
     x->chunk = 0;
     core_bulk_step(x);
 }
@@ -36,11 +76,15 @@ static void core_bulk_step(core_xfer *x)
         if (x->base) {
             iov[0].iov_base = core_at(x->base, (ptrdiff_t)x->off);
             iov[0].iov_len = want;
+        } else if (x->bounce) {
+            covered = want = want < x->bounce_len ? want : x->bounce_len;
+            iov[0].iov_base = x->bounce;
+            iov[0].iov_len = want;
         } else {
             n = core_dt_iov(x->buf, x->count, x->dt, x->off, want, iov, 64, &covered);
             if (n <= 0 || covered == 0) {
                 util_log("bulk transfer: no memory ranges for bytes %zu.. of the buffer", x->off);
-                x->finish(x, UTIL_EIO);
+                core_bulk_end(x, UTIL_EIO);
                 return;
             }
         }
@@ -52,12 +96,12 @@ static void core_bulk_step(core_xfer *x)
             return;
         }
         if (rc != UTIL_OK) {
-            x->finish(x, rc);
+            core_bulk_end(x, rc);
             return;
         }
-        x->off += covered;
+        core_bulk_landed(x, covered);
     }
-    x->finish(x, UTIL_OK);
+    core_bulk_end(x, UTIL_OK);
 }
 
 void core_bulk_start(core_xfer *x)

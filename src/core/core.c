@@ -373,6 +373,8 @@ int core_finalize(void)
         core_conn_drop(core_s.active[i]);
     core_s.nactive = 0;
     core_stage_close();
+    free(core_s.bounce);
+    core_s.bounce = NULL;
     for (int i = 0; i < core_s.nfabs; i++)
         core_s.fabs[i].ops->close();
     core_s.nfabs = 0;

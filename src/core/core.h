@@ -31,7 +31,8 @@ typedef void (*core_req_cb)(core_req *r);
 
 /* A one-sided bulk transfer in chunks the fabric accepts (core/bulk.c): the
  * rendezvous read and write, and core_rma_start. The local side is the
- * contiguous range at `base`, or (reads) `count` elements of `dt` at `buf`. */
+ * contiguous range at `base`, or (reads) `count` elements of `dt` at `buf`,
+ * read in place or through a bounce buffer and unpacked. */
 typedef struct core_xfer {
     fab_op op;              /* the chunk in flight */
     struct core_conn *conn;
@@ -44,6 +45,9 @@ typedef struct core_xfer {
     void *buf;
     size_t count;
     const core_dt *dt;
+    void *bounce;           /* reads into (buf, count, dt): land here, a piece at a time, and
+                               are unpacked from here (core_xfer_bounce), else read in place */
+    size_t bounce_len;
     uint32_t peer_req;      /* the peer's request id, for the protocol's answer */
     void (*finish)(struct core_xfer *x, int status);
 } core_xfer;

@@ -158,6 +158,8 @@ typedef struct core_state {
         int failed;         /* creating it failed: not tried again */
         core_pend **owner;  /* the stream each busy chunk was given to (NULL: none, or done) */
     } stage;
+    void *bounce;           /* the bounce buffer of reads into non-contiguous buffers, kept */
+    int bounce_busy;        /* lent to a read under way (another one gets its own) */
 } core_state;
 extern core_state core_s;
 
@@ -235,6 +237,12 @@ void core_rtr_seq_seen(core_conn *c, uint32_t seq);
 void core_rtr_done_emit(core_conn *c, core_req *r, wire_hdr *h);   /* DONE of a finished write */
 /* bulk.c: move x->len bytes in chunks; x->finish(x, status) at the end (maybe before it returns) */
 void core_bulk_start(core_xfer *x);
+/* a read into (buf, count, dt) whose pieces are small lands in a bounce buffer and is
+ * unpacked from it (bulk.c): one system call per bounce buffer, not one per 64 pieces */
+void core_xfer_bounce(core_xfer *x);
+/* pieces of a non-contiguous receive buffer below this many bytes on average are read
+ * through the bounce buffer (a piece read in place costs the kernel an iovec, 64 a call) */
+#define CORE_READ_PIECE_MIN 2048
 /* register buf for the peer of connection c (nothing when the fabric has no bulk ops) */
 void core_mem_hold(core_conn *c, core_mem *m, const void *buf, size_t len);
 /* a rendezvous' state, hung off its request (core_req.rndv), freed with it */

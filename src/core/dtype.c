@@ -655,6 +655,14 @@ static size_t dt_copy(char *base, size_t count, const core_dt *dt, size_t offset
     return len;
 }
 
+size_t core_dt_piece(const core_dt *dt)
+{
+    size_t pieces = dt->nruns > 0 ? (size_t)dt->nruns : 1;
+    for (int d = 0; d < dt->nlev; d++)
+        pieces *= dt->lev[d].n;
+    return dt->size / pieces;
+}
+
 size_t core_dt_pack(const void *buf, size_t count, const core_dt *dt, size_t offset, void *out,
                     size_t len)
 {

@@ -61,6 +61,9 @@ size_t core_dt_unpack(void *buf, size_t count, const core_dt *dt, size_t offset,
 int core_dt_iov(const void *buf, size_t count, const core_dt *dt, size_t offset, size_t len,
                 struct iovec *iov, int maxiov, size_t *covered);
 
+/* average bytes of one contiguous piece of an element (its size for a contiguous type) */
+size_t core_dt_piece(const core_dt *dt);
+
 /* ---- building (used by src/mpi/datatype) -------------------------------------
  * All return 0 or a negative util status (UTIL_ENOMEM, UTIL_EINVAL on overflow)
  * and leave *out untouched on failure. */

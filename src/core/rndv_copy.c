@@ -1,4 +1,4 @@
-/* Rendezvous by copying (a message below DCFA_CMA_MIN, a non-contiguous buffer,
+/* Rendezvous by copying (a message below DCFA_CMA_MIN, a non-contiguous send buffer,
  * no single-copy at all): after RTS, the receiver answers CTS and the sender
  * streams the message as DATA fragments, packing each straight from the user
  * buffer, and the receiver unpacks each straight into its buffer.

@@ -139,10 +139,10 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
      * node is oversubscribed: each chunk needs both processes on a core at once), unless
      * this process has rendezvous sends of its own under way (traffic both ways: two copies
      * per direction keep both cores copying twice; single-copy is one copy per direction:
-     * bi-bandwidth at 64 KiB 7.9 against 14.2 GB/s, docs/results/staging-pool); and for a
-     * receive buffer that is not contiguous (single-copy would move it piece by piece) */
-    int copy = !rv->access || !c->has_rdma || !dt->contig ||
-               (size < core_cma_min() && core_s.rndv_out == 0);
+     * bi-bandwidth at 64 KiB 7.9 against 14.2 GB/s, docs/results/staging-pool). A receive
+     * buffer that is not contiguous follows the same rule: read, it is read in place when
+     * its pieces are large, else into a bounce buffer and unpacked here */
+    int copy = !rv->access || !c->has_rdma || (size < core_cma_min() && core_s.rndv_out == 0);
     int staged = copy && (env->flags & WIRE_F_STAGED) && core_stage_accept(c);
     if (staged || !rv->access || !c->has_rdma) {
         core_cts_request(c, r, rv->req, staged);
@@ -158,6 +158,8 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
         x->buf = r->u.recv.buf;
         x->count = r->u.recv.count;
         x->dt = dt;
+        if (core_dt_piece(dt) < CORE_READ_PIECE_MIN)
+            core_xfer_bounce(x);
     }
     core_bulk_start(x);
 }
