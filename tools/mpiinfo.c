@@ -38,6 +38,8 @@ static void show_tunables(void)
     char ring[512];
     core_ring_describe(ring, sizeof ring);
     printf("Memory per connected peer: %s\n", ring);
+    core_copy_describe(ring, sizeof ring);
+    printf("DCFA_CMA_MIN on this machine: %s\n", ring);
 }
 
 static void count_functions(int *impl, int *total)

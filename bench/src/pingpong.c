@@ -2,6 +2,8 @@
  * (half the round trip), 0 B to 4 MiB by default.
  * Options: --sizes a,b,..  --reps R  --warmup W  --iters MAX  --budget BYTES
  *          --max-ms T (stop repeating a size after T ms, at least 3 repetitions)
+ *          --bufs 2 (send from one buffer and receive into another, as MPICH's
+ *          perf/sendrecvl does: the buffer sent was not just written by a receive)
  * One JSON line per size on rank 0's stdout. */
 #include "bench_common.h"
 
@@ -21,7 +23,9 @@ int main(int argc, char **argv)
     long max_iters = bc_arg_long(argc, argv, "--iters", 1000);
     long budget = bc_arg_long(argc, argv, "--budget", 16L << 20);
     double max_s = (double)bc_arg_long(argc, argv, "--max-ms", 0) / 1e3;
+    int bufs = (int)bc_clamp(bc_arg_long(argc, argv, "--bufs", 1), 1, 2);
     char *buf = bc_alloc((size_t)bc_max_of(sizes, nsizes));
+    char *rbuf = bufs == 2 ? bc_alloc((size_t)bc_max_of(sizes, nsizes)) : buf;
     double *samples = calloc((size_t)reps, sizeof *samples);
 
     for (int k = 0; k < nsizes; k++) {
@@ -35,9 +39,9 @@ int main(int argc, char **argv)
             for (long i = 0; i < iters; i++) {
                 if (rank == 0) {
                     MPI_Send(buf, size, MPI_BYTE, 1, k, MPI_COMM_WORLD);
-                    MPI_Recv(buf, size, MPI_BYTE, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Recv(rbuf, size, MPI_BYTE, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 } else if (rank == 1) {
-                    MPI_Recv(buf, size, MPI_BYTE, 0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Recv(rbuf, size, MPI_BYTE, 0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                     MPI_Send(buf, size, MPI_BYTE, 0, k, MPI_COMM_WORLD);
                 }
             }
@@ -46,8 +50,8 @@ int main(int argc, char **argv)
         }
         if (rank == 0) {
             bc_stats s = bc_stats_of(samples, rep);
-            printf("{\"bench\":\"pingpong\",\"bytes\":%d,\"iters\":%ld,\"reps\":%d,", size, iters,
-                   rep);
+            printf("{\"bench\":\"pingpong\",\"bytes\":%d,\"bufs\":%d,\"iters\":%ld,\"reps\":%d,", size,
+                   bufs, iters, rep);
             bc_print_stats("rtt_us", s, 1e6);
             putchar(',');
             bc_print_stats("lat_us", s, 0.5e6);
@@ -56,6 +60,8 @@ int main(int argc, char **argv)
         }
     }
     free(samples);
+    if (rbuf != buf)
+        free(rbuf);
     free(buf);
     MPI_Finalize();
     return 0;

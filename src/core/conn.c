@@ -50,6 +50,10 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     f->made++;
     core_st.connections++;
     core_fab_pace();
+    /* the single-copy probe (about 0.1 ms, once per process) runs with the first connection
+     * that could use it, not inside the first rendezvous */
+    if (c->has_rdma && f->ops->stage_map && util_cfg.cma_min < 0)
+        (void)core_copy_below(NULL, NULL);
     return c;
 }
 

@@ -279,6 +279,8 @@ extern core_stats core_st;
 size_t core_footprint(int *nconns);
 /* the ring's shape the tunables give and the memory per connected peer (mpiinfo) */
 void core_ring_describe(char *buf, size_t len);
+/* DCFA_CMA_MIN resolved on this machine, with the probe's timings (mpiinfo) */
+void core_copy_describe(char *buf, size_t len);
 /* "dcfa-stats" line (counters, per-fabric connections and bytes) and one
  * "dcfa-conn" line per connected peer to stderr (DCFA_STATS=1) */
 void core_stats_report(int rank);

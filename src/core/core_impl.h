@@ -157,6 +157,7 @@ typedef struct core_state {
         uint8_t *base;      /* NULL: none yet */
         int failed;         /* creating it failed: not tried again */
         core_pend **owner;  /* the stream each busy chunk was given to (NULL: none, or done) */
+        uint32_t last;      /* the chunk filled last (core_stage_pending) */
     } stage;
     void *bounce;           /* the bounce buffer of reads into non-contiguous buffers, kept */
     int bounce_busy;        /* lent to a read under way (another one gets its own) */
@@ -282,6 +283,8 @@ static inline int core_stage_eager_fits(size_t bytes)
 {
     return bytes <= util_cfg.stage_eager && bytes <= util_cfg.stage_chunk;
 }
+/* the chunk of my pool filled last is not copied out yet: the peer still has copying to do */
+int core_stage_pending(void);
 /* copy send request r's whole message into a free chunk of my pool (marked busy): the chunk,
  * or -1 when none is free */
 int core_stage_put(core_req *r);
@@ -292,18 +295,42 @@ const uint8_t *core_stage_get(core_conn *c, const void *desc, size_t desc_len, s
                               _Atomic uint32_t **busy, const char *what);
 void core_stage_close(void);            /* forget the pool (the fabric unmaps it at close) */
 size_t core_stage_size(void);           /* bytes of a staging pool (header, busy words, chunks) */
-/* DCFA_CMA_MIN resolved: rendezvous below it go through the staging pool */
-static inline size_t core_cma_min(void)
+/* DCFA_CMA_MIN auto for a message alone, on a node with a core per process: what this
+ * machine's probe found (core.c, once per process): 0 or 1 MiB; its timings in ns (mpiinfo) */
+size_t core_copy_below(uint64_t *readv_ns, uint64_t *memcpy_ns);
+/* the sender has nothing else under way: no RTS out but `own` (the message's own, when its
+ * RTS goes again), the pool's last chunk copied out */
+static inline int core_send_lone(int own)
 {
+    return core_s.rndv_out == own && !core_stage_pending();
+}
+/* DCFA_CMA_MIN resolved (DCFA_CMA_MIN_STREAM for a message that is not `lone`): rendezvous
+ * below it go through the staging pool (the copy path). Auto: 0 when the node is
+ * oversubscribed (each chunk needs both processes on a core at once); else for a message
+ * alone what the probe found, and 1 MiB for one that follows others still under way (a
+ * stream: the copies keep both cores busy) */
+static inline size_t core_cma_min_for(int lone)
+{
+    if (!lone && util_cfg.cma_min_stream >= 0)
+        return (size_t)util_cfg.cma_min_stream;
     if (util_cfg.cma_min >= 0)
         return (size_t)util_cfg.cma_min;
-    return util_node_oversubscribed() ? 0 : (size_t)1 << 20;
+    if (util_node_oversubscribed())
+        return 0;
+    return lone ? core_copy_below(NULL, NULL) : (size_t)1 << 20;
+}
+/* the sender's choice for send request r to c's peer: the copy path (1) or single copy (0).
+ * The probe measured process_vm_readv: it speaks only for fabrics with pools (shm) */
+static inline int core_copy_wanted(const core_conn *c, const core_req *r)
+{
+    return r->u.send.bytes < core_cma_min_for(c->fab->ops->stage_map && core_send_lone(r->u.send.rts_out));
 }
 /* a rendezvous of this many bytes with c's peer goes through a staging pool (rndv_copy.c),
- * if the sender has one: below DCFA_CMA_MIN, on a fabric with pools */
-static inline int core_stage_fits(const core_conn *c, size_t bytes)
+ * if the sender has one: below DCFA_CMA_MIN (for a message that follows others, `lone` 0),
+ * on a fabric with pools */
+static inline int core_stage_fits(const core_conn *c, size_t bytes, int lone)
 {
-    return bytes < core_cma_min() && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
+    return bytes < core_cma_min_for(lone) && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
 }
 void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */

@@ -67,11 +67,12 @@ void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h)
  * posted receive, or an unexpected message's copy) and clears the chunk's busy word: one
  * copy on each side and one packet, where a rendezvous takes a round trip first. The send
  * waits for nothing; with no chunk free, no credit or packets queued before it, the message
- * takes the rendezvous. */
+ * takes the rendezvous, and so it does at or above the copy path's crossover (a message alone
+ * on a machine whose single copy is cheap: core_cma_min_for). */
 int core_stage_eager_send(core_conn *c, core_req *r)
 {
     if (!c->stage_peer_ok || !core_stage_eager_fits(r->u.send.bytes) || !util_queue_empty(&c->backlog) ||
-        !util_queue_empty(&core_s.posted))
+        !util_queue_empty(&core_s.posted) || !core_copy_wanted(c, r))
         return 0;
     size_t body = sizeof(wire_stage) + (r->u.send.mode == CORE_SEND_SYNC ? CORE_SSEND_PREFIX : 0);
     int k = core_stage_put(r);

@@ -94,6 +94,12 @@ int core_stage_accept(core_conn *c)
     return 1;
 }
 
+int core_stage_pending(void)
+{
+    struct core_stage *st = &core_s.stage;
+    return st->base && atomic_load_explicit(core_stage_busy(st->base, st->last), memory_order_relaxed);
+}
+
 void core_stage_close(void)
 {
     free(core_s.stage.owner);
@@ -143,6 +149,7 @@ int core_stage_put(core_req *r)
     r->u.send.sent = 0;
     core_stream_pack(r, core_stage_chunk(core_s.stage.base, (uint32_t)k), r->u.send.bytes);
     core_st.stage_bytes += r->u.send.bytes;
+    core_s.stage.last = (uint32_t)k;
     /* published with the packet that names the chunk (its release store) */
     atomic_store_explicit(core_stage_busy(core_s.stage.base, (uint32_t)k), 1, memory_order_relaxed);
     return k;
@@ -240,6 +247,7 @@ int core_stream_push(core_conn *c, core_pend *p)
             core_st.stage_bytes += n;
             atomic_store_explicit(core_stage_busy(core_s.stage.base, (uint32_t)k), 1, memory_order_relaxed);
             core_s.stage.owner[k] = p;
+            core_s.stage.last = (uint32_t)k;
             p->held++;
             memcpy(core_data_hdr(h, WIRE_F_STAGED, &f, sizeof g), &g, sizeof g);
             core_conn_tx_end(c, h);     /* publishes the chunk's bytes and busy word too */

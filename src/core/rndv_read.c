@@ -27,7 +27,13 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
         }
     }
     h->type = WIRE_RTS;
-    h->flags = core_stage_offer(c) ? WIRE_F_STAGED : 0;
+    /* below the crossover the copy path, through my pool (made now) if the fabric has pools;
+     * above it single copy, my pool offered only if it exists (the receiver maps it for the
+     * staged EAGER of later messages) */
+    if (core_copy_wanted(c, r))
+        h->flags = WIRE_F_COPY | (core_stage_offer(c) ? WIRE_F_STAGED : 0);
+    else
+        h->flags = core_s.stage.base && c->fab->ops->stage_map ? WIRE_F_STAGED : 0;
     if (!r->u.send.rts_out) {
         r->u.send.rts_out = 1;
         core_s.rndv_out++;
@@ -135,14 +141,14 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
      * staged EAGER */
     if ((env->flags & WIRE_F_STAGED) && util_cfg.stage_eager > 0)
         (void)core_stage_accept(c);
-    /* two copies through the sender's pool below DCFA_CMA_MIN (by default none when the
-     * node is oversubscribed: each chunk needs both processes on a core at once), unless
-     * this process has rendezvous sends of its own under way (traffic both ways: two copies
-     * per direction keep both cores copying twice; single-copy is one copy per direction:
-     * bi-bandwidth at 64 KiB 7.9 against 14.2 GB/s, docs/results/staging-pool). A receive
-     * buffer that is not contiguous follows the same rule: read, it is read in place when
-     * its pieces are large, else into a bounce buffer and unpacked here */
-    int copy = !rv->access || !c->has_rdma || (size < core_cma_min() && core_s.rndv_out == 0);
+    /* two copies through the sender's pool when the sender asks (below its crossover,
+     * core_cma_min_for), unless this process has rendezvous sends of its own under way
+     * (traffic both ways: two copies per direction keep both cores copying twice; single
+     * copy is one copy per direction: bi-bandwidth at 64 KiB 7.9 against 14.2 GB/s,
+     * docs/results/staging-pool). A receive buffer that is not contiguous follows the same
+     * rule: read, it is read in place when its pieces are large, else into a bounce buffer
+     * and unpacked here */
+    int copy = !rv->access || !c->has_rdma || ((env->flags & WIRE_F_COPY) && core_s.rndv_out == 0);
     int staged = copy && (env->flags & WIRE_F_STAGED) && core_stage_accept(c);
     if (staged || !rv->access || !c->has_rdma) {
         core_cts_request(c, r, rv->req, staged);

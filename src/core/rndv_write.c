@@ -26,9 +26,10 @@ void core_rtr_maybe_send(core_req *r)
     core_conn *c = core_conn_get(r->u.recv.lpid);
     if (!c || !c->has_rdma || c->rtr_out || core_posted_blocks_rtr(r))
         return;
-    /* a message this small goes through the sender's staging pool (rndv_copy.c), if it has one;
-     * one that fits a chunk comes as staged EAGER once the sender knows I mapped its pool */
-    if (core_stage_fits(c, r->u.recv.capacity) ||
+    /* a message this small may go through the sender's staging pool (rndv_copy.c), if it has
+     * one and other messages are under way (which only the sender knows); one that fits a
+     * chunk comes as staged EAGER once the sender knows I mapped its pool */
+    if (core_stage_fits(c, r->u.recv.capacity, 0) ||
         (c->peer_stage && core_stage_eager_fits(r->u.recv.capacity)))
         return;
     void *buf = core_at(r->u.recv.buf, r->u.recv.dt->true_lb);
@@ -116,7 +117,7 @@ int core_rtr_try_write(core_conn *c, core_req *r)
     if (c->rtr_in.seq != r->u.send.seq || c->rtr_in.ctx != r->u.send.ctx ||
         c->rtr_in.src != r->u.send.src || c->rtr_in.tag != r->u.send.tag ||
         r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !c->has_rdma ||
-        !c->rtr_in.access || (core_stage_fits(c, r->u.send.bytes) && core_stage_offer(c)))
+        !c->rtr_in.access || (core_copy_wanted(c, r) && core_stage_offer(c)))
         return 0;
     r->u.send.state = CORE_S_WRITING;
     r->u.send.hold = 0;

@@ -12,8 +12,9 @@
  * registration keys), DONE gained WIRE_F_ERROR; 3: a packet covers as many
  * consecutive ring blocks as its length needs (wire_blocks), WIRE_PAD; 4: DATA may name a
  * chunk of the sender's staging pool instead of carrying the bytes (WIRE_F_STAGED); 5: so may
- * EAGER, and DONE says the receiver mapped the sender's pool (WIRE_F_STAGED) */
-#define WIRE_VERSION 5
+ * EAGER, and DONE says the receiver mapped the sender's pool (WIRE_F_STAGED); 6: the sender
+ * of an RTS chooses between single copy and the copy path (WIRE_F_COPY) */
+#define WIRE_VERSION 6
 
 enum wire_type {
     WIRE_EAGER = 1,     /* header + whole message */
@@ -44,6 +45,9 @@ enum wire_flags {
                                the bytes are in the named chunk of the sender's pool; EAGER: the
                                payload (after the synchronous-mode prefix) is a wire_stage naming
                                the chunk that holds the whole message */
+    WIRE_F_COPY = 64,       /* RTS: the sender asks for the copy path (the message is below its
+                               crossover, core_cma_min_for): the receiver answers CTS unless it
+                               has rendezvous sends of its own under way; without it, it reads */
 };
 
 /* One packet header, at the start of a ring block. 32 bytes. Its first word

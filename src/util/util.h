@@ -107,7 +107,9 @@ typedef struct util_config {
     int rndv_mode;              /* DCFA_RNDV_MODE: 0 auto, 1 read (sender-first only), 2 write (receiver-first when allowed) */
     int cma;                    /* DCFA_CMA: use process_vm_readv/writev */
     int cma_min;                /* DCFA_CMA_MIN: smaller rendezvous messages go through the staging
-                                   pool (-1: auto, core_cma_min()) */
+                                   pool (-1: auto, core_cma_min_for()), for a message alone */
+    int cma_min_stream;         /* DCFA_CMA_MIN_STREAM: the same for a message that follows others
+                                   still under way (-1: DCFA_CMA_MIN if set, else auto) */
     size_t stage_chunk;         /* DCFA_STAGE_CHUNK: bytes per staging chunk (a multiple of 4096) */
     int stage_chunks;           /* DCFA_STAGE_CHUNKS: chunks in a process's staging pool (0: none) */
     size_t stage_eager;         /* DCFA_STAGE_EAGER: messages up to this size go eager through a

@@ -8,7 +8,10 @@
  * before its receive is posted; a burst of more messages than the pool has
  * chunks falls back to the rendezvous for the rest. The pvar
  * dcfa_stage_eager must count messages sent this way unless the variant turns
- * it off (DCFA_STAGE_EAGER=0 or no pool), and count none then. */
+ * it off (DCFA_STAGE_EAGER=0, no pool, or DCFA_CMA_MIN at or below the
+ * message: single copy), and count none then. The path is taken only below
+ * DCFA_CMA_MIN, whose default for a message alone a probe of the machine
+ * decides: unless the variant sets it, the test pins it at 1 MiB. */
 #include "mtest.h"
 
 #include <stdlib.h>
@@ -26,6 +29,7 @@ static int env_is(const char *name, const char *value)
 int main(int argc, char **argv)
 {
     int rank, size, provided;
+    setenv("DCFA_CMA_MIN", "1048576", 0);
     mtest_init(&argc, &argv);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -168,7 +172,8 @@ int main(int argc, char **argv)
         MPI_T_pvar_session_create(&ses);
         unsigned long long n = mtest_pvar_counter(ses, "dcfa_stage_eager");
         MPI_T_pvar_session_free(&ses);
-        if (env_is("DCFA_STAGE_EAGER", "0") || env_is("DCFA_STAGE_CHUNKS", "0"))
+        if (env_is("DCFA_STAGE_EAGER", "0") || env_is("DCFA_STAGE_CHUNKS", "0") ||
+            atol(getenv("DCFA_CMA_MIN")) <= MID)
             mtest_check(n == 0, "%llu messages went staged EAGER with the path off", n);
         else
             /* the ping-pong's 9 after the first (a rendezvous: the receiver maps the pool), at
