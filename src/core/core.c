@@ -268,13 +268,9 @@ void core_copy_describe(char *buf, size_t len)
     else
         snprintf(probe, sizeof probe, "one process_vm_readv of 64 KiB took %.2f us, %.1f memcpys of it, %s 3.5",
                  (double)rd / 1e3, (double)rd / (double)(cp ? cp : 1), below ? "not under" : "under");
-    /* as core_cma_min_for resolves it on a node with a core per process */
-    long alone = util_cfg.cma_min >= 0 ? util_cfg.cma_min : (long)below;
-    long stream = util_cfg.cma_min_stream >= 0 ? util_cfg.cma_min_stream
-                : util_cfg.cma_min >= 0 ? util_cfg.cma_min : 1L << 20;
-    snprintf(buf, len, "%ld for a message alone%s, %ld in a stream%s (probe: %s; auto is 0 on an "
-             "oversubscribed node)", alone, util_cfg.cma_min >= 0 ? " (set)" : "", stream,
-             util_cfg.cma_min_stream >= 0 ? " (set)" : "", probe);
+    snprintf(buf, len, "%zu for a message alone%s, %zu in a stream%s (probe: %s; auto is 0 on an "
+             "oversubscribed node)", core_cma_min_for(1), util_cfg.cma_min >= 0 ? " (set)" : "",
+             core_cma_min_for(0), util_cfg.cma_min_stream >= 0 ? " (set)" : "", probe);
 }
 
 int core_init(const core_params *p)

@@ -325,12 +325,11 @@ static inline int core_copy_wanted(const core_conn *c, const core_req *r)
 {
     return r->u.send.bytes < core_cma_min_for(c->fab->ops->stage_map && core_send_lone(r->u.send.rts_out));
 }
-/* a rendezvous of this many bytes with c's peer goes through a staging pool (rndv_copy.c),
- * if the sender has one: below DCFA_CMA_MIN (for a message that follows others, `lone` 0),
- * on a fabric with pools */
-static inline int core_stage_fits(const core_conn *c, size_t bytes, int lone)
+/* a rendezvous of this many bytes with c's peer may go through a staging pool (rndv_copy.c),
+ * if the sender has one: below the stream crossover, on a fabric with pools */
+static inline int core_stage_fits(const core_conn *c, size_t bytes)
 {
-    return bytes < core_cma_min_for(lone) && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
+    return bytes < core_cma_min_for(0) && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
 }
 void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */

@@ -33,7 +33,7 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
     if (core_copy_wanted(c, r))
         h->flags = WIRE_F_COPY | (core_stage_offer(c) ? WIRE_F_STAGED : 0);
     else
-        h->flags = core_s.stage.base && c->fab->ops->stage_map ? WIRE_F_STAGED : 0;
+        h->flags = core_s.stage.base && core_stage_offer(c) ? WIRE_F_STAGED : 0;
     if (!r->u.send.rts_out) {
         r->u.send.rts_out = 1;
         core_s.rndv_out++;
