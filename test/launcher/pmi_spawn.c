@@ -404,6 +404,8 @@ static int oversub_main(int argc, char **argv)
         long rc = pmi_spawn(1, &c, "over", reply);
         printf("oversub rc=%ld msg=%s\n", rc, reply_msg(reply));
     }
+    /* every rank runs until the spawn was decided: one that ended before would not count */
+    pmi_barrier();
     pmi_finalize();
     return 0;
 }
