@@ -32,7 +32,9 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     c->rx_shared = f->caps->rx_shared;
     /* the fabric's ring size; positions start at the ring base (0; near the 32-bit wrap when
      * a test asks); no credit until ready */
-    c->nblocks = f->caps->nblocks ? f->caps->nblocks : core_s.nblocks;
+    c->nblocks = f->ops->ring_blocks ? f->ops->ring_blocks(card) : 0;
+    if (c->nblocks == 0)    /* no say per connection, or a card connect() will refuse */
+        c->nblocks = f->caps->nblocks ? f->caps->nblocks : core_s.nblocks;
     c->tx_count = c->tx_limit = c->rx_count = c->rx_freed = c->rx_advertised = c->credit_seen =
         fab_ring_base(core_s.fp.ring_start, c->nblocks);
     util_queue_init(&c->backlog);

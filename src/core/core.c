@@ -282,8 +282,8 @@ int core_init(const core_params *p)
     snprintf(core_s.job_id, sizeof core_s.job_id, "%s", p->job_id ? p->job_id : "");
     core_s.job = fab_job_hash(core_s.job_id);
     core_s.kvs = p->kvs;
-    core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, (unsigned)util_cfg.max_credit,
-                       (unsigned)util_cfg.credit_sync_limit);
+    core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, util_cfg.max_credit,
+                       (unsigned)util_cfg.credit_sync_limit, p->node_nprocs);
     core_procs_grow(p->nprocs);
     for (int i = 0; i < p->nprocs; i++)
         core_s.procs[i].gid = FAB_GID(core_s.job, i);
@@ -292,6 +292,7 @@ int core_init(const core_params *p)
     util_htab_init(&core_s.reqs, sizeof(core_req), 1);
     core_s.fp = (fab_params){.job_id = core_s.job_id, .self = p->self, .nprocs = p->nprocs,
                              .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
+                             .local_nblocks = core_s.local_nblocks,
                              .block_size = core_s.block_size,
                              .packet_max = sizeof(wire_hdr) + core_s.payload_max,
                              .use_cma = util_cfg.cma,
@@ -312,8 +313,8 @@ int core_init(const core_params *p)
  * and the ring has at least 2 kmax blocks (grown to that if the tunables ask for less)
  * so that a SYNC is not due after every packet. The block count is a power of two
  * (positions are free-running 32-bit counters taken modulo it). */
-void core_ring_geometry(size_t eager_limit, size_t block_size, unsigned nblocks,
-                        unsigned sync_limit)
+void core_ring_geometry(size_t eager_limit, size_t block_size, int nblocks, unsigned sync_limit,
+                        int node_nprocs)
 {
     size_t lim = eager_limit > sizeof(wire_hdr) ? eager_limit : sizeof(wire_hdr);
     core_s.eager_max = lim - sizeof(wire_hdr);
@@ -333,27 +334,64 @@ void core_ring_geometry(size_t eager_limit, size_t block_size, unsigned nblocks,
     core_s.payload_max = pmax;
     uint32_t kmax = core_blocks((uint32_t)pmax);
     unsigned n = 1;
-    while (n < nblocks || n < 2 * kmax)
+    while (n < (unsigned)(nblocks > 0 ? nblocks : CORE_RING_BLOCKS) || n < 2 * kmax)
         n *= 2;
     core_s.nblocks = n;
     core_s.sync_below = sync_limit > kmax + 1 ? sync_limit : kmax + 1;
+    /* Auto: rings to the node's processes double while they fit the process's budget
+     * shared among them and the cap. Few peers get large rings (8 KiB messages streamed
+     * 1.8x faster through 256 KiB rings than through 32 KiB here); many keep 32 KiB, so
+     * memory per peer does not grow where it counts (docs/bench.md). */
+    core_s.local_nblocks = n;
+    if (nblocks <= 0) {
+        size_t peers = node_nprocs > 1 ? (size_t)node_nprocs - 1 : 1;
+        size_t fit = util_cfg.shm_rings / peers;
+        if (fit > util_cfg.shm_ring_max)
+            fit = util_cfg.shm_ring_max;
+        while ((size_t)core_s.local_nblocks * 2 * core_s.block_size <= fit &&
+               core_s.local_nblocks < (1u << 24))
+            core_s.local_nblocks *= 2;
+    }
 }
 
 void core_ring_describe(char *buf, size_t len)
 {
-    core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, (unsigned)util_cfg.max_credit,
-                       (unsigned)util_cfg.credit_sync_limit);
+    /* the shm ring by the node's process count: "2-5 processes 262144, ..." */
+    char sizes[256] = "";
+    size_t at = 0;
+    unsigned prev = 0;
+    int from = 2;
+    for (int n = 2;; n++) {
+        core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, util_cfg.max_credit,
+                           (unsigned)util_cfg.credit_sync_limit, n);
+        unsigned cur = core_s.local_nblocks;
+        if (prev && cur != prev && at < sizeof sizes) {
+            at += (size_t)snprintf(sizes + at, sizeof sizes - at, "%s%d-%d processes %zu",
+                                   at ? ", " : "", from, n - 1, (size_t)prev * core_s.block_size);
+            from = n;
+        }
+        prev = cur;
+        if (cur == core_s.nblocks || n >= 4096)
+            break;
+    }
+    if (at < sizeof sizes)
+        snprintf(sizes + at, sizeof sizes - at, "%s%d or more processes %zu", at ? ", " : "", from,
+                 (size_t)prev * core_s.block_size);
+    core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, util_cfg.max_credit,
+                       (unsigned)util_cfg.credit_sync_limit, 0);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t ring = (size_t)core_s.nblocks * core_s.block_size;
     size_t seg = (ring + 64 + page - 1) / page * page; /* shm: + its header, whole pages */
     snprintf(buf, len,
              "receive ring %u blocks x %zu bytes = %zu bytes (SYNC below %u free blocks); "
-             "per connected peer on shm: %zu bytes allocated (the ring's segment, whole pages, "
+             "on shm the ring of a connection by the processes sharing the node (all jobs; the "
+             "smaller of the two ends' sizes): %s bytes; per connected peer on shm with the "
+             "smallest: %zu bytes allocated (the ring's segment, whole pages, "
              "+ %zu bytes of state), and the peer's ring of the same size mapped; per process: "
              "a staging pool of %d x %zu bytes (%zu bytes with its header, made at the first "
              "rendezvous, shared by all peers on shm); per connected peer on ofi: %s",
-             core_s.nblocks, core_s.block_size, ring, core_s.sync_below, seg + sizeof(core_conn),
-             sizeof(core_conn), util_cfg.stage_chunks, util_cfg.stage_chunk,
+             core_s.nblocks, core_s.block_size, ring, core_s.sync_below, sizes,
+             seg + sizeof(core_conn), sizeof(core_conn), util_cfg.stage_chunks, util_cfg.stage_chunk,
              util_cfg.stage_chunks > 0 ? core_stage_size() : 0,
              util_cfg.ofi_srq ? "about 0.8 KiB of state (a shared receive queue, DCFA_OFI_SRQ=1: "
                                 "per process its receive and send buffers, and a lane for each "

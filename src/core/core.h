@@ -138,6 +138,8 @@ typedef struct core_kvs {
 typedef struct core_params {
     int self, nprocs;       /* my process id (lpid) and the job's size */
     int local_nprocs;       /* processes on my node, -1 if unknown */
+    int node_nprocs;        /* processes of all jobs sharing my node (sizes per-peer memory),
+                               0 if unknown */
     const char *job_id;     /* names shared resources */
     core_kvs kvs;
 } core_params;

@@ -121,6 +121,7 @@ typedef struct core_state {
                                else at the first process of another job) */
     char cards[CORE_CARD_MAX_]; /* mine, joined by ';' */
     unsigned nblocks;       /* ring blocks per connection (the credits) */
+    unsigned local_nblocks; /* ... on shm: more where few processes share the node */
     size_t block_size;      /* bytes per block, a power of two; a packet covers
                                wire_blocks(len) of them (core_blocks: the same by a shift) */
     unsigned block_shift;   /* log2(block_size) */
@@ -184,9 +185,11 @@ static inline uint32_t core_blocks(uint32_t len)
 {
     return (uint32_t)((sizeof(wire_hdr) + (size_t)len + core_s.block_size - 1) >> core_s.block_shift);
 }
-/* the ring's shape (core.c): sets nblocks, block_size, eager_max, payload_max, sync_below */
-void core_ring_geometry(size_t eager_limit, size_t block_size, unsigned nblocks,
-                        unsigned sync_limit);
+#define CORE_RING_BLOCKS 512    /* DCFA_MAX_CREDIT auto: blocks of a ring (32 KiB of 64 B) */
+/* the ring's shape (core.c): sets nblocks, local_nblocks, block_size, eager_max,
+ * payload_max, sync_below; nblocks <= 0: auto (512, local rings sized by node_nprocs) */
+void core_ring_geometry(size_t eager_limit, size_t block_size, int nblocks, unsigned sync_limit,
+                        int node_nprocs);
 
 /* conn.c */
 core_conn *core_conn_get(int lpid);     /* connects on first use; NULL on failure (logged) */

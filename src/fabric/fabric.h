@@ -92,6 +92,9 @@ typedef struct fab_params {
                                processes met later (other jobs) are >= nprocs */
     int local_nprocs;       /* of them on my node, -1 if unknown */
     unsigned nblocks;       /* ring blocks per connection (MaxCredit) */
+    unsigned local_nblocks; /* a fabric within the node may offer rings of this many blocks
+                               (a power of two >= nblocks; a connection takes the smaller
+                               of its two ends' offers: ring_blocks) */
     size_t block_size;      /* bytes per block, a multiple of 64 */
     size_t packet_max;      /* bytes of the largest packet (header + payload), at most
                                nblocks x block_size */
@@ -182,6 +185,10 @@ typedef struct fab_ops {
      * peer's request was handed over by incoming(). */
     int (*connect)(int peer, const char *peer_card, int passive, void *ctx, fab_conn **conn,
                    void **rx_ring);
+    /* Optional (NULL: caps.nblocks): the ring blocks, each way, of a connection to the peer
+     * with this card (the same at both ends, computed from the two cards; 0: the card is
+     * not one of this fabric's). Asked before connect(). */
+    unsigned (*ring_blocks)(const char *peer_card);
     /* at the end (MPI_Finalize); the fabric may keep the connection's memory until close() */
     void (*disconnect)(fab_conn *c);
     /* Where to build the packet for ring position pos (once ready). With

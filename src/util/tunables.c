@@ -12,8 +12,12 @@ util_config util_cfg;
 const util_tunable util_tunables[] = {
     {"DCFA_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.eager_limit, "16384", NULL,
      "largest message (header included) sent eagerly through the receive ring; larger ones use rendezvous", UTIL_TF_AGREE},
-    {"DCFA_MAX_CREDIT", UTIL_T_INT, &util_cfg.max_credit, "512", NULL,
-     "blocks in each connection's receive ring (MaxCredit); rounded up to a power of two, and to at least twice the blocks of the largest packet", UTIL_TF_AGREE},
+    {"DCFA_MAX_CREDIT", UTIL_T_INT, &util_cfg.max_credit, "-1", NULL,
+     "blocks in each connection's receive ring (MaxCredit); rounded up to a power of two, and to at least twice the blocks of the largest packet; -1 (auto): 512, and on shm larger where few processes share the node (DCFA_SHM_RINGS, DCFA_SHM_RING_MAX)", UTIL_TF_AGREE},
+    {"DCFA_SHM_RINGS", UTIL_T_SIZE, &util_cfg.shm_rings, "1048576", NULL,
+     "with DCFA_MAX_CREDIT auto: bytes of receive rings a process spreads over the other processes of its node (all jobs); a shm connection's ring doubles from 512 blocks while it fits this divided by their count and DCFA_SHM_RING_MAX; each connection uses the smaller of its two ends' sizes (docs/protocol.md)"},
+    {"DCFA_SHM_RING_MAX", UTIL_T_SIZE, &util_cfg.shm_ring_max, "262144", NULL,
+     "with DCFA_MAX_CREDIT auto: the largest receive ring of a shm connection, in bytes (0: 512 blocks whatever the node)"},
     {"DCFA_BLOCK_SIZE", UTIL_T_SIZE, &util_cfg.block_size, "64", NULL,
      "bytes in one ring block, the unit of credit (rounded up to a power of two, at least 64); a packet covers as many consecutive blocks as its length needs", UTIL_TF_AGREE},
     {"DCFA_CREDIT_SYNC_LIMIT", UTIL_T_INT, &util_cfg.credit_sync_limit, "2", NULL,
@@ -216,13 +220,15 @@ int util_tunables_load(void)
         }
     }
     /* keep the protocol parameters consistent */
-    if (util_cfg.max_credit < 4)
+    if (util_cfg.max_credit < 0)
+        util_cfg.max_credit = -1;   /* auto */
+    else if (util_cfg.max_credit < 4)
         util_cfg.max_credit = 4;
     /* a sender stops with one credit left (kept for SYNC): the receiver must answer
      * before that, so the limit is at least 2 */
     if (util_cfg.credit_sync_limit < 2)
         util_cfg.credit_sync_limit = 2;
-    if (util_cfg.credit_sync_limit > util_cfg.max_credit - 2)
+    if (util_cfg.max_credit > 0 && util_cfg.credit_sync_limit > util_cfg.max_credit - 2)
         util_cfg.credit_sync_limit = util_cfg.max_credit - 2;
     util_cfg.stage_chunk = (util_cfg.stage_chunk + 4095) & ~(size_t)4095;
     if (util_cfg.stage_chunk == 0)

@@ -258,6 +258,9 @@ static int rank_main(int rank, int both_start)
                     .nprocs = 2,
                     .local_nprocs = 2,
                     .nblocks = NBLOCKS,
+                    /* offers that differ: a fabric that sizes rings per connection gives
+                     * both ends the smaller */
+                    .local_nblocks = rank == 0 ? 4 * NBLOCKS : 2 * NBLOCKS,
                     .block_size = BLOCK,
                     .packet_max = BLOCK,
                     .use_cma = 1,
@@ -294,9 +297,18 @@ static int rank_main(int rank, int both_start)
               "caps.nblocks %u", caps->nblocks);
         ring_blocks = caps->nblocks;
     }
+    if (F->ring_blocks) {
+        unsigned nb = F->ring_blocks(peer_card);
+        CHECK(nb == 2 * NBLOCKS, "ring_blocks gives %u for offers of %u and %u", nb, 4 * NBLOCKS,
+              2 * NBLOCKS);
+        CHECK(F->ring_blocks("shm:x:1/j/2/3") == 0 && F->ring_blocks("shm:x:1/j/2") == 0,
+              "ring_blocks accepts a card with a bad or no ring offer");
+        ring_blocks = nb;
+    }
     if (caps->tx_mapped)
         CHECK((char *)F->tx_block(conn, 3) == (char *)F->tx_block(conn, 0) + 3 * BLOCK &&
-                  F->tx_block(conn, NBLOCKS) == F->tx_block(conn, 0),
+                  F->tx_block(conn, ring_blocks) == F->tx_block(conn, 0) &&
+                  F->tx_block(conn, ring_blocks - 1) != F->tx_block(conn, 0),
               "tx_mapped ring layout");
     ring_traffic();
     if (caps->bulk)

@@ -66,7 +66,9 @@ static int kv_fence(void) { return UTIL_OK; }
 static int kv_get(const char *key, char *value, int maxlen)
 {
     int n = strcmp(key, "dcfa-card-1") == 0
-                ? snprintf(value, (size_t)maxlen, "shm:%s:%d/%s/2", util_node_key(), (int)getpid(), job)
+                /* it offers the largest ring: the connection takes this process's */
+                ? snprintf(value, (size_t)maxlen, "shm:%s:%d/%s/2/%u", util_node_key(), (int)getpid(),
+                           job, 1u << 24)
                 : snprintf(value, (size_t)maxlen, "%s", my_cards);
     return n < maxlen ? UTIL_OK : -ENOSPC;
 }

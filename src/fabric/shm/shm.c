@@ -23,6 +23,10 @@
  * finished job leaves nothing in /dev/shm. Both sides starting at once is
  * the same: each finds the other's flag with its own connection waiting.
  *
+ * A ring's size is the smaller of the two ends' offers (p.local_nblocks, in the
+ * card): both rings of a connection have it, and a process offers more when few
+ * processes share the node.
+ *
  * Packets are written straight into the peer's ring (caps.tx_mapped); bulk
  * data moves single-copy with process_vm_readv/writev, to the pid in the
  * peer's card, read once at connect (never from memory the peer can write). */
@@ -67,6 +71,7 @@ struct fab_conn {
     char job[40];       /* its job id (names its segments), from its card */
     int door_size;      /* its job's size: the length of its door */
     pid_t pid;          /* from the peer's card */
+    uint32_t nblocks;   /* blocks of both rings: the smaller offer of the two cards */
     int ready;
     void *ctx;          /* the core's */
     uint8_t *rx;        /* my ring for the peer's packets */
@@ -93,9 +98,14 @@ static struct {
     fab_caps caps;
 } shm;
 
-static size_t shm_ring_bytes(void) { return (size_t)shm.p.nblocks * shm.p.block_size; }
-static size_t shm_seg_bytes(void) { return sizeof(shm_ring_hdr) + shm_ring_bytes(); }
-static void shm_seg_unmap(uint8_t *ring) { munmap(ring - sizeof(shm_ring_hdr), shm_seg_bytes()); }
+static size_t shm_seg_bytes(const fab_conn *c)
+{
+    return sizeof(shm_ring_hdr) + (size_t)c->nblocks * shm.p.block_size;
+}
+static void shm_seg_unmap(const fab_conn *c, uint8_t *ring)
+{
+    munmap(ring - sizeof(shm_ring_hdr), shm_seg_bytes(c));
+}
 
 static void shm_name(char *buf, size_t len, const char *job, int a, int b)
 {
@@ -124,6 +134,8 @@ static fab_gid shm_self_gid(void) { return FAB_GID(shm.job, shm.p.self); }
 static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
 {
     shm.p = *p;
+    if (shm.p.local_nblocks < shm.p.nblocks)
+        shm.p.local_nblocks = shm.p.nblocks;
     shm.job = fab_job_hash(p->job_id);
     shm.door_len = sizeof(shm_door) + (size_t)p->nprocs;
     shm_name(shm.door_name, sizeof shm.door_name, p->job_id, p->self, -1);
@@ -139,9 +151,9 @@ static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
                           .any_addr = p->use_cma, .max_bulk = (size_t)1 << 30,
                           .tx_mapped = 1, .poll_interval = 32};
     /* the node key says who shares /dev/shm and may attach to my memory; the pid is
-     * what single-copy transfers use; the job id names my segments */
-    snprintf(card, cardlen, "shm:%s:%d/%s/%d", util_node_key(), (int)getpid(), p->job_id,
-             p->nprocs);
+     * what single-copy transfers use; the job id names my segments; then my ring offer */
+    snprintf(card, cardlen, "shm:%s:%d/%s/%d/%u", util_node_key(), (int)getpid(), p->job_id,
+             p->nprocs, shm.p.local_nblocks);
     return UTIL_OK;
 }
 
@@ -166,6 +178,7 @@ static void shm_close(void)
 
 static const fab_caps *shm_caps(void) { return &shm.caps; }
 
+
 /* "shm:<node key>:<pid>": reachable on the same node only */
 static int shm_reachable(const char *peer_card)
 {
@@ -175,8 +188,11 @@ static int shm_reachable(const char *peer_card)
            peer_card[4 + n] == ':';
 }
 
-/* "shm:<node key>:<pid>/<job id>/<job size>": the pid, job id and size (its door's length) */
-static int shm_card_parse(const char *card, pid_t *pid, char *job, size_t joblen, int *jobsize)
+/* "shm:<node key>:<pid>/<job id>/<job size>/<ring blocks>": the pid, job id, size (its
+ * door's length) and the ring blocks it offers (a power of two, at least mine: the
+ * smallest ring, DCFA_MAX_CREDIT, must agree) */
+static int shm_card_parse(const char *card, pid_t *pid, char *job, size_t joblen, int *jobsize,
+                          uint32_t *nblocks)
 {
     const char *slash = card ? strchr(card, '/') : NULL;
     const char *colon = slash ? slash : NULL;
@@ -195,10 +211,23 @@ static int shm_card_parse(const char *card, pid_t *pid, char *job, size_t joblen
     memcpy(job, j, (size_t)(slash2 - j));
     job[slash2 - j] = 0;
     long n = strtol(slash2 + 1, &end, 10);
-    if (*end || n <= 0 || n > FAB_RANK_MAX)
+    if (*end != '/' || n <= 0 || n > FAB_RANK_MAX)
         return UTIL_EPROTO;
     *jobsize = (int)n;
+    unsigned long nb = strtoul(end + 1, &end, 10);
+    if (*end || nb < shm.p.nblocks || nb > (1ul << 24) || (nb & (nb - 1)))
+        return UTIL_EPROTO;
+    *nblocks = (uint32_t)(nb < shm.p.local_nblocks ? nb : shm.p.local_nblocks);
     return UTIL_OK;
+}
+
+static unsigned shm_ring_blocks(const char *peer_card)
+{
+    pid_t pid;
+    char job[40];
+    int size;
+    uint32_t nb = 0;
+    return shm_card_parse(peer_card, &pid, job, sizeof job, &size, &nb) == UTIL_OK ? nb : 0;
 }
 
 /* Raise my flag in the peer's door (a slot with my name when I am of another job).
@@ -238,19 +267,19 @@ static int shm_map_peer_ring(fab_conn *c)
     char name[96];
     void *tx;
     shm_ring_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), shm_self_gid(), c->foreign);
-    int rc = util_shm_attach(name, shm_seg_bytes(), "shm fabric", &tx);
+    int rc = util_shm_attach(name, shm_seg_bytes(c), "shm fabric", &tx);
     if (rc == UTIL_ENOENT)
         util_log("shm: process %d announced its ring /dev/shm%s, which is not there", c->peer, name);
     if (rc != UTIL_OK)
         return rc;
     shm_unlink(name);
     const shm_ring_hdr *h = tx;
-    if (h->magic != SHM_RING_MAGIC || h->nblocks != shm.p.nblocks || h->block_size != shm.p.block_size ||
+    if (h->magic != SHM_RING_MAGIC || h->nblocks != c->nblocks || h->block_size != shm.p.block_size ||
         h->owner != c->gid || h->peer != shm_self_gid()) {
         util_log("shm: /dev/shm%s is not process %d's ring for this one (%u blocks of %u bytes, made by "
                  "%llx for %llx)", name, c->peer, h->nblocks, h->block_size,
                  (unsigned long long)h->owner, (unsigned long long)h->peer);
-        munmap(tx, shm_seg_bytes());
+        munmap(tx, shm_seg_bytes(c));
         return UTIL_EPROTO;
     }
     c->tx = (uint8_t *)tx + sizeof(shm_ring_hdr);
@@ -274,9 +303,11 @@ static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, 
                        void **rx)
 {
     fab_conn *c = util_calloc(1, sizeof *c);
-    if (shm_card_parse(peer_card, &c->pid, c->job, sizeof c->job, &c->door_size) != UTIL_OK) {
-        util_log("shm: process %d's card '%s' is not one of this fabric", peer,
-                 peer_card ? peer_card : "");
+    if (shm_card_parse(peer_card, &c->pid, c->job, sizeof c->job, &c->door_size, &c->nblocks) !=
+        UTIL_OK) {
+        util_log("shm: process %d's card '%s' is not one of this fabric, or offers rings of "
+                 "fewer blocks than this process's %u (DCFA_MAX_CREDIT must agree)", peer,
+                 peer_card ? peer_card : "", shm.p.nblocks);
         free(c);
         return UTIL_EPROTO;
     }
@@ -286,13 +317,14 @@ static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, 
     c->ctx = ctx;
     shm_ring_name(c->rx_name, sizeof c->rx_name, shm.p.job_id, shm.p.self, c->gid, c->foreign);
     void *ring;
-    int rc = util_shm_create(c->rx_name, shm_seg_bytes(), "shm fabric", &ring);
+    int rc = util_shm_create(c->rx_name, shm_seg_bytes(c), "shm fabric", &ring);
     if (rc == UTIL_ENOMEM)
-        util_log("shm fabric: each connection needs a ring of DCFA_MAX_CREDIT x DCFA_BLOCK_SIZE = "
-                 "%u x %zu bytes on each side", shm.p.nblocks, shm.p.block_size);
+        util_log("shm fabric: each connection needs a ring of %u x %zu bytes on each side "
+                 "(DCFA_MAX_CREDIT x DCFA_BLOCK_SIZE, or with DCFA_MAX_CREDIT auto up to "
+                 "DCFA_SHM_RING_MAX)", c->nblocks, shm.p.block_size);
     if (rc != UTIL_OK)
         goto free;
-    *(shm_ring_hdr *)ring = (shm_ring_hdr){.magic = SHM_RING_MAGIC, .nblocks = shm.p.nblocks,
+    *(shm_ring_hdr *)ring = (shm_ring_hdr){.magic = SHM_RING_MAGIC, .nblocks = c->nblocks,
                                            .block_size = (uint32_t)shm.p.block_size,
                                            .owner = shm_self_gid(), .peer = c->gid};
     c->rx = (uint8_t *)ring + sizeof(shm_ring_hdr);
@@ -314,8 +346,8 @@ static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, 
     return UTIL_OK;
 unmap:
     if (c->tx)
-        shm_seg_unmap(c->tx);
-    shm_seg_unmap(c->rx);
+        shm_seg_unmap(c, c->tx);
+    shm_seg_unmap(c, c->rx);
     shm_unlink(c->rx_name);
 free:
     free(c);
@@ -404,7 +436,7 @@ static int shm_poll(void)
 
 static void *shm_tx_block(fab_conn *c, uint32_t pos)
 {
-    return c->tx + (size_t)(pos % shm.p.nblocks) * shm.p.block_size;
+    return c->tx + (size_t)(pos & (c->nblocks - 1)) * shm.p.block_size;
 }
 
 static void shm_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
@@ -575,8 +607,8 @@ static void *shm_stage_map(fab_conn *c, size_t len)
 static void shm_footprint(fab_conn *c, fab_usage *u)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t seg = (shm_seg_bytes() + page - 1) / page * page;
     if (c) {
+        size_t seg = (shm_seg_bytes(c) + page - 1) / page * page;
         u->rings += seg;
         u->endpoint += sizeof *c;
         if (c->tx)
@@ -594,10 +626,10 @@ static void shm_disconnect(fab_conn *c)
     if (c->door_wait)
         shm.door_waits--;
     if (c->tx)
-        shm_seg_unmap(c->tx);
+        shm_seg_unmap(c, c->tx);
     if (c->stage)
         munmap(c->stage, c->stage_len);
-    shm_seg_unmap(c->rx);
+    shm_seg_unmap(c, c->rx);
     shm_unlink(c->rx_name);     /* if the peer never mapped it */
     free(c);
 }
@@ -608,6 +640,7 @@ const fab_ops fab_shm_ops = {
     .close = shm_close,
     .caps = shm_caps,
     .reachable = shm_reachable,
+    .ring_blocks = shm_ring_blocks,
     .connect = shm_connect,
     .disconnect = shm_disconnect,
     .tx_block = shm_tx_block,

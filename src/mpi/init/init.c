@@ -230,6 +230,7 @@ int mpii_runtime_start(int required)
                                       : local                       ? atoi(local)
                                       : mpii_node_local_size() > 0 ? mpii_node_local_size()
                                                                    : -1,
+                      .node_nprocs = nlocal,
                       .job_id = assist_job_id(),
                       .kvs = {.put = assist_kvs_put, .fence = assist_kvs_fence, .get = assist_kvs_get}};
     rc = core_init(&cp);
