@@ -285,6 +285,8 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
               h->type == WIRE_CANCEL || h->type == WIRE_CANCEL_ACK) &&
              h->len != sizeof(wire_done))
         why = "bad control payload size";
+    else if (h->type == WIRE_SPLIT && (h->len != sizeof(wire_split) || !c->rx_ring))
+        why = "bad split payload size, or a split on a connection without a mapped ring";
     else if (h->type == WIRE_DATA && h->len < sizeof(wire_frag))
         why = "bad fragment size";
     else if ((int32_t)(h->credit - c->tx_count) > 0)
@@ -316,6 +318,9 @@ static void core_dispatch(core_conn *c, const wire_hdr *h)
         break;
     case WIRE_RTR:
         core_rtr_arrived(c, h, payload);
+        break;
+    case WIRE_SPLIT:
+        core_split_arrived(c, (wire_split *)(uintptr_t)payload);
         break;
     case WIRE_DONE:
         if (h->flags & WIRE_F_RTR_DATA)

@@ -848,7 +848,8 @@ void core_dump_pending(void)
                      core_src_str(r->u.recv.src, sbuf, sizeof sbuf), r->u.recv.ctx,
                      core_tag_str(r->u.recv.tag, t, sizeof t), r->u.recv.capacity,
                      (const char *[]){"posted, no matching message yet", "posted, RTR sent",
-                                      "reading", "receiving DATA fragments", "done"}[r->u.recv.state]);
+                                      "reading", "receiving DATA fragments", "done",
+                                      "read its part, the sender writes the rest"}[r->u.recv.state]);
         else
             util_log("  request %d of kind %d not complete", id, r->kind);
         n++;

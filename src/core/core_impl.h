@@ -27,6 +27,7 @@ enum {
     CORE_R_READING,     /* matched an RTS, bulk read in progress */
     CORE_R_FRAGS,       /* matched an RTS, CTS sent, DATA fragments arriving */
     CORE_R_DONE,
+    CORE_R_SPLIT,       /* read my part of a split; the sender writes its part (rndv_read.c) */
 };
 
 /* a packet waiting for credit */
@@ -60,6 +61,7 @@ typedef struct core_conn {
     int ready;              /* 1 once the fabric said it carries packets */
     int rx_shared;          /* no ring: packets come from the fabric's shared buffers (rx_peek) */
     int has_rdma;           /* rendezvous by one-sided read/write */
+    int read_ok;            /* a read from the peer has succeeded (splits are offered after) */
     uint32_t credit_seen;   /* the largest consumed count the peer has sent (before ready too) */
     uint32_t tx_count;      /* blocks written into the peer's ring */
     uint32_t tx_limit;      /* may write while tx_count < tx_limit */
@@ -234,6 +236,7 @@ int core_rts_send(core_conn *c, core_req *r);              /* rndv_read.c */
 void core_rts_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
 void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rndv *rv);
 void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
+void core_split_arrived(core_conn *c, wire_split *sp);     /* rndv_read.c */
 void core_rtr_maybe_send(core_req *r);                     /* rndv_write.c */
 void core_rtr_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
 int core_rtr_try_write(core_conn *c, core_req *r);         /* 1 if the message went into the RTR buffer */
@@ -254,6 +257,17 @@ typedef struct core_rndv {
     core_req *req;
     core_mem mem;           /* the buffer, registered for the RTS (send) or the RTR (receive) */
     core_xfer xfer;         /* the bulk transfer: the receive's read, the receiver-first write */
+    /* a split read (docs/protocol.md). Receive: the SPLIT's claim word in the peer's ring and
+     * the packet's ring position; split 1 while the sender's part is offered or written, 2
+     * once its DONE(SPLIT) came; the sender's buffer and its part. Send: split 1 while
+     * writing the part, 2 when the receiver's DONE came meanwhile */
+    _Atomic uint32_t *claim;
+    uint32_t split_pos;
+    int split, split_err;
+    int mine;               /* receive: how the receiver's own half ended */
+    uint64_t split_raddr, split_rkey;
+    size_t split_off, split_len;
+    wire_hdr split_env;     /* the RTS's envelope, for the status */
 } core_rndv;
 static inline core_rndv *core_rndv_of(core_req *r)
 {
@@ -321,6 +335,15 @@ static inline size_t core_cma_min_for(int lone)
     if (util_node_oversubscribed())
         return 0;
     return lone ? core_copy_below(NULL, NULL) : (size_t)1 << 20;
+}
+/* DCFA_COOP_MIN resolved: reads of at least this many bytes are split with the sender
+ * (docs/protocol.md); 0: never. Auto: 256 KiB, never on an oversubscribed node (the sender's
+ * part would wait for its turn on the core) */
+static inline size_t core_coop_min(void)
+{
+    if (util_cfg.coop_min >= 0)
+        return (size_t)util_cfg.coop_min;
+    return util_node_oversubscribed() ? 0 : (size_t)256 << 10;
 }
 /* the sender's choice for send request r to c's peer: the copy path (1) or single copy (0).
  * The probe measured process_vm_readv: it speaks only for fabrics with pools (shm) */

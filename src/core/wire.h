@@ -13,8 +13,9 @@
  * consecutive ring blocks as its length needs (wire_blocks), WIRE_PAD; 4: DATA may name a
  * chunk of the sender's staging pool instead of carrying the bytes (WIRE_F_STAGED); 5: so may
  * EAGER, and DONE says the receiver mapped the sender's pool (WIRE_F_STAGED); 6: the sender
- * of an RTS chooses between single copy and the copy path (WIRE_F_COPY) */
-#define WIRE_VERSION 6
+ * of an RTS chooses between single copy and the copy path (WIRE_F_COPY); 7: the receiver may
+ * split a read with the sender (WIRE_SPLIT, DONE with WIRE_F_SPLIT) */
+#define WIRE_VERSION 7
 
 enum wire_type {
     WIRE_EAGER = 1,     /* header + whole message */
@@ -29,7 +30,9 @@ enum wire_type {
     WIRE_CANCEL_ACK = 10, /* answer: size = 1 withdrawn, 0 too late (wire_done) */
     WIRE_PAD = 11,      /* no content: covers the blocks up to the ring's end, where the next
                            packet did not fit (len says how many, as for any packet) */
-    WIRE_TYPE_MAX = 11
+    WIRE_SPLIT = 12,    /* version 7: the receiver of an RTS reads part of the message and offers
+                           the sender the rest to write (wire_split) */
+    WIRE_TYPE_MAX = 12
 };
 
 enum wire_flags {
@@ -48,6 +51,8 @@ enum wire_flags {
     WIRE_F_COPY = 64,       /* RTS: the sender asks for the copy path (the message is below its
                                crossover, core_cma_min_for): the receiver answers CTS unless it
                                has rendezvous sends of its own under way; without it, it reads */
+    WIRE_F_SPLIT = 128,     /* DONE: the sender of a message wrote the part a SPLIT offered it
+                               (wire_done: req = the receive, size = the part's bytes) */
 };
 
 /* One packet header, at the start of a ring block. 32 bytes. Its first word
@@ -91,6 +96,24 @@ typedef struct wire_rndv {
 _Static_assert(sizeof(wire_rndv) == 40, "rndv payload is 40 bytes");
 _Static_assert(offsetof(wire_rndv, key) == 24 && offsetof(wire_rndv, access) == 32,
                "fields are only appended");
+
+/* version 7: SPLIT payload. The receiver of an RTS reads [0, off) of the message and offers
+ * the sender [off, off + len) to write at addr; whoever takes the part first sets `claim` with
+ * a compare-and-swap, on shm in the packet itself (the sender's ring, mapped by both; the
+ * receiver touches it only while its credit says the packet is not consumed): 0 open, 1 the
+ * sender writes it, 2 the receiver read it itself. */
+typedef struct wire_split {
+    uint32_t claim;
+    uint32_t req;       /* the send request (the RTS's) */
+    uint32_t peer_req;  /* the receive request */
+    uint32_t pad;
+    uint64_t off;       /* the sender's part: its offset in the message */
+    uint64_t len;       /* ... and bytes */
+    uint64_t addr;      /* where it goes (the receive buffer + off; fab_mem.addr) */
+    uint64_t key;
+} wire_split;
+_Static_assert(sizeof(wire_split) == 48 && offsetof(wire_split, claim) == 0,
+               "split payload is 48 bytes, the claim word in the header's block");
 
 /* DONE, CTS, ACK payload */
 typedef struct wire_done {

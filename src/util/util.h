@@ -101,6 +101,7 @@ void util_htab_destroy(util_htab *t);
 typedef struct util_config {
     size_t eager_limit;         /* DCFA_EAGER_LIMIT: largest eager message, header included */
     int max_credit;             /* DCFA_MAX_CREDIT: blocks in a connection's receive ring (-1: auto) */
+    int coop_min;               /* DCFA_COOP_MIN: split reads from this size (-1 auto, 0 never) */
     size_t shm_rings;           /* DCFA_SHM_RINGS: receive ring bytes spread over the node's peers */
     size_t shm_ring_max;        /* DCFA_SHM_RING_MAX: the largest shm ring (auto) */
     size_t block_size;          /* DCFA_BLOCK_SIZE: one ring block */

@@ -199,6 +199,19 @@ static int scenario(const char *name)
             wait_forever();
         else
             forge(WIRE_DONE, 0, 0, 0, 0, 0, &d, sizeof d);
+    } else if (!strcmp(name, "badsplit")) {
+        /* a SPLIT naming a send that does not exist, then DONE(SPLIT) for no split */
+        wire_split sp = {.req = 777, .peer_req = 1, .off = 0, .len = 4096};
+        if (me == 0)
+            wait_forever();
+        else
+            forge(WIRE_SPLIT, 0, 0, 0, 0, 0, &sp, sizeof sp);
+    } else if (!strcmp(name, "badsplitdone")) {
+        wire_done d = {.req = 1, .size = 4096};
+        if (me == 0)
+            wait_forever();
+        else
+            forge(WIRE_DONE, WIRE_F_SPLIT, 0, 0, 0, 0, &d, sizeof d);
     } else if (!strcmp(name, "baddata")) {
         wire_frag f = {.req = 1, .offset = 1u << 30};
         if (me == 0)
@@ -318,6 +331,8 @@ int main(void)
         {"badpad", 1, "malformed packet from process 1: padding that does not end at the ring's end"},
         {"baddone", 1, "malformed packet from process 1: DONE names request 12345"},
         {"baddata", 1, "malformed packet from process 1: DATA names request 1"},
+        {"badsplit", 1, "malformed packet from process 1: SPLIT names request 777"},
+        {"badsplitdone", 1, "malformed packet from process 1: DONE (split) names request 1"},
     };
     int n = (int)(sizeof cases / sizeof cases[0]), fails = 0;
     for (int i = 0; i < n; i++)

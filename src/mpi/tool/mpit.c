@@ -118,6 +118,11 @@ static const t_pvar t_pvars[] = {
     {"dcfa_stage_bytes", "of them, bytes moved through the staging pool", &core_st.stage_bytes},
     {"dcfa_stage_eager", "messages sent eager in a chunk of the staging pool (DCFA_STAGE_EAGER)",
      &core_st.stage_eager},
+    {"dcfa_split_written", "bytes written as the sender's part of a split read (DCFA_COOP_MIN)",
+     &core_st.split_written},
+    {"dcfa_split_back", "split reads whose sender's part this receiver read itself (the sender had not taken it)",
+     &core_st.split_back},
+    {"dcfa_split_sent", "SPLIT packets sent: reads offered to share with their sender", &core_st.sent[WIRE_SPLIT]},
     {"dcfa_connections", "connections to other processes made so far (either side opened them)",
      &core_st.connections},
 };
