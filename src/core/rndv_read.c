@@ -34,6 +34,11 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
         h->flags = WIRE_F_COPY | (core_stage_offer(c) ? WIRE_F_STAGED : 0);
     else
         h->flags = core_s.stage.base && core_stage_offer(c) ? WIRE_F_STAGED : 0;
+    /* with receives of its own posted this process is about to be busy with them (traffic
+     * both ways): a split would give it work its core has no time for (bi-bandwidth at
+     * 256 KiB 9.1 against 10.5 GB/s) */
+    if (util_queue_empty(&core_s.posted))
+        h->flags |= WIRE_F_SPLIT;
     if (!r->u.send.rts_out) {
         r->u.send.rts_out = 1;
         core_s.rndv_out++;
@@ -103,7 +108,7 @@ static void core_split_offer(core_conn *c, core_req *r, const wire_hdr *env, con
                              core_xfer *x)
 {
     size_t min = core_coop_min();
-    if (!min || x->len < min || x->len < 2 * 4096 || !c->tx_ring || !c->read_ok ||
+    if (!(env->flags & WIRE_F_SPLIT) || !min || x->len < min || x->len < 2 * 4096 || !c->tx_ring || !c->read_ok ||
         !c->fab->caps->any_addr || core_s.rndv_out != 0 || !util_queue_empty(&c->backlog))
         return;
     if (r->rndv && r->rndv->mem.fab)

@@ -51,7 +51,9 @@ enum wire_flags {
     WIRE_F_COPY = 64,       /* RTS: the sender asks for the copy path (the message is below its
                                crossover, core_cma_min_for): the receiver answers CTS unless it
                                has rendezvous sends of its own under way; without it, it reads */
-    WIRE_F_SPLIT = 128,     /* DONE: the sender of a message wrote the part a SPLIT offered it
+    WIRE_F_SPLIT = 128,     /* RTS: the sender has no receive posted, so it is free to write half
+                               of this message if the receiver offers it (SPLIT); DONE: the
+                               sender of a message wrote the part a SPLIT offered it
                                (wire_done: req = the receive, size = the part's bytes) */
 };
 

@@ -33,7 +33,7 @@ const util_tunable util_tunables[] = {
     {"DCFA_CMA_MIN_STREAM", UTIL_T_INT, &util_cfg.cma_min_stream, "-1", NULL,
      "DCFA_CMA_MIN for a rendezvous message that follows others of the sender still under way (a stream: the copies keep both cores busy); -1: DCFA_CMA_MIN when that is set, else 0 when the node is oversubscribed, else 1048576"},
     {"DCFA_COOP_MIN", UTIL_T_INT, &util_cfg.coop_min, "-1", NULL,
-     "a single-copy rendezvous of at least this many bytes between contiguous buffers on shm is split: the receiver reads the first half while the sender writes the second, two cores copying (a part the sender has not taken when the receiver is done with its own, the receiver reads too); not while the receiver has rendezvous sends of its own under way; 0: never; -1 (auto): 262144, 0 on an oversubscribed node (docs/protocol.md)"},
+     "a single-copy rendezvous of at least this many bytes between contiguous buffers on shm is split: the receiver reads the first half while the sender writes the second, two cores copying (a part the sender has not taken when the receiver is done with its own, the receiver reads too); not while the receiver has rendezvous sends of its own under way, nor when the sender had receives posted (traffic both ways); 0: never; -1 (auto): 262144, 0 on an oversubscribed node (docs/protocol.md)"},
     {"DCFA_STAGE_CHUNK", UTIL_T_SIZE, &util_cfg.stage_chunk, "65536", NULL,
      "bytes in one chunk of a process's staging pool (rounded up to a multiple of 4096)", UTIL_TF_AGREE},
     {"DCFA_STAGE_CHUNKS", UTIL_T_INT, &util_cfg.stage_chunks, "8", NULL,
