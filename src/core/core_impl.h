@@ -265,9 +265,8 @@ typedef struct core_rndv {
     uint32_t split_pos;
     int split, split_err;
     int mine;               /* receive: how the receiver's own half ended */
-    uint64_t split_raddr, split_rkey;
+    uint64_t split_raddr;
     size_t split_off, split_len;
-    wire_hdr split_env;     /* the RTS's envelope, for the status */
 } core_rndv;
 static inline core_rndv *core_rndv_of(core_req *r)
 {

@@ -178,7 +178,6 @@ static void shm_close(void)
 
 static const fab_caps *shm_caps(void) { return &shm.caps; }
 
-
 /* "shm:<node key>:<pid>": reachable on the same node only */
 static int shm_reachable(const char *peer_card)
 {
