@@ -137,7 +137,7 @@ static void core_stage_forget(core_pend *p)
         }
 }
 
-static void core_stream_pack(core_req *s, uint8_t *dst, size_t n);
+static void core_stream_pack(core_req *s, uint8_t *dst, size_t n, int to_pool);
 
 int core_stage_put(core_req *r)
 {
@@ -147,7 +147,7 @@ int core_stage_put(core_req *r)
     if (k < 0)
         return -1;
     r->u.send.sent = 0;
-    core_stream_pack(r, core_stage_chunk(core_s.stage.base, (uint32_t)k), r->u.send.bytes);
+    core_stream_pack(r, core_stage_chunk(core_s.stage.base, (uint32_t)k), r->u.send.bytes, 1);
     core_st.stage_bytes += r->u.send.bytes;
     core_s.stage.last = (uint32_t)k;
     /* published with the packet that names the chunk (its release store) */
@@ -187,13 +187,18 @@ static uint8_t *core_data_hdr(wire_hdr *h, uint16_t flags, const wire_frag *f, s
     return (uint8_t *)(h + 1) + sizeof *f;
 }
 
-/* pack bytes [sent, sent + n) of send request s into dst */
-static void core_stream_pack(core_req *s, uint8_t *dst, size_t n)
+/* pack bytes [sent, sent + n) of send request s into dst: a chunk of my staging pool
+ * (to_pool: its lines were last read by a peer, util_copy_shared) or a ring packet */
+static void core_stream_pack(core_req *s, uint8_t *dst, size_t n, int to_pool)
 {
     const core_dt *dt = s->u.send.dt;
-    if (dt->contig)
-        memcpy(dst, core_at(s->u.send.buf, dt->true_lb + (ptrdiff_t)s->u.send.sent), n);
-    else
+    if (dt->contig) {
+        const void *src = core_at(s->u.send.buf, dt->true_lb + (ptrdiff_t)s->u.send.sent);
+        if (to_pool)
+            core_st.stage_nt_bytes += util_copy_shared(dst, src, n);
+        else
+            memcpy(dst, src, n);
+    } else
         core_dt_pack(s->u.send.buf, s->u.send.count, dt, s->u.send.sent, dst, n);
     s->u.send.sent += n;
     core_st.copy_bytes += n;
@@ -243,7 +248,7 @@ int core_stream_push(core_conn *c, core_pend *p)
                 return 0;
             size_t n = left < util_cfg.stage_chunk ? left : util_cfg.stage_chunk;
             wire_stage g = {.chunk = (uint32_t)k, .len = (uint32_t)n};
-            core_stream_pack(s, core_stage_chunk(core_s.stage.base, (uint32_t)k), n);
+            core_stream_pack(s, core_stage_chunk(core_s.stage.base, (uint32_t)k), n, 1);
             core_st.stage_bytes += n;
             atomic_store_explicit(core_stage_busy(core_s.stage.base, (uint32_t)k), 1, memory_order_relaxed);
             core_s.stage.owner[k] = p;
@@ -256,7 +261,7 @@ int core_stream_push(core_conn *c, core_pend *p)
         size_t n = left < room ? left : room;
         if (!(h = core_conn_tx_begin(c, sizeof f + n, 0)))
             return 0;
-        core_stream_pack(s, core_data_hdr(h, 0, &f, n), n);
+        core_stream_pack(s, core_data_hdr(h, 0, &f, n), n, 0);
         core_conn_tx_end(c, h);
     }
     core_stage_forget(p);

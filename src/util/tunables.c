@@ -40,6 +40,8 @@ const util_tunable util_tunables[] = {
      "chunks in a process's staging pool, one pool per process shared by all its peers on the node, made at its first rendezvous; 0: no pool (the copy path uses the ring)", UTIL_TF_AGREE},
     {"DCFA_STAGE_EAGER", UTIL_T_SIZE, &util_cfg.stage_eager, "65536", NULL,
      "messages above the eager limit and up to this many bytes (at most DCFA_STAGE_CHUNK) to a peer that has mapped this process's staging pool are copied by the sender into a free chunk and sent as one eager packet naming it: one copy on each side, no rendezvous round trip, the send complete at once; while a receive is posted here (traffic both ways: single-copy measured faster) or no chunk is free they take the rendezvous; 0: never (docs/protocol.md)"},
+    {"DCFA_STAGE_NT", UTIL_T_SIZE, &util_cfg.stage_nt, "4096", NULL,
+     "a sender's copy of at least this many bytes into its staging pool (the copy path, staged eager) uses non-temporal stores (x86-64): the chunk's lines are written whole without first being fetched from the receiver's cache, where it read them last; 0: never, plain memcpy (docs/protocol.md)"},
     {"DCFA_SPIN_US", UTIL_T_INT, &util_cfg.spin_us, "-1", NULL,
      "microseconds an idle wait busy-polls before yielding; -1: 2000 when every process of the node (all jobs, spawned children included) has a core, 0 (64 polls, then yield) when oversubscribed"},
     {"DCFA_YIELD_US", UTIL_T_INT, &util_cfg.yield_us, "-1", NULL,

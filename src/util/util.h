@@ -43,6 +43,11 @@ void *util_malloc(size_t n);            /* dies with a message on failure */
 void *util_calloc(size_t n, size_t m);
 void *util_realloc(void *p, size_t n);
 char *util_strdup(const char *s);
+/* copy n bytes into memory another process is about to read (a staging chunk): with
+ * non-temporal stores from DCFA_STAGE_NT bytes on x86-64, which write whole lines without
+ * first taking them from the reader's cache, then a store fence, so a release store after
+ * it publishes the bytes; otherwise memcpy. Returns the bytes streamed (0: memcpy). */
+size_t util_copy_shared(void *dst, const void *src, size_t n);
 
 /* ---- intrusive doubly linked queue ----------------------------------------- */
 typedef struct util_qnode {
@@ -117,6 +122,8 @@ typedef struct util_config {
     int stage_chunks;           /* DCFA_STAGE_CHUNKS: chunks in a process's staging pool (0: none) */
     size_t stage_eager;         /* DCFA_STAGE_EAGER: messages up to this size go eager through a
                                    chunk of the staging pool (0: never) */
+    size_t stage_nt;            /* DCFA_STAGE_NT: copies into the staging pool of at least this
+                                   many bytes use non-temporal stores (0: never) */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
     int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */
