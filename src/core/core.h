@@ -275,6 +275,7 @@ typedef struct core_stats {
     uint64_t copy_bytes;
     uint64_t stage_bytes;           /* of copy_bytes, moved through the staging pool */
     uint64_t stage_nt_bytes;        /* of stage_bytes, copied in with non-temporal stores */
+    uint64_t recv_nt_bytes;         /* bytes received from a peer's pool with non-temporal stores */
     uint64_t stage_eager;           /* messages sent as staged EAGER (in a chunk of the pool) */
     uint64_t split_written;         /* bytes this process wrote as the sender's part of a split */
     uint64_t split_back;            /* splits whose sender's part this receiver read itself */

@@ -323,8 +323,9 @@ static inline int core_send_lone(int own)
 /* DCFA_CMA_MIN resolved (DCFA_CMA_MIN_STREAM for a message that is not `lone`): rendezvous
  * below it go through the staging pool (the copy path). Auto: 0 when the node is
  * oversubscribed (each chunk needs both processes on a core at once); else for a message
- * alone what the probe found, and 1 MiB for one that follows others still under way (a
- * stream: the copies keep both cores busy) */
+ * alone what the probe found, and for one that follows others still under way (a stream:
+ * the copies keep both cores busy) every size (SIZE_MAX) where the sender streams its
+ * copies into the pool, else 1 MiB */
 static inline size_t core_cma_min_for(int lone)
 {
     if (!lone && util_cfg.cma_min_stream >= 0)
@@ -333,7 +334,11 @@ static inline size_t core_cma_min_for(int lone)
         return (size_t)util_cfg.cma_min;
     if (util_node_oversubscribed())
         return 0;
-    return lone ? core_copy_below(NULL, NULL) : (size_t)1 << 20;
+    if (lone)
+        return core_copy_below(NULL, NULL);
+    /* a stream: with the copies into the pool streamed (DCFA_STAGE_NT) they win at every
+     * size, one way and both ways (docs/bench.md); with ordinary stores below 1 MiB */
+    return util_copy_nt_streams(util_cfg.stage_chunk, util_cfg.stage_nt) ? SIZE_MAX : (size_t)1 << 20;
 }
 /* DCFA_COOP_MIN resolved: reads of at least this many bytes are split with the sender
  * (docs/protocol.md); 0: never. Auto: 256 KiB, never on an oversubscribed node (the sender's
@@ -350,11 +355,17 @@ static inline int core_copy_wanted(const core_conn *c, const core_req *r)
 {
     return r->u.send.bytes < core_cma_min_for(c->fab->ops->stage_map && core_send_lone(r->u.send.rts_out));
 }
-/* a rendezvous of this many bytes with c's peer may go through a staging pool (rndv_copy.c),
- * if the sender has one: below the stream crossover, on a fabric with pools */
+/* a receive of this many bytes from c's peer is likely copied through the sender's staging
+ * pool (rndv_copy.c), so an RTR for it is not worth sending: on a fabric with pools, below
+ * the stream crossover and below the crossover of a message alone or 1 MiB, whichever is
+ * larger (a stream's sender copies every size where its copies are streamed, and declines
+ * an RTR; from 1 MiB a declined RTR costs little against the message) */
 static inline int core_stage_fits(const core_conn *c, size_t bytes)
 {
-    return bytes < core_cma_min_for(0) && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
+    size_t lone = core_cma_min_for(1), floor = (size_t)1 << 20;
+    size_t rtr_min = core_cma_min_for(0) < (lone > floor ? lone : floor) ? core_cma_min_for(0)
+                                                                         : (lone > floor ? lone : floor);
+    return bytes < rtr_min && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
 }
 void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */

@@ -188,14 +188,14 @@ static uint8_t *core_data_hdr(wire_hdr *h, uint16_t flags, const wire_frag *f, s
 }
 
 /* pack bytes [sent, sent + n) of send request s into dst: a chunk of my staging pool
- * (to_pool: its lines were last read by a peer, util_copy_shared) or a ring packet */
+ * (to_pool: its lines were last read by a peer, util_copy_nt) or a ring packet */
 static void core_stream_pack(core_req *s, uint8_t *dst, size_t n, int to_pool)
 {
     const core_dt *dt = s->u.send.dt;
     if (dt->contig) {
         const void *src = core_at(s->u.send.buf, dt->true_lb + (ptrdiff_t)s->u.send.sent);
         if (to_pool)
-            core_st.stage_nt_bytes += util_copy_shared(dst, src, n);
+            core_st.stage_nt_bytes += util_copy_nt(dst, src, n, util_cfg.stage_nt);
         else
             memcpy(dst, src, n);
     } else
@@ -284,7 +284,10 @@ void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, cons
     if (f->offset < cap) {
         size_t take = n < cap - f->offset ? n : cap - f->offset;
         const core_dt *dt = r->u.recv.dt;
-        if (dt->contig)
+        if (dt->contig && busy && r->u.recv.expected >= util_cfg.recv_nt && util_cfg.recv_nt)
+            core_st.recv_nt_bytes += util_copy_nt(core_at(r->u.recv.buf, dt->true_lb + (ptrdiff_t)f->offset),
+                                                  bytes, take, 1);
+        else if (dt->contig)
             memcpy(core_at(r->u.recv.buf, dt->true_lb + (ptrdiff_t)f->offset), bytes, take);
         else
             core_dt_unpack(r->u.recv.buf, r->u.recv.count, dt, f->offset, bytes, take);

@@ -229,13 +229,15 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
     if ((env->flags & WIRE_F_STAGED) && util_cfg.stage_eager > 0)
         (void)core_stage_accept(c);
     /* two copies through the sender's pool when the sender asks (below its crossover,
-     * core_cma_min_for), unless this process has rendezvous sends of its own under way
-     * (traffic both ways: two copies per direction keep both cores copying twice; single
-     * copy is one copy per direction: bi-bandwidth at 64 KiB 7.9 against 14.2 GB/s,
-     * docs/results/staging-pool). A receive buffer that is not contiguous follows the same
-     * rule: read, it is read in place when its pieces are large, else into a bounce buffer
-     * and unpacked here */
-    int copy = !rv->access || !c->has_rdma || ((env->flags & WIRE_F_COPY) && core_s.rndv_out == 0);
+     * core_cma_min_for). Where the sender copies into its pool with ordinary stores, not
+     * while this process has rendezvous sends of its own under way: traffic both ways
+     * then ran faster single-copy (bi-bandwidth at 64 KiB 7.9 against 14.2 GB/s,
+     * docs/results/staging-pool); with non-temporal stores (DCFA_STAGE_NT) two copies
+     * win both ways too (256 KiB-4 MiB 12-19 against 7-9 GB/s, docs/bench.md). A receive
+     * buffer that is not contiguous follows the same rule: read, it is read in place when
+     * its pieces are large, else into a bounce buffer and unpacked here */
+    int both_ways_ok = core_s.rndv_out == 0 || util_copy_nt_streams(util_cfg.stage_chunk, util_cfg.stage_nt);
+    int copy = !rv->access || !c->has_rdma || ((env->flags & WIRE_F_COPY) && both_ways_ok);
     int staged = copy && (env->flags & WIRE_F_STAGED) && core_stage_accept(c);
     if (staged || !rv->access || !c->has_rdma) {
         core_cts_request(c, r, rv->req, staged);

@@ -43,11 +43,14 @@ void *util_malloc(size_t n);            /* dies with a message on failure */
 void *util_calloc(size_t n, size_t m);
 void *util_realloc(void *p, size_t n);
 char *util_strdup(const char *s);
-/* copy n bytes into memory another process is about to read (a staging chunk): with
- * non-temporal stores from DCFA_STAGE_NT bytes on x86-64, which write whole lines without
- * first taking them from the reader's cache, then a store fence, so a release store after
- * it publishes the bytes; otherwise memcpy. Returns the bytes streamed (0: memcpy). */
-size_t util_copy_shared(void *dst, const void *src, size_t n);
+/* copy n bytes with non-temporal stores when n is at least min (0: never) and this is
+ * x86-64: whole lines are written without first being fetched (a staging chunk's lines sit
+ * in the cache of the peer that read them last; a large receive buffer is not in cache at
+ * all), then a store fence, so a release store after it publishes the bytes; otherwise
+ * memcpy. Returns the bytes streamed (0: memcpy). */
+size_t util_copy_nt(void *dst, const void *src, size_t n, size_t min);
+/* 1 if util_copy_nt streams copies of n bytes (x86-64, n >= min > 0) */
+int util_copy_nt_streams(size_t n, size_t min);
 
 /* ---- intrusive doubly linked queue ----------------------------------------- */
 typedef struct util_qnode {
@@ -124,6 +127,8 @@ typedef struct util_config {
                                    chunk of the staging pool (0: never) */
     size_t stage_nt;            /* DCFA_STAGE_NT: copies into the staging pool of at least this
                                    many bytes use non-temporal stores (0: never) */
+    size_t recv_nt;             /* DCFA_RECV_NT: messages of at least this many bytes are copied
+                                   out of the pool with non-temporal stores (0: never) */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
     int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */

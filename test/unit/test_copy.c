@@ -1,4 +1,4 @@
-/* Unit test of util_copy_shared (src/util/util.c), the sender's copy into its staging
+/* Unit test of util_copy_nt (src/util/util.c), the sender's copy into its staging
  * pool: with non-temporal stores (DCFA_STAGE_NT) it copies a head up to the
  * destination's next cache line, a body of whole 128-byte steps streamed, and a tail.
  * Every destination alignment within a line, a few source alignments and lengths
@@ -21,7 +21,7 @@ static void one(unsigned char *dbuf, const unsigned char *sbuf, size_t doff, siz
     memset(dbuf, 0xA5, MAXLEN + 2 * GUARD + 64);
     unsigned char *d = dbuf + GUARD + doff;
     const unsigned char *s = sbuf + soff;
-    size_t streamed = util_copy_shared(d, s, n);
+    size_t streamed = util_copy_nt(d, s, n, util_cfg.stage_nt);
     if (memcmp(d, s, n) != 0) {
         for (size_t i = 0; i < n; i++)
             if (d[i] != s[i]) {
@@ -88,7 +88,7 @@ int main(void)
     util_cfg.stage_nt = 0;
     for (size_t l = 0; l < nlens; l++) {
         one(dbuf, sbuf, 5, 0, lens[l], 0);
-        if (util_copy_shared(dbuf, sbuf, lens[l]) != 0) {
+        if (util_copy_nt(dbuf, sbuf, lens[l], util_cfg.stage_nt) != 0) {
             fprintf(stderr, "DCFA_STAGE_NT=0: length %zu streamed\n", lens[l]);
             errors++;
         }
@@ -98,7 +98,7 @@ int main(void)
     if (errors)
         fprintf(stderr, "%d errors\n", errors);
     else
-        printf("util_copy_shared: %zu lengths x 64 destination x %zu source alignments, no errors\n", nlens,
+        printf("util_copy_nt: %zu lengths x 64 destination x %zu source alignments, no errors\n", nlens,
                nsoffs);
     return errors != 0;
 }

@@ -117,6 +117,7 @@ static const t_pvar t_pvars[] = {
     {"dcfa_copy_bytes", "bytes moved by copying (through the staging pool or the ring)", &core_st.copy_bytes},
     {"dcfa_stage_bytes", "of them, bytes moved through the staging pool", &core_st.stage_bytes},
     {"dcfa_stage_nt_bytes", "of them, bytes the sender copied into the pool with non-temporal stores (DCFA_STAGE_NT)", &core_st.stage_nt_bytes},
+    {"dcfa_recv_nt_bytes", "bytes this receiver copied out of a peer's pool with non-temporal stores (DCFA_RECV_NT)", &core_st.recv_nt_bytes},
     {"dcfa_stage_eager", "messages sent eager in a chunk of the staging pool (DCFA_STAGE_EAGER)",
      &core_st.stage_eager},
     {"dcfa_split_written", "bytes written as the sender's part of a split read (DCFA_COOP_MIN)",
