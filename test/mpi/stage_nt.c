@@ -4,13 +4,18 @@
  * staged EAGER ones, then a ping-pong that reuses the same chunks at once; every
  * message must arrive whole. The pvar dcfa_stage_nt_bytes must count the streamed
  * copies: on x86-64 every pool copy of at least DCFA_STAGE_NT bytes (default 4096), so
- * all but the short last fragments; none when the variant sets it to 0 (or off x86-64). */
+ * all but the short last fragments; none when the variant sets it to 0 (or off x86-64).
+ * Then both ranks stream 512 KiB messages to each other at once: with the copies
+ * streamed, the receivers take them through the pool too. dcfa_recv_nt_bytes must count
+ * what the receivers copied out of the pool with non-temporal stores: messages of at
+ * least DCFA_RECV_NT bytes (256 KiB) only. */
 #include "mtest.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define NMSG 24
+#define BOTH (512 << 10)
 #define MAXLEN (280 << 10)      /* the longest, 272005 bytes, from offset up to 4095 */
 
 int main(int argc, char **argv)
@@ -36,6 +41,7 @@ int main(int argc, char **argv)
     MPI_T_pvar_session_create(&ses);
     unsigned long long nt0 = mtest_pvar_counter(ses, "dcfa_stage_nt_bytes");
     unsigned long long st0 = mtest_pvar_counter(ses, "dcfa_stage_bytes");
+    unsigned long long rnt0 = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes");
 
     /* 1: a stream, every receive posted before the sends start */
     if (rank == 0) {
@@ -77,9 +83,37 @@ int main(int argc, char **argv)
         }
     }
 
+    unsigned long long rnt = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes") - rnt0;
+    unsigned long long st1 = mtest_pvar_counter(ses, "dcfa_stage_bytes");
+    unsigned long long nt1 = mtest_pvar_counter(ses, "dcfa_stage_nt_bytes");
+
+    /* 3: both ways at once, 4 messages of 512 KiB each way: with the copies streamed the
+     * receivers follow the senders' request for the pool although they send too */
     if (rank < 2) {
-        unsigned long long nt = mtest_pvar_counter(ses, "dcfa_stage_nt_bytes") - nt0;
-        unsigned long long staged = mtest_pvar_counter(ses, "dcfa_stage_bytes") - st0;
+        int peer = 1 - rank;
+        unsigned char *out = buf, *in = buf + (size_t)8 * MAXLEN;
+        MPI_Request rr[8];
+        for (int i = 0; i < 4; i++) {
+            mtest_fill(out + (size_t)i * BOTH, BOTH, rank, 300 + i);
+            memset(in + (size_t)i * BOTH, 0, BOTH);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < 4; i++) {
+            MPI_Irecv(in + (size_t)i * BOTH, BOTH, MPI_BYTE, peer, 300 + i, MPI_COMM_WORLD, &rr[i]);
+            MPI_Isend(out + (size_t)i * BOTH, BOTH, MPI_BYTE, peer, 300 + i, MPI_COMM_WORLD, &rr[4 + i]);
+        }
+        MPI_Waitall(8, rr, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 4; i++)
+            if (!mtest_verify("both ways", in + (size_t)i * BOTH, BOTH, peer, 300 + i))
+                break;
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    if (rank < 2) {
+        unsigned long long nt = nt1 - nt0;
+        unsigned long long staged = st1 - st0;
+        unsigned long long both = mtest_pvar_counter(ses, "dcfa_stage_bytes") - st1;
         const char *e = getenv("DCFA_STAGE_NT");
 #if defined(__x86_64__)
         int on = !(e && atol(e) == 0);
@@ -94,9 +128,34 @@ int main(int argc, char **argv)
             mtest_check(nt >= floor && nt <= staged,
                         "rank %d: %llu of %llu bytes through the pool streamed, expected at least %llu", rank,
                         nt, staged, floor);
+            /* the first may go single copy (a message alone), the others through the pool */
+            mtest_check(both >= 3ull * BOTH, "rank %d: %llu bytes through the pool both ways, expected at least %d",
+                        rank, both, 3 * BOTH);
         } else {
             mtest_check(nt == 0, "rank %d: %llu bytes streamed with DCFA_STAGE_NT=%s", rank, nt, e ? e : "(unset)");
         }
+        /* the receiver's side (sections 1-2): rank 1 takes the stream's one message of 256 KiB
+         * or more (272005 bytes) from the pool; rank 0 takes messages of 64 KiB at most */
+        const char *er = getenv("DCFA_RECV_NT");
+        long rmin = er ? atol(er) : 262144;
+        unsigned long long want = 0;
+        if (rank == 1)
+            for (int i = 0; i < NMSG; i++)
+                want += rmin > 0 && len[i] >= (size_t)rmin ? len[i] : 0;
+        if (rank == 1 && rmin > 0 && rmin <= 65536)
+            for (int i = 0; i < 40; i += 2)
+                want += (size_t)(40 << 10) + (size_t)(i + 1) * 613 >= (size_t)rmin ? (40 << 10) + (i + 1) * 613 : 0;
+        if (rank == 0 && rmin > 0 && rmin <= 65536)
+            for (int i = 0; i < 40; i += 2)
+                want += (size_t)(40 << 10) + (size_t)i * 613 >= (size_t)rmin ? (40 << 10) + i * 613 : 0;
+#if defined(__x86_64__)
+        /* every fragment of those that came through the pool (a stream holding half the pool
+         * may send one through the ring): at most all of them, and some */
+        mtest_check(rnt <= want && (want == 0 ? rnt == 0 : rnt > 0),
+                    "rank %d: %llu bytes received with non-temporal stores, expected 1 to %llu", rank, rnt, want);
+#else
+        mtest_check(rnt == 0, "rank %d: %llu bytes received with non-temporal stores off x86-64", rank, rnt);
+#endif
     }
     MPI_T_pvar_session_free(&ses);
     free(buf);
