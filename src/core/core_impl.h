@@ -362,9 +362,11 @@ static inline int core_copy_wanted(const core_conn *c, const core_req *r)
  * an RTR; from 1 MiB a declined RTR costs little against the message) */
 static inline int core_stage_fits(const core_conn *c, size_t bytes)
 {
-    size_t lone = core_cma_min_for(1), floor = (size_t)1 << 20;
-    size_t rtr_min = core_cma_min_for(0) < (lone > floor ? lone : floor) ? core_cma_min_for(0)
-                                                                         : (lone > floor ? lone : floor);
+    size_t rtr_min = core_cma_min_for(1), stream = core_cma_min_for(0);
+    if (rtr_min < (size_t)1 << 20)
+        rtr_min = (size_t)1 << 20;
+    if (stream < rtr_min)
+        rtr_min = stream;
     return bytes < rtr_min && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
 }
 void core_send_local(core_req *r);

@@ -157,7 +157,6 @@ int util_copy_nt_streams(size_t n, size_t min)
 
 size_t util_copy_nt(void *dst, const void *src, size_t n, size_t min)
 {
-    static int avx2 = -1;
     if (!util_copy_nt_streams(n, min)) {
         memcpy(dst, src, n);
         return 0;
@@ -171,11 +170,8 @@ size_t util_copy_nt(void *dst, const void *src, size_t n, size_t min)
     s += head;
     n -= head;
     size_t body = n & ~(size_t)127;
-    if (avx2 < 0) {
-        __builtin_cpu_init();
-        avx2 = __builtin_cpu_supports("avx2") != 0;
-    }
-    if (avx2)
+    __builtin_cpu_init();   /* once in effect; no state of ours shared between threads */
+    if (__builtin_cpu_supports("avx2"))
         util_copy_nt_avx2(d, s, body);
     else
         util_copy_nt_sse2(d, s, body);
