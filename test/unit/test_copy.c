@@ -57,8 +57,10 @@ static void one(unsigned char *dbuf, const unsigned char *sbuf, size_t doff, siz
 
 int main(void)
 {
-    unsigned char *dbuf = aligned_alloc(4096, MAXLEN + 2 * GUARD + 4096);
-    unsigned char *sbuf = aligned_alloc(4096, MAXLEN + 4096);
+    /* C11: the size a multiple of the alignment */
+    size_t dsize = (MAXLEN + 2 * GUARD + 64 + 4095) & ~(size_t)4095, ssize = (MAXLEN + 4096 + 4095) & ~(size_t)4095;
+    unsigned char *dbuf = aligned_alloc(4096, dsize);
+    unsigned char *sbuf = aligned_alloc(4096, ssize);
     if (!dbuf || !sbuf)
         return 1;
     for (size_t i = 0; i < MAXLEN + 4096; i++)
