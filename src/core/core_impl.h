@@ -156,6 +156,7 @@ typedef struct core_state {
     core_kvs kvs;
     int finalizing;         /* after the FIN handshake: no SYNC any more */
     int rndv_out;           /* my sends with an RTS out, not complete: traffic goes both ways */
+    size_t recv_bytes;      /* capacity of my receives posted and not complete (DCFA_RECV_NT) */
     struct core_stage {     /* my staging pool (rndv_copy.c), made at the first RTS */
         uint8_t *base;      /* NULL: none yet */
         int failed;         /* creating it failed: not tried again */
@@ -368,6 +369,15 @@ static inline int core_stage_fits(const core_conn *c, size_t bytes)
     if (stream < rtr_min)
         rtr_min = stream;
     return bytes < rtr_min && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
+}
+/* receive r copies out of a peer's pool with non-temporal stores (DCFA_RECV_NT): a message
+ * of at least DCFA_RECV_NT bytes among receives under way adding up to 8 times that at
+ * least, more than a core's cache holds (a window of them, as bi-directional bandwidth
+ * posts; not the one receive a collective reduces at once) */
+static inline int core_recv_nt(const core_req *r)
+{
+    size_t min = util_cfg.recv_nt;
+    return min && r->u.recv.expected >= min && core_s.recv_bytes / 8 >= min;
 }
 void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */

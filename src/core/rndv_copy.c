@@ -284,7 +284,7 @@ void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, cons
     if (f->offset < cap) {
         size_t take = n < cap - f->offset ? n : cap - f->offset;
         const core_dt *dt = r->u.recv.dt;
-        if (dt->contig && busy && r->u.recv.expected >= util_cfg.recv_nt && util_cfg.recv_nt)
+        if (dt->contig && busy && core_recv_nt(r))
             core_st.recv_nt_bytes += util_copy_nt(core_at(r->u.recv.buf, dt->true_lb + (ptrdiff_t)f->offset),
                                                   bytes, take, 1);
         else if (dt->contig)

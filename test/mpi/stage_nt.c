@@ -6,9 +6,10 @@
  * copies: on x86-64 every pool copy of at least DCFA_STAGE_NT bytes (default 4096), so
  * all but the short last fragments; none when the variant sets it to 0 (or off x86-64).
  * Then both ranks stream 512 KiB messages to each other at once: with the copies
- * streamed, the receivers take them through the pool too. dcfa_recv_nt_bytes must count
- * what the receivers copied out of the pool with non-temporal stores: messages of at
- * least DCFA_RECV_NT bytes (1 MiB: none here; the variants lower it) only. */
+ * streamed, the receivers take them through the pool too. Last, rank 1 posts a window of
+ * 16 receives of 256 KiB that rank 0 fills, then one of 512 KiB alone: dcfa_recv_nt_bytes
+ * must count what it copied out of the pool with non-temporal stores, the window's (the
+ * receives under way add up to 8 x DCFA_RECV_NT, 256 KiB) but not the one alone. */
 #include "mtest.h"
 
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 
 #define NMSG 24
 #define BOTH (512 << 10)
+#define NWIN 16
+#define WIN (256 << 10)
 #define MAXLEN (280 << 10)      /* the longest, 272005 bytes, from offset up to 4095 */
 
 int main(int argc, char **argv)
@@ -41,7 +44,6 @@ int main(int argc, char **argv)
     MPI_T_pvar_session_create(&ses);
     unsigned long long nt0 = mtest_pvar_counter(ses, "dcfa_stage_nt_bytes");
     unsigned long long st0 = mtest_pvar_counter(ses, "dcfa_stage_bytes");
-    unsigned long long rnt0 = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes");
 
     /* 1: a stream, every receive posted before the sends start */
     if (rank == 0) {
@@ -83,7 +85,6 @@ int main(int argc, char **argv)
         }
     }
 
-    unsigned long long rnt = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes") - rnt0;
     unsigned long long st1 = mtest_pvar_counter(ses, "dcfa_stage_bytes");
     unsigned long long nt1 = mtest_pvar_counter(ses, "dcfa_stage_nt_bytes");
 
@@ -107,6 +108,43 @@ int main(int argc, char **argv)
             if (!mtest_verify("both ways", in + (size_t)i * BOTH, BOTH, peer, 300 + i))
                 break;
     } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /* 4: the receiver's copy out of the pool (DCFA_RECV_NT): rank 1 posts a window of 16
+     * receives of 256 KiB (4 MiB), which rank 0 then fills; then one receive of 512 KiB
+     * alone, as a collective posts */
+    unsigned long long rwin = 0, rlone = 0;
+    if (rank < 2) {
+        MPI_Request rr[NWIN];
+        unsigned long long r0 = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes");
+        if (rank == 1)
+            for (int i = 0; i < NWIN; i++)
+                MPI_Irecv(buf + (size_t)i * WIN, WIN, MPI_BYTE, 0, 400 + i, MPI_COMM_WORLD, &rr[i]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            for (int i = 0; i < NWIN; i++) {
+                mtest_fill(buf + (size_t)i * WIN, WIN, 0, 400 + i);
+                MPI_Isend(buf + (size_t)i * WIN, WIN, MPI_BYTE, 1, 400 + i, MPI_COMM_WORLD, &rr[i]);
+            }
+        MPI_Waitall(NWIN, rr, MPI_STATUSES_IGNORE);
+        if (rank == 1)
+            for (int i = 0; i < NWIN; i++)
+                if (!mtest_verify("window", buf + (size_t)i * WIN, WIN, 0, 400 + i))
+                    break;
+        unsigned long long r1 = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes");
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            mtest_fill(buf, 2 * WIN, 0, 500);
+            MPI_Send(buf, 2 * WIN, MPI_BYTE, 1, 500, MPI_COMM_WORLD);
+        } else {
+            MPI_Recv(buf, 2 * WIN, MPI_BYTE, 0, 500, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            mtest_verify("alone", buf, 2 * WIN, 0, 500);
+        }
+        rwin = r1 - r0;
+        rlone = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes") - r1;
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
     }
 
@@ -134,29 +172,26 @@ int main(int argc, char **argv)
         } else {
             mtest_check(nt == 0, "rank %d: %llu bytes streamed with DCFA_STAGE_NT=%s", rank, nt, e ? e : "(unset)");
         }
-        /* the receiver's side (sections 1-2): rank 1 takes the stream's messages of at least
-         * DCFA_RECV_NT from the pool (272005 bytes is the longest); rank 0 takes messages of
-         * 64 KiB at most */
+        /* the receiver's side (section 4, rank 1): streamed while the receives under way add
+         * up to 8 times DCFA_RECV_NT (256 KiB): the window's first messages at least (a
+         * fragment that came through the ring, when the pool was held, is not), never the
+         * 512 KiB alone; DCFA_RECV_NT=1 streams both; above 256 KiB or 0, neither */
         const char *er = getenv("DCFA_RECV_NT");
-        long rmin = er ? atol(er) : 1048576;
-        unsigned long long want = 0;
-        if (rank == 1)
-            for (int i = 0; i < NMSG; i++)
-                want += rmin > 0 && len[i] >= (size_t)rmin ? len[i] : 0;
-        if (rank == 1 && rmin > 0 && rmin <= 65536)
-            for (int i = 0; i < 40; i += 2)
-                want += (size_t)(40 << 10) + (size_t)(i + 1) * 613 >= (size_t)rmin ? (40 << 10) + (i + 1) * 613 : 0;
-        if (rank == 0 && rmin > 0 && rmin <= 65536)
-            for (int i = 0; i < 40; i += 2)
-                want += (size_t)(40 << 10) + (size_t)i * 613 >= (size_t)rmin ? (40 << 10) + i * 613 : 0;
+        long rmin = er ? atol(er) : 262144;
 #if defined(__x86_64__)
-        /* every fragment of those that came through the pool (a stream holding half the pool
-         * may send one through the ring): at most all of them, and some */
-        mtest_check(rnt <= want && (want == 0 ? rnt == 0 : rnt > 0),
-                    "rank %d: %llu bytes received with non-temporal stores, expected 1 to %llu", rank, rnt, want);
+        int win_on = rmin > 0 && rmin <= WIN && (unsigned long long)NWIN * WIN / 8 >= (unsigned long long)rmin;
+        int lone_on = rmin > 0 && rmin <= 2 * WIN && 2ull * WIN / 8 >= (unsigned long long)rmin;
 #else
-        mtest_check(rnt == 0, "rank %d: %llu bytes received with non-temporal stores off x86-64", rank, rnt);
+        int win_on = 0, lone_on = 0;
 #endif
+        if (rank == 1) {
+            mtest_check(win_on ? rwin > 0 && rwin <= (unsigned long long)NWIN * WIN : rwin == 0,
+                        "window of %d x %d: %llu bytes received with non-temporal stores (DCFA_RECV_NT=%ld), expected %s",
+                        NWIN, WIN, rwin, rmin, win_on ? "some" : "none");
+            mtest_check(lone_on ? rlone > 0 && rlone <= 2ull * WIN : rlone == 0,
+                        "one receive of %d alone: %llu bytes received with non-temporal stores (DCFA_RECV_NT=%ld), expected %s",
+                        2 * WIN, rlone, rmin, lone_on ? "some" : "none");
+        }
     }
     MPI_T_pvar_session_free(&ses);
     free(buf);
