@@ -539,13 +539,12 @@ void core_req_complete(core_req *r)
         r->u.send.proto_done = 1;   /* completes when the CANCEL is answered */
         return;
     }
+    if (r->kind == CORE_REQ_RECV && !r->complete)
+        core_s.recv_bytes -= r->u.recv.capacity;    /* counted since core_irecv/core_imrecv */
     r->complete = 1;
     if (r->kind == CORE_REQ_SEND && r->u.send.rts_out) {
         r->u.send.rts_out = 0;
         core_s.rndv_out--;
-    } else if (r->kind == CORE_REQ_RECV && r->u.recv.counted) {
-        r->u.recv.counted = 0;
-        core_s.recv_bytes -= r->u.recv.capacity;
     }
     if (r->on_complete)
         r->on_complete(r);
@@ -609,7 +608,6 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
     r->u.recv.src = src_rank;
     r->u.recv.tag = tag;
     r->u.recv.ctx = ctx;
-    r->u.recv.counted = 1;
     core_s.recv_bytes += r->u.recv.capacity;
     *out = r;
     core_msg *m = core_match_unexpected(ctx, src_rank, tag, 1);
@@ -655,7 +653,6 @@ int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *m, core_re
     r->u.recv.src = m->src;
     r->u.recv.tag = m->tag;
     r->u.recv.ctx = m->ctx;
-    r->u.recv.counted = 1;
     core_s.recv_bytes += r->u.recv.capacity;
     *out = r;
     core_recv_from_msg(r, m);

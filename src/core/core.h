@@ -105,7 +105,6 @@ struct core_req {
             size_t received;    /* bytes received through the ring (copy fallback) */
             size_t expected;    /* message size */
             int cancel;         /* cancel asked while an RTR was outstanding */
-            int counted;        /* capacity counted in the receives under way (core_s.recv_bytes) */
         } recv;
         struct {
             core_req *active;   /* the request of the current start, NULL when inactive */

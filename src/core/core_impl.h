@@ -156,7 +156,8 @@ typedef struct core_state {
     core_kvs kvs;
     int finalizing;         /* after the FIN handshake: no SYNC any more */
     int rndv_out;           /* my sends with an RTS out, not complete: traffic goes both ways */
-    size_t recv_bytes;      /* capacity of my receives posted and not complete (DCFA_RECV_NT) */
+    size_t recv_bytes;      /* capacity of my receives not complete (DCFA_RECV_NT): added by
+                               core_irecv and core_imrecv, taken off by core_req_complete */
     struct core_stage {     /* my staging pool (rndv_copy.c), made at the first RTS */
         uint8_t *base;      /* NULL: none yet */
         int failed;         /* creating it failed: not tried again */
@@ -321,6 +322,12 @@ static inline int core_send_lone(int own)
 {
     return core_s.rndv_out == own && !core_stage_pending();
 }
+/* my copies into my staging pool are streamed (DCFA_STAGE_NT, x86-64): then the copy path
+ * wins in streams at every size and with traffic both ways (docs/bench.md) */
+static inline int core_stage_streamed(void)
+{
+    return util_copy_nt_streams(util_cfg.stage_chunk, util_cfg.stage_nt);
+}
 /* DCFA_CMA_MIN resolved (DCFA_CMA_MIN_STREAM for a message that is not `lone`): rendezvous
  * below it go through the staging pool (the copy path). Auto: 0 when the node is
  * oversubscribed (each chunk needs both processes on a core at once); else for a message
@@ -339,7 +346,7 @@ static inline size_t core_cma_min_for(int lone)
         return core_copy_below(NULL, NULL);
     /* a stream: with the copies into the pool streamed (DCFA_STAGE_NT) they win at every
      * size, one way and both ways (docs/bench.md); with ordinary stores below 1 MiB */
-    return util_copy_nt_streams(util_cfg.stage_chunk, util_cfg.stage_nt) ? SIZE_MAX : (size_t)1 << 20;
+    return core_stage_streamed() ? SIZE_MAX : (size_t)1 << 20;
 }
 /* DCFA_COOP_MIN resolved: reads of at least this many bytes are split with the sender
  * (docs/protocol.md); 0: never. Auto: 256 KiB, never on an oversubscribed node (the sender's
@@ -361,7 +368,7 @@ static inline int core_copy_wanted(const core_conn *c, const core_req *r)
  * the stream crossover and below the crossover of a message alone or 1 MiB, whichever is
  * larger (a stream's sender copies every size where its copies are streamed, and declines
  * an RTR; from 1 MiB a declined RTR costs little against the message) */
-static inline int core_stage_fits(const core_conn *c, size_t bytes)
+static inline int core_rtr_unwanted(const core_conn *c, size_t bytes)
 {
     size_t rtr_min = core_cma_min_for(1), stream = core_cma_min_for(0);
     if (rtr_min < (size_t)1 << 20)

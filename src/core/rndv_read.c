@@ -236,8 +236,8 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
      * win both ways too (256 KiB-4 MiB 12-19 against 7-9 GB/s, docs/bench.md). A receive
      * buffer that is not contiguous follows the same rule: read, it is read in place when
      * its pieces are large, else into a bounce buffer and unpacked here */
-    int both_ways_ok = core_s.rndv_out == 0 || util_copy_nt_streams(util_cfg.stage_chunk, util_cfg.stage_nt);
-    int copy = !rv->access || !c->has_rdma || ((env->flags & WIRE_F_COPY) && both_ways_ok);
+    int copy = !rv->access || !c->has_rdma ||
+               ((env->flags & WIRE_F_COPY) && (core_s.rndv_out == 0 || core_stage_streamed()));
     int staged = copy && (env->flags & WIRE_F_STAGED) && core_stage_accept(c);
     if (staged || !rv->access || !c->has_rdma) {
         core_cts_request(c, r, rv->req, staged);

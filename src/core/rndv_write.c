@@ -29,7 +29,7 @@ void core_rtr_maybe_send(core_req *r)
     /* a message this small may go through the sender's staging pool (rndv_copy.c), if it has
      * one and other messages are under way (which only the sender knows); one that fits a
      * chunk comes as staged EAGER once the sender knows I mapped its pool */
-    if (core_stage_fits(c, r->u.recv.capacity) ||
+    if (core_rtr_unwanted(c, r->u.recv.capacity) ||
         (c->peer_stage && core_stage_eager_fits(r->u.recv.capacity)))
         return;
     void *buf = core_at(r->u.recv.buf, r->u.recv.dt->true_lb);
