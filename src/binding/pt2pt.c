@@ -13,8 +13,8 @@
 enum { CHK_SEND, CHK_RECV };
 
 /* checks shared by every call that names (buf, count, datatype, peer, tag, comm) */
-static int pt2pt_check(const char *fn, int kind, const void *buf, MPI_Aint count, MPI_Datatype dt,
-                       int peer, int tag, MPI_Comm comm, mpii_comm **out)
+static inline __attribute__((always_inline)) int pt2pt_check_t(const char *fn, int kind, const void *buf, MPI_Aint count, MPI_Datatype dt,
+                         int peer, int tag, MPI_Comm comm, mpii_comm **out, mpii_dtype **tout)
 {
     mpii_comm *c = mpii_comm_get(comm);
     if (!c)
@@ -39,7 +39,15 @@ static int pt2pt_check(const char *fn, int kind, const void *buf, MPI_Aint count
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TAG, fn, "tag=%d is outside 0..MPI_TAG_UB (%d)",
                         tag, PT2PT_TAG_UB);
     *out = c;
+    *tout = t;
     return MPI_SUCCESS;
+}
+
+static int pt2pt_check(const char *fn, int kind, const void *buf, MPI_Aint count, MPI_Datatype dt,
+                       int peer, int tag, MPI_Comm comm, mpii_comm **out)
+{
+    mpii_dtype *t = NULL;
+    return pt2pt_check_t(fn, kind, buf, count, dt, peer, tag, comm, out, &t);
 }
 
 static int pt2pt_opfail(const char *fn, MPI_Comm comm, int err)
@@ -62,16 +70,16 @@ static int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count
                       int tag, MPI_Comm comm)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check(fn, CHK_SEND, buf, count, dt, dest, tag, comm, &c);
+    mpii_dtype *t = NULL;
+    int rc = pt2pt_check_t(fn, CHK_SEND, buf, count, dt, dest, tag, comm, &c, &t);
     if (rc != MPI_SUCCESS)
         return rc;
-    mpii_dtype *t = mpii_dtype_get(dt);
     if ((mode == CORE_SEND_STD || mode == CORE_SEND_READY) && t->dt.contig && dest != MPI_PROC_NULL &&
         core_send_eager_now(mpii_buf_at(buf, t->dt.true_lb), (size_t)count * t->dt.size,
                             mpii_comm_peer_lpid(c, dest), c->rank, tag, c->ctx) == UTIL_OK)
         return MPI_SUCCESS;
     core_req *r;
-    rc = mpii_start_send(buf, count, dt, dest, tag, c, 0, mode, &r);
+    rc = mpii_start_send_t(buf, count, t, dest, tag, c, 0, mode, &r);
     if (rc != MPI_SUCCESS)
         return pt2pt_opfail(fn, comm, rc);
     mpii_req_wait_one(r);
@@ -101,16 +109,17 @@ int b_Recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int sour
               MPI_Status *status)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check(fn, CHK_RECV, buf, count, dt, source, tag, comm, &c);
+    mpii_dtype *t = NULL;
+    int rc = pt2pt_check_t(fn, CHK_RECV, buf, count, dt, source, tag, comm, &c, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
-    rc = mpii_start_recv(buf, count, dt, source, tag, c, 0, &r);
+    rc = mpii_start_recv_t(buf, count, t, source, tag, c, 0, &r);
     if (rc != MPI_SUCCESS)
         return pt2pt_opfail(fn, comm, rc);
     mpii_req_wait_one(r);
     MPI_Request h = pt2pt_handle(r);
-    rc = mpii_req_finish(&h, status);
+    rc = mpii_req_finish(r, &h, status);
     return pt2pt_opfail(fn, comm, rc);
 }
 
@@ -134,7 +143,7 @@ int b_Sendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype 
     mpii_req_wait_one(rr);
     mpii_req_release(sr);
     MPI_Request h = pt2pt_handle(rr);
-    rc = mpii_req_finish(&h, status);
+    rc = mpii_req_finish(rr, &h, status);
     return pt2pt_opfail(fn, comm, rc);
 }
 
@@ -166,23 +175,24 @@ int b_Sendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype 
     mpii_req_release(sr);
     free(tmp);
     MPI_Request h = pt2pt_handle(rr);
-    rc = mpii_req_finish(&h, status);
+    rc = mpii_req_finish(rr, &h, status);
     return pt2pt_opfail(fn, comm, rc);
 }
 
 /* ---- nonblocking ------------------------------------------------------------------------ */
 
-static int pt2pt_isend(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt,
+static inline __attribute__((always_inline)) int pt2pt_isend(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt,
                        int dest, int tag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check(fn, CHK_SEND, buf, count, dt, dest, tag, comm, &c);
+    mpii_dtype *t = NULL;
+    int rc = pt2pt_check_t(fn, CHK_SEND, buf, count, dt, dest, tag, comm, &c, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!req)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_REQUEST, fn, "request: NULL pointer");
     core_req *r;
-    rc = mpii_start_send(buf, count, dt, dest, tag, c, 0, mode, &r);
+    rc = mpii_start_send_t(buf, count, t, dest, tag, c, 0, mode, &r);
     if (rc != MPI_SUCCESS)
         return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
@@ -209,11 +219,12 @@ int b_Ibsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, 
 int b_Irecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req)
 {
     mpii_comm *c = NULL;
-    int rc = pt2pt_check(fn, CHK_RECV, buf, count, dt, source, tag, comm, &c);
+    mpii_dtype *t = NULL;
+    int rc = pt2pt_check_t(fn, CHK_RECV, buf, count, dt, source, tag, comm, &c, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     core_req *r;
-    rc = mpii_start_recv(buf, count, dt, source, tag, c, 0, &r);
+    rc = mpii_start_recv_t(buf, count, t, source, tag, c, 0, &r);
     if (rc != MPI_SUCCESS)
         return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
@@ -329,49 +340,47 @@ static int pt2pt_empty(MPI_Status *st)
     return MPI_SUCCESS;
 }
 
-static int pt2pt_finish(const char *fn, MPI_Request *h, MPI_Status *st)
+static int pt2pt_finish(const char *fn, core_req *r, MPI_Request *h, MPI_Status *st)
 {
-    core_req *r = mpii_req_get(*h);
     int comm = r->comm;
-    int rc = mpii_req_finish(h, st);
+    int rc = mpii_req_finish(r, h, st);
     return pt2pt_opfail(fn, comm, rc);
 }
 
 int PMPI_Wait(MPI_Request *req, MPI_Status *status)
 {
-    int rc = pt2pt_req_check("MPI_Wait", *req);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (mpii_req_inactive(*req))
-        return pt2pt_empty(status);
-    mpii_req_wait_one(mpii_req_get(*req));
-    return pt2pt_finish("MPI_Wait", req, status);
+    core_req *r = mpii_req_active_of(*req);
+    if (!r) {
+        int rc = pt2pt_req_check("MPI_Wait", *req);
+        return rc != MPI_SUCCESS ? rc : pt2pt_empty(status);
+    }
+    mpii_req_wait_one(r);
+    return pt2pt_finish("MPI_Wait", r, req, status);
 }
 
 int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
-    int rc = pt2pt_req_check("MPI_Test", *req);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (mpii_req_inactive(*req)) {
+    core_req *r = mpii_req_active_of(*req);
+    if (!r) {
+        int rc = pt2pt_req_check("MPI_Test", *req);
+        if (rc != MPI_SUCCESS)
+            return rc;
         *flag = 1;
         return pt2pt_empty(status);
     }
-    core_req *r = mpii_req_get(*req);
     if (!mpii_req_is_done(r))
         mpii_progress();
     *flag = mpii_req_is_done(r);
     if (!*flag)
         return MPI_SUCCESS;
-    return pt2pt_finish("MPI_Test", req, status);
+    return pt2pt_finish("MPI_Test", r, req, status);
 }
 
 /* multiple completion: errors go to MPI_ERROR of each status and MPI_ERR_IN_STATUS */
-static int pt2pt_finish_many(const char *fn, MPI_Request *h, MPI_Status *st, int *any_err, int *comm)
+static int pt2pt_finish_many(core_req *r, MPI_Request *h, MPI_Status *st, int *any_err, int *comm)
 {
-    core_req *r = mpii_req_get(*h);
     *comm = r->comm;
-    int rc = mpii_req_finish(h, st);
+    int rc = mpii_req_finish(r, h, st);
     if (st != MPI_STATUS_IGNORE)
         st->MPI_ERROR = rc;
     if (rc != MPI_SUCCESS)
@@ -422,12 +431,13 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
         return rc;
     int any_err = 0, comm = MPI_COMM_WORLD;
     for (int i = 0; i < count; i++) {
-        if (mpii_req_inactive(reqs[i])) {
+        core_req *r = mpii_req_active_of(reqs[i]);
+        if (!r) {
             pt2pt_empty(pt2pt_st(statuses, i));
             continue;
         }
-        mpii_req_wait_one(mpii_req_get(reqs[i]));
-        pt2pt_finish_many("MPI_Waitall", &reqs[i], pt2pt_st(statuses, i), &any_err, &comm);
+        mpii_req_wait_one(r);
+        pt2pt_finish_many(r, &reqs[i], pt2pt_st(statuses, i), &any_err, &comm);
     }
     return pt2pt_in_status("MPI_Waitall", any_err, comm);
 }
@@ -439,7 +449,8 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
         return rc;
     mpii_progress();
     for (int i = 0; i < count; i++) {
-        if (!mpii_req_inactive(reqs[i]) && !mpii_req_is_done(mpii_req_get(reqs[i]))) {
+        core_req *r = mpii_req_active_of(reqs[i]);
+        if (r && !mpii_req_is_done(r)) {
             *flag = 0;
             return MPI_SUCCESS;
         }
@@ -447,10 +458,11 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     *flag = 1;
     int any_err = 0, comm = MPI_COMM_WORLD;
     for (int i = 0; i < count; i++) {
-        if (mpii_req_inactive(reqs[i]))
+        core_req *r = mpii_req_active_of(reqs[i]);
+        if (!r)
             pt2pt_empty(pt2pt_st(statuses, i));
         else
-            pt2pt_finish_many("MPI_Testall", &reqs[i], pt2pt_st(statuses, i), &any_err, &comm);
+            pt2pt_finish_many(r, &reqs[i], pt2pt_st(statuses, i), &any_err, &comm);
     }
     return pt2pt_in_status("MPI_Testall", any_err, comm);
 }
@@ -460,13 +472,14 @@ static int pt2pt_testany(const char *fn, int count, MPI_Request reqs[], int *ind
 {
     int active = 0;
     for (int i = 0; i < count; i++) {
-        if (mpii_req_inactive(reqs[i]))
+        core_req *r = mpii_req_active_of(reqs[i]);
+        if (!r)
             continue;
         active++;
-        if (mpii_req_is_done(mpii_req_get(reqs[i]))) {
+        if (mpii_req_is_done(r)) {
             *index = i;
             *flag = 1;
-            return pt2pt_finish(fn, &reqs[i], status);
+            return pt2pt_finish(fn, r, &reqs[i], status);
         }
     }
     *index = MPI_UNDEFINED;
@@ -509,11 +522,12 @@ static int pt2pt_testsome(const char *fn, int incount, MPI_Request reqs[], int *
 {
     int active = 0, n = 0, any_err = 0, comm = MPI_COMM_WORLD;
     for (int i = 0; i < incount; i++) {
-        if (mpii_req_inactive(reqs[i]))
+        core_req *r = mpii_req_active_of(reqs[i]);
+        if (!r)
             continue;
         active++;
-        if (mpii_req_is_done(mpii_req_get(reqs[i]))) {
-            pt2pt_finish_many(fn, &reqs[i], pt2pt_st(statuses, n), &any_err, &comm);
+        if (mpii_req_is_done(r)) {
+            pt2pt_finish_many(r, &reqs[i], pt2pt_st(statuses, n), &any_err, &comm);
             indices[n++] = i;
         }
     }

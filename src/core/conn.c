@@ -72,11 +72,8 @@ void core_conn_ready(void *ctx, int status)
         c->fab->ops->tx_credit(c->fc, c->tx_limit);
 }
 
-core_conn *core_conn_get(int lpid)
+core_conn *core_conn_first(int lpid)
 {
-    core_conn *c = core_s.conns[lpid];
-    if (c)
-        return c;
     char why[128];
     char card[CORE_CARD_MAX];
     core_fab *f = core_fab_choose(lpid, card, sizeof card, why, sizeof why);
@@ -116,56 +113,19 @@ int core_conn_incoming(const fab_ops *fab, int peer)
 _Static_assert(WIRE_TYPE_MAX < sizeof core_st.sent / sizeof core_st.sent[0],
                "the packet counters have a slot for every type");
 
-static inline wire_hdr *core_conn_tx_at(core_conn *c)
+/* the rest of the ring before a packet of k blocks, as a PAD once its blocks are free (a SYNC
+ * never needs one: it is one block). So a sender never needs more than the blocks of its
+ * packet + 1 at once, and the receiver's SYNC rule can promise them. 0 when out of credit */
+int core_conn_tx_pad(core_conn *c, uint32_t pad)
 {
-    if (c->tx_ring)
-        return (wire_hdr *)(c->tx_ring + (size_t)(c->tx_count & (c->nblocks - 1)) * core_s.block_size);
-    return c->fab->ops->tx_block(c->fc, c->tx_count);
-}
-
-wire_hdr *core_conn_tx_begin(core_conn *c, size_t len, int control)
-{
-    /* a packet needs its blocks + for data the one kept for SYNC */
-    uint32_t k = core_blocks((uint32_t)len);
-    uint32_t at = c->tx_count & (c->nblocks - 1);
-    uint32_t pad = at + k > c->nblocks && !c->rx_shared ? c->nblocks - at : 0;
-    int32_t credit = (int32_t)(c->tx_limit - c->tx_count);
-    if (pad) {
-        /* the rest of the ring first: a PAD, as soon as its blocks are free (a SYNC never
-         * needs one: it is one block). So a sender never needs more than the blocks of its
-         * packet + 1 at once, and the receiver's SYNC rule can promise them */
-        if (credit < (int32_t)pad + 1)
-            return NULL;
-        wire_hdr *h = core_conn_tx_at(c);
-        memset(h, 0, sizeof *h);
-        h->type = WIRE_PAD;
-        h->len = (uint32_t)(pad * core_s.block_size - sizeof *h);
-        core_conn_tx_end(c, h);
-        credit -= (int32_t)pad;
-    }
-    if (credit < (int32_t)(k + (control ? 0 : 1)))
-        return NULL;
-    return core_conn_tx_at(c);
-}
-
-void core_conn_tx_end(core_conn *c, wire_hdr *h)
-{
-    h->version = WIRE_VERSION;
-    h->credit = c->rx_freed;
-    c->rx_advertised = c->rx_freed;
-    if (h->type <= WIRE_TYPE_MAX)
-        core_st.sent[h->type]++;
-    uint32_t pos = c->tx_count;
-    c->tx_count += core_blocks(h->len);
-    /* The tail marker: on a mapped ring a release store (fabric.h), else the fabric's post.
-     * Only the header's block gets a mark; the blocks after it hold payload, and the
-     * receiver clears their first words once it has consumed the packet
-     * (core_progress_conn). (A sender clearing the next header's place instead put a
-     * second cache line on every small message's path: 10-40% on 8-byte latency.) */
-    if (c->tx_ring)
-        atomic_store_explicit((_Atomic uint32_t *)&h->mark, pos + 1, memory_order_release);
-    else
-        c->fab->ops->tx_post(c->fc, pos, h, sizeof *h + h->len);
+    if ((int32_t)(c->tx_limit - c->tx_count) < (int32_t)pad + 1)
+        return 0;
+    wire_hdr *h = core_conn_tx_at(c);
+    memset(h, 0, sizeof *h);
+    h->type = WIRE_PAD;
+    h->len = (uint32_t)(pad * core_s.block_size - sizeof *h);
+    core_conn_tx_end(c, h);
+    return 1;
 }
 
 void core_conn_backlog(core_conn *c, core_pend *p)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 core_state core_s;
+util_htab core_reqs;
 core_stats core_st;
 
 static int core_lpid_of_up(fab_gid gid) { return core_lpid_of(gid); }
@@ -295,7 +296,7 @@ int core_init(const core_params *p)
         core_s.procs[i].gid = FAB_GID(core_s.job, i);
     util_queue_init(&core_s.posted);
     util_queue_init(&core_s.unexpected);
-    util_htab_init(&core_s.reqs, sizeof(core_req), 1);
+    util_htab_init(&core_reqs, sizeof(core_req), 1);
     core_s.fp = (fab_params){.job_id = core_s.job_id, .self = p->self, .nprocs = p->nprocs,
                              .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
                              .local_nblocks = core_s.local_nblocks,
@@ -504,7 +505,7 @@ int core_finalize(void)
     free(core_s.conns);
     free(core_s.active);
     free(core_s.held);
-    util_htab_destroy(&core_s.reqs);
+    util_htab_destroy(&core_reqs);
     return UTIL_OK;
 }
 
@@ -513,7 +514,8 @@ int core_finalize(void)
 core_req *core_req_alloc(int kind)
 {
     int id;
-    core_req *r = util_htab_alloc(&core_s.reqs, &id);
+    core_req *r = util_htab_take(&core_reqs, &id);
+    util_zero(r, sizeof *r);
     r->kind = kind;
     r->id = id;
     r->qn.next = r->qn.prev = &r->qn;
@@ -521,16 +523,11 @@ core_req *core_req_alloc(int kind)
     return r;
 }
 
-core_req *core_req_get(int id) { return util_htab_get(&core_s.reqs, id); }
-
-void core_req_free(core_req *r)
+void core_req_rndv_drop(core_req *r)
 {
-    if (__builtin_expect(r->rndv != NULL, 0)) {
-        core_req_mem_drop(r);
-        free(r->rndv);
-        r->rndv = NULL;
-    }
-    util_htab_free(&core_s.reqs, r->id);
+    core_req_mem_drop(r);
+    free(r->rndv);
+    r->rndv = NULL;
 }
 
 void core_req_complete(core_req *r)
@@ -617,7 +614,8 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
     }
     r->u.recv.state = CORE_R_POSTED;
     util_queue_push(&core_s.posted, &r->qn);
-    core_rtr_maybe_send(r);
+    if (r->u.recv.capacity > core_s.eager_max)
+        core_rtr_maybe_send(r);
     return UTIL_OK;
 }
 
@@ -841,7 +839,7 @@ void core_dump_pending(void)
     char t[32], sbuf[32];
     int n = 0;
     util_log("pending operations (hang report):");
-    for (int id = 1; id < core_s.reqs.next_unused; id++) {
+    for (int id = 1; id < core_reqs.next_unused; id++) {
         core_req *r = core_req_get(id);
         if (!r || r->complete)
             continue;

@@ -167,8 +167,16 @@ int core_proc_cards(int lpid, char *buf, size_t len);
 int core_disconnect(const int *lpids, int n);
 
 core_req *core_req_alloc(int kind);
-core_req *core_req_get(int id);     /* NULL if id is not a live request */
-void core_req_free(core_req *r);
+/* the request table: ids are its indices (inline: every MPI_Request lookup comes here) */
+extern util_htab core_reqs;
+static inline core_req *core_req_get(int id) { return util_htab_get(&core_reqs, id); }   /* NULL if not live */
+void core_req_rndv_drop(core_req *r);      /* core_req_free of a request with rendezvous state */
+static inline void core_req_free(core_req *r)
+{
+    if (__builtin_expect(r->rndv != NULL, 0))
+        core_req_rndv_drop(r);
+    util_htab_free(&core_reqs, r->id);
+}
 void core_req_complete(core_req *r);/* marks complete and runs on_complete */
 
 int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,

@@ -15,7 +15,7 @@ static void core_pack(const core_req *r, void *out, size_t off, size_t len)
     if (len == 0)
         return;
     if (dt->contig)
-        memcpy(out, core_at(r->u.send.buf, dt->true_lb + (ptrdiff_t)off), len);
+        util_copy_small(out, core_at(r->u.send.buf, dt->true_lb + (ptrdiff_t)off), len);
     else
         core_dt_pack(r->u.send.buf, r->u.send.count, dt, off, out, len);
 }
@@ -134,7 +134,7 @@ static int core_unpack_to(core_req *r, const void *data, size_t size, size_t *go
     const core_dt *dt = r->u.recv.dt;
     if (n) {
         if (dt->contig)
-            memcpy(core_at(r->u.recv.buf, dt->true_lb), data, n);
+            util_copy_small(core_at(r->u.recv.buf, dt->true_lb), data, n);
         else
             core_dt_unpack(r->u.recv.buf, r->u.recv.count, dt, 0, data, n);
     }

@@ -19,9 +19,9 @@
 
 void core_rtr_maybe_send(core_req *r)
 {
-    if (util_cfg.rndv_mode == 1 /* read */ || r->u.recv.lpid < 0 ||
-        r->u.recv.lpid == core_s.self || r->u.recv.tag == MPI_ANY_TAG || !r->u.recv.dt->contig ||
-        r->u.recv.capacity <= core_s.eager_max)
+    if (r->u.recv.capacity <= core_s.eager_max || util_cfg.rndv_mode == 1 /* read */ ||
+        r->u.recv.lpid < 0 || r->u.recv.lpid == core_s.self || r->u.recv.tag == MPI_ANY_TAG ||
+        !r->u.recv.dt->contig)
         return;
     core_conn *c = core_conn_get(r->u.recv.lpid);
     if (!c || !c->has_rdma || c->rtr_out || core_posted_blocks_rtr(r))

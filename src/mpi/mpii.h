@@ -92,7 +92,15 @@ typedef struct mpii_comm {
     int neighbours;         /* processes its MPI_Comm_spawn started, counted as sharing the
                                node (the wait policy) until it is destroyed */
 } mpii_comm;
-mpii_comm *mpii_comm_get(MPI_Comm h);       /* NULL if not a valid communicator handle */
+/* NULL if not a valid communicator handle (inline: every call that names a communicator) */
+extern util_htab mpii_comm_tab;
+static inline mpii_comm *mpii_comm_get(MPI_Comm h)
+{
+    if (MPII_HANDLE_KIND(h) != MPII_KIND_COMM)
+        return NULL;
+    mpii_comm *c = (mpii_comm *)util_htab_get(&mpii_comm_tab, MPII_HANDLE_INDEX(h));
+    return c && c->handle == h && c->refcount > 0 ? c : NULL;
+}
 /* the process id behind a destination/source rank: the remote group's for inter-communicators */
 static inline int mpii_comm_peer_lpid(const mpii_comm *c, int rank)
 {

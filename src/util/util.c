@@ -254,14 +254,6 @@ void *util_htab_alloc(util_htab *t, int *index)
     return *slot;
 }
 
-void util_htab_free(util_htab *t, int index)
-{
-    if (index <= 0 || index >= t->next_unused || t->free_next[index] != -2)
-        return;
-    t->free_next[index] = t->free_head;
-    t->free_head = index;
-}
-
 void util_htab_destroy(util_htab *t)
 {
     for (int c = 0; c < t->nchunks; c++) {

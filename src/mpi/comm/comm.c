@@ -34,7 +34,7 @@ enum {
     COMM_TAG_MERGE
 };
 
-static util_htab comm_tab;
+util_htab mpii_comm_tab;   /* zeroed while not initialized: every lookup fails */
 static int comm_inited;
 /* the communicator holding each context pair in this process (at most one:
  * comm.h), for the core's check of who may send what */
@@ -50,16 +50,6 @@ static int comm_peer_of(uint32_t ctx, int32_t src)
     if (src < 0 || src >= mpii_comm_peer_size(c))
         return CORE_PEER_NO_RANK;
     return mpii_comm_peer_lpid(c, src);
-}
-
-mpii_comm *mpii_comm_get(MPI_Comm h)
-{
-    if (!comm_inited || MPII_HANDLE_KIND(h) != MPII_KIND_COMM)
-        return NULL;
-    mpii_comm *c = util_htab_get(&comm_tab, MPII_HANDLE_INDEX(h));
-    if (!c || c->handle != h || c->refcount <= 0)
-        return NULL;
-    return c;
 }
 
 /* ---- objects ------------------------------------------------------------------------ */
@@ -86,7 +76,7 @@ static mpii_comm *comm_build(const mpii_comm *parent, mpii_group *g, mpii_group 
                              int local_pair)
 {
     int idx;
-    mpii_comm *c = util_htab_alloc(&comm_tab, &idx);
+    mpii_comm *c = util_htab_alloc(&mpii_comm_tab, &idx);
     c->handle = MPII_HANDLE(MPII_KIND_COMM, idx);
     mpii_ctx_take(&mpii_ctx_st, pair);
     comm_fill(c, parent, g, mpii_ctx_of_pair(pair));
@@ -117,7 +107,7 @@ static void comm_destroy(mpii_comm *c)
     if (c->info != MPI_INFO_NULL)
         PMPI_Info_free(&c->info);
     c->refcount = 0;
-    util_htab_free(&comm_tab, MPII_HANDLE_INDEX(c->handle));
+    util_htab_free(&mpii_comm_tab, MPII_HANDLE_INDEX(c->handle));
 }
 
 void mpii_comm_ref(mpii_comm *c) { c->refcount++; }
@@ -148,7 +138,7 @@ int mpii_comm_free(mpii_comm *c)
 
 static void comm_predefined(int index, int size, const int *lpids, uint32_t ctx, const char *name)
 {
-    mpii_comm *c = util_htab_get(&comm_tab, index);
+    mpii_comm *c = util_htab_get(&mpii_comm_tab, index);
     c->handle = MPII_HANDLE(MPII_KIND_COMM, index);
     comm_fill(c, NULL, mpii_group_create(size, lpids), ctx);
     strcpy(c->name, name);
@@ -156,7 +146,7 @@ static void comm_predefined(int index, int size, const int *lpids, uint32_t ctx,
 
 int mpii_comm_init_world(void)
 {
-    util_htab_init(&comm_tab, sizeof(mpii_comm), COMM_SELF_INDEX + 1);
+    util_htab_init(&mpii_comm_tab, sizeof(mpii_comm), COMM_SELF_INDEX + 1);
     comm_inited = 1;
     mpii_ctx_space_init(&mpii_ctx_st);
     int n = mpii_st.world_size;
@@ -178,15 +168,15 @@ void mpii_comm_finalize(void)
 {
     if (!comm_inited)
         return;
-    for (int i = 1; i < comm_tab.next_unused; i++) {
-        mpii_comm *c = util_htab_get(&comm_tab, i);
+    for (int i = 1; i < mpii_comm_tab.next_unused; i++) {
+        mpii_comm *c = util_htab_get(&mpii_comm_tab, i);
         if (c && c->refcount > 0) {
             mpii_attr_delete_all(MPII_OBJ_COMM, c->handle, &c->attrs);
             mpii_attr_drop_all(&c->attrs);
             coll_shm_release(c);
         }
     }
-    util_htab_destroy(&comm_tab);
+    util_htab_destroy(&mpii_comm_tab);
     memset(comm_by_pair, 0, sizeof comm_by_pair);
     comm_inited = 0;
     mpii_group_finalize();

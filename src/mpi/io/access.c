@@ -146,9 +146,10 @@ int io_split_end(io_file *f, int write, int where, MPI_Status *st)
         io_status(st, 0);
         return f->split_err;
     }
-    mpii_req_wait_one(mpii_req_get(h));
+    core_req *r = mpii_req_get(h);
+    mpii_req_wait_one(r);
     MPI_Status tmp;
-    int rc = mpii_req_finish(&h, &tmp);
+    int rc = mpii_req_finish(r, &h, &tmp);
     io_status(st, tmp.dcfa_count);
     return rc;
 }

@@ -103,48 +103,59 @@ static core_req *mpii_req_null_op(mpii_comm *c)
     return r;
 }
 
-static int mpii_hold_dtype(core_req *r, MPI_Datatype dt)
+/* a derived datatype lives as long as the operations that use it */
+static void mpii_hold_dtype(core_req *r, mpii_dtype *t)
 {
-    mpii_dtype *t = mpii_dtype_get(dt);
-    if (t && !t->predefined) {
+    if (!t->predefined) {
         mpii_dtype_ref(t);
         r->dtype = t;
     }
-    return MPI_SUCCESS;
 }
 
-int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
-                    mpii_comm *c, int coll, int mode, core_req **out)
+int mpii_start_send_t(const void *buf, MPI_Aint count, mpii_dtype *t, int dest, int tag,
+                      mpii_comm *c, int coll, int mode, core_req **out)
 {
     if (dest == MPI_PROC_NULL) {
         *out = mpii_req_null_op(c);
         return MPI_SUCCESS;
     }
     if (mode == CORE_SEND_BUFFERED)
-        return mpii_bsend_start(buf, count, dt, dest, tag, c, out);
-    mpii_dtype *t = mpii_dtype_get(dt);
+        return mpii_bsend_start(buf, count, t->handle, dest, tag, c, out);
     int rc = core_isend(buf, (size_t)count, &t->dt, mpii_comm_peer_lpid(c, dest), c->rank, tag,
                         c->ctx + (coll ? 1u : 0u), mode, out);
     if (rc != UTIL_OK)
         return mpii_errclass(rc);
     (*out)->comm = c->handle;
-    return mpii_hold_dtype(*out, dt);
+    mpii_hold_dtype(*out, t);
+    return MPI_SUCCESS;
 }
 
-int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
-                    int coll, core_req **out)
+int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
+                    mpii_comm *c, int coll, int mode, core_req **out)
+{
+    return mpii_start_send_t(buf, count, mpii_dtype_get(dt), dest, tag, c, coll, mode, out);
+}
+
+int mpii_start_recv_t(void *buf, MPI_Aint count, mpii_dtype *t, int src, int tag, mpii_comm *c,
+                      int coll, core_req **out)
 {
     if (src == MPI_PROC_NULL) {
         *out = mpii_req_null_op(c);
         return MPI_SUCCESS;
     }
-    mpii_dtype *t = mpii_dtype_get(dt);
     int lpid = src == MPI_ANY_SOURCE ? -1 : mpii_comm_peer_lpid(c, src);
     int rc = core_irecv(buf, (size_t)count, &t->dt, lpid, src, tag, c->ctx + (coll ? 1u : 0u), out);
     if (rc != UTIL_OK)
         return mpii_errclass(rc);
     (*out)->comm = c->handle;
-    return mpii_hold_dtype(*out, dt);
+    mpii_hold_dtype(*out, t);
+    return MPI_SUCCESS;
+}
+
+int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
+                    int coll, core_req **out)
+{
+    return mpii_start_recv_t(buf, count, mpii_dtype_get(dt), src, tag, c, coll, out);
 }
 
 /* ---- completion ---------------------------------------------------------------------- */
@@ -168,13 +179,6 @@ static void mpii_status_empty(MPI_Status *st)
     st->dcfa_cancelled = 0;
 }
 
-core_req *mpii_req_get(MPI_Request h)
-{
-    if (MPII_HANDLE_KIND(h) != MPII_KIND_REQUEST)
-        return NULL;
-    return core_req_get(MPII_HANDLE_INDEX(h));
-}
-
 /* the request a handle waits on: for persistent requests their active operation */
 static core_req *mpii_req_active(core_req *r)
 {
@@ -183,7 +187,7 @@ static core_req *mpii_req_active(core_req *r)
     return r;
 }
 
-int mpii_req_is_done(core_req *r)
+int mpii_req_is_done_other(core_req *r)
 {
     if (r->kind == CORE_REQ_PERSIST && r->owner)
         mpii_part_poll(r);
@@ -193,33 +197,27 @@ int mpii_req_is_done(core_req *r)
     return !a || a->complete;
 }
 
-/* finish a completed request: status out, free (or deactivate), handle updated; returns the
- * operation's error class */
-int mpii_req_finish(MPI_Request *h, MPI_Status *st)
+int mpii_req_finish(core_req *r, MPI_Request *h, MPI_Status *st)
 {
-    core_req *r = mpii_req_get(*h);
     int err;
-    if (r->kind == CORE_REQ_PERSIST) {
-        core_req *a = r->u.persist.active;
-        if (!a) {
-            mpii_status_empty(st);
-            return MPI_SUCCESS;
+    if (__builtin_expect(r->kind != CORE_REQ_SEND && r->kind != CORE_REQ_RECV, 0)) {
+        if (r->kind == CORE_REQ_PERSIST) {
+            core_req *a = r->u.persist.active;
+            if (!a) {
+                mpii_status_empty(st);
+                return MPI_SUCCESS;
+            }
+            mpii_status_out(a, st);
+            err = a->status.MPI_ERROR;
+            mpii_req_release(a);
+            r->u.persist.active = NULL;
+            return err;
         }
-        mpii_status_out(a, st);
-        err = a->status.MPI_ERROR;
-        mpii_req_release(a);
-        r->u.persist.active = NULL;
-        return err;
-    }
-    if (r->kind == CORE_REQ_SCHED) {
-        int rc = coll_sched_req_finish(r, st);
-        *h = MPI_REQUEST_NULL;
-        return rc;
-    }
-    if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL) {
-        int rc = mpii_req_finish_other(r, st);
-        *h = MPI_REQUEST_NULL;
-        return rc;
+        if (r->kind == CORE_REQ_SCHED || r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL) {
+            err = r->kind == CORE_REQ_SCHED ? coll_sched_req_finish(r, st) : mpii_req_finish_other(r, st);
+            *h = MPI_REQUEST_NULL;
+            return err;
+        }
     }
     mpii_status_out(r, st);
     err = r->status.MPI_ERROR;
@@ -228,15 +226,9 @@ int mpii_req_finish(MPI_Request *h, MPI_Status *st)
     return err;
 }
 
+int mpii_req_inactive(MPI_Request h) { return !mpii_req_active_of(h); }
 
-int mpii_req_inactive(MPI_Request h)
-{
-    core_req *r = mpii_req_get(h);
-    return !r || (r->kind == CORE_REQ_PERSIST && !r->u.persist.active);
-}
-
-/* progress until r is done, yielding when idle */
-void mpii_req_wait_one(core_req *r)
+void mpii_req_wait_slow(core_req *r)
 {
     util_backoff b;
     util_backoff_reset(&b);
@@ -353,7 +345,7 @@ int mpii_waitall(int n, MPI_Request *reqs, MPI_Status *statuses)
             continue;
         core_req *r = mpii_req_get(reqs[i]);
         mpii_req_wait_one(r);
-        int e = mpii_req_finish(&reqs[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+        int e = mpii_req_finish(r, &reqs[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
         if (e != MPI_SUCCESS)
             err = e;
     }

@@ -10,6 +10,11 @@ int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, 
                     mpii_comm *c, int coll, int mode, core_req **out);
 int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
                     int coll, core_req **out);
+/* the same with the datatype already looked up (the bindings, which checked it) */
+int mpii_start_send_t(const void *buf, MPI_Aint count, mpii_dtype *t, int dest, int tag,
+                      mpii_comm *c, int coll, int mode, core_req **out);
+int mpii_start_recv_t(void *buf, MPI_Aint count, mpii_dtype *t, int src, int tag, mpii_comm *c,
+                      int coll, core_req **out);
 
 /* bsend.c: buffered mode. A buffer is attached to a slot: the process's
  * (mpii_bbuf_process()), a communicator's (&c->bbuf) or a session's
@@ -26,11 +31,39 @@ void mpii_bbuf_drop(mpii_bbuf **slot);        /* detach if attached (object tear
 void mpii_bbuf_flush(mpii_bbuf *bb);          /* waits until no send of bb is in flight */
 int mpii_bbuf_iflush(mpii_bbuf *bb, core_req **out); /* a request completing then */
 
-core_req *mpii_req_get(MPI_Request h);      /* NULL if not a live request */
-int mpii_req_is_done(core_req *r);
-int mpii_req_finish(MPI_Request *h, MPI_Status *st);
+/* NULL if not a live request */
+static inline core_req *mpii_req_get(MPI_Request h)
+{
+    if (MPII_HANDLE_KIND(h) != MPII_KIND_REQUEST)
+        return NULL;
+    return core_req_get(MPII_HANDLE_INDEX(h));
+}
+int mpii_req_is_done_other(core_req *r);     /* mpii_req_is_done of the other kinds */
+/* a point-to-point operation is done when complete; the other kinds ask their owners */
+static inline int mpii_req_is_done(core_req *r)
+{
+    if (r->kind == CORE_REQ_SEND || r->kind == CORE_REQ_RECV)
+        return r->complete;
+    return mpii_req_is_done_other(r);
+}
+/* finish r, the request behind handle *h, once done: status out, freed (or made inactive), *h
+ * updated; returns the operation's error class */
+int mpii_req_finish(core_req *r, MPI_Request *h, MPI_Status *st);
 int mpii_req_inactive(MPI_Request h);        /* null or inactive persistent */
-void mpii_req_wait_one(core_req *r);
+/* the request behind h if it is active: NULL for MPI_REQUEST_NULL, an unknown handle and an
+ * inactive persistent request (one lookup for the completion calls' whole work) */
+static inline core_req *mpii_req_active_of(MPI_Request h)
+{
+    core_req *r = mpii_req_get(h);
+    return r && !(r->kind == CORE_REQ_PERSIST && !r->u.persist.active) ? r : NULL;
+}
+void mpii_req_wait_slow(core_req *r);
+/* progress until r is done, yielding when idle */
+static inline void mpii_req_wait_one(core_req *r)
+{
+    if (!mpii_req_is_done(r))
+        mpii_req_wait_slow(r);
+}
 void mpii_req_release(core_req *r);          /* drops the datatype reference and frees */
 void mpii_req_detach(core_req *r);           /* freed by the library once complete */
 /* completion of CORE_REQ_GREQ / CORE_REQ_COLL requests, provided by their owners */
