@@ -92,7 +92,7 @@ void mpii_req_detach(core_req *r)
 
 /* ---- starting operations ----------------------------------------------------------- */
 
-static core_req *mpii_req_null_op(mpii_comm *c)
+core_req *mpii_req_null_op(mpii_comm *c)
 {
     core_req *r = core_req_alloc(CORE_REQ_DONE);
     r->status.MPI_SOURCE = MPI_PROC_NULL;
@@ -103,53 +103,10 @@ static core_req *mpii_req_null_op(mpii_comm *c)
     return r;
 }
 
-/* a derived datatype lives as long as the operations that use it */
-static void mpii_hold_dtype(core_req *r, mpii_dtype *t)
-{
-    if (!t->predefined) {
-        mpii_dtype_ref(t);
-        r->dtype = t;
-    }
-}
-
-int mpii_start_send_t(const void *buf, MPI_Aint count, mpii_dtype *t, int dest, int tag,
-                      mpii_comm *c, int coll, int mode, core_req **out)
-{
-    if (dest == MPI_PROC_NULL) {
-        *out = mpii_req_null_op(c);
-        return MPI_SUCCESS;
-    }
-    if (mode == CORE_SEND_BUFFERED)
-        return mpii_bsend_start(buf, count, t->handle, dest, tag, c, out);
-    int rc = core_isend(buf, (size_t)count, &t->dt, mpii_comm_peer_lpid(c, dest), c->rank, tag,
-                        c->ctx + (coll ? 1u : 0u), mode, out);
-    if (rc != UTIL_OK)
-        return mpii_errclass(rc);
-    (*out)->comm = c->handle;
-    mpii_hold_dtype(*out, t);
-    return MPI_SUCCESS;
-}
-
 int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int tag,
                     mpii_comm *c, int coll, int mode, core_req **out)
 {
     return mpii_start_send_t(buf, count, mpii_dtype_get(dt), dest, tag, c, coll, mode, out);
-}
-
-int mpii_start_recv_t(void *buf, MPI_Aint count, mpii_dtype *t, int src, int tag, mpii_comm *c,
-                      int coll, core_req **out)
-{
-    if (src == MPI_PROC_NULL) {
-        *out = mpii_req_null_op(c);
-        return MPI_SUCCESS;
-    }
-    int lpid = src == MPI_ANY_SOURCE ? -1 : mpii_comm_peer_lpid(c, src);
-    int rc = core_irecv(buf, (size_t)count, &t->dt, lpid, src, tag, c->ctx + (coll ? 1u : 0u), out);
-    if (rc != UTIL_OK)
-        return mpii_errclass(rc);
-    (*out)->comm = c->handle;
-    mpii_hold_dtype(*out, t);
-    return MPI_SUCCESS;
 }
 
 int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,

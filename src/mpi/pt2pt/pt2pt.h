@@ -10,11 +10,7 @@ int mpii_start_send(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest, 
                     mpii_comm *c, int coll, int mode, core_req **out);
 int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag, mpii_comm *c,
                     int coll, core_req **out);
-/* the same with the datatype already looked up (the bindings, which checked it) */
-int mpii_start_send_t(const void *buf, MPI_Aint count, mpii_dtype *t, int dest, int tag,
-                      mpii_comm *c, int coll, int mode, core_req **out);
-int mpii_start_recv_t(void *buf, MPI_Aint count, mpii_dtype *t, int src, int tag, mpii_comm *c,
-                      int coll, core_req **out);
+core_req *mpii_req_null_op(mpii_comm *c);   /* a complete request: MPI_PROC_NULL's operations */
 
 /* bsend.c: buffered mode. A buffer is attached to a slot: the process's
  * (mpii_bbuf_process()), a communicator's (&c->bbuf) or a session's
@@ -30,6 +26,51 @@ int mpii_bbuf_detach(mpii_bbuf **slot, void **buf, size_t *size);
 void mpii_bbuf_drop(mpii_bbuf **slot);        /* detach if attached (object teardown) */
 void mpii_bbuf_flush(mpii_bbuf *bb);          /* waits until no send of bb is in flight */
 int mpii_bbuf_iflush(mpii_bbuf *bb, core_req **out); /* a request completing then */
+
+/* a derived datatype lives as long as the operations that use it */
+static inline void mpii_hold_dtype(core_req *r, mpii_dtype *t)
+{
+    if (!t->predefined) {
+        mpii_dtype_ref(t);
+        r->dtype = t;
+    }
+}
+
+/* mpii_start_send/recv with the datatype already looked up (the bindings, which checked it;
+ * inline: the small-message path) */
+static inline int mpii_start_send_t(const void *buf, MPI_Aint count, mpii_dtype *t, int dest,
+                                    int tag, mpii_comm *c, int coll, int mode, core_req **out)
+{
+    if (dest == MPI_PROC_NULL) {
+        *out = mpii_req_null_op(c);
+        return MPI_SUCCESS;
+    }
+    if (mode == CORE_SEND_BUFFERED)
+        return mpii_bsend_start(buf, count, t->handle, dest, tag, c, out);
+    int rc = core_isend(buf, (size_t)count, &t->dt, mpii_comm_peer_lpid(c, dest), c->rank, tag,
+                        c->ctx + (coll ? 1u : 0u), mode, out);
+    if (rc != UTIL_OK)
+        return mpii_errclass(rc);
+    (*out)->comm = c->handle;
+    mpii_hold_dtype(*out, t);
+    return MPI_SUCCESS;
+}
+
+static inline int mpii_start_recv_t(void *buf, MPI_Aint count, mpii_dtype *t, int src, int tag,
+                                    mpii_comm *c, int coll, core_req **out)
+{
+    if (src == MPI_PROC_NULL) {
+        *out = mpii_req_null_op(c);
+        return MPI_SUCCESS;
+    }
+    int lpid = src == MPI_ANY_SOURCE ? -1 : mpii_comm_peer_lpid(c, src);
+    int rc = core_irecv(buf, (size_t)count, &t->dt, lpid, src, tag, c->ctx + (coll ? 1u : 0u), out);
+    if (rc != UTIL_OK)
+        return mpii_errclass(rc);
+    (*out)->comm = c->handle;
+    mpii_hold_dtype(*out, t);
+    return MPI_SUCCESS;
+}
 
 /* NULL if not a live request */
 static inline core_req *mpii_req_get(MPI_Request h)
