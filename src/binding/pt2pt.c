@@ -66,7 +66,7 @@ static MPI_Request pt2pt_handle(core_req *r) { return MPII_HANDLE(MPII_KIND_REQU
 
 /* ---- blocking ----------------------------------------------------------------------- */
 
-static int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
+static inline __attribute__((always_inline)) int pt2pt_send(const char *fn, int mode, const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
                       int tag, MPI_Comm comm)
 {
     mpii_comm *c = NULL;

@@ -107,8 +107,7 @@ int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_ra
     h->tag = tag;
     h->seq = ++c->tx_msg_seq;
     h->len = (uint32_t)bytes;
-    if (bytes)
-        memcpy(h + 1, data, bytes);
+    util_copy_small(h + 1, data, bytes);
     core_conn_tx_end(c, h);
     return UTIL_OK;
 }
