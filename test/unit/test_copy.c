@@ -3,7 +3,10 @@
  * destination's next cache line, a body of whole 128-byte steps streamed, and a tail.
  * Every destination alignment within a line, a few source alignments and lengths
  * around those steps must give exactly the source's bytes and leave the bytes on either
- * side untouched; below the threshold, or with it at 0, nothing is streamed. */
+ * side untouched; below the threshold, or with it at 0, nothing is streamed.
+ * The same for the small-message path's helpers (src/util/util.h): util_copy_small
+ * (overlapping moves up to 16 bytes, memcpy above) and util_zero (16-byte stores and a
+ * tail), at every length up to a few steps past their cases and every alignment. */
 #include "util/util.h"
 
 #include <stdio.h>
@@ -55,6 +58,47 @@ static void one(unsigned char *dbuf, const unsigned char *sbuf, size_t doff, siz
     }
 }
 
+/* the bytes of dbuf outside [at, at + n) still hold fill */
+static int untouched(const unsigned char *dbuf, size_t size, size_t at, size_t n, unsigned char fill)
+{
+    for (size_t i = 0; i < size; i++)
+        if ((i < at || i >= at + n) && dbuf[i] != fill)
+            return 0;
+    return 1;
+}
+
+/* util_copy_small and util_zero at lengths 0-80 and every alignment within 16 bytes */
+static void small_helpers(const unsigned char *sbuf)
+{
+    enum { SIZE = 160 };
+    unsigned char dbuf[SIZE];
+    for (size_t n = 0; n <= 80; n++)
+        for (size_t doff = 0; doff < 16; doff++)
+            for (size_t soff = 0; soff < 16; soff += 5) {
+                memset(dbuf, 0x5A, sizeof dbuf);
+                util_copy_small(dbuf + 32 + doff, sbuf + soff, n);
+                if (memcmp(dbuf + 32 + doff, sbuf + soff, n) != 0 ||
+                    !untouched(dbuf, SIZE, 32 + doff, n, 0x5A)) {
+                    fprintf(stderr, "util_copy_small: length %zu, destination +%zu, source +%zu wrong\n", n,
+                            doff, soff);
+                    errors++;
+                    return;
+                }
+                if (soff)
+                    continue;
+                memset(dbuf, 0x5A, sizeof dbuf);
+                util_zero(dbuf + 32 + doff, n);
+                int zeroed = 1;
+                for (size_t i = 0; i < n; i++)
+                    zeroed &= dbuf[32 + doff + i] == 0;
+                if (!zeroed || !untouched(dbuf, SIZE, 32 + doff, n, 0x5A)) {
+                    fprintf(stderr, "util_zero: length %zu, destination +%zu wrong\n", n, doff);
+                    errors++;
+                    return;
+                }
+            }
+}
+
 int main(void)
 {
     /* C11: the size a multiple of the alignment */
@@ -95,12 +139,13 @@ int main(void)
             errors++;
         }
     }
+    small_helpers(sbuf);
     free(dbuf);
     free(sbuf);
     if (errors)
         fprintf(stderr, "%d errors\n", errors);
     else
-        printf("util_copy_nt: %zu lengths x 64 destination x %zu source alignments, no errors\n", nlens,
-               nsoffs);
+        printf("util_copy_nt: %zu lengths x 64 destination x %zu source alignments; util_copy_small, "
+               "util_zero: lengths 0-80 x 16 alignments; no errors\n", nlens, nsoffs);
     return errors != 0;
 }
