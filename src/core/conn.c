@@ -112,10 +112,78 @@ int core_conn_incoming(const fab_ops *fab, int peer)
 
 _Static_assert(WIRE_TYPE_MAX < sizeof core_st.sent / sizeof core_st.sent[0],
                "the packet counters have a slot for every type");
+_Static_assert(WIRE_PAD_HALF < sizeof core_st.sent / sizeof core_st.sent[0], "stats count half packets too");
 
 /* the rest of the ring before a packet of k blocks, as a PAD once its blocks are free (a SYNC
  * never needs one: it is one block). So a sender never needs more than the blocks of its
  * packet + 1 at once, and the receiver's SYNC rule can promise them. 0 when out of credit */
+static wire_half *core_conn_tx_second_half(core_conn *c)
+{
+    return (wire_half *)(c->tx_ring + (size_t)((c->tx_count - 1) & (c->nblocks - 1)) * core_s.block_size +
+                         WIRE_HALF_OFFSET);
+}
+
+void core_conn_close_half(core_conn *c)
+{
+    wire_half *hh = core_conn_tx_second_half(c);
+    hh->type = WIRE_PAD_HALF;
+    hh->len = 0;
+    atomic_store_explicit((_Atomic uint32_t *)&hh->mark, c->tx_count | WIRE_HALF_BIT, memory_order_release);
+    c->tx_half = 0;
+}
+
+int core_conn_send_half(core_conn *c, const void *data, size_t bytes, int32_t src_rank, int32_t tag,
+                        uint32_t ctx)
+{
+    wire_half *hh;
+    uint32_t mark;
+    if (c->tx_half) {
+        hh = core_conn_tx_second_half(c);
+        mark = c->tx_count | WIRE_HALF_BIT;
+        c->tx_half = 0;
+    } else {
+        wire_hdr *h = core_conn_tx_begin(c, 0, 0);
+        if (!h)
+            return UTIL_EAGAIN;
+        hh = (wire_half *)h;
+        /* the second half's mark is zeroed before the first half is published: the receiver
+         * looks at it only after that, and then sees nothing of an older lap */
+        *(uint32_t *)((uint8_t *)h + WIRE_HALF_OFFSET) = 0;
+        mark = ++c->tx_count;
+        c->tx_half = 1;
+    }
+    hh->type = WIRE_EAGER_HALF;
+    hh->len = (uint8_t)bytes;
+    hh->zero = 0;
+    hh->ctx = ctx;
+    hh->src = src_rank;
+    hh->tag = tag;
+    util_copy_small(hh + 1, data, bytes);
+    ++c->tx_msg_seq;
+    core_st.sent[WIRE_EAGER]++;
+    core_st.sent[WIRE_EAGER_HALF]++;
+    atomic_store_explicit((_Atomic uint32_t *)&hh->mark, mark, memory_order_release);
+    return UTIL_OK;
+}
+
+/* a half packet's message (the first half when second is 0): its envelope as an EAGER's */
+static void core_half_arrived(core_conn *c, const wire_half *hh, int second)
+{
+    if ((hh->type != WIRE_EAGER_HALF && !(second && hh->type == WIRE_PAD_HALF)) || hh->len > WIRE_HALF_MAX)
+        util_die("malformed packet from process %d: a half packet of type %u, length %u "
+                 "(aborting: the connection is corrupt)",
+                 c->lpid, hh->type, hh->len);
+    if (hh->type == WIRE_PAD_HALF)
+        return;
+    core_st.received[WIRE_EAGER]++;
+    core_st.received[WIRE_EAGER_HALF]++;
+    wire_hdr e = {.type = WIRE_EAGER, .version = WIRE_VERSION, .ctx = hh->ctx, .src = hh->src,
+                  .tag = hh->tag, .seq = c->rx_msg_seq + 1, .len = hh->len, .credit = c->credit_seen};
+    c->rx_msg_seq = e.seq;
+    core_rtr_seq_seen(c, e.seq);
+    core_eager_arrived(c, &e, hh + 1);
+}
+
 int core_conn_tx_pad(core_conn *c, uint32_t pad)
 {
     if ((int32_t)(c->tx_limit - c->tx_count) < (int32_t)pad + 1)
@@ -322,7 +390,7 @@ static void core_conn_free_blocks(core_conn *c)
     while (c->rx_freed != c->rx_count) {
         uint32_t at = c->rx_freed & (c->nblocks - 1);
         uint8_t *b = c->rx_ring + (size_t)at * core_s.block_size;
-        uint32_t k = core_blocks(((const wire_hdr *)b)->len);
+        uint32_t k = b[offsetof(wire_hdr, type)] == WIRE_EAGER_HALF ? 1 : core_blocks(((const wire_hdr *)b)->len);
         if (k > c->rx_count - c->rx_freed || at + k > c->nblocks)
             util_die("malformed packet from process %d: a header changed after it arrived; "
                      "aborting: the connection is corrupt", c->lpid);
@@ -351,9 +419,31 @@ int core_progress_conn(core_conn *c)
                 break;
         } else {
             h = (wire_hdr *)(c->rx_ring + (size_t)(c->rx_count & (c->nblocks - 1)) * core_s.block_size);
+            if (c->rx_half) {
+                /* the block's second half: a half packet or the PAD that closes it */
+                const wire_half *hh = (const wire_half *)((const uint8_t *)h + WIRE_HALF_OFFSET);
+                uint32_t mark = atomic_load_explicit((_Atomic uint32_t *)&hh->mark, memory_order_acquire);
+                if (mark != ((c->rx_count + 1) | WIRE_HALF_BIT))
+                    break;
+                core_half_arrived(c, hh, 1);
+                c->rx_half = 0;
+                c->rx_count++;
+                events++;
+                if (core_conn_peer_low(c) && !c->sync_wanted) {
+                    c->sync_wanted = 1;
+                    c->sync_pass = core_s.passes;
+                }
+                continue;
+            }
             uint32_t mark = atomic_load_explicit((_Atomic uint32_t *)&h->mark, memory_order_acquire);
             if (mark != c->rx_count + 1)
                 break;
+            if (h->type == WIRE_EAGER_HALF) {
+                c->rx_half = 1;
+                core_half_arrived(c, (const wire_half *)h, 0);
+                events++;
+                continue;
+            }
         }
         if (core_wire_check(c, h) != UTIL_OK)
             util_die("aborting: the connection to process %d is corrupt", c->lpid);

@@ -275,7 +275,8 @@ void core_mem_release(const void *buf, size_t len);
 
 /* counters for DCFA_STATS and the bench */
 typedef struct core_stats {
-    uint64_t sent[16];              /* by wire_type (conn.c: WIRE_TYPE_MAX fits) */
+    uint64_t sent[16];              /* by wire_type (conn.c: WIRE_TYPE_MAX fits); a half packet
+                                       counts as EAGER and as WIRE_EAGER_HALF */
     uint64_t received[16];
     uint64_t unexpected;
     uint64_t backlog;

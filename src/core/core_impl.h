@@ -69,6 +69,8 @@ typedef struct core_conn {
     uint32_t rx_freed;      /* of them, cleared for reuse (conn.c: core_conn_free_blocks) */
     uint32_t rx_advertised; /* rx_freed as last told to the peer */
     uint32_t tx_msg_seq;    /* last message sequence number sent */
+    int tx_half;            /* the block before tx_count has its second half free (wire_half) */
+    int rx_half;            /* the block at rx_count: its first half read, the second awaited */
     uint32_t rx_msg_seq;    /* last message sequence number received */
     util_queue backlog;     /* core_pend, FIFO */
     struct {                /* receiver-first: an RTR the peer sent us */
@@ -214,9 +216,16 @@ static inline wire_hdr *core_conn_tx_at(core_conn *c)
     return c->fab->ops->tx_block(c->fc, c->tx_count);
 }
 int core_conn_tx_pad(core_conn *c, uint32_t pad);
+void core_conn_close_half(core_conn *c);
+/* an eager message of at most WIRE_HALF_MAX bytes as a half packet (wire.h); UTIL_EAGAIN when
+ * out of credit */
+int core_conn_send_half(core_conn *c, const void *data, size_t bytes, int32_t src_rank, int32_t tag,
+                        uint32_t ctx);
 static inline void core_conn_tx_end(core_conn *c, wire_hdr *h);
 static inline wire_hdr *core_conn_tx_begin(core_conn *c, size_t len, int control)
 {
+    if (c->tx_half)     /* a packet other than a half: the open block's second half is closed */
+        core_conn_close_half(c);
     /* a packet needs its blocks + for data the one kept for SYNC */
     uint32_t k = core_blocks((uint32_t)len);
     uint32_t at = c->tx_count & (c->nblocks - 1);

@@ -14,8 +14,9 @@
  * chunk of the sender's staging pool instead of carrying the bytes (WIRE_F_STAGED); 5: so may
  * EAGER, and DONE says the receiver mapped the sender's pool (WIRE_F_STAGED); 6: the sender
  * of an RTS chooses between single copy and the copy path (WIRE_F_COPY); 7: the receiver may
- * split a read with the sender (WIRE_SPLIT, DONE with WIRE_F_SPLIT) */
-#define WIRE_VERSION 7
+ * split a read with the sender (WIRE_SPLIT, DONE with WIRE_F_SPLIT); 8: half packets (two
+ * small eager messages to a 64-byte block: wire_half) */
+#define WIRE_VERSION 8
 
 enum wire_type {
     WIRE_EAGER = 1,     /* header + whole message */
@@ -34,6 +35,33 @@ enum wire_type {
                            the sender the rest to write (wire_split) */
     WIRE_TYPE_MAX = 12
 };
+
+/* Half packets (version 8, mapped rings only): an eager message of at most WIRE_HALF_MAX bytes
+ * in standard or ready mode, not staged, may take half a block. The first half (offset 0) is a
+ * packet of the block as any other: its mark is the block's position + 1, and before storing
+ * it the sender zeroes the second half's mark word. The sender's next packet then takes the
+ * second half (offset WIRE_HALF_OFFSET) with mark (position + 1) | WIRE_HALF_BIT: another half
+ * packet, or a WIRE_PAD_HALF that closes the block before any other packet. The receiver,
+ * having read a first half, polls the second half's mark and consumes the block (one credit)
+ * once it read it. Two 8-byte messages share one cache line. A half carries no credit and no
+ * sequence number: its seq is the receiver's last + 1, as the sender counted it. */
+enum wire_half_type {
+    WIRE_EAGER_HALF = 13,   /* wire_half + len bytes of message */
+    WIRE_PAD_HALF = 14      /* the second half is empty: the block is done */
+};
+#define WIRE_HALF_OFFSET 32
+#define WIRE_HALF_BIT 0x80000000u
+typedef struct wire_half {
+    uint32_t mark;      /* as wire_hdr's (WIRE_HALF_BIT set in a second half) */
+    uint8_t type;       /* enum wire_half_type, at wire_hdr's type */
+    uint8_t len;        /* message bytes after this header, at most WIRE_HALF_MAX */
+    uint16_t zero;
+    uint32_t ctx;
+    int32_t src;
+    int32_t tag;
+} wire_half;
+#define WIRE_HALF_MAX (WIRE_HALF_OFFSET - sizeof(wire_half))
+_Static_assert(sizeof(wire_half) == 20 && offsetof(wire_half, type) == 4, "half header: 20 bytes, type where wire_hdr has it");
 
 enum wire_flags {
     WIRE_F_SSEND = 1,       /* EAGER: sender waits for ACK (MPI_Ssend) */

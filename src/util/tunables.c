@@ -44,6 +44,8 @@ const util_tunable util_tunables[] = {
      "a sender's copy of at least this many bytes into its staging pool (the copy path, staged eager) uses non-temporal stores (x86-64): the chunk's lines are written whole without first being fetched from the receiver's cache, where it read them last; 0: never, plain memcpy (docs/protocol.md)"},
     {"DCFA_RECV_NT", UTIL_T_SIZE, &util_cfg.recv_nt, "262144", NULL,
      "a receiver copies a message of at least this many bytes out of the sender's staging pool into its (contiguous) buffer with non-temporal stores (x86-64) while its receives under way add up to at least 8 times this: a window that large does not stay in cache, and the stores then skip reading each line first; a receive alone (a collective's, reduced at once) keeps ordinary stores; 0: never (docs/protocol.md)"},
+    {"DCFA_HALF_PACKETS", UTIL_T_BOOL, &util_cfg.half_packets, "1", NULL,
+     "an eager message of at most 12 bytes (standard or ready mode) to a peer whose ring is mapped takes half a ring block, so two share a cache line (wire_half, docs/protocol.md); 0: a block each"},
     {"DCFA_SPIN_US", UTIL_T_INT, &util_cfg.spin_us, "-1", NULL,
      "microseconds an idle wait busy-polls before yielding; -1: 2000 when every process of the node (all jobs, spawned children included) has a core, 0 (64 polls, then yield) when oversubscribed"},
     {"DCFA_YIELD_US", UTIL_T_INT, &util_cfg.yield_us, "-1", NULL,

@@ -190,6 +190,7 @@ typedef struct util_config {
                                    many bytes use non-temporal stores (0: never) */
     size_t recv_nt;             /* DCFA_RECV_NT: messages of at least this many bytes are copied
                                    out of the pool with non-temporal stores (0: never) */
+    int half_packets;           /* DCFA_HALF_PACKETS: small eager messages two to a ring block */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
     int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */

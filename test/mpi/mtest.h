@@ -98,6 +98,21 @@ static inline void mtest_init(int *argc, char ***argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &mtest_wrank);
 }
 
+/* mtest_init, then MPI_T (for the library's pvars), the rank and size in MPI_COMM_WORLD; 0 when
+ * there are fewer than min ranks (a failure recorded: return mtest_finalize()) */
+static inline int mtest_init_pvars(int *argc, char ***argv, int min, int *rank, int *size)
+{
+    int provided;
+    mtest_init(argc, argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    if (*size >= min)
+        return 1;
+    mtest_fail("needs %d ranks", min);
+    return 0;
+}
+
 /* Sum the errors over MPI_COMM_WORLD, report on rank 0, finalize.
  * Returns the process exit status (0 iff no rank found an error). */
 static inline int mtest_finalize(void)
