@@ -114,9 +114,7 @@ _Static_assert(WIRE_TYPE_MAX < sizeof core_st.sent / sizeof core_st.sent[0],
                "the packet counters have a slot for every type");
 _Static_assert(WIRE_PAD_HALF < sizeof core_st.sent / sizeof core_st.sent[0], "stats count half packets too");
 
-/* the rest of the ring before a packet of k blocks, as a PAD once its blocks are free (a SYNC
- * never needs one: it is one block). So a sender never needs more than the blocks of its
- * packet + 1 at once, and the receiver's SYNC rule can promise them. 0 when out of credit */
+/* where the second half of the block before tx_count is */
 static wire_half *core_conn_tx_second_half(core_conn *c)
 {
     return (wire_half *)(c->tx_ring + (size_t)((c->tx_count - 1) & (c->nblocks - 1)) * core_s.block_size +
@@ -166,24 +164,9 @@ int core_conn_send_half(core_conn *c, const void *data, size_t bytes, int32_t sr
     return UTIL_OK;
 }
 
-/* a half packet's message (the first half when second is 0): its envelope as an EAGER's */
-static void core_half_arrived(core_conn *c, const wire_half *hh, int second)
-{
-    if ((hh->type != WIRE_EAGER_HALF && !(second && hh->type == WIRE_PAD_HALF)) || hh->len > WIRE_HALF_MAX)
-        util_die("malformed packet from process %d: a half packet of type %u, length %u "
-                 "(aborting: the connection is corrupt)",
-                 c->lpid, hh->type, hh->len);
-    if (hh->type == WIRE_PAD_HALF)
-        return;
-    core_st.received[WIRE_EAGER]++;
-    core_st.received[WIRE_EAGER_HALF]++;
-    wire_hdr e = {.type = WIRE_EAGER, .version = WIRE_VERSION, .ctx = hh->ctx, .src = hh->src,
-                  .tag = hh->tag, .seq = c->rx_msg_seq + 1, .len = hh->len, .credit = c->credit_seen};
-    c->rx_msg_seq = e.seq;
-    core_rtr_seq_seen(c, e.seq);
-    core_eager_arrived(c, &e, hh + 1);
-}
-
+/* the rest of the ring before a packet of k blocks, as a PAD once its blocks are free (a SYNC
+ * never needs one: it is one block). So a sender never needs more than the blocks of its
+ * packet + 1 at once, and the receiver's SYNC rule can promise them. 0 when out of credit */
 int core_conn_tx_pad(core_conn *c, uint32_t pad)
 {
     if ((int32_t)(c->tx_limit - c->tx_count) < (int32_t)pad + 1)
@@ -330,9 +313,9 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
     return UTIL_EPROTO;
 }
 
-static void core_dispatch(core_conn *c, const wire_hdr *h)
+/* a packet's work by its type; payload: the bytes after its header */
+static void core_dispatch(core_conn *c, const wire_hdr *h, const void *payload)
 {
-    const void *payload = h + 1;
     switch (h->type) {
     case WIRE_EAGER:
         c->rx_msg_seq = h->seq;
@@ -409,6 +392,31 @@ static inline int core_conn_peer_low(const core_conn *c)
     return (int32_t)(c->rx_advertised + c->nblocks - c->rx_count) < (int32_t)core_s.sync_below;
 }
 
+/* after a block was consumed: a SYNC is wanted once the sender's view of my ring runs low */
+static inline void core_conn_want_sync(core_conn *c)
+{
+    if (core_conn_peer_low(c) && !c->sync_wanted) {
+        c->sync_wanted = 1;
+        c->sync_pass = core_s.passes;
+    }
+}
+
+/* a half packet's message (the first half when second is 0): its envelope as an EAGER's */
+static void core_half_arrived(core_conn *c, const wire_half *hh, int second)
+{
+    if ((hh->type != WIRE_EAGER_HALF && !(second && hh->type == WIRE_PAD_HALF)) || hh->len > WIRE_HALF_MAX)
+        util_die("malformed packet from process %d: a half packet of type %u, length %u "
+                 "(aborting: the connection is corrupt)",
+                 c->lpid, hh->type, hh->len);
+    if (hh->type == WIRE_PAD_HALF)
+        return;
+    core_st.received[WIRE_EAGER]++;
+    core_st.received[WIRE_EAGER_HALF]++;
+    wire_hdr e = {.type = WIRE_EAGER, .version = WIRE_VERSION, .ctx = hh->ctx, .src = hh->src,
+                  .tag = hh->tag, .seq = c->rx_msg_seq + 1, .len = hh->len, .credit = c->credit_seen};
+    core_dispatch(c, &e, hh + 1);
+}
+
 int core_progress_conn(core_conn *c)
 {
     int events = 0;
@@ -429,10 +437,7 @@ int core_progress_conn(core_conn *c)
                 c->rx_half = 0;
                 c->rx_count++;
                 events++;
-                if (core_conn_peer_low(c) && !c->sync_wanted) {
-                    c->sync_wanted = 1;
-                    c->sync_pass = core_s.passes;
-                }
+                core_conn_want_sync(c);
                 continue;
             }
             uint32_t mark = atomic_load_explicit((_Atomic uint32_t *)&h->mark, memory_order_acquire);
@@ -459,7 +464,7 @@ int core_progress_conn(core_conn *c)
         }
         core_st.received[h->type]++;
         uint32_t k = core_blocks(h->len);
-        core_dispatch(c, h);
+        core_dispatch(c, h, h + 1);
         c->rx_count += k;
         if (c->rx_shared) {
             /* nothing of a packet is used after its dispatch (payloads kept are copies): its
@@ -470,10 +475,7 @@ int core_progress_conn(core_conn *c)
         events++;
         /* SYNCs count too: they use up credit like any packet. (No SYNC storm: ours
          * advertises, so the peer's view of us is full right after it.) */
-        if (core_conn_peer_low(c) && !c->sync_wanted) {
-            c->sync_wanted = 1;
-            c->sync_pass = core_s.passes;
-        }
+        core_conn_want_sync(c);
     }
     /* SYNCs go on during finalize's FIN handshake (a FIN may wait for the credit a SYNC
      * brings, core_fin_exchange); a late one lands in a ring nobody reads any more (shm), or

@@ -69,9 +69,9 @@ typedef struct core_conn {
     uint32_t rx_freed;      /* of them, cleared for reuse (conn.c: core_conn_free_blocks) */
     uint32_t rx_advertised; /* rx_freed as last told to the peer */
     uint32_t tx_msg_seq;    /* last message sequence number sent */
+    uint32_t rx_msg_seq;    /* last message sequence number received */
     int tx_half;            /* the block before tx_count has its second half free (wire_half) */
     int rx_half;            /* the block at rx_count: its first half read, the second awaited */
-    uint32_t rx_msg_seq;    /* last message sequence number received */
     util_queue backlog;     /* core_pend, FIFO */
     struct {                /* receiver-first: an RTR the peer sent us */
         int valid;
@@ -206,9 +206,7 @@ static inline core_conn *core_conn_get(int lpid)
 }
 int core_conn_incoming(const fab_ops *fab, int peer);  /* fabric upcall */
 void core_conn_ready(void *ctx, int status);            /* fabric upcall */
-/* Where to build the next packet, of at most len payload bytes; NULL when out of credit.
- * control: a SYNC, which may take the block kept for it. The packet is published by
- * tx_end with its h->len (not above len). */
+/* the next packet's place in the peer's ring (or the fabric's block) */
 static inline wire_hdr *core_conn_tx_at(core_conn *c)
 {
     if (c->tx_ring)
@@ -222,6 +220,9 @@ void core_conn_close_half(core_conn *c);
 int core_conn_send_half(core_conn *c, const void *data, size_t bytes, int32_t src_rank, int32_t tag,
                         uint32_t ctx);
 static inline void core_conn_tx_end(core_conn *c, wire_hdr *h);
+/* Where to build the next packet, of at most len payload bytes; NULL when out of credit.
+ * control: a SYNC, which may take the block kept for it. The packet is published by
+ * tx_end with its h->len (not above len). */
 static inline wire_hdr *core_conn_tx_begin(core_conn *c, size_t len, int control)
 {
     if (c->tx_half)     /* a packet other than a half: the open block's second half is closed */
