@@ -122,18 +122,44 @@ static inline void bc_print_stats(const char *name, bc_stats s, double k)
 }
 
 /* Page-aligned buffer, filled so its pages are touched; aborts the job on failure. */
+/* where bc_alloc takes buffers: the heap, or with "--alloc mpi" (bc_alloc_from)
+ * MPI_Alloc_mem, page-aligned (mpi_minimum_memory_alignment); bc_free gives them back */
+static int bc_alloc_mpi;
+static inline void bc_alloc_from(int argc, char **argv)
+{
+    bc_alloc_mpi = strcmp(bc_arg_str(argc, argv, "--alloc", "heap"), "mpi") == 0;
+}
+
 static inline void *bc_alloc(size_t n)
 {
     void *p = NULL;
     if (n == 0)
         n = 1;
-    if (posix_memalign(&p, 4096, n) != 0) {
+    if (bc_alloc_mpi) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "mpi_minimum_memory_alignment", "4096");
+        int rc = MPI_Alloc_mem((MPI_Aint)n, info, &p);
+        MPI_Info_free(&info);
+        if (rc != MPI_SUCCESS) {
+            fprintf(stderr, "bench: MPI_Alloc_mem of %zu bytes failed\n", n);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    } else if (posix_memalign(&p, 4096, n) != 0) {
         fprintf(stderr, "bench: cannot allocate %zu bytes\n", n);
         MPI_Abort(MPI_COMM_WORLD, 2);
         return NULL;
     }
     memset(p, 1, n);
     return p;
+}
+
+static inline void bc_free(void *p)
+{
+    if (bc_alloc_mpi)
+        MPI_Free_mem(p);
+    else
+        free(p);
 }
 
 /* Seconds on a monotonic clock, usable before MPI_Init and after MPI_Finalize. */

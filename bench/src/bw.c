@@ -4,6 +4,7 @@
  * The window shrinks for large messages so a window fits in --cap bytes.
  * Options: --mode uni|bi|both  --sizes  --window W  --reps  --warmup  --max-ms T
  *          --iters MAX  --budget BYTES  --cap BYTES
+ *          --alloc mpi (buffers from MPI_Alloc_mem; default: the heap)
  * One JSON line per (mode, size); bandwidth in MB/s (10^6 bytes/s). */
 #include "bench_common.h"
 
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
     size_t bufsize = (size_t)(maxsize * max_window < cap ? maxsize * max_window : cap);
     if (bufsize < (size_t)maxsize)
         bufsize = (size_t)maxsize;
+    bc_alloc_from(argc, argv);
     char *sbuf = bc_alloc(bufsize), *rbuf = bc_alloc(bufsize);
     double *samples = calloc((size_t)reps, sizeof *samples);
 
@@ -77,8 +79,8 @@ int main(int argc, char **argv)
             }
             if (rank == 0) {
                 bc_stats s = bc_stats_of(samples, rep);
-                printf("{\"bench\":\"%s\",\"bytes\":%d,\"window\":%d,\"iters\":%ld,\"reps\":%d,",
-                       bi ? "bibw" : "bw", size, window, iters, rep);
+                printf("{\"bench\":\"%s\",\"bytes\":%d,\"window\":%d,\"iters\":%ld,\"reps\":%d,%s",
+                       bi ? "bibw" : "bw", size, window, iters, rep, bc_alloc_mpi ? "\"alloc\":\"mpi\"," : "");
                 bc_print_stats("mbps", s, 1.0);
                 printf("}\n");
                 fflush(stdout);
@@ -86,8 +88,8 @@ int main(int argc, char **argv)
         }
     }
     free(samples);
-    free(sbuf);
-    free(rbuf);
+    bc_free(sbuf);
+    bc_free(rbuf);
     MPI_Finalize();
     return 0;
 }

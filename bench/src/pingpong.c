@@ -4,6 +4,7 @@
  *          --max-ms T (stop repeating a size after T ms, at least 3 repetitions)
  *          --bufs 2 (send from one buffer and receive into another, as MPICH's
  *          perf/sendrecvl does: the buffer sent was not just written by a receive)
+ *          --alloc mpi (buffers from MPI_Alloc_mem; default: the heap)
  * One JSON line per size on rank 0's stdout. */
 #include "bench_common.h"
 
@@ -24,6 +25,7 @@ int main(int argc, char **argv)
     long budget = bc_arg_long(argc, argv, "--budget", 16L << 20);
     double max_s = (double)bc_arg_long(argc, argv, "--max-ms", 0) / 1e3;
     int bufs = (int)bc_clamp(bc_arg_long(argc, argv, "--bufs", 1), 1, 2);
+    bc_alloc_from(argc, argv);
     char *buf = bc_alloc((size_t)bc_max_of(sizes, nsizes));
     char *rbuf = bufs == 2 ? bc_alloc((size_t)bc_max_of(sizes, nsizes)) : buf;
     double *samples = calloc((size_t)reps, sizeof *samples);
@@ -50,8 +52,8 @@ int main(int argc, char **argv)
         }
         if (rank == 0) {
             bc_stats s = bc_stats_of(samples, rep);
-            printf("{\"bench\":\"pingpong\",\"bytes\":%d,\"bufs\":%d,\"iters\":%ld,\"reps\":%d,", size,
-                   bufs, iters, rep);
+            printf("{\"bench\":\"pingpong\",\"bytes\":%d,\"bufs\":%d,\"iters\":%ld,\"reps\":%d,%s", size,
+                   bufs, iters, rep, bc_alloc_mpi ? "\"alloc\":\"mpi\"," : "");
             bc_print_stats("rtt_us", s, 1e6);
             putchar(',');
             bc_print_stats("lat_us", s, 0.5e6);
@@ -61,8 +63,8 @@ int main(int argc, char **argv)
     }
     free(samples);
     if (rbuf != buf)
-        free(rbuf);
-    free(buf);
+        bc_free(rbuf);
+    bc_free(buf);
     MPI_Finalize();
     return 0;
 }

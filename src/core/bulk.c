@@ -95,6 +95,10 @@ static void core_bulk_step(core_xfer *x)
             x->chunk = covered;
             return;
         }
+        if (rc == FAB_DIRECT) {
+            core_st.direct_bytes += covered;
+            rc = UTIL_OK;
+        }
         if (rc != UTIL_OK) {
             core_bulk_end(x, rc);
             return;

@@ -750,6 +750,19 @@ void core_poller_stop(int (*poll)(void))
         }
 }
 
+void *core_mem_alloc(size_t len, size_t align)
+{
+    for (int i = 0; i < core_s.nfabs; i++)
+        if (core_s.fabs[i].ops->mem_alloc && core_s.fabs[i].caps->bulk) {
+            void *p = core_s.fabs[i].ops->mem_alloc(len, align);
+            if (p)
+                return p;
+        }
+    return NULL;
+}
+
+void core_mem_free(void *base, size_t len) { fab_select_mem_free(base, len); }
+
 void core_mem_release(const void *buf, size_t len)
 {
     for (int i = 0; i < core_s.nfabs; i++)
@@ -810,12 +823,13 @@ void core_stats_report(int rank)
     fprintf(stderr,
             "dcfa-stats rank=%d sync_sent=%llu eager_sent=%llu rts_sent=%llu rtr_sent=%llu "
             "done_sent=%llu data_sent=%llu unexpected=%llu backlog=%llu connections=%d "
-            "conn_bytes=%zu cma_bytes=%llu copy_bytes=%llu stage_bytes=%llu%s\n",
+            "conn_bytes=%zu cma_bytes=%llu direct_bytes=%llu copy_bytes=%llu stage_bytes=%llu%s\n",
             rank, (unsigned long long)core_st.sent[WIRE_SYNC], (unsigned long long)core_st.sent[WIRE_EAGER],
             (unsigned long long)core_st.sent[WIRE_RTS], (unsigned long long)core_st.sent[WIRE_RTR],
             (unsigned long long)core_st.sent[WIRE_DONE], (unsigned long long)core_st.sent[WIRE_DATA],
             (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp,
-            (unsigned long long)core_st.cma_bytes, (unsigned long long)core_st.copy_bytes,
+            (unsigned long long)core_st.cma_bytes, (unsigned long long)core_st.direct_bytes,
+            (unsigned long long)core_st.copy_bytes,
             (unsigned long long)core_st.stage_bytes, fabs);
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];

@@ -271,6 +271,12 @@ int core_rma_start(core_rma *op, int lpid, int write, void *local, size_t len, u
                    uint64_t rkey);
 /* the memory [buf, buf+len) is being freed (MPI_Free_mem, window free): fabrics drop cached
  * registrations of it */
+/* memory for MPI_Alloc_mem that the peers of an open fabric map themselves (the shm
+ * fabric's memfd blocks, DCFA_ALLOC_SHM): a rendezvous from or into it is a plain copy.
+ * NULL: no fabric offers it for this request (the caller takes heap memory). core_mem_free
+ * takes what core_mem_alloc gave, also after core_finalize. */
+void *core_mem_alloc(size_t len, size_t align);
+void core_mem_free(void *base, size_t len);
 void core_mem_release(const void *buf, size_t len);
 
 /* counters for DCFA_STATS and the bench */
@@ -281,6 +287,8 @@ typedef struct core_stats {
     uint64_t unexpected;
     uint64_t backlog;
     uint64_t cma_bytes;
+    uint64_t direct_bytes;          /* bytes this process moved by plain copies from or into a
+                                       peer's MPI_Alloc_mem block mapped here (FAB_DIRECT) */
     uint64_t copy_bytes;
     uint64_t stage_bytes;           /* of copy_bytes, moved through the staging pool */
     uint64_t stage_nt_bytes;        /* of stage_bytes, copied in with non-temporal stores */

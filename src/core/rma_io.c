@@ -51,6 +51,10 @@ static int core_rma_started(core_rma_ctx *ctx, int rc, size_t len)
         ctx->posted = 1;
         return CORE_RMA_POSTED;
     }
+    if (rc == FAB_DIRECT) {
+        core_st.direct_bytes += len;
+        rc = UTIL_OK;
+    }
     if (rc == UTIL_OK)
         core_st.cma_bytes += len;
     ctx->status = rc;
@@ -63,6 +67,7 @@ static int core_rma_io(int lpid, const struct iovec *local, int nlocal, uint64_t
     ctx->posted = 0;
     ctx->status = UTIL_OK;
     ctx->op.done = core_rma_done;
+    ctx->op.nt = 0;
     if (len == 0)
         return UTIL_OK;
     core_conn *c = core_rma_conn(lpid);
@@ -94,6 +99,7 @@ static int core_rma_iov(int lpid, const struct iovec *local, int nlocal, const s
     ctx->posted = 0;
     ctx->status = UTIL_OK;
     ctx->op.done = core_rma_done;
+    ctx->op.nt = 0;
     core_conn *c = core_rma_conn(lpid);
     if (!c || !c->fab->caps->bulk)
         return UTIL_ECONN;

@@ -15,6 +15,7 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
 {
     const core_dt *dt = r->u.send.dt;
     wire_rndv rv = {.size = r->u.send.bytes, .req = (uint32_t)r->id};
+    int direct = 0;
     /* a non-contiguous buffer cannot be read in one range: no access asks for the copy path */
     if (dt->contig && c->has_rdma) {
         const void *buf = core_at(r->u.send.buf, dt->true_lb);
@@ -24,13 +25,15 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
             rv.addr = m->mem.addr;
             rv.key = m->mem.key;
             rv.access = 1;
+            direct = (m->mem.key & FAB_KEY_DIRECT) != 0;
         }
     }
     h->type = WIRE_RTS;
     /* below the crossover the copy path, through my pool (made now) if the fabric has pools;
      * above it single copy, my pool offered only if it exists (the receiver maps it for the
-     * staged EAGER of later messages) */
-    if (core_copy_wanted(c, r))
+     * staged EAGER of later messages). A buffer the receiver maps itself (an MPI_Alloc_mem
+     * block) is read with one plain copy at every size: no system call, nothing pinned */
+    if (!direct && core_copy_wanted(c, r))
         h->flags = WIRE_F_COPY | (core_stage_offer(c) ? WIRE_F_STAGED : 0);
     else
         h->flags = core_s.stage.base && core_stage_offer(c) ? WIRE_F_STAGED : 0;
@@ -249,6 +252,7 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
                      .peer_req = rv->req, .finish = core_read_finished};
     if (dt->contig) {
         x->base = core_at(r->u.recv.buf, dt->true_lb);
+        x->op.nt = core_recv_nt(r);
         core_split_offer(c, r, env, rv, x);
     } else {
         x->buf = r->u.recv.buf;

@@ -39,6 +39,12 @@ typedef uint32_t fab_mark;
 
 /* read()/write() result: the operation completes later, through op->done() */
 #define FAB_PENDING 1
+/* read()/write() result: done now, by plain copies from or into memory of the peer that
+ * this process has mapped (a key with FAB_KEY_DIRECT), no system call */
+#define FAB_DIRECT 2
+/* in a fab_mem key: the memory is a block the peers map themselves (mem_alloc), so that
+ * read()/write() with it are plain copies (FAB_DIRECT) where the mapping works */
+#define FAB_KEY_DIRECT (UINT64_C(1) << 63)
 
 /* A process's name across jobs (dynamic processes: a spawned job, or one that
  * connected through a port): a 40-bit hash of its job id and its rank in that
@@ -158,6 +164,9 @@ typedef struct fab_mem {
  * sets done, and gets it back (container_of) when the operation ends. */
 typedef struct fab_op {
     void (*done)(struct fab_op *op, int status);    /* 0, or a negative status */
+    int nt;                 /* the caller's hint: the destination is not read again soon (a
+                               window of receives larger than a cache); a fabric that copies
+                               may write it with non-temporal stores */
     uintptr_t priv[6];      /* the fabric's while the operation runs */
 } fab_op;
 
@@ -241,6 +250,12 @@ typedef struct fab_ops {
      * first call; NULL when it has none of that size. Both are unmapped at close(). */
     void *(*stage_create)(size_t len);
     void *(*stage_map)(fab_conn *c, size_t len);
+    /* Optional (NULL: none): memory for MPI_Alloc_mem that peers on this fabric map
+     * themselves once they meet it (its registrations carry FAB_KEY_DIRECT); NULL declines
+     * (too small, too large, too strictly aligned, too many). mem_free takes only what
+     * mem_alloc gave, and works whether the fabric is open or not. */
+    void *(*mem_alloc)(size_t len, size_t align);
+    void (*mem_free)(void *base, size_t len);
 } fab_ops;
 
 /* ---- the fabrics built in, and the choice per peer (select.c) --------------------- */
@@ -265,6 +280,9 @@ int fab_select_card(const char *cards, const char *name, char *out, size_t len);
  * card[], and why in why[]; NULL if none (why says why) */
 const fab_ops *fab_select_choose(const fab_ops *const *opened, int n, const char *peer_cards,
                                  char *card, size_t cardlen, char *why, size_t whylen);
+/* give back a block some built-in fabric's mem_alloc made (each looks for it in its own
+ * table), whether that fabric is open or not */
+void fab_select_mem_free(void *base, size_t len);
 /* the fabrics built in, and the ofi provider found (mpiinfo) */
 void fab_select_report(char *buf, size_t len);
 

@@ -21,6 +21,13 @@ static const fab_ops *const fab_builtin[] = {
 };
 enum { FAB_NBUILTIN = sizeof fab_builtin / sizeof fab_builtin[0] };
 
+void fab_select_mem_free(void *base, size_t len)
+{
+    for (int i = 0; i < FAB_NBUILTIN; i++)
+        if (fab_builtin[i]->mem_free)
+            fab_builtin[i]->mem_free(base, len);
+}
+
 static const fab_ops *fab_by_name(const char *name, size_t len)
 {
     for (int i = 0; i < FAB_NBUILTIN; i++)

@@ -44,6 +44,8 @@ const util_tunable util_tunables[] = {
      "a sender's copy of at least this many bytes into its staging pool (the copy path, staged eager) uses non-temporal stores (x86-64): the chunk's lines are written whole without first being fetched from the receiver's cache, where it read them last; 0: never, plain memcpy (docs/protocol.md)"},
     {"DCFA_RECV_NT", UTIL_T_SIZE, &util_cfg.recv_nt, "262144", NULL,
      "a receiver copies a message of at least this many bytes out of the sender's staging pool into its (contiguous) buffer with non-temporal stores (x86-64) while its receives under way add up to at least 8 times this: a window that large does not stay in cache, and the stores then skip reading each line first; a receive alone (a collective's, reduced at once) keeps ordinary stores; 0: never (docs/protocol.md)"},
+    {"DCFA_ALLOC_SHM", UTIL_T_SIZE, &util_cfg.alloc_shm, "16384", NULL,
+     "an MPI_Alloc_mem block of at least this many bytes (up to 1 GiB, 256 at a time, alignment up to 4096) is shared memory the peers on the node map once: a rendezvous from or into it is one plain copy at memory speed, no system call, and one-sided access to it too (docs/protocol.md, direct copies); 0: every block from the heap"},
     {"DCFA_HALF_PACKETS", UTIL_T_BOOL, &util_cfg.half_packets, "1", NULL,
      "an eager message of at most 12 bytes (standard or ready mode) to a peer whose ring is mapped takes half a ring block, so two share a cache line (wire_half, docs/protocol.md); 0: a block each"},
     {"DCFA_SPIN_US", UTIL_T_INT, &util_cfg.spin_us, "-1", NULL,

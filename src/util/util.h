@@ -191,6 +191,8 @@ typedef struct util_config {
     size_t recv_nt;             /* DCFA_RECV_NT: messages of at least this many bytes are copied
                                    out of the pool with non-temporal stores (0: never) */
     int half_packets;           /* DCFA_HALF_PACKETS: small eager messages two to a ring block */
+    size_t alloc_shm;           /* DCFA_ALLOC_SHM: MPI_Alloc_mem blocks of at least this many bytes
+                                   are memory the node's peers map (0: never) */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
     int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */

@@ -29,7 +29,14 @@
  *
  * Packets are written straight into the peer's ring (caps.tx_mapped); bulk
  * data moves single-copy with process_vm_readv/writev, to the pid in the
- * peer's card, read once at connect (never from memory the peer can write). */
+ * peer's card, read once at connect (never from memory the peer can write).
+ *
+ * MPI_Alloc_mem blocks (mem_alloc, DCFA_ALLOC_SHM) are memfds, not segments:
+ * nothing in /dev/shm, gone with the process. A peer that meets one in a
+ * registration (key: FAB_KEY_DIRECT, the owner's fd, a generation) takes the
+ * fd with pidfd_getfd (the permission process_vm_readv needs), maps it once,
+ * checks its header page, and from then on moves data from and into it with
+ * plain copies. */
 #include "fabric/fabric.h"
 #include "util/util.h"
 
@@ -37,7 +44,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SHM_FOREIGN_SLOTS 64
@@ -63,6 +73,17 @@ typedef struct shm_ring_hdr {
 _Static_assert(sizeof(shm_ring_hdr) == 64, "ring header is one cache line");
 #define SHM_RING_MAGIC 0x44435252u  /* "DCRR" */
 
+/* a block of the peer's (mem_alloc) mapped here: its key, where it is mapped, and where
+ * its bytes are in the peer's address space */
+#define SHM_PEER_BLKS 32
+typedef struct shm_peer_blk {
+    uint64_t key;       /* 0: free slot */
+    uint8_t *map;       /* the whole memfd: header page, then the bytes */
+    size_t maplen;
+    uint64_t base, len; /* the bytes, in the owner's address space */
+    uint64_t used;      /* for eviction: the least recently used goes */
+} shm_peer_blk;
+
 struct fab_conn {
     int peer;
     fab_gid gid;        /* the peer's name */
@@ -79,6 +100,10 @@ struct fab_conn {
     void *stage;        /* the peer's staging pool, once mapped */
     size_t stage_len;
     char rx_name[96];
+    int pidfd;          /* the peer's, for pidfd_getfd (0: not opened yet, -1: failed) */
+    int direct_off;     /* taking its fds was refused: process_vm_* from then on */
+    uint64_t blk_clock;
+    shm_peer_blk blks[SHM_PEER_BLKS];
 };
 
 static struct {
@@ -443,11 +468,98 @@ static void shm_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
     atomic_store_explicit((_Atomic fab_mark *)block, pos + 1, memory_order_release);
 }
 
+/* ---- MPI_Alloc_mem blocks peers map ------------------------------------------------
+ * A block is a memfd: a header page (written once, before the block is handed out), then
+ * the bytes. Blocks live in a table of their own, apart from the fabric's state: one is
+ * freed with MPI_Free_mem, which may come after MPI_Finalize closed the fabric. */
+#define SHM_BLK_MAGIC 0x4b4c4244u   /* "DBLK" */
+#define SHM_BLK_MAX 256
+#define SHM_BLK_HDR 4096
+#define SHM_BLK_LARGEST ((size_t)1 << 30)
+#define SHM_KEY_FD_SHIFT 40         /* key: FAB_KEY_DIRECT | fd << 40 | generation (40 bits) */
+#define SHM_KEY_GEN_MASK ((UINT64_C(1) << SHM_KEY_FD_SHIFT) - 1)
+typedef struct shm_blk_hdr {
+    uint32_t magic;
+    uint32_t pad;
+    uint64_t gen;       /* as in the key: a reused fd number names another block */
+    uint64_t base, len; /* where the bytes are in the owner's address space */
+} shm_blk_hdr;
+typedef struct shm_blk {
+    uint8_t *map;       /* NULL: free slot */
+    size_t maplen;
+    int fd;
+    uint64_t key;
+} shm_blk;
+static shm_blk shm_blks[SHM_BLK_MAX];
+static int shm_nblks;
+static uint64_t shm_blk_gen;
+
+static void *shm_mem_alloc(size_t len, size_t align)
+{
+    if (!util_cfg.alloc_shm || len < util_cfg.alloc_shm || len > SHM_BLK_LARGEST || align > SHM_BLK_HDR ||
+        shm_nblks == SHM_BLK_MAX)
+        return NULL;
+    int slot = 0;
+    while (shm_blks[slot].map)
+        slot++;
+    int fd = memfd_create("dcfa-alloc-mem", MFD_CLOEXEC);
+    if (fd < 0 || fd >= (1 << (63 - SHM_KEY_FD_SHIFT))) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    size_t maplen = SHM_BLK_HDR + (len + 4095) / 4096 * 4096;
+    uint8_t *map = ftruncate(fd, (off_t)maplen) == 0
+                       ? mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (map == MAP_FAILED) {
+        close(fd);
+        return NULL;
+    }
+    /* a child of fork() gets none of it: shared, its writes would land in this process's
+     * buffer, where heap memory would be copied on write */
+    (void)madvise(map, maplen, MADV_DONTFORK);
+    uint64_t gen = ++shm_blk_gen & SHM_KEY_GEN_MASK;
+    *(shm_blk_hdr *)map = (shm_blk_hdr){.magic = SHM_BLK_MAGIC, .gen = gen,
+                                        .base = (uint64_t)(uintptr_t)(map + SHM_BLK_HDR), .len = len};
+    shm_blks[slot] = (shm_blk){.map = map, .maplen = maplen, .fd = fd,
+                               .key = FAB_KEY_DIRECT | (uint64_t)fd << SHM_KEY_FD_SHIFT | gen};
+    shm_nblks++;
+    return map + SHM_BLK_HDR;
+}
+
+static void shm_mem_free(void *base, size_t len)
+{
+    for (int i = 0; i < SHM_BLK_MAX; i++) {
+        shm_blk *b = &shm_blks[i];
+        if (!b->map || b->map + SHM_BLK_HDR != (uint8_t *)base)
+            continue;
+        /* peers may still map it: its pages go now all the same (they never touch it again:
+         * a new block has a new generation, so no key of theirs names this one) */
+        (void)fallocate(b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)b->maplen);
+        munmap(b->map, b->maplen);
+        close(b->fd);
+        *b = (shm_blk){0};
+        shm_nblks--;
+        return;
+    }
+}
+
 static int shm_mem_reg(const void *buf, size_t len, fab_mem *mem)
 {
     mem->addr = (uint64_t)(uintptr_t)buf;
     mem->key = 0;
     mem->handle = NULL;
+    for (int i = 0, seen = 0; seen < shm_nblks && i < SHM_BLK_MAX; i++) {
+        const shm_blk *b = &shm_blks[i];
+        if (!b->map)
+            continue;
+        seen++;
+        const uint8_t *lo = b->map + SHM_BLK_HDR, *p = buf;
+        if (p >= lo && p <= b->map + b->maplen && len <= (size_t)(b->map + b->maplen - p)) {
+            mem->key = b->key;
+            break;
+        }
+    }
     return UTIL_OK;
 }
 
@@ -506,16 +618,116 @@ static int shm_bulk(fab_conn *c, const struct iovec *local, int nlocal, uint64_t
     return UTIL_OK;
 }
 
+static void shm_peer_blk_drop(shm_peer_blk *b)
+{
+    munmap(b->map, b->maplen);
+    *b = (shm_peer_blk){0};
+}
+
+/* map the peer's block named by key (its fd and generation): NULL when it cannot be */
+static shm_peer_blk *shm_peer_blk_map(fab_conn *c, uint64_t key)
+{
+    if (c->pidfd == 0) {
+        c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+        if (c->pidfd <= 0) {
+            util_log("shm: pidfd_open of process %d (pid %d): %m; its MPI_Alloc_mem memory is "
+                     "reached with process_vm_readv/writev", c->peer, (int)c->pid);
+            c->pidfd = -1;
+            c->direct_off = 1;
+            return NULL;
+        }
+    }
+    int fd = (int)syscall(SYS_pidfd_getfd, c->pidfd, (int)((key & ~FAB_KEY_DIRECT) >> SHM_KEY_FD_SHIFT), 0);
+    if (fd < 0) {
+        if (errno == EPERM || errno == ENOSYS || errno == ESRCH) {
+            util_log("shm: pidfd_getfd from process %d (pid %d): %m; its MPI_Alloc_mem memory is "
+                     "reached with process_vm_readv/writev", c->peer, (int)c->pid);
+            c->direct_off = 1;
+        }
+        return NULL;    /* EBADF: that block is gone (a stale key cannot reach here) */
+    }
+    struct stat st;
+    uint8_t *map = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > SHM_BLK_HDR &&
+        (uint64_t)st.st_size <= SHM_BLK_HDR + SHM_BLK_LARGEST)
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);  /* the mapping keeps the memory */
+    if (map == MAP_FAILED)
+        return NULL;    /* the fd number names something else now */
+    shm_blk_hdr h;
+    memcpy(&h, map, sizeof h);
+    if (h.magic != SHM_BLK_MAGIC || h.gen != (key & SHM_KEY_GEN_MASK) ||
+        h.len > (uint64_t)st.st_size - SHM_BLK_HDR || h.base + h.len < h.base) {
+        munmap(map, (size_t)st.st_size);
+        return NULL;    /* another block has that fd number now */
+    }
+    shm_peer_blk *b = &c->blks[0];
+    for (int i = 0; i < SHM_PEER_BLKS; i++) {
+        if (!c->blks[i].key) {
+            b = &c->blks[i];
+            break;
+        }
+        if (c->blks[i].used < b->used)
+            b = &c->blks[i];
+    }
+    if (b->key)
+        shm_peer_blk_drop(b);
+    *b = (shm_peer_blk){.key = key, .map = map, .maplen = (size_t)st.st_size, .base = h.base, .len = h.len};
+    return b;
+}
+
+/* where [raddr, raddr + len) of the peer's block `key` is mapped here, or NULL */
+static uint8_t *shm_direct(fab_conn *c, uint64_t raddr, uint64_t key, size_t len)
+{
+    if (!(key & FAB_KEY_DIRECT) || c->direct_off)
+        return NULL;
+    shm_peer_blk *b = NULL;
+    for (int i = 0; i < SHM_PEER_BLKS && !b; i++)
+        if (c->blks[i].key == key)
+            b = &c->blks[i];
+    if (!b && !(b = shm_peer_blk_map(c, key)))
+        return NULL;
+    b->used = ++c->blk_clock;
+    if (raddr < b->base || raddr - b->base > b->len || len > b->len - (raddr - b->base))
+        return NULL;
+    return b->map + SHM_BLK_HDR + (raddr - b->base);
+}
+
+/* a direct copy into the local buffers (read) or the peer's block (write); op->nt: the
+ * destination is a window no cache keeps, written with non-temporal stores */
+static void shm_direct_copy(uint8_t *blk, const struct iovec *local, int nlocal, size_t len, int write,
+                            const fab_op *op)
+{
+    size_t nt_min = op->nt ? 1 : 0;
+    for (int i = 0; i < nlocal && len; i++) {
+        size_t n = local[i].iov_len < len ? local[i].iov_len : len;
+        if (write)
+            util_copy_nt(blk, local[i].iov_base, n, nt_min);
+        else
+            util_copy_nt(local[i].iov_base, blk, n, nt_min);
+        blk += n;
+        len -= n;
+    }
+}
+
 static int shm_read(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
                     size_t len, fab_op *op)
 {
-    return shm_bulk(c, local, nlocal, raddr, len, 0);
+    uint8_t *src = shm_direct(c, raddr, rkey, len);
+    if (!src)
+        return shm_bulk(c, local, nlocal, raddr, len, 0);
+    shm_direct_copy(src, local, nlocal, len, 0, op);
+    return FAB_DIRECT;
 }
 
 static int shm_write(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
                      size_t len, fab_op *op)
 {
-    return shm_bulk(c, local, nlocal, raddr, len, 1);
+    uint8_t *dst = shm_direct(c, raddr, rkey, len);
+    if (!dst)
+        return shm_bulk(c, local, nlocal, raddr, len, 1);
+    shm_direct_copy(dst, local, nlocal, len, 1, op);
+    return FAB_DIRECT;
 }
 
 /* drop `done` bytes from the front of an iovec list (in place) */
@@ -613,6 +825,8 @@ static void shm_footprint(fab_conn *c, fab_usage *u)
         if (c->tx)
             u->mapped += seg;
         u->mapped += c->stage_len;
+        for (int i = 0; i < SHM_PEER_BLKS; i++)
+            u->mapped += c->blks[i].maplen;
     } else {
         u->endpoint += shm.door_len;
         u->rings += shm.stage_len;
@@ -628,6 +842,11 @@ static void shm_disconnect(fab_conn *c)
         shm_seg_unmap(c, c->tx);
     if (c->stage)
         munmap(c->stage, c->stage_len);
+    for (int i = 0; i < SHM_PEER_BLKS; i++)
+        if (c->blks[i].key)
+            shm_peer_blk_drop(&c->blks[i]);
+    if (c->pidfd > 0)
+        close(c->pidfd);
     shm_seg_unmap(c, c->rx);
     shm_unlink(c->rx_name);     /* if the peer never mapped it */
     free(c);
@@ -655,4 +874,6 @@ const fab_ops fab_shm_ops = {
     .footprint = shm_footprint,
     .stage_create = shm_stage_create,
     .stage_map = shm_stage_map,
+    .mem_alloc = shm_mem_alloc,
+    .mem_free = shm_mem_free,
 };

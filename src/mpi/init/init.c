@@ -7,6 +7,7 @@
 #include "mpi/io/io.h"
 #include "mpi/osc/osc.h"
 #include "mpi/comm/dpm.h"
+#include "mpi/mem/mem.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -238,6 +239,7 @@ int mpii_runtime_start(int required)
         mpii_startup_check(rank, size, agree);
     if (rc != UTIL_OK)
         util_die("MPI_Init: cannot open the fabrics (%s)", strerror(-rc));
+    mpii_mem_use_fabric(1);
     mpii_errh_init();
     mpii_info_init();
     mpii_dtype_init();
@@ -269,6 +271,7 @@ void mpii_runtime_stop(void)
     if (util_cfg.stats)
         core_stats_report(mpii_st.world_rank);
     core_finalize();
+    mpii_mem_use_fabric(0);
     /* then the process manager's barrier (PMI), as MPICH and Open MPI end MPI_Finalize: no
      * process leaves before every process of the job has reached MPI_Finalize (a rank that
      * exits with an error status right after it would otherwise have the launcher end the

@@ -6,6 +6,7 @@
  * whoever made it. */
 #include "mpi/mem/mem.h"
 #include "util/util.h"
+#include "core/core.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -75,4 +76,22 @@ int mpii_mem_free(void *base)
         return UTIL_OK;
     }
     return UTIL_EINVAL;
+}
+
+static void *mem_fabric_alloc(size_t size, size_t align, void *ctx)
+{
+    (void)ctx;
+    return core_mem_alloc(size, align);
+}
+
+static void mem_fabric_free(void *base, size_t size, void *ctx)
+{
+    (void)ctx;
+    core_mem_free(base, size);
+}
+
+void mpii_mem_use_fabric(int on)
+{
+    static const mpii_mem_provider fabric = {"fabric", mem_fabric_alloc, mem_fabric_free, NULL};
+    mpii_mem_set_provider(on ? &fabric : NULL);
 }

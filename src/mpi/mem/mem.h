@@ -18,6 +18,10 @@ typedef struct mpii_mem_provider {
  * blocks already handed out are freed by whoever allocated them. */
 void mpii_mem_set_provider(const mpii_mem_provider *p);
 
+/* Installs (on) or removes the core's provider: memory the node's peers map
+ * (core_mem_alloc), from MPI_Init to MPI_Finalize */
+void mpii_mem_use_fabric(int on);
+
 /* size bytes aligned to align (a power of two, at least sizeof(void *));
  * size 0 gives a unique non-NULL pointer. NULL when out of memory. */
 void *mpii_mem_alloc(size_t size, size_t align);

@@ -117,6 +117,7 @@ static const t_pvar t_pvars[] = {
      &core_st.unexpected},
     {"dcfa_backlog", "packets queued because the peer's ring had no credit", &core_st.backlog},
     {"dcfa_cma_bytes", "bytes moved single-copy (process_vm_readv/writev)", &core_st.cma_bytes},
+    {"dcfa_direct_bytes", "bytes this process moved by plain copies from or into a peer's MPI_Alloc_mem memory mapped here (DCFA_ALLOC_SHM), no system call", &core_st.direct_bytes},
     {"dcfa_copy_bytes", "bytes moved by copying (through the staging pool or the ring)", &core_st.copy_bytes},
     {"dcfa_stage_bytes", "of them, bytes moved through the staging pool", &core_st.stage_bytes},
     {"dcfa_stage_nt_bytes", "of them, bytes the sender copied into the pool with non-temporal stores (DCFA_STAGE_NT)", &core_st.stage_nt_bytes},
