@@ -103,7 +103,7 @@ struct fab_conn {
     int pidfd;          /* the peer's, for pidfd_getfd (0: not opened yet, -1: failed) */
     int direct_off;     /* taking its fds was refused: process_vm_* from then on */
     uint64_t blk_clock;
-    shm_peer_blk blks[SHM_PEER_BLKS];
+    shm_peer_blk *blks; /* SHM_PEER_BLKS, made when the first is mapped */
 };
 
 static struct {
@@ -661,6 +661,8 @@ static shm_peer_blk *shm_peer_blk_map(fab_conn *c, uint64_t key)
         munmap(map, (size_t)st.st_size);
         return NULL;    /* another block has that fd number now */
     }
+    if (!c->blks)
+        c->blks = util_calloc(SHM_PEER_BLKS, sizeof *c->blks);
     shm_peer_blk *b = &c->blks[0];
     for (int i = 0; i < SHM_PEER_BLKS; i++) {
         if (!c->blks[i].key) {
@@ -682,7 +684,7 @@ static uint8_t *shm_direct(fab_conn *c, uint64_t raddr, uint64_t key, size_t len
     if (!(key & FAB_KEY_DIRECT) || c->direct_off)
         return NULL;
     shm_peer_blk *b = NULL;
-    for (int i = 0; i < SHM_PEER_BLKS && !b; i++)
+    for (int i = 0; i < SHM_PEER_BLKS && c->blks && !b; i++)
         if (c->blks[i].key == key)
             b = &c->blks[i];
     if (!b && !(b = shm_peer_blk_map(c, key)))
@@ -825,8 +827,9 @@ static void shm_footprint(fab_conn *c, fab_usage *u)
         if (c->tx)
             u->mapped += seg;
         u->mapped += c->stage_len;
-        for (int i = 0; i < SHM_PEER_BLKS; i++)
+        for (int i = 0; i < SHM_PEER_BLKS && c->blks; i++)
             u->mapped += c->blks[i].maplen;
+        u->endpoint += c->blks ? SHM_PEER_BLKS * sizeof *c->blks : 0;
     } else {
         u->endpoint += shm.door_len;
         u->rings += shm.stage_len;
@@ -842,9 +845,10 @@ static void shm_disconnect(fab_conn *c)
         shm_seg_unmap(c, c->tx);
     if (c->stage)
         munmap(c->stage, c->stage_len);
-    for (int i = 0; i < SHM_PEER_BLKS; i++)
+    for (int i = 0; i < SHM_PEER_BLKS && c->blks; i++)
         if (c->blks[i].key)
             shm_peer_blk_drop(&c->blks[i]);
+    free(c->blks);
     if (c->pidfd > 0)
         close(c->pidfd);
     shm_seg_unmap(c, c->rx);
