@@ -252,7 +252,7 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
                      .peer_req = rv->req, .finish = core_read_finished};
     if (dt->contig) {
         x->base = core_at(r->u.recv.buf, dt->true_lb);
-        x->op.nt = core_recv_nt(r);
+        x->op.nt = core_recv_nt_others(r);
         core_split_offer(c, r, env, rv, x);
     } else {
         x->buf = r->u.recv.buf;
