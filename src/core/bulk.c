@@ -95,10 +95,7 @@ static void core_bulk_step(core_xfer *x)
             x->chunk = covered;
             return;
         }
-        if (rc == FAB_DIRECT) {
-            core_st.direct_bytes += covered;
-            rc = UTIL_OK;
-        }
+        rc = core_fab_done(rc, covered);
         if (rc != UTIL_OK) {
             core_bulk_end(x, rc);
             return;

@@ -269,14 +269,14 @@ typedef struct core_rma {
  * called from a later core_progress(); negative: failed (logged). */
 int core_rma_start(core_rma *op, int lpid, int write, void *local, size_t len, uint64_t raddr,
                    uint64_t rkey);
-/* the memory [buf, buf+len) is being freed (MPI_Free_mem, window free): fabrics drop cached
- * registrations of it */
 /* memory for MPI_Alloc_mem that the peers of an open fabric map themselves (the shm
  * fabric's memfd blocks, DCFA_ALLOC_SHM): a rendezvous from or into it is a plain copy.
  * NULL: no fabric offers it for this request (the caller takes heap memory). core_mem_free
  * takes what core_mem_alloc gave, also after core_finalize. */
 void *core_mem_alloc(size_t len, size_t align);
 void core_mem_free(void *base, size_t len);
+/* the memory [buf, buf+len) is being freed (MPI_Free_mem, window free): fabrics drop cached
+ * registrations of it */
 void core_mem_release(const void *buf, size_t len);
 
 /* counters for DCFA_STATS and the bench */

@@ -446,6 +446,15 @@ static inline int core_recv_nt_others(const core_req *r)
 {
     return core_recv_nt(r) && core_s.recv_bytes - r->u.recv.capacity >= 8 * util_cfg.recv_nt;
 }
+/* a fabric's read()/write() result as the core goes on with it: FAB_DIRECT (done by plain
+ * copies, counted in dcfa_direct_bytes) is done, like UTIL_OK */
+static inline int core_fab_done(int rc, size_t len)
+{
+    if (rc != FAB_DIRECT)
+        return rc;
+    core_st.direct_bytes += len;
+    return UTIL_OK;
+}
 void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */
 int core_cancel_rtr(core_req *r);                         /* self.c-like path in eager.c */

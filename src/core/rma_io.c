@@ -51,10 +51,7 @@ static int core_rma_started(core_rma_ctx *ctx, int rc, size_t len)
         ctx->posted = 1;
         return CORE_RMA_POSTED;
     }
-    if (rc == FAB_DIRECT) {
-        core_st.direct_bytes += len;
-        rc = UTIL_OK;
-    }
+    rc = core_fab_done(rc, len);
     if (rc == UTIL_OK)
         core_st.cma_bytes += len;
     ctx->status = rc;
