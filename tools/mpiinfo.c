@@ -3,6 +3,7 @@
  * MPI functions are implemented. */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "binding/api_table.h"
@@ -13,26 +14,42 @@
 
 static void usage(void)
 {
-    printf("usage: mpiinfo [--all | --tunables | --functions [--missing]]\n"
-           "  (no option)   version, fabrics, tunables and the count of implemented functions\n"
-           "  --tunables    every DCFA_* environment variable with its value and meaning\n"
+    printf("usage: mpiinfo [--all] [--tunables] [--functions [--missing]]\n"
+           "  (no option)   version, fabrics, the count of implemented functions, and the\n"
+           "                environment variables a user sets\n"
+           "  --tunables    the DCFA_* environment variables a user sets, with value and meaning\n"
+           "  --all         everything: every DCFA_* variable of every level (user, tuning,\n"
+           "                developer, test, and those the launcher sets), every function\n"
            "  --functions   every MPI function, marked implemented or missing\n"
            "  --missing     with --functions: only the missing ones\n");
 }
 
-static void show_tunables(void)
+static void show_var(const util_tunable *t)
+{
+    char val[64] = "";
+    if (t->ptr)
+        util_tunable_format(t, val, sizeof val);
+    else
+        snprintf(val, sizeof val, "%s", getenv(t->name) ? getenv(t->name) : t->defval);
+    printf("  %-24s = %-10s %s%s\n", t->name, val, t->flags & UTIL_TF_AGREE ? "[agree] " : "",
+           t->help);
+    if (t->choices)
+        printf("  %-24s   %-10s (one of: %s)\n", "", "", t->choices);
+}
+
+/* the variables of the user level, or (all) of every level, a heading per level */
+static void show_tunables(int all)
 {
     util_tunables_load();
-    printf("Tunables (environment variables; current value from this environment;\n"
-           "[agree]: must be the same on every rank, checked at MPI_Init):\n");
-    for (int i = 0; i < util_ntunables; i++) {
-        char val[64];
-        util_tunable_format(&util_tunables[i], val, sizeof val);
-        printf("  %-24s = %-10s %s%s\n", util_tunables[i].name, val,
-               util_tunables[i].flags & UTIL_TF_AGREE ? "[agree] " : "", util_tunables[i].help);
-        if (util_tunables[i].choices)
-            printf("  %-24s   %-10s (one of: %s)\n", "", "", util_tunables[i].choices);
-
+    printf("Environment variables (current value from this environment; [agree]: must be the\n"
+           "same on every rank, checked at MPI_Init)%s:\n",
+           all ? "" : ", those a user sets (mpiinfo --all: every level)");
+    for (int lvl = 0; lvl < (all ? UTIL_NLVL : UTIL_LVL_USER + 1); lvl++) {
+        if (all)
+            printf(" %s level:\n", util_tunable_level_names[lvl]);
+        for (int i = 0; i < util_nvars; i++)
+            if (util_var(i)->level == lvl)
+                show_var(util_var(i));
     }
     /* what the tunables give once the core has shaped the ring (rounding, the eager limit) */
     char ring[512];
@@ -65,7 +82,7 @@ static void show_functions(int only_missing)
 
 int main(int argc, char **argv)
 {
-    int functions = 0, missing = 0, tunables = 0, all = argc == 1;
+    int functions = 0, missing = 0, tunables = 0, all = 0, summary = argc == 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--functions"))
             functions = 1;
@@ -74,13 +91,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--tunables"))
             tunables = 1;
         else if (!strcmp(argv[i], "--all"))
-            all = functions = 1;
+            all = summary = functions = 1;
         else {
             usage();
             return strcmp(argv[i], "-h") && strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
-    if (all) {
+    if (summary) {
         char v[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;
         MPI_Get_library_version(v, &len);
@@ -98,7 +115,7 @@ int main(int argc, char **argv)
         tunables = 1;
     }
     if (tunables)
-        show_tunables();
+        show_tunables(all);
     if (functions)
         show_functions(missing);
     return 0;

@@ -250,19 +250,62 @@ extern util_config util_cfg;
 enum util_tunable_type { UTIL_T_SIZE, UTIL_T_INT, UTIL_T_BOOL, UTIL_T_ENUM,
                          UTIL_T_STR /* const char *: the environment's string */ };
 /* UTIL_TF_AGREE: every process of a job must have the same value (ring
- * geometry, collective algorithm choice); checked at start-up. */
-enum util_tunable_flags { UTIL_TF_AGREE = 1 };
+ * geometry, collective algorithm choice); checked at start-up.
+ * UTIL_TF_LIVE: read at each use, so MPI_T may change it while the library runs. */
+enum util_tunable_flags { UTIL_TF_AGREE = 1, UTIL_TF_LIVE = 2 };
+/* Who sets a variable (mpiinfo shows USER by default, every level with --all; MPI_T's
+ * verbosity follows it):
+ *   USER      what a user sets to run a job (fabric choice, diagnostics, timeouts);
+ *   TUNING    thresholds and algorithm choices a tuner sweeps (docs/bench.md);
+ *   DEV       switches that force a protocol or turn a mechanism off, for developers;
+ *   TEST      only tests set them (they make rare cases happen);
+ *   LAUNCHER  set by mpirun / the assist daemon for the processes it starts, not by users. */
+enum util_tunable_level {
+    UTIL_LVL_USER,
+    UTIL_LVL_TUNING,
+    UTIL_LVL_DEV,
+    UTIL_LVL_TEST,
+    UTIL_LVL_LAUNCHER,
+    UTIL_NLVL
+};
+/* What a variable is about: its MPI_T category (util_tunable_cats) */
+enum util_tunable_cat {
+    UTIL_CAT_PROTOCOL,
+    UTIL_CAT_PROGRESS,
+    UTIL_CAT_COLL,
+    UTIL_CAT_FABRIC,
+    UTIL_CAT_RMA,
+    UTIL_CAT_IO,
+    UTIL_CAT_DPM,
+    UTIL_CAT_LAUNCH,
+    UTIL_CAT_DEBUG,
+    UTIL_NCAT
+};
 typedef struct util_tunable {
     const char *name;           /* environment variable */
     enum util_tunable_type type;
-    void *ptr;
+    void *ptr; /* the library's copy; NULL: read by mpirun, the assist daemon
+                  or start-up code of their own (entries after util_ntunables) */
     const char *defval;
     const char *choices;        /* UTIL_T_ENUM: "auto,read,write" */
     const char *help;
-    unsigned flags;             /* enum util_tunable_flags (0 when left out) */
+    unsigned flags;      /* enum util_tunable_flags */
+    unsigned char level; /* enum util_tunable_level */
+    unsigned char cat;   /* enum util_tunable_cat */
 } util_tunable;
+/* Every DCFA_* environment variable of the library, mpirun and the assist daemon, once
+ * (util/tunables.c): util_var(0 .. util_nvars); the first util_ntunables of them are the
+ * library's tunables, util_tunables[] (util_cfg, MPI_T control variables), the others are
+ * read elsewhere (ptr NULL). */
 extern const util_tunable util_tunables[];
 extern const int util_ntunables;
+extern const int util_nvars;
+const util_tunable *util_var(int i); /* NULL outside 0 .. util_nvars */
+/* the registry entry of variable `name`, or NULL */
+const util_tunable *util_tunable_find(const char *name);
+extern const char *const util_tunable_level_names[UTIL_NLVL];
+/* MPI_T categories: name and description per enum util_tunable_cat */
+extern const char *const util_tunable_cat_names[UTIL_NCAT][2];
 int util_tunables_load(void);   /* reads the environment; <0 with a logged message on bad values */
 int util_tunable_format(const util_tunable *t, char *buf, size_t len);  /* current value as text */
 /* The UTIL_TF_AGREE values as one string ("<version>/v1,v2,...": no spaces),

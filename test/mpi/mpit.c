@@ -78,6 +78,39 @@ int main(int argc, char **argv)
     mtest_check(limit == want, "DCFA_EAGER_LIMIT before MPI_Init: %lu, expected %lu", limit, want);
     limit = 4096;
     t_check("cvar_write before MPI_Init", MPI_T_cvar_write(ch, &limit), MPI_SUCCESS);
+    /* scope and verbosity from the registry: the ring's geometry must agree between
+     * processes; how long a rank spins is its own; a user's setting, a tuner's, a test's */
+    mtest_check(scope == MPI_T_SCOPE_ALL_EQ && verb == MPI_T_VERBOSITY_TUNER_BASIC,
+                "DCFA_EAGER_LIMIT before MPI_Init: scope %d verbosity %d", scope, verb);
+    static const struct {
+        const char *name, *cat;
+        int scope, verbosity;
+    } want_meta[] = {
+        {"DCFA_SPIN_US", "dcfa_progress", MPI_T_SCOPE_LOCAL, MPI_T_VERBOSITY_TUNER_BASIC},
+        {"DCFA_FABRICS", "dcfa_fabric", MPI_T_SCOPE_LOCAL, MPI_T_VERBOSITY_USER_BASIC},
+        {"DCFA_STAGE_CHUNK", "dcfa_protocol", MPI_T_SCOPE_ALL_EQ, MPI_T_VERBOSITY_TUNER_BASIC},
+        {"DCFA_RING_START", "dcfa_protocol", MPI_T_SCOPE_ALL_EQ, MPI_T_VERBOSITY_MPIDEV_DETAIL},
+        {"DCFA_IO_DS", "dcfa_io", MPI_T_SCOPE_LOCAL, MPI_T_VERBOSITY_TUNER_BASIC},
+        {"DCFA_CTX_WAIT", "dcfa_dpm", MPI_T_SCOPE_LOCAL, MPI_T_VERBOSITY_USER_BASIC},
+    };
+    for (size_t w = 0; w < sizeof want_meta / sizeof want_meta[0]; w++) {
+        int wi = -1, wscope = -1, wverb = -1, wcat = -1, cvars[256], nv = 0;
+        MPI_T_cvar_get_index(want_meta[w].name, &wi);
+        MPI_T_cvar_get_info(wi, NULL, NULL, &wverb, NULL, NULL, NULL, NULL, NULL, &wscope);
+        MPI_T_category_get_index(want_meta[w].cat, &wcat);
+        MPI_T_category_get_info(wcat, NULL, NULL, NULL, NULL, &nv, NULL, NULL);
+        MPI_T_category_get_cvars(wcat, nv < 256 ? nv : 256, cvars);
+        int in_cat = 0;
+        for (int k = 0; k < nv && k < 256; k++)
+            in_cat |= cvars[k] == wi;
+        mtest_check(wi >= 0 && wscope == want_meta[w].scope && wverb == want_meta[w].verbosity &&
+                        in_cat,
+                    "%s: scope %d verbosity %d, in %s: %d", want_meta[w].name, wscope, wverb,
+                    want_meta[w].cat, in_cat);
+    }
+    /* the launcher's variables are in the registry but are no control variables */
+    t_check("cvar_get_index(DCFA_RSH)", MPI_T_cvar_get_index("DCFA_RSH", &n),
+            MPI_T_ERR_INVALID_NAME);
 
     /* an enumeration: DCFA_RNDV_MODE is auto, read or write */
     MPI_T_cvar_get_index("DCFA_RNDV_MODE", &n);

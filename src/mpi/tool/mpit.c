@@ -45,45 +45,33 @@ static void t_str(const char *s, char *buf, int *len)
 
 /* ---- categories --------------------------------------------------------------------------- */
 
-enum { CAT_PROTOCOL, CAT_PROGRESS, CAT_COLL, CAT_DEBUG, NCAT };
-static const char *const t_cat_name[NCAT] = {"dcfa_protocol", "dcfa_progress", "dcfa_collectives",
-                                             "dcfa_debug"};
-static const char *const t_cat_desc[NCAT] = {
-    ("point-to-point protocols: eager limit, receive ring and credits, rendezvous, and their "
-     "packet counters"),
-    "how waiting ranks poll, yield and nap, and the assist thread",
-    "collective algorithm choices and thresholds", "diagnostics"};
+/* Categories, category and scope of each control variable, and whether it may change while
+ * the library runs: all from the registry (util/tunables.c). */
+#define NCAT         UTIL_NCAT
+#define CAT_PROTOCOL UTIL_CAT_PROTOCOL
 
-static int t_cvar_cat(const util_tunable *t)
-{
-    const char *n = t->name;
-    if (!strncmp(n, "DCFA_COLL_", 10))
-        return CAT_COLL;
-    if (!strcmp(n, "DCFA_SPIN_US") || !strcmp(n, "DCFA_YIELD_US") ||
-        !strcmp(n, "DCFA_ASYNC_PROGRESS"))
-        return CAT_PROGRESS;
-    if (!strcmp(n, "DCFA_STATS") || !strcmp(n, "DCFA_DEBUG"))
-        return CAT_DEBUG;
-    return CAT_PROTOCOL;
-}
+static int t_cvar_live(const util_tunable *t) { return (t->flags & UTIL_TF_LIVE) != 0; }
 
-/* read at each use, so writable while the library runs: the collective algorithm
- * choices and thresholds (not the node segment's, made on first use), the
- * statistics switch (read at finalize) and the debug level */
-static int t_cvar_live(const util_tunable *t)
-{
-    if (t_cvar_cat(t) == CAT_COLL)
-        return strcmp(t->name, "DCFA_COLL_SHM") != 0 && strcmp(t->name, "DCFA_COLL_SHM_SLOT") != 0;
-    return t_cvar_cat(t) == CAT_DEBUG;
-}
-
-/* the collective choices must agree between processes; the others are per process and,
- * unless live, read-only once the library has started */
+/* settings that must agree between processes are ALL_EQ, the others per process; unless
+ * live, read-only once the library has started */
 static int t_cvar_scope(const util_tunable *t)
 {
     if (!t_cvar_live(t) && mpii_runtime_state() != 0)
         return MPI_T_SCOPE_READONLY;
-    return t_cvar_cat(t) == CAT_COLL ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_LOCAL;
+    return t->flags & UTIL_TF_AGREE ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_LOCAL;
+}
+
+/* a user's settings are USER verbosity, a tuner's TUNER, the rest MPIDEV */
+static int t_cvar_verbosity(const util_tunable *t)
+{
+    switch (t->level) {
+    case UTIL_LVL_USER:
+        return MPI_T_VERBOSITY_USER_BASIC;
+    case UTIL_LVL_TUNING:
+        return MPI_T_VERBOSITY_TUNER_BASIC;
+    default:
+        return MPI_T_VERBOSITY_MPIDEV_DETAIL;
+    }
 }
 
 /* ---- performance variables: the core's counters ------------------------------------------------
@@ -279,8 +267,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
              t->type == UTIL_T_ENUM ? "; one of " : "", t->type == UTIL_T_ENUM ? t->choices : "");
     t_str(d, desc, desc_len);
     if (verbosity)
-        *verbosity =
-            t_cvar_cat(t) == CAT_DEBUG ? MPI_T_VERBOSITY_USER_BASIC : MPI_T_VERBOSITY_TUNER_BASIC;
+        *verbosity = t_cvar_verbosity(t);
     if (datatype)
         *datatype = t_cvar_type(t);
     if (enumtype)
@@ -622,7 +609,7 @@ static int t_cat_cvars(int cat, int len, int *indices)
 {
     int n = 0;
     for (int i = 0; i < util_ntunables; i++) {
-        if (t_cvar_cat(&util_tunables[i]) != cat)
+        if (util_tunables[i].cat != cat)
             continue;
         if (indices && n < len)
             indices[n] = i;
@@ -648,8 +635,8 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
         return MPI_T_ERR_NOT_INITIALIZED;
     if (cat_index < 0 || cat_index >= NCAT)
         return MPI_T_ERR_INVALID_INDEX;
-    t_str(t_cat_name[cat_index], name, name_len);
-    t_str(t_cat_desc[cat_index], desc, desc_len);
+    t_str(util_tunable_cat_names[cat_index][0], name, name_len);
+    t_str(util_tunable_cat_names[cat_index][1], desc, desc_len);
     if (num_cvars)
         *num_cvars = t_cat_cvars(cat_index, 0, NULL);
     if (num_pvars)
@@ -678,7 +665,7 @@ int PMPI_T_category_get_index(const char *name, int *cat_index)
     if (!name || !cat_index)
         return MPI_T_ERR_INVALID;
     for (int i = 0; i < NCAT; i++) {
-        if (!strcmp(t_cat_name[i], name)) {
+        if (!strcmp(util_tunable_cat_names[i][0], name)) {
             *cat_index = i;
             return MPI_SUCCESS;
         }
