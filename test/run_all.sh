@@ -41,7 +41,7 @@ SUMMARY=()
 
 # Packages the tests need (Debian 12); missing ones are installed with apt-get
 # when running as root (DCFA_NO_APT=1: never).
-PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang clang-format libfabric-dev)
+PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang clang-format libfabric-dev gfortran)
 # the multi-host stage: namespaces (iproute2, util-linux), Slurm and munge
 [ "${DCFA_SKIP_MULTIHOST:-0}" = 1 ] || PACKAGES+=(iproute2 util-linux slurmctld slurmd slurm-client munge)
 [ "${DCFA_SKIP_MPI4PY:-0}" = 1 ] || PACKAGES+=(python3-venv python3-dev)

@@ -103,13 +103,15 @@ int main(int argc, char **argv)
         MPI_Get_library_version(v, &len);
         printf("%s\n", v);
         printf("MPI standard: %d.%d\n", MPI_VERSION, MPI_SUBVERSION);
+        printf("Bindings: C (mpi.h, mpicc, mpicxx); Fortran: %s\n", DCFA_FORTRAN_BINDINGS);
         char fabs[512];
         util_tunables_load();
         fab_select_report(fabs, sizeof fabs);
         printf("Fabrics: %s\n", fabs);
         int impl, total;
         count_functions(&impl, &total);
-        printf("MPI functions: %d of %d implemented (mpiinfo --functions lists them)\n", impl, total);
+        printf("MPI functions: %d of %d implemented (mpiinfo --functions lists them)\n", impl,
+               total);
         util_tunables_load();
         printf("RMA passive-target progress: %s\n", osc_progress_claim());
         tunables = 1;

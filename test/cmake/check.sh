@@ -76,6 +76,40 @@ ${CC:-cc} $cflags "$HERE/hello.c" -o "$WORK/hello-pc" $san $libs
 step "mpirun -n 2 (pkg-config build)"
 run2 "$WORK/hello-pc"
 
+# The Fortran bindings, when this build has them (gfortran found at configure time)
+if [ -x "$P/bin/mpifort" ]; then
+    for f in bin/mpif77 bin/mpif90 include/mpif.h include/mpi.mod include/mpi_f08.mod; do
+        [ -e "$P/$f" ] || { echo "missing $P/$f"; exit 1; }
+    done
+    step "mpifort -show names the prefix"
+    show=$("$P/bin/mpifort" -show)
+    echo "$show"
+    case "$show" in *"$P/"*-lmpifort*) ;; *) echo "mpifort -show: no $P or -lmpifort"; exit 1 ;; esac
+
+    step "find_package(MPI COMPONENTS Fortran) project"
+    "$CMAKE" -S "$HERE/fortran" -B "$WORK/fproj" -DMPI_Fortran_COMPILER="$P/bin/mpifort" \
+        -DCMAKE_EXE_LINKER_FLAGS="$san" > "$WORK/fproj.log" 2>&1 ||
+        { cat "$WORK/fproj.log"; exit 1; }
+    grep 'MPI_Fortran_' "$WORK/fproj.log"
+    "$CMAKE" --build "$WORK/fproj" > "$WORK/fproj-build.log" 2>&1 ||
+        { cat "$WORK/fproj-build.log"; exit 1; }
+    step "mpirun -n 2 (find_package Fortran build)"
+    run2 "$WORK/fproj/hello_f08"
+
+    step "mpif77 build (mpif.h)"
+    "$P/bin/mpif77" -O2 "$HERE/fortran/hello_f77.f" -o "$WORK/hello-f77"
+    run2 "$WORK/hello-f77"
+
+    step "pkg-config mpi-fort build"
+    fflags=$(pkg-config --cflags mpi-fort)
+    flibs=$(pkg-config --libs mpi-fort)
+    echo "cflags: $fflags"
+    echo "libs:   $flibs"
+    # shellcheck disable=SC2086
+    (cd "$WORK" && gfortran $fflags "$HERE/fortran/hello_f08.f90" -o "$WORK/hello-fpc" $san $flibs)
+    run2 "$WORK/hello-fpc"
+fi
+
 STEP=
 rm -rf "$WORK"
 echo "install check passed"

@@ -141,7 +141,14 @@ mkdir -p "$CACHE"
 if [ ! -x "$SRC/test/mpi/configure" ]; then fetch_suite; fi
 
 # ---- 2. configure (once per MPI prefix) and build the requested folders -------
-KEY=$( (echo "$PREFIX"; "$PREFIX/bin/mpicc" -show 2>/dev/null || true) | cksum | cut -d' ' -f1)
+# The Fortran folders (f77, f90, f08) are configured when PREFIX has mpifort.
+FORTRAN=(--disable-fortran)
+if [ -x "$PREFIX/bin/mpifort" ]; then
+    FORTRAN=(--enable-fortran=all F77="$PREFIX/bin/mpifort" FC="$PREFIX/bin/mpifort"
+             MPIF77="$PREFIX/bin/mpifort" MPIFC="$PREFIX/bin/mpifort")
+fi
+KEY=$( (echo "$PREFIX"; "$PREFIX/bin/mpicc" -show 2>/dev/null || true; echo "${FORTRAN[*]}") |
+       cksum | cut -d' ' -f1)
 BUILD=$CACHE/build-$KEY
 [ "$FRESH" = 0 ] || rm -rf "$BUILD"
 mkdir -p "$BUILD"
@@ -149,7 +156,7 @@ mkdir -p "$BUILD"
 if [ ! -f "$BUILD/config.status" ]; then
     echo "configuring the suite against $PREFIX in $BUILD"
     if ! (cd "$BUILD" && "$SRC/test/mpi/configure" --with-mpi="$PREFIX" --enable-strictmpi \
-            --disable-fortran --disable-cxx MPICC="$PREFIX/bin/mpicc" CC="$PREFIX/bin/mpicc") \
+            "${FORTRAN[@]}" --disable-cxx MPICC="$PREFIX/bin/mpicc" CC="$PREFIX/bin/mpicc") \
             > "$BUILD/configure.log" 2>&1; then
         tail -30 "$BUILD/configure.log" >&2
         rm -f "$BUILD/config.status"
@@ -169,20 +176,25 @@ for f in "${FOLDERS[@]}"; do
     # that the Makefile can make (io's i_* tests of the standard nonblocking
     # collective I/O calls and rma's aint_collattach sit behind MPICH's
     # non-strict switch): made too.
-    missing=()
-    if [ -f "$BUILD/$f/testlist" ]; then
+    # (in the folder and its subfolders: the Fortran folders keep their tests in
+    # f77/io, f77/ext ...)
+    while IFS= read -r list; do
+        d=$(dirname "$list")
+        rel=${d#"$BUILD"/}
+        missing=()
         while read -r prog _; do
             case "$prog" in ''|\#*|!*) continue ;; esac
-            [ -e "$BUILD/$f/$prog" ] && continue
+            [ -e "$d/$prog" ] && continue
+            [ -d "$d/$prog" ] && continue
             # its own source, or a rule of the Makefile (rma's aint_collattach is aint.c
             # built another way)
-            if [ -f "$SRC/test/mpi/$f/$prog.c" ] || make -C "$BUILD/$f" -n "$prog" > /dev/null 2>&1; then
+            if [ -f "$SRC/test/mpi/$rel/$prog.c" ] || make -C "$d" -n "$prog" > /dev/null 2>&1; then
                 missing+=("$prog")
             fi
-        done < "$BUILD/$f/testlist"
-    fi
-    [ ${#missing[@]} -eq 0 ] ||
-        make -C "$BUILD/$f" -k -j"$BUILD_JOBS" "${missing[@]}" >> "$BUILD/build.log" 2>&1 || true
+        done < "$list"
+        [ ${#missing[@]} -eq 0 ] ||
+            make -C "$d" -k -j"$BUILD_JOBS" "${missing[@]}" >> "$BUILD/build.log" 2>&1 || true
+    done < <(find "$BUILD/$f" -name testlist -type f)
 done
 
 # ---- 3. collect the entries --------------------------------------------------
