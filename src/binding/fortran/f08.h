@@ -41,6 +41,20 @@ static inline int f08_contig(const CFI_cdesc_t *d)
     return 1;
 }
 
+/* the fast path: a scalar (maybe a sentinel) or a contiguous array; *addr
+ * is its address. 0: a section, for f08_buf and f08_sec_prepare */
+static inline int f08_plain(const CFI_cdesc_t *d, void **addr)
+{
+    if (d->rank == 0) {
+        *addr = fort_buf(d->base_addr);
+        return 1;
+    }
+    *addr = d->base_addr;
+    if (d->rank == 1)
+        return d->dim[0].sm == (CFI_index_t)d->elem_len || d->dim[0].extent <= 1;
+    return f08_contig(d);
+}
+
 static inline void *f08_buf(CFI_cdesc_t *d, f08_sec *s)
 {
     s->d = NULL;

@@ -166,6 +166,15 @@ if [ ! -f "$BUILD/config.status" ]; then
 fi
 BUILD_JOBS=$(nproc 2> /dev/null || echo 2)
 : > "$BUILD/build.log"
+# Configured on its own (not from MPICH's tree), the suite leaves its mpi_f08
+# helpers (util/mtest_f08.f90) out of util/libmtest_f08 although it builds the
+# f08 folder: the f08 tests would not link. Made here with the object named.
+if [ -x "$PREFIX/bin/mpifort" ] && grep -q '^#am_libmtest_f08_la_OBJECTS' "$BUILD/util/Makefile" &&
+   ! [ -s "$BUILD/util/mtest_f08.lo" ]; then
+    rm -f "$BUILD/util/libmtest_f08.la"
+    make -C "$BUILD/util" libmtest_f08.la am_libmtest_f08_la_OBJECTS=mtest_f08.lo \
+        >> "$BUILD/build.log" 2>&1 || true
+fi
 for f in "${FOLDERS[@]}"; do
     f=${f%%@*}
     [ -d "$BUILD/$f" ] || { echo "error: no folder $f in the suite" >&2; exit 2; }
