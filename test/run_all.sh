@@ -15,6 +15,9 @@
 #   4b. the fuzzers (test/fuzz/run.sh, clang's libFuzzer), DCFA_FUZZ_SECONDS (30) each
 #   5. mpi4py's test suite against the same install at 1, 2, 3 (and 4) ranks
 #      (test/external/mpi4py/run.sh; needs python3-venv, python3-dev)
+#   6. a Fortran application: PnetCDF's FLASH-IO and Fortran examples built with
+#      our mpifort and MPICH's, the files they write compared
+#      (test/external/pnetcdf/run.sh; needs autoconf automake libtool)
 #
 # The last line is "N passed, N failed" over all three (the only line of that
 # form in the output); the exit status is non-zero iff something failed
@@ -24,6 +27,7 @@
 #   DCFA_SKIP_FUZZ=1                       leave out stage 4b
 #   DCFA_SKIP_MULTIHOST=1                  leave out stage 3b (needs root)
 #   DCFA_SKIP_MPI4PY=1                     leave out stage 5
+#   DCFA_SKIP_FORTRAN_APP=1                leave out stage 6
 #   DCFA_MPI4PY_BUDGET=SEC                 time budget of stage 5 (default 1500)
 #   DCFA_MPI4PY_NP="1 2 3"                 its rank counts (4 is oversubscribed: 2 cores)
 #   DCFA_ASAN_LEAKS=1                      run the sanitizer tree with leak detection
@@ -42,6 +46,8 @@ SUMMARY=()
 # Packages the tests need (Debian 12); missing ones are installed with apt-get
 # when running as root (DCFA_NO_APT=1: never).
 PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang clang-format libfabric-dev gfortran)
+# the Fortran application stage builds PnetCDF from Debian's source (no configure in it)
+[ "${DCFA_SKIP_FORTRAN_APP:-0}" = 1 ] || PACKAGES+=(autoconf automake libtool)
 # the multi-host stage: namespaces (iproute2, util-linux), Slurm and munge
 [ "${DCFA_SKIP_MULTIHOST:-0}" = 1 ] || PACKAGES+=(iproute2 util-linux slurmctld slurmd slurm-client munge)
 [ "${DCFA_SKIP_MPI4PY:-0}" = 1 ] || PACKAGES+=(python3-venv python3-dev)
@@ -290,6 +296,20 @@ if [ "${DCFA_SKIP_MPI4PY:-0}" != 1 ]; then
     else
         echo "not run: the normal build failed or could not be installed"
         result "mpi4py suite (not run)" 0 1
+    fi
+fi
+# ---- 6. a Fortran application: PnetCDF (FLASH-IO, its Fortran examples), ours and MPICH's
+if [ "${DCFA_SKIP_FORTRAN_APP:-0}" != 1 ]; then
+    note "Fortran application (PnetCDF: FLASH-IO and examples), against MPICH"
+    stage "Fortran application"
+    if [ $NORMAL_OK = 1 ] && [ -x "$PREFIX/bin/mpifort" ]; then
+        log=$ROOT/build/pnetcdf.out
+        bash "$ROOT/test/external/pnetcdf/run.sh" --with-mpi "$PREFIX" --np 4 < /dev/null 2>&1 |
+            tee "$log" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/Fortran application: \1 pass, \2 fail/'
+        result_from_log "Fortran application" "$log"
+    else
+        echo "not run: the normal build failed or has no mpifort"
+        result "Fortran application (not run)" 0 1
     fi
 fi
 stage ""

@@ -93,46 +93,11 @@ fi
 
 # ---- 1. fetch the suite (private apt configuration, system apt untouched) ----
 SRC=$CACHE/src/mpich-$MPICH_VERSION
+# shellcheck source=../apt_source.sh
+. "$HERE/../apt_source.sh"
 fetch_suite() {
-    local apt=$CACHE/apt
-    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$CACHE/src"
-    # One deb-src line per stanza of the machine's deb822 source file.
-    local src=/etc/apt/sources.list.d/debian.sources
-    : > "$apt/sources.list"
-    if [ -r "$src" ]; then
-        awk '
-            function flush() {
-                if (uris != "" && suites != "" && types ~ /deb/) {
-                    n = split(uris, u, " "); m = split(suites, s, " ")
-                    for (i = 1; i <= n; i++) for (j = 1; j <= m; j++)
-                        printf "deb-src %s%s %s %s\n", opt, u[i], s[j], comps
-                }
-                types = uris = suites = comps = opt = ""
-            }
-            /^[ \t]*#/ { next }
-            /^[ \t]*$/ { flush(); next }
-            /^Types:/      { sub(/^Types:[ \t]*/, "");      types = $0 }
-            /^URIs:/       { sub(/^URIs:[ \t]*/, "");       uris = $0 }
-            /^Suites:/     { sub(/^Suites:[ \t]*/, "");     suites = $0 }
-            /^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
-            /^Signed-By:/  { sub(/^Signed-By:[ \t]*/, "");  opt = "[signed-by=" $0 "] " }
-            END { flush() }
-        ' "$src" > "$apt/sources.list"
-    fi
-    if [ ! -s "$apt/sources.list" ]; then
-        echo "deb-src http://deb.debian.org/debian bookworm main" > "$apt/sources.list"
-    fi
-    local aptopts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o "Dir::Etc::sourceparts=-"
-                   -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
-                   -o "APT::Sandbox::User=root" -o "Debug::NoLocking=1")
-    command -v dpkg-source > /dev/null || {
-        echo "error: apt-get source needs dpkg-dev (apt-get install -y dpkg-dev)" >&2; exit 2; }
-    echo "fetching MPICH $MPICH_VERSION sources into $CACHE/src (private apt config in $apt)"
-    apt-get -q "${aptopts[@]}" update > "$CACHE/fetch.log" 2>&1 ||
-        { cat "$CACHE/fetch.log" >&2; exit 2; }
-    (cd "$CACHE/src" && apt-get -q "${aptopts[@]}" source "mpich=$MPICH_VERSION-*" ||
-        apt-get -q "${aptopts[@]}" source mpich) >> "$CACHE/fetch.log" 2>&1 ||
-        { cat "$CACHE/fetch.log" >&2; exit 2; }
+    echo "fetching MPICH $MPICH_VERSION sources into $CACHE/src (private apt config in $CACHE/apt)"
+    apt_source "$CACHE/apt" "$CACHE/src" "$CACHE/fetch.log" "mpich=$MPICH_VERSION-*" mpich || exit 2
     [ -x "$SRC/test/mpi/configure" ] ||
         { echo "error: $SRC/test/mpi/configure missing after apt-get source" >&2; exit 2; }
     rm -f "$CACHE"/src/mpich_*.tar.* "$CACHE"/src/mpich_*.dsc
