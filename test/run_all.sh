@@ -194,7 +194,8 @@ if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
         # "coll np=8 nonstrict" -> "coll@np=8,nonstrict" (run.sh's folder options)
         mapfile -t folders < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' \
             "$ROOT/test/external/mpich/folders.txt" |
-            awk '{ o = ""; for (i = 2; i <= NF; i++) o = o (i > 2 ? "," : "@") $i; print $1 o }')
+            awk '{ o = ""; for (i = 2; i <= NF; i++) o = o (i > 2 ? "," : "@") $i; print $1 o }' |
+            { if [ -x "$PREFIX/bin/mpifort" ]; then cat; else grep -Ev '^f(77|90|08)(@|$)'; fi; })
         log=$ROOT/build/mpich-suite.out
         DCFA_UNIVERSE_SIZE=${DCFA_UNIVERSE_SIZE:-16} \
         bash "$ROOT/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "$JOBS" \
