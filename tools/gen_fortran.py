@@ -561,10 +561,12 @@ def interface_body(ff, name, f08, bind=None, indent="    "):
     for a in args:
         a.fnonblock = ff.nonblocking
         decls = f77_decl(a, f08)
-        if not f08 and ff.has_choice and a.kind in ("int_arr", "big_arr", "handle_arr"):
+        if not f08 and ff.has_choice and a.kind in ("int_arr", "big_arr", "handle_arr",
+                                                     "handle_in"):
             # with MPI_IN_PLACE programs pass a scalar (0, MPI_DATATYPE_NULL) for
-            # the count and type arrays they do not use, which MPICH's module
-            # (no interfaces for these routines) lets through
+            # the count and type arrays they do not use, and an array of types
+            # for one type, which MPICH's module (no interfaces for these
+            # routines) lets through (its f90/coll/vw_inplacef90, split_typef90)
             decls = ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % a.name] + decls
         for d in decls:
             if d.startswith("!GCC$"):
