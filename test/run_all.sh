@@ -31,7 +31,8 @@
 #   DCFA_MPI4PY_BUDGET=SEC                 time budget of stage 5 (default 1500)
 #   DCFA_MPI4PY_NP="1 2 3"                 its rank counts (4 is oversubscribed: 2 cores)
 #   DCFA_ASAN_LEAKS=1                      run the sanitizer tree with leak detection
-#   DCFA_MPICH_BUDGET=SEC                  time budget of stage 3 (default 1500)
+#   DCFA_MPICH_BUDGET=SEC                  time budget of stage 3 (default 2100: 1500 for
+#                                          the C folders, 600 for f77, f90, f08)
 #   DCFA_MPICH_LISTS=testlist,testlist.dtp  MPICH test lists per folder (default
 #                                          testlist: the datatype-pool lists are long)
 set -uo pipefail
@@ -199,7 +200,7 @@ if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
         log=$ROOT/build/mpich-suite.out
         DCFA_UNIVERSE_SIZE=${DCFA_UNIVERSE_SIZE:-16} \
         bash "$ROOT/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "$JOBS" \
-            --time-budget "${DCFA_MPICH_BUDGET:-1500}" --lists "${DCFA_MPICH_LISTS:-testlist}" --log "$ROOT/build/mpich-suite.log" \
+            --time-budget "${DCFA_MPICH_BUDGET:-2100}" --lists "${DCFA_MPICH_LISTS:-testlist}" --log "$ROOT/build/mpich-suite.log" \
             "${folders[@]}" < /dev/null 2>&1 | tee "$log" |
             sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/MPICH suite: \1 pass, \2 fail/'
         result_from_log "MPICH suite" "$log"
