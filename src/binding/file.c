@@ -72,6 +72,11 @@ static int file_access_check(const char *fn, MPI_File fh, int write, int where, 
     if (mpii_dtype_check_comm(dt, &why) != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_FILE, fh, MPI_ERR_TYPE, fn, "%s", why);
     MPI_Count bytes = count * file_elem_size(f, mpii_dtype_get(dt));
+    if (write && bytes > 0 && f->view.fdt->size == 0)
+        return mpii_err(MPII_OBJ_FILE, fh, MPI_ERR_IO, fn,
+                        "file '%s': count=%lld: the view holds no data (its filetype has size "
+                        "0), nothing can be written through it",
+                        f->name, (long long)count);
     if (bytes % (MPI_Count)f->view.esize != 0)
         return mpii_err(MPII_OBJ_FILE, fh, MPI_ERR_IO, fn,
                         "file '%s': %lld bytes of datatype are not a whole number of etypes (%zu "
