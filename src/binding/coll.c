@@ -134,13 +134,31 @@ static int coll_op(const char *fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt)
     return MPI_SUCCESS;
 }
 
-static int coll_alias(const char *fn, MPI_Comm comm, const void *sbuf, const void *rbuf,
-                      MPI_Count count)
+/* A send and a receive buffer that alias, when count > 0 elements move: `one` (the buffer of
+ * this process's own block) is `all` (the buffer of every process's blocks), or is this
+ * process's block in it, at `slot` bytes (slot < 0: no such block). MPI_IN_PLACE is the way
+ * to say it; MPICH answers MPI_ERR_BUFFER too, before any message. */
+static int coll_alias(const char *fn, MPI_Comm comm, const void *one, const char *one_name,
+                      const void *all, const char *all_name, MPI_Aint slot, MPI_Count count)
 {
-    if (count > 0 && sbuf == rbuf && sbuf != MPI_BOTTOM && sbuf != MPI_IN_PLACE)
+    if (count <= 0 || one == MPI_BOTTOM || one == MPI_IN_PLACE || all == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    if (one == all)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
-                        "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+                        "%s and %s are the same buffer (use MPI_IN_PLACE)", one_name, all_name);
+    if (slot >= 0 && all != MPI_BOTTOM && (const char *)one == (const char *)all + slot)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
+                        "%s is this process's own block of %s (use MPI_IN_PLACE)", one_name,
+                        all_name);
     return MPI_SUCCESS;
+}
+
+/* the byte offset of block `i` of `count` elements (or at displacement displs[i], when displs)
+ * of datatype dt */
+static MPI_Aint coll_slot(int i, MPI_Count count, const MPI_Aint displs[], MPI_Datatype dt)
+{
+    MPI_Aint ext = mpii_dtype_get(dt)->dt.extent;
+    return (displs ? displs[i] : (MPI_Aint)(i * count)) * ext;
 }
 
 /* where MPI_IN_PLACE may stand, for the messages */
@@ -177,7 +195,7 @@ static int coll_red_args(const char *fn, MPI_Comm comm, const mpii_comm *c, cons
     if (rc == MPI_SUCCESS)
         rc = coll_op(fn, comm, op, dt);
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, count);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf", -1, count);
     return rc;
 }
 
@@ -311,7 +329,8 @@ static int gather(const char *fn, int mode, const void *sbuf, MPI_Count scount, 
     if (rc == MPI_SUCCESS && at_root && !vform)
         rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS && at_root && at_peer)
-        rc = coll_alias(fn, comm, sbuf, rbuf, scount);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf",
+                        coll_slot(c->rank, rcount, displs, rdt), scount);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -352,7 +371,8 @@ static int scatter(const char *fn, int mode, const void *sbuf, MPI_Count scount,
     if (rc == MPI_SUCCESS && at_root && !vform)
         rc = coll_null(fn, comm, sbuf, scount, sdt, "send");
     if (rc == MPI_SUCCESS && at_root && at_peer)
-        rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
+        rc = coll_alias(fn, comm, rbuf, "recvbuf", sbuf, "sendbuf",
+                        coll_slot(c->rank, scount, displs, sdt), rcount);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -388,7 +408,8 @@ static int allgather(const char *fn, int mode, const void *sbuf, MPI_Count scoun
     if (rc == MPI_SUCCESS && !vform)
         rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, scount);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf",
+                        c->is_inter ? -1 : coll_slot(c->rank, rcount, displs, rdt), scount);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -418,7 +439,7 @@ static int alltoall(const char *fn, int mode, const void *sbuf, MPI_Count scount
     if (rc == MPI_SUCCESS)
         rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf", -1, rcount);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -462,7 +483,7 @@ static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Coun
         for (int j = 0; j < n && !moved; j++)
             moved = rcounts[i] > 0 && scounts[j] > 0;
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, moved);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf", -1, moved);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
