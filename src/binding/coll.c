@@ -10,7 +10,7 @@
 #include "mpi/coll/algo.h"
 #include "mpi/info/info.h"
 #include "mpi/op/op.h"
-#include "binding/twins.h"
+#include "binding/impl.h"
 
 #include <stdlib.h>
 
@@ -647,17 +647,17 @@ static int reduce_scatter_int(const char *fn, int mode, const void *sbuf, void *
 
 /* ---- Barrier -------------------------------------------------------------------------------- */
 
-int PMPI_Barrier(MPI_Comm comm)
+int b_Barrier(MPI_Comm comm)
 {
     return barrier("MPI_Barrier", COLL_BLOCKING, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+int b_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
     return barrier("MPI_Ibarrier", COLL_NONBLOCKING, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return barrier("MPI_Barrier_init", COLL_PERSISTENT, comm, info, req);
 }
@@ -707,14 +707,14 @@ int b_Gather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Dataty
 
 /* ---- Gatherv -------------------------------------------------------------------------------- */
 
-int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+int b_Gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
                  const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
 {
     return gatherv_int("MPI_Gatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
                        root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+int b_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
                    MPI_Comm comm)
 {
@@ -722,14 +722,14 @@ int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *r
                   1, root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+int b_Igatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
                   const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
     return gatherv_int("MPI_Igatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
                        rdt, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+int b_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                     const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
                     MPI_Comm comm, MPI_Request *req)
 {
@@ -737,7 +737,7 @@ int PMPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *
                   rdt, 1, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+int b_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                       const int rcounts[], const int displs[], MPI_Datatype rdt, int root,
                       MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
@@ -745,7 +745,7 @@ int PMPI_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf
                        displs, rdt, root, comm, info, req);
 }
 
-int PMPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+int b_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                         const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
                         int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
@@ -779,14 +779,14 @@ int b_Scatter_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datat
 
 /* ---- Scatterv ------------------------------------------------------------------------------- */
 
-int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
+int b_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
                   void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
     return scatterv_int("MPI_Scatterv", COLL_BLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
                         rdt, root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+int b_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
                     MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
                     MPI_Comm comm)
 {
@@ -794,7 +794,7 @@ int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint 
                    rdt, 1, root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
+int b_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
                    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
                    MPI_Request *req)
 {
@@ -802,7 +802,7 @@ int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MP
                         rdt, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+int b_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
                      MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
                      MPI_Comm comm, MPI_Request *req)
 {
@@ -810,7 +810,7 @@ int PMPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint
                    rdt, 1, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
+int b_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
                        void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
                        MPI_Info info, MPI_Request *req)
 {
@@ -818,7 +818,7 @@ int PMPI_Scatterv_init(const void *sbuf, const int scounts[], const int displs[]
                         rcount, rdt, root, comm, info, req);
 }
 
-int PMPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+int b_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
                          MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
                          MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
@@ -852,14 +852,14 @@ int b_Allgather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Dat
 
 /* ---- Allgatherv ----------------------------------------------------------------------------- */
 
-int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+int b_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
                     const int displs[], MPI_Datatype rdt, MPI_Comm comm)
 {
     return allgatherv_int("MPI_Allgatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
                           rdt, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+int b_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
                       MPI_Comm comm)
 {
@@ -867,7 +867,7 @@ int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void
                      rdt, 1, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+int b_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                      const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
                      MPI_Request *req)
 {
@@ -875,7 +875,7 @@ int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                           displs, rdt, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+int b_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
                        MPI_Comm comm, MPI_Request *req)
 {
@@ -883,7 +883,7 @@ int PMPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, voi
                      displs, rdt, 1, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+int b_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                          const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
                          MPI_Info info, MPI_Request *req)
 {
@@ -891,7 +891,7 @@ int PMPI_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *r
                           displs, rdt, comm, info, req);
 }
 
-int PMPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+int b_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                            const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
                            MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
@@ -924,7 +924,7 @@ int b_Alltoall_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Data
 
 /* ---- Alltoallv ------------------------------------------------------------------------------ */
 
-int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
+int b_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
                    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
                    MPI_Comm comm)
 {
@@ -932,7 +932,7 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
                           rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+int b_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
                      MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm)
 {
@@ -940,7 +940,7 @@ int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint
                       rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
+int b_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
                     void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
                     MPI_Comm comm, MPI_Request *req)
 {
@@ -948,7 +948,7 @@ int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], 
                           rbuf, rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+int b_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
                       MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
                       const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
@@ -956,7 +956,7 @@ int PMPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Ain
                       rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[],
+int b_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[],
                         MPI_Datatype sdt, void *rbuf, const int rcounts[], const int rdispls[],
                         MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
@@ -964,7 +964,7 @@ int PMPI_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls
                           rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
 }
 
-int PMPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+int b_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
                           MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
                           const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
                           MPI_Request *req)
@@ -975,7 +975,7 @@ int PMPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI
 
 /* ---- Alltoallw ------------------------------------------------------------------------------ */
 
-int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+int b_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                    const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
                    const MPI_Datatype rdts[], MPI_Comm comm)
 {
@@ -984,7 +984,7 @@ int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                           MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+int b_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
                      const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
 {
@@ -993,7 +993,7 @@ int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint
                       NULL);
 }
 
-int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+int b_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                     const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
                     const MPI_Datatype rdts[], MPI_Comm comm, MPI_Request *req)
 {
@@ -1002,7 +1002,7 @@ int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                           1, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+int b_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
                       const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
                       const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
                       MPI_Request *req)
@@ -1012,7 +1012,7 @@ int PMPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Ain
                       comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
+int b_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
                         const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
                         const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
                         MPI_Info info, MPI_Request *req)
@@ -1022,7 +1022,7 @@ int PMPI_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls
                           1, comm, info, req);
 }
 
-int PMPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+int b_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
                           const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
                           const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
                           MPI_Info info, MPI_Request *req)
@@ -1100,42 +1100,42 @@ int b_Reduce_scatter_block_init(const char *fn, const void *sbuf, void *rbuf, MP
 
 /* ---- Reduce_scatter ------------------------------------------------------------------------- */
 
-int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+int b_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
                         MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter_int("MPI_Reduce_scatter", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op,
                               comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
+int b_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
                           MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter("MPI_Reduce_scatter_c", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op, comm,
                           MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+int b_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
                          MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     return reduce_scatter_int("MPI_Ireduce_scatter", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
                               comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
+int b_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
                            MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     return reduce_scatter("MPI_Ireduce_scatter_c", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
                           comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+int b_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
                              MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return reduce_scatter_int("MPI_Reduce_scatter_init", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt,
                               op, comm, info, req);
 }
 
-int PMPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+int b_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
                                MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                MPI_Request *req)
 {

@@ -3,6 +3,7 @@
 #include "mpi/comm/comm.h"
 #include "mpi/group/group.h"
 #include "mpi/errhan/errhan.h"
+#include "binding/impl.h"
 
 #include <string.h>
 
@@ -39,7 +40,7 @@ static int comm_result(const char *fn, MPI_Comm parent, int rc, mpii_comm *n, MP
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_size(MPI_Comm comm, int *size)
+int b_Comm_size(MPI_Comm comm, int *size)
 {
     mpii_comm *c;
     int rc = comm_lookup("MPI_Comm_size", "comm", comm, &c);
@@ -51,7 +52,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+int b_Comm_rank(MPI_Comm comm, int *rank)
 {
     mpii_comm *c;
     int rc = comm_lookup("MPI_Comm_rank", "comm", comm, &c);
@@ -63,7 +64,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+int b_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     mpii_comm *c;
     int rc = comm_lookup("MPI_Comm_test_inter", "comm", comm, &c);
@@ -92,7 +93,7 @@ static int comm_lookup_intra(const char *fn, const char *arg, MPI_Comm comm, mpi
     return rc;
 }
 
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+int b_Comm_remote_size(MPI_Comm comm, int *size)
 {
     mpii_comm *c;
     int rc = comm_lookup_inter("MPI_Comm_remote_size", comm, &c);
@@ -104,7 +105,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+int b_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     static const char fn[] = "MPI_Comm_compare";
     mpii_comm *a, *b;
@@ -136,12 +137,12 @@ static int comm_dup(const char *fn, MPI_Comm comm, MPI_Info info, int use_info, 
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+int b_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     return comm_dup("MPI_Comm_dup", comm, MPI_INFO_NULL, 0, newcomm);
 }
 
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+int b_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     return comm_dup("MPI_Comm_dup_with_info", comm, info, 1, newcomm);
 }
@@ -166,17 +167,17 @@ static int comm_idup(const char *fn, MPI_Comm comm, MPI_Info info, int use_info,
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+int b_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     return comm_idup("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
 }
 
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+int b_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
     return comm_idup("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
 }
 
-int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+int b_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split";
     mpii_comm *c, *n = NULL;
@@ -192,7 +193,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+int b_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split_type";
     mpii_comm *c, *n = NULL;
@@ -226,7 +227,7 @@ static int comm_check_subgroup(const char *fn, MPI_Comm comm, mpii_comm *c, MPI_
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+int b_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create";
     mpii_comm *c, *n = NULL;
@@ -242,7 +243,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+int b_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_group";
     mpii_comm *c, *n = NULL;
@@ -261,7 +262,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+int b_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create";
@@ -291,7 +292,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     return comm_result(fn, local_comm, rc, n, newintercomm);
 }
 
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+int b_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     static const char fn[] = "MPI_Intercomm_merge";
     mpii_comm *c, *n = NULL;
@@ -304,7 +305,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     return comm_result(fn, intercomm, rc, n, newintracomm);
 }
 
-int PMPI_Comm_free(MPI_Comm *comm)
+int b_Comm_free(MPI_Comm *comm)
 {
     static const char fn[] = "MPI_Comm_free";
     mpii_comm *c;
@@ -325,7 +326,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 
 /* ---- names and info ----------------------------------------------------------------- */
 
-int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+int b_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     mpii_comm *c;
     int rc = comm_lookup("MPI_Comm_set_name", "comm", comm, &c);
@@ -339,7 +340,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+int b_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     mpii_comm *c;
     if (comm == MPI_COMM_NULL && comm_name && resultlen) {
@@ -360,7 +361,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+int b_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     static const char fn[] = "MPI_Comm_set_info";
     mpii_comm *c;
@@ -375,7 +376,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+int b_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     static const char fn[] = "MPI_Comm_get_info";
     mpii_comm *c;
@@ -425,7 +426,7 @@ static void comm_from_group_finish(mpii_comm *n, MPI_Info info, MPI_Errhandler e
     }
 }
 
-int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+int b_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_from_group";
@@ -443,7 +444,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     return MPI_SUCCESS;
 }
 
-int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+int b_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                       MPI_Group remote_group, int remote_leader,
                                       const char *stringtag, MPI_Info info,
                                       MPI_Errhandler errhandler, MPI_Comm *newintercomm)

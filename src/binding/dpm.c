@@ -5,6 +5,7 @@
 #include "mpi/comm/dpm.h"
 #include "mpi/errhan/errhan.h"
 #include "mpi/info/info.h"
+#include "binding/impl.h"
 
 #include <errno.h>
 #include <string.h>
@@ -45,7 +46,7 @@ static int dpm_fail(const char *fn, MPI_Comm h, int rc, const char *what)
 
 /* ---- ports ---------------------------------------------------------------------------- */
 
-int PMPI_Open_port(MPI_Info info, char *port_name)
+int b_Open_port(MPI_Info info, char *port_name)
 {
     static const char fn[] = "MPI_Open_port";
     if (!port_name)
@@ -58,7 +59,7 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
     return MPI_SUCCESS;
 }
 
-int PMPI_Close_port(const char *port_name)
+int b_Close_port(const char *port_name)
 {
     static const char fn[] = "MPI_Close_port";
     if (!port_name)
@@ -93,19 +94,19 @@ static int dpm_accept_connect(const char *fn, int accept, const char *port_name,
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+int b_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                      MPI_Comm *newcomm)
 {
     return dpm_accept_connect("MPI_Comm_accept", 1, port_name, info, root, comm, newcomm);
 }
 
-int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+int b_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                       MPI_Comm *newcomm)
 {
     return dpm_accept_connect("MPI_Comm_connect", 0, port_name, info, root, comm, newcomm);
 }
 
-int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
+int b_Comm_join(int fd, MPI_Comm *intercomm)
 {
     static const char fn[] = "MPI_Comm_join";
     mpii_comm *n = NULL;
@@ -120,7 +121,7 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_disconnect(MPI_Comm *comm)
+int b_Comm_disconnect(MPI_Comm *comm)
 {
     static const char fn[] = "MPI_Comm_disconnect";
     mpii_comm *c;
@@ -139,7 +140,7 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_parent(MPI_Comm *parent)
+int b_Comm_get_parent(MPI_Comm *parent)
 {
     if (!parent)
         return mpii_err(NOOBJ, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent: NULL pointer");
@@ -184,7 +185,7 @@ static int dpm_spawn(const char *fn, int count, char *cmds[], char **argvs[], co
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+int b_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
                     MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     char *cmds[1] = {(char *)command};
@@ -193,7 +194,7 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
                      array_of_errcodes);
 }
 
-int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+int b_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
                              const int array_of_maxprocs[], const MPI_Info array_of_info[],
                              int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
@@ -214,7 +215,7 @@ static int dpm_name_args(const char *fn, const char *service, MPI_Info info, con
     return MPI_SUCCESS;
 }
 
-int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+int b_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
     static const char fn[] = "MPI_Publish_name";
     int rc = dpm_name_args(fn, service_name, info, port_name);
@@ -230,7 +231,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
     return MPI_SUCCESS;
 }
 
-int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
+int b_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
     static const char fn[] = "MPI_Unpublish_name";
     int rc = dpm_name_args(fn, service_name, info, port_name);
@@ -243,7 +244,7 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
     return MPI_SUCCESS;
 }
 
-int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
+int b_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
     static const char fn[] = "MPI_Lookup_name";
     int rc = dpm_name_args(fn, service_name, info, port_name);

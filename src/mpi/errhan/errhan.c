@@ -407,6 +407,27 @@ static int errh_live(void) { return mpii_st.initialized && !mpii_st.finalized; }
  * (an invalid communicator raises on MPI_COMM_SELF / MPI_COMM_WORLD). */
 static MPI_Errhandler errh_pick(int *objkind, int *handle)
 {
+    if (*objkind == MPII_OBJ_ERRH) {
+        /* a handler given to a call that makes the object: its callback gets the null
+         * handle of its kind */
+        MPI_Errhandler eh = *handle;
+        errh_obj *o = MPII_HANDLE_INDEX(eh) >= ERRH_NPREDEF ? errh_get(eh) : NULL;
+        static const int null_of[][2] = {
+            [MPII_ERRH_ANY] = {MPII_OBJ_COMM, MPI_COMM_NULL},
+            [MPII_ERRH_COMM] = {MPII_OBJ_COMM, MPI_COMM_NULL},
+            [MPII_ERRH_WIN] = {MPII_OBJ_WIN, MPI_WIN_NULL},
+            [MPII_ERRH_FILE] = {MPII_OBJ_FILE, MPI_FILE_NULL},
+            [MPII_ERRH_SESSION] = {MPII_OBJ_SESSION, MPI_SESSION_NULL},
+        };
+        if (errh_predefined(eh) || o) {
+            int k = o ? o->kind : MPII_ERRH_ANY;
+            *objkind = null_of[k][0];
+            *handle = null_of[k][1];
+            return eh;
+        }
+        *objkind = MPII_OBJ_NONE;
+        *handle = 0;
+    }
     if (*objkind == MPII_OBJ_FILE)
         return io_file_errhandler(*handle); /* MPI_FILE_NULL's for no file */
     if (*objkind == MPII_OBJ_SESSION) {
@@ -516,6 +537,11 @@ int mpii_err(int objkind, int handle, int errclass, const char *func, const char
     MPI_Errhandler eh = errh_pick(&objkind, &handle);
     errh_call(objkind, handle, eh, code, text);
     return code;
+}
+
+int mpii_err_null_arg(int objkind, int handle, const char *func, const char *arg)
+{
+    return mpii_err(objkind, handle, MPI_ERR_ARG, func, "%s: NULL pointer", arg);
 }
 
 /* ---- internal status to error class ---------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include "mpi/osc/osc.h"
 #include "mpi/comm/dpm.h"
 #include "mpi/mem/mem.h"
+#include "binding/impl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -309,12 +310,12 @@ static int mpii_init(int required, int *provided)
     return MPI_SUCCESS;
 }
 
-int PMPI_Init(int *argc, char ***argv)
+int b_Init(int *argc, char ***argv)
 {
     return mpii_init(MPI_THREAD_SINGLE, NULL);
 }
 
-int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+int b_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Init_thread",
@@ -322,31 +323,31 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return mpii_init(required, provided);
 }
 
-int PMPI_Initialized(int *flag)
+int b_Initialized(int *flag)
 {
     *flag = mpii_st.initialized;
     return MPI_SUCCESS;
 }
 
-int PMPI_Finalized(int *flag)
+int b_Finalized(int *flag)
 {
     *flag = mpii_st.finalized;
     return MPI_SUCCESS;
 }
 
-int PMPI_Query_thread(int *provided)
+int b_Query_thread(int *provided)
 {
     *provided = mpii_st.thread_level;
     return MPI_SUCCESS;
 }
 
-int PMPI_Is_thread_main(int *flag)
+int b_Is_thread_main(int *flag)
 {
     *flag = !mpii_st.initialized || pthread_equal(pthread_self(), mpii_st.main_thread);
     return MPI_SUCCESS;
 }
 
-int PMPI_Finalize(void)
+int b_Finalize(void)
 {
     if (!mpii_st.initialized || mpii_st.finalized)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Finalize",
@@ -362,7 +363,7 @@ int PMPI_Finalize(void)
     return MPI_SUCCESS;
 }
 
-int PMPI_Abort(MPI_Comm comm, int errorcode)
+int b_Abort(MPI_Comm comm, int errorcode)
 {
     char msg[128];
     snprintf(msg, sizeof msg, "MPI_Abort(errorcode=%d) called by rank %d", errorcode, mpii_st.world_rank);
@@ -372,7 +373,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
     _exit(errorcode ? errorcode : 1);
 }
 
-int PMPI_Get_processor_name(char *name, int *resultlen)
+int b_Get_processor_name(char *name, int *resultlen)
 {
     char host[MPI_MAX_PROCESSOR_NAME];
     if (gethostname(host, sizeof host) != 0)
@@ -383,7 +384,7 @@ int PMPI_Get_processor_name(char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int PMPI_Get_library_version(char *version, int *resultlen)
+int b_Get_library_version(char *version, int *resultlen)
 {
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "DCFA-MPI %s (MPI %d.%d; direct data path: shm rings, CMA rendezvous)",

@@ -5,6 +5,7 @@
 #include "mpi/info/info.h"
 #include "mpi/errhan/errhan.h"
 #include "mpi/pt2pt/pt2pt.h"
+#include "binding/impl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -85,7 +86,7 @@ static int session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *s
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+int b_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
     int held = mpii_entry_force();
     int rc = session_init(info, errhandler, session);
@@ -108,7 +109,7 @@ static int session_finalize(MPI_Session *session)
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_finalize(MPI_Session *session)
+int b_Session_finalize(MPI_Session *session)
 {
     int held = mpii_entry_force();
     int rc = session_finalize(session);
@@ -117,7 +118,7 @@ int PMPI_Session_finalize(MPI_Session *session)
     return rc;
 }
 
-int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+int b_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
     if (!session_get(session))
         return session_bad("MPI_Session_get_num_psets");
@@ -125,22 +126,25 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_na
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
+int b_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
     if (!session_get(session))
         return session_bad("MPI_Session_get_nth_pset");
     if (n < 0 || n >= 2)
         return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, "MPI_Session_get_nth_pset",
                         "n=%d: there are 2 process sets", n);
+    /* *pset_len 0 asks for the length only, and pset_name may then be NULL */
+    if (*pset_len > 0 && !pset_name)
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, "MPI_Session_get_nth_pset",
+                        "pset_name: NULL pointer with *pset_len=%d", *pset_len);
     int len = (int)strlen(mpii_psets[n]) + 1;
-    if (*pset_len > 0 && pset_name) {
+    if (*pset_len > 0)
         snprintf(pset_name, (size_t)*pset_len, "%s", mpii_psets[n]);
-    }
     *pset_len = len;
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
+int b_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
     mpii_session *s = session_get(session);
     if (!s)
@@ -157,7 +161,7 @@ static int session_pset_index(const char *name)
     return -1;
 }
 
-int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+int b_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
     if (!session_get(session))
         return session_bad("MPI_Session_get_pset_info");
@@ -173,7 +177,7 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
     return MPI_SUCCESS;
 }
 
-int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
+int b_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
     if (!session_get(session))
         return session_bad("MPI_Group_from_session_pset");
@@ -191,7 +195,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 
 /* ---- error handlers ------------------------------------------------------------------ */
 
-int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *f, MPI_Errhandler *eh)
+int b_Session_create_errhandler(MPI_Session_errhandler_function *f, MPI_Errhandler *eh)
 {
     static const char fn[] = "MPI_Session_create_errhandler";
     if (!f)
@@ -202,7 +206,7 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *f, MPI_Errha
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler eh)
+int b_Session_set_errhandler(MPI_Session session, MPI_Errhandler eh)
 {
     static const char fn[] = "MPI_Session_set_errhandler";
     mpii_session *s = session_get(session);
@@ -220,7 +224,7 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *eh)
+int b_Session_get_errhandler(MPI_Session session, MPI_Errhandler *eh)
 {
     static const char fn[] = "MPI_Session_get_errhandler";
     mpii_session *s = session_get(session);
@@ -233,7 +237,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
+int b_Session_call_errhandler(MPI_Session session, int errorcode)
 {
     mpii_session *s = session_get(session);
     if (!s)
