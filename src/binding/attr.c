@@ -30,10 +30,8 @@ static int attr_check_keyval(const char *fn, int objkind, int h, int kind, int k
 /* a code returned by a user copy or delete callback */
 static int attr_callback_fail(const char *fn, int objkind, int h, int rc)
 {
-    int cls = MPI_ERR_OTHER;
-    if (mpii_errh_class_of(rc, &cls) != UTIL_OK || cls == MPI_SUCCESS)
-        cls = MPI_ERR_OTHER;
-    return mpii_err(objkind, h, cls, fn, "an attribute callback returned error %d", rc);
+    return mpii_err(objkind, h, mpii_errh_callback_code(rc), fn,
+                    "an attribute callback returned error %d", rc);
 }
 
 /* ---- keyvals ------------------------------------------------------------------------ */

@@ -26,10 +26,7 @@ static int comm_ptr(const char *fn, MPI_Comm h, const void *p, const char *arg)
 /* a failure of the mpi layer: an error class, or a code a user callback returned */
 static int comm_fail(const char *fn, MPI_Comm h, int rc, const char *what)
 {
-    int cls = MPI_ERR_OTHER;
-    if (mpii_errh_class_of(rc, &cls) != UTIL_OK || cls == MPI_SUCCESS)
-        cls = MPI_ERR_OTHER;
-    return mpii_err(MPII_OBJ_COMM, h, cls, fn, "%s (error %d)", what, rc);
+    return mpii_err(MPII_OBJ_COMM, h, mpii_errh_callback_code(rc), fn, "%s (error %d)", what, rc);
 }
 
 static int comm_result(const char *fn, MPI_Comm parent, int rc, mpii_comm *n, MPI_Comm *newcomm)
@@ -393,24 +390,26 @@ int b_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 
 /* ---- from groups ---------------------------------------------------------------------- */
 
+/* The errors of the *_from_group constructors go to the handler they were given (MPI 4.1
+ * 7.4.2: it is also called for errors of the call); one that is not a communicator handler
+ * is itself reported where object-less errors go. */
 static int comm_from_group_args(const char *fn, const char *garg, MPI_Group group,
                                 const char *stringtag, MPI_Info info, MPI_Errhandler eh,
-                                const void *newcomm, mpii_group **g)
+                                mpii_group **g)
 {
-    *g = mpii_group_get(group);
-    if (!*g)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn, "%s: invalid group", garg);
-    if ((*g)->rank == MPI_UNDEFINED)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn,
-                        "%s: the calling process is not a member", garg);
-    if (!stringtag || !newcomm)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "%s: NULL pointer",
-                        stringtag ? "newcomm" : "stringtag");
-    if (info != MPI_INFO_NULL && MPII_HANDLE_KIND(info) != MPII_KIND_INFO)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_INFO, fn, "info: not an info object");
     if (eh != MPI_ERRHANDLER_NULL && !mpii_errh_usable(eh, MPII_ERRH_COMM))
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn,
                         "errhandler: not an error handler for communicators");
+    *g = mpii_group_get(group);
+    if (!*g)
+        return mpii_err(MPII_OBJ_ERRH, eh, MPI_ERR_GROUP, fn, "%s: invalid group", garg);
+    if ((*g)->rank == MPI_UNDEFINED && (*g)->size > 0)
+        return mpii_err(MPII_OBJ_ERRH, eh, MPI_ERR_GROUP, fn,
+                        "%s: the calling process is not a member", garg);
+    if (!stringtag)
+        return mpii_err(MPII_OBJ_ERRH, eh, MPI_ERR_ARG, fn, "stringtag: NULL pointer");
+    if (info != MPI_INFO_NULL && MPII_HANDLE_KIND(info) != MPII_KIND_INFO)
+        return mpii_err(MPII_OBJ_ERRH, eh, MPI_ERR_INFO, fn, "info: not an info object");
     return MPI_SUCCESS;
 }
 
@@ -432,12 +431,18 @@ int b_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info in
     static const char fn[] = "MPI_Comm_create_from_group";
     mpii_group *g;
     mpii_comm *n = NULL;
-    int rc = comm_from_group_args(fn, "group", group, stringtag, info, errhandler, newcomm, &g);
+    int rc = comm_from_group_args(fn, "group", group, stringtag, info, errhandler, &g);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* MPI_GROUP_EMPTY (or any empty group): no communicator, as MPI_Comm_create_group */
+    if (g->size == 0) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
     rc = mpii_comm_create_from_group(g, stringtag, &n);
     if (rc != MPI_SUCCESS)
-        return comm_fail(fn, MPI_COMM_NULL, rc, "could not build the new communicator");
+        return mpii_err(MPII_OBJ_ERRH, errhandler, mpii_errh_callback_code(rc), fn,
+                        "could not build the new communicator (error %d)", rc);
     if (n)
         comm_from_group_finish(n, info, errhandler);
     *newcomm = n ? n->handle : MPI_COMM_NULL;
@@ -453,22 +458,27 @@ int b_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     mpii_group *lg, *rg = mpii_group_get(remote_group);
     mpii_comm *n = NULL;
     int rc = comm_from_group_args(fn, "local_group", local_group, stringtag, info, errhandler,
-                                  newintercomm, &lg);
+                                  &lg);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (lg->size == 0)
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_GROUP, fn,
+                        "local_group: empty (the calling process is not a member)");
     if (!rg)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn, "remote_group: invalid group");
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_GROUP, fn,
+                        "remote_group: invalid group");
     if (local_leader < 0 || local_leader >= lg->size)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_RANK, fn,
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_RANK, fn,
                         "local_leader=%d is not a rank of local_group (size %d)", local_leader,
                         lg->size);
     if (remote_leader < 0 || remote_leader >= rg->size)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_RANK, fn,
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_RANK, fn,
                         "remote_leader=%d is not a rank of remote_group (size %d)", remote_leader,
                         rg->size);
     rc = mpii_intercomm_from_groups(lg, local_leader, rg, remote_leader, stringtag, &n);
     if (rc != MPI_SUCCESS)
-        return comm_fail(fn, MPI_COMM_NULL, rc, "could not build the new inter-communicator");
+        return mpii_err(MPII_OBJ_ERRH, errhandler, mpii_errh_callback_code(rc), fn,
+                        "could not build the new inter-communicator (error %d)", rc);
     comm_from_group_finish(n, info, errhandler);
     *newintercomm = n->handle;
     return MPI_SUCCESS;

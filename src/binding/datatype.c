@@ -5,6 +5,7 @@
  * differs. */
 #include "mpi/datatype/datatype.h"
 #include "mpi/attr/attr.h"
+#include "mpi/errhan/errhan.h"
 #include "binding/impl.h"
 
 #include <limits.h>
@@ -646,7 +647,8 @@ int b_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     rc = mpii_attr_copy(oldtype, *newtype, old->attrs, &t->attrs);
     if (rc != MPI_SUCCESS) {
         PMPI_Type_free(newtype);
-        return mpii_err(MPII_OBJ_NONE, 0, rc, fn, "an attribute copy callback failed (code %d)", rc);
+        return mpii_err(MPII_OBJ_NONE, 0, mpii_errh_callback_code(rc), fn,
+                        "an attribute copy callback failed (code %d)", rc);
     }
     return MPI_SUCCESS;
 }
@@ -673,7 +675,8 @@ int b_Type_free(MPI_Datatype *datatype)
         return mpii_err(DT_NOOBJ, MPI_ERR_TYPE, fn, "datatype: %s is predefined and cannot be freed",
                         t->name);
     if (t->attrs && (rc = mpii_attr_delete_all(MPII_KIND_DTYPE, t->handle, &t->attrs)) != MPI_SUCCESS)
-        return mpii_err(DT_NOOBJ, rc, fn, "an attribute delete callback failed");
+        return mpii_err(DT_NOOBJ, mpii_errh_callback_code(rc), fn,
+                        "an attribute delete callback failed (code %d)", rc);
     mpii_dtype_release(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

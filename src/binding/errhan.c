@@ -57,8 +57,8 @@ int b_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn, "comm: invalid communicator");
     if (!eh)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "errhandler: NULL pointer");
-    mpii_errh_ref(c->errhandler);
-    *eh = c->errhandler;
+    *eh = mpii_errh_or_default(c->errhandler);
+    mpii_errh_ref(*eh);
     return MPI_SUCCESS;
 }
 
@@ -68,7 +68,7 @@ int b_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     mpii_comm *c = mpii_comm_get(comm);
     if (!c)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn, "comm: invalid communicator");
-    mpii_errh_invoke(MPII_OBJ_COMM, comm, c->errhandler, errorcode);
+    mpii_errh_invoke(MPII_OBJ_COMM, comm, mpii_errh_or_default(c->errhandler), errorcode);
     return MPI_SUCCESS;
 }
 

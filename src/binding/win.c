@@ -316,10 +316,7 @@ static int win_keyval(const char *fn, osc_win *w, int keyval, int for_write)
 
 static int win_attr_fail(const char *fn, osc_win *w, int rc)
 {
-    int cls = MPI_ERR_OTHER;
-    if (mpii_errh_class_of(rc, &cls) != UTIL_OK || cls == MPI_SUCCESS)
-        cls = MPI_ERR_OTHER;
-    return mpii_err(MPII_OBJ_WIN, osc_win_handle(w), cls, fn,
+    return mpii_err(MPII_OBJ_WIN, osc_win_handle(w), mpii_errh_callback_code(rc), fn,
                     "an attribute callback returned error %d (%s)", rc, osc_win_label(w));
 }
 
@@ -396,7 +393,7 @@ int b_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
         rc = win_null_arg(fn, w, errhandler, "errhandler");
     if (rc != MPI_SUCCESS)
         return rc;
-    *errhandler = osc_win_errhandler(w);
+    *errhandler = mpii_errh_or_default(osc_win_errhandler(w));
     mpii_errh_ref(*errhandler);
     return MPI_SUCCESS;
 }
@@ -407,7 +404,7 @@ int b_Win_call_errhandler(MPI_Win win, int errorcode)
     int rc = win_lookup("MPI_Win_call_errhandler", win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
-    mpii_errh_invoke(MPII_OBJ_WIN, win, osc_win_errhandler(w), errorcode);
+    mpii_errh_invoke(MPII_OBJ_WIN, win, mpii_errh_or_default(osc_win_errhandler(w)), errorcode);
     return MPI_SUCCESS;
 }
 

@@ -63,7 +63,8 @@ static void comm_fill(mpii_comm *c, const mpii_comm *parent, mpii_group *g, uint
     c->group = g;
     c->rank = g->rank;
     c->size = g->size;
-    c->errhandler = parent ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
+    /* MPI_ERRHANDLER_NULL: never set, MPI_COMM_WORLD's applies (mpii_errh_or_default) */
+    c->errhandler = parent ? parent->errhandler : MPI_ERRHANDLER_NULL;
     mpii_errh_ref(c->errhandler);
     c->info = MPI_INFO_NULL;
     c->session = parent ? parent->session : 0;

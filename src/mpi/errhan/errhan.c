@@ -39,6 +39,24 @@ int mpii_errh_init(void)
     return MPI_SUCCESS;
 }
 
+/* A communicator or window whose handler the program never set (MPI_ERRHANDLER_NULL,
+ * MPI_COMM_WORLD and MPI_COMM_SELF included, and what they pass on to the objects made from
+ * them) uses MPI_COMM_WORLD's handler as it is at the time of the error, as MPICH does: a
+ * handler set on MPI_COMM_WORLD after the object was made still applies to it. MPI 4.1 9.3
+ * has a new communicator inherit its parent's handler when it is made; the two differ only
+ * for objects made before MPI_COMM_WORLD's handler changed, where ours returns the error
+ * like MPICH instead of ending the job. */
+MPI_Errhandler mpii_errh_or_default(MPI_Errhandler eh)
+{
+    if (eh != MPI_ERRHANDLER_NULL)
+        return eh;
+    mpii_comm *world = mpii_st.initialized && !mpii_st.finalized ? mpii_comm_get(MPI_COMM_WORLD)
+                                                                 : NULL;
+    if (world && world->errhandler != MPI_ERRHANDLER_NULL)
+        return world->errhandler;
+    return MPI_ERRORS_ARE_FATAL;
+}
+
 static errh_obj *errh_get(MPI_Errhandler eh)
 {
     if (MPII_HANDLE_KIND(eh) != MPII_KIND_ERRH)
@@ -290,6 +308,14 @@ int mpii_errh_lastusedcode(void)
     return err_ndyn ? MPII_ERR_DYN_BASE + err_ndyn - 1 : MPI_ERR_LASTCODE;
 }
 
+int mpii_errh_callback_code(int rc)
+{
+    int cls;
+    if (mpii_errh_class_of(rc, &cls) != UTIL_OK || cls == MPI_SUCCESS)
+        return MPI_ERR_OTHER;
+    return rc >= MPII_ERR_DYN_BASE ? rc : cls;
+}
+
 int mpii_errh_class_of(int code, int *cls)
 {
     if (err_is_predef_class(code)) {
@@ -438,16 +464,15 @@ static MPI_Errhandler errh_pick(int *objkind, int *handle)
         *objkind = MPII_OBJ_NONE;
     }
     if (errh_live() && *objkind == MPII_OBJ_WIN) {
-        MPI_Errhandler weh = osc_errhandler_of(*handle);
-        if (weh != MPI_ERRHANDLER_NULL)
-            return weh;
+        if (osc_win_get(*handle))
+            return mpii_errh_or_default(osc_errhandler_of(*handle));
         *objkind = MPII_OBJ_NONE; /* no such window: the process's handler below */
     }
     if (!errh_live() || *objkind == MPII_OBJ_WIN)
         return MPI_ERRORS_ARE_FATAL;
     mpii_comm *c = *objkind == MPII_OBJ_COMM ? mpii_comm_get(*handle) : NULL;
-    if (c && c->errhandler != MPI_ERRHANDLER_NULL)
-        return c->errhandler;
+    if (c)
+        return mpii_errh_or_default(c->errhandler);
     /* No usable object: MPI 4 attaches the error to MPI_COMM_SELF; programs
      * written for MPI 3 set their handler on MPI_COMM_WORLD. A handler set on
      * MPI_COMM_SELF wins, else the one of MPI_COMM_WORLD is used. */

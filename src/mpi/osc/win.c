@@ -385,7 +385,7 @@ int osc_win_create(const char *fn, int flavor, void *base, MPI_Aint size, MPI_Ai
     osc_win *w = util_htab_alloc(&osc_win_tab, &idx);
     w->handle = MPII_HANDLE(MPII_KIND_WIN, idx);
     w->flavor = flavor;
-    w->errh = MPI_ERRORS_ARE_FATAL;
+    w->errh = MPI_ERRHANDLER_NULL; /* never set: MPI_COMM_WORLD's (mpii_errh_or_default) */
     w->next_tag = 16;
     util_queue_init(&w->pend);
     win_info_apply(w, info, 1);
