@@ -36,6 +36,8 @@ Marks after a prototype, "[name]" or "[name: words]":
   [out: p ...]    parameters declared void * that are pointers to a result
                   (MPI_Alloc_mem's baseptr, MPI_Comm_get_attr's attribute_val):
                   checked like the output pointers.
+  [inout: p]      a communicator pointer the call reads (MPI_Comm_free's comm):
+                  not cleared (below).
   [raise: x]      where the errors of the generated checks go, when not on the
                   first communicator, window, file or session passed by value:
                   a parameter of type MPI_Errhandler (MPI_Session_init, the
@@ -51,6 +53,9 @@ implementation runs. Arrays ("T p[]"), MPI_Status pointers (MPI_STATUS_IGNORE
 is NULL), choice buffers (void *), callbacks and [null] parameters are left to
 the implementation, as are functions that return no error code and MPI_T_*
 (whose errors are return codes of their own, without error handlers).
+Every other MPI_Comm * parameter is a communicator the call makes: the generated
+PMPI_X sets it to MPI_COMM_NULL before b_X runs, so a constructor that fails
+leaves MPI_COMM_NULL (MPICH's errors/topo/cartsmall).
 
 Usage
   tools/gen_api.py            rewrite the generated part of include/mpi.h
@@ -110,7 +115,7 @@ OUT_BASES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint", "char",
              "MPI_Op", "MPI_Errhandler", "MPI_Info", "MPI_Win", "MPI_File", "MPI_Message",
              "MPI_Session"}
 
-MARKS = ("twin", "null", "out", "raise")
+MARKS = ("twin", "null", "out", "raise", "inout")
 
 
 class GenError(Exception):
@@ -183,7 +188,7 @@ class Func:
             if p.type == "..." and i != len(self.params) - 1:
                 raise GenError("api.txt:%d: '...' must be last in %s" % (lineno, self.name))
         by_name = {p.name: p for p in self.params if p.name}
-        for mark in ("null", "out"):
+        for mark in ("null", "out", "inout"):
             for n in self.marks.get(mark, []):
                 p = by_name.get(n)
                 if p is None:
@@ -191,6 +196,9 @@ class Func:
                                    % (lineno, mark, n, self.name))
                 if mark == "out" and p.type != "void *":
                     raise GenError("api.txt:%d: [out: %s] is for void * parameters" % (lineno, n))
+                if mark == "inout" and p.type != "MPI_Comm *":
+                    raise GenError("api.txt:%d: [inout: %s] is for MPI_Comm * parameters"
+                                   % (lineno, n))
                 if mark == "null" and not self.out_type(p):
                     raise GenError("api.txt:%d: [null: %s]: not an output pointer that would be "
                                    "checked" % (lineno, n))
@@ -224,6 +232,13 @@ class Func:
                 if p.type == ctype:
                     return kind, p.name
         return "MPII_OBJ_NONE", "0"
+
+    def new_comms(self):
+        """The communicators the call makes (MPI_Comm * parameters not marked [inout])."""
+        if self.ret != "int" or self.short.startswith("T_"):
+            return []
+        inout = set(self.marks.get("inout", []))
+        return [p for p in self.params if p.type == "MPI_Comm *" and p.name not in inout]
 
     def checked_outputs(self):
         """The parameters the generated PMPI_X checks for NULL, in order."""
@@ -366,6 +381,8 @@ def gen_pmpi(fn):
             lines.append("    if (__builtin_expect(%s == NULL, 0))" % p.name)
             lines.append('        return mpii_err_null_arg(%s, %s, "%s", "%s");'
                          % (kind, handle, fn.name, p.name))
+    for p in fn.new_comms():
+        lines.append("    *%s = MPI_COMM_NULL; /* what a failed constructor leaves */" % p.name)
     args = fn.call_args()
     if fn.twin_of is not None:
         args = '"%s", %s' % (fn.name, args)

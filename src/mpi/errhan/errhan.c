@@ -39,6 +39,9 @@ int mpii_errh_init(void)
     return MPI_SUCCESS;
 }
 
+/* the runtime runs (MPI_Init or a session): communicators and windows exist */
+static int errh_live(void) { return mpii_live; }
+
 /* A communicator or window whose handler the program never set (MPI_ERRHANDLER_NULL,
  * MPI_COMM_WORLD and MPI_COMM_SELF included, and what they pass on to the objects made from
  * them) uses MPI_COMM_WORLD's handler as it is at the time of the error, as MPICH does: a
@@ -50,8 +53,7 @@ MPI_Errhandler mpii_errh_or_default(MPI_Errhandler eh)
 {
     if (eh != MPI_ERRHANDLER_NULL)
         return eh;
-    mpii_comm *world = mpii_st.initialized && !mpii_st.finalized ? mpii_comm_get(MPI_COMM_WORLD)
-                                                                 : NULL;
+    mpii_comm *world = errh_live() ? mpii_comm_get(MPI_COMM_WORLD) : NULL;
     if (world && world->errhandler != MPI_ERRHANDLER_NULL)
         return world->errhandler;
     return MPI_ERRORS_ARE_FATAL;
@@ -427,7 +429,6 @@ int mpii_errh_remove_class(int cls)
 
 /* ---- raising an error ------------------------------------------------------------- */
 
-static int errh_live(void) { return mpii_st.initialized && !mpii_st.finalized; }
 
 /* The handler for an error on (objkind, handle); may redirect the object
  * (an invalid communicator raises on MPI_COMM_SELF / MPI_COMM_WORLD). */

@@ -55,25 +55,42 @@ static const char *const mpii_levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNE
 /* Without a "thread_level" key a session asks for MPI_THREAD_MULTIPLE:
  * sessions are how libraries initialise MPI independently, possibly from
  * threads of their own (MPICH does the same; MPI 4.1 11.6 lets the level of
- * one session influence the others'). */
+ * one session influence the others'). Errors go to the errhandler argument
+ * (MPI 4.1 11.3.1). */
 static int session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+    static const char fn[] = "MPI_Session_init";
+    if (errhandler != MPI_ERRHANDLER_NULL && !mpii_errh_usable(errhandler, MPII_ERRH_SESSION))
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn,
+                        "errhandler: not an error handler for sessions");
+    if (info != MPI_INFO_NULL && !mpii_info_exists(info))
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_INFO, fn, "info: invalid info object");
     int required = MPI_THREAD_MULTIPLE;
     char val[MPI_MAX_INFO_VAL + 1];
     int flag = 0;
     if (info != MPI_INFO_NULL)
         PMPI_Info_get(info, "thread_level", MPI_MAX_INFO_VAL, val, &flag);
-    for (int l = 0; flag && l < 4; l++)
-        if (!strcasecmp(val, mpii_levels[l]))
-            required = l;
+    if (flag) {
+        required = -1;
+        for (int l = 0; l < 4; l++)
+            if (!strcasecmp(val, mpii_levels[l]))
+                required = l;
+        /* a value that is no thread level: MPI_ERR_OTHER, as MPICH */
+        if (required < 0)
+            return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_OTHER, fn,
+                            "info thread_level='%s' is not MPI_THREAD_SINGLE, "
+                            "MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE",
+                            val);
+    }
     int rc = mpii_runtime_start(required);
     if (rc == MPI_SUCCESS && !mpii_sessions_ready) {
         util_htab_init(&mpii_sessions, sizeof(mpii_session), 1);
         mpii_sessions_ready = 1;
     }
     if (rc != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, "MPI_Session_init",
-                        "the library was shut down by an earlier MPI_Finalize or MPI_Session_finalize");
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_OTHER, fn,
+                        "MPI_Finalize closed the fabrics and the daemon channel: no session can "
+                        "start after it in this process");
     int idx;
     mpii_session *s = util_htab_alloc(&mpii_sessions, &idx);
     s->thread_level = required; /* every level is provided (the entry lock, async.c) */
