@@ -41,7 +41,7 @@ static int dpm_info(const char *fn, MPI_Comm h, MPI_Info info)
 
 static int dpm_fail(const char *fn, MPI_Comm h, int rc, const char *what)
 {
-    return mpii_err(MPII_OBJ_COMM, h, rc, fn, "%s (the reason is logged above)", what);
+    return mpii_err(MPII_OBJ_COMM, h, rc, fn, "%s", what);
 }
 
 /* ---- ports ---------------------------------------------------------------------------- */
@@ -55,7 +55,7 @@ int b_Open_port(MPI_Info info, char *port_name)
         return mpii_err(NOOBJ, MPI_ERR_INFO, fn, "info: not a valid info object");
     int rc = mpii_port_open(port_name);
     if (rc != MPI_SUCCESS)
-        return mpii_err(NOOBJ, rc, fn, "cannot open a port (the reason is logged above)");
+        return mpii_err(NOOBJ, rc, fn, "cannot open a port");
     return MPI_SUCCESS;
 }
 
@@ -116,7 +116,7 @@ int b_Comm_join(int fd, MPI_Comm *intercomm)
         return mpii_err(NOOBJ, MPI_ERR_ARG, fn, "fd=%d is not a socket", fd);
     int rc = mpii_comm_join(fd, &n);
     if (rc != MPI_SUCCESS)
-        return mpii_err(NOOBJ, rc, fn, "could not join over socket %d (the reason is logged above)", fd);
+        return mpii_err(NOOBJ, rc, fn, "could not join over socket %d", fd);
     *intercomm = n->handle;
     return MPI_SUCCESS;
 }

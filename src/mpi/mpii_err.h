@@ -23,6 +23,13 @@ enum mpii_obj {
 int mpii_err(int objkind, int handle, int errclass, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* The cause of a failure found below the bindings (a system call, the process manager, a
+ * peer), kept for the error the binding raises about it: the next mpii_err() of this
+ * thread ends its message with it ("...: <cause>") and forgets it. Recorded, not printed:
+ * under MPI_ERRORS_RETURN the library prints nothing, MPI_Error_string tells it, and
+ * MPI_ERRORS_ARE_FATAL prints it with the rest. */
+void mpii_cause(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* MPI_ERR_ARG "<func>: <arg>: NULL pointer" on (objkind, handle): an output argument the
  * generated PMPI_X found NULL (tools/gen_api.py) */
 int mpii_err_null_arg(int objkind, int handle, const char *func, const char *arg);

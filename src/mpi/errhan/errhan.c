@@ -429,7 +429,6 @@ int mpii_errh_remove_class(int cls)
 
 /* ---- raising an error ------------------------------------------------------------- */
 
-
 /* The handler for an error on (objkind, handle); may redirect the object
  * (an invalid communicator raises on MPI_COMM_SELF / MPI_COMM_WORLD). */
 static MPI_Errhandler errh_pick(int *objkind, int *handle)
@@ -544,6 +543,16 @@ void mpii_errh_invoke(int objkind, int handle, MPI_Errhandler eh, int code)
     errh_call(objkind, handle, eh, code, text);
 }
 
+static __thread char err_cause[MPI_MAX_ERROR_STRING];
+
+void mpii_cause(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_cause, sizeof err_cause, fmt, ap);
+    va_end(ap);
+}
+
 int mpii_err(int objkind, int handle, int errclass, const char *func, const char *fmt, ...)
 {
     if (errclass == MPI_SUCCESS)
@@ -554,6 +563,10 @@ int mpii_err(int objkind, int handle, int errclass, const char *func, const char
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
     snprintf(text, sizeof text, "%s: %s", func, body);
+    size_t used = strlen(text);
+    if (err_cause[0] && used + 2 < sizeof text)
+        snprintf(text + used, sizeof text - used, ": %s", err_cause);
+    err_cause[0] = '\0';
     int code = errclass;
     if (err_is_predef_class(errclass)) {
         char stored[MPI_MAX_ERROR_STRING + 96];
