@@ -19,17 +19,6 @@ static void session_eh(MPI_Session *s, int *code, ...)
     last_code = *code;
 }
 
-/* class `want` and a message that contains `text` */
-static void expect(const char *what, int rc, int want, const char *text)
-{
-    if (!mtest_check_class(what, rc, want) || !text)
-        return;
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    mtest_check(strstr(msg, text) != NULL, "%s: message '%s' does not say '%s'", what, msg, text);
-}
-
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -38,33 +27,38 @@ int main(int argc, char **argv)
 
     MPI_Aint a = 0;
     MPI_Count c = 0;
-    expect("MPI_Type_get_extent(lb NULL)", MPI_Type_get_extent(MPI_INT, NULL, &a), MPI_ERR_ARG,
-           "MPI_Type_get_extent: lb: NULL pointer");
-    expect("MPI_Type_get_extent(extent NULL)", MPI_Type_get_extent(MPI_INT, &a, NULL), MPI_ERR_ARG,
-           "MPI_Type_get_extent: extent: NULL pointer");
-    expect("MPI_Type_get_extent_c(extent NULL)", MPI_Type_get_extent_c(MPI_INT, &c, NULL),
-           MPI_ERR_ARG, "extent: NULL pointer");
-    expect("MPI_Type_get_extent_x(extent NULL)", MPI_Type_get_extent_x(MPI_INT, &c, NULL),
-           MPI_ERR_ARG, "extent: NULL pointer");
-    expect("MPI_Type_get_true_extent(true_lb NULL)", MPI_Type_get_true_extent(MPI_INT, NULL, &a),
-           MPI_ERR_ARG, "true_lb: NULL pointer");
-    expect("MPI_Type_get_true_extent(true_extent NULL)",
-           MPI_Type_get_true_extent(MPI_INT, &a, NULL), MPI_ERR_ARG, "true_extent: NULL pointer");
-    expect("MPI_Type_get_true_extent_c(true_extent NULL)",
-           MPI_Type_get_true_extent_c(MPI_INT, &c, NULL), MPI_ERR_ARG, "true_extent: NULL pointer");
-    expect("MPI_Type_get_true_extent_x(true_extent NULL)",
-           MPI_Type_get_true_extent_x(MPI_INT, &c, NULL), MPI_ERR_ARG,
-           "MPI_Type_get_true_extent_x: true_extent: NULL pointer");
+    mtest_check_error("MPI_Type_get_extent(lb NULL)", MPI_Type_get_extent(MPI_INT, NULL, &a),
+                      MPI_ERR_ARG, "MPI_Type_get_extent: lb: NULL pointer");
+    mtest_check_error("MPI_Type_get_extent(extent NULL)", MPI_Type_get_extent(MPI_INT, &a, NULL),
+                      MPI_ERR_ARG, "MPI_Type_get_extent: extent: NULL pointer");
+    mtest_check_error("MPI_Type_get_extent_c(extent NULL)",
+                      MPI_Type_get_extent_c(MPI_INT, &c, NULL), MPI_ERR_ARG,
+                      "extent: NULL pointer");
+    mtest_check_error("MPI_Type_get_extent_x(extent NULL)",
+                      MPI_Type_get_extent_x(MPI_INT, &c, NULL), MPI_ERR_ARG,
+                      "extent: NULL pointer");
+    mtest_check_error("MPI_Type_get_true_extent(true_lb NULL)",
+                      MPI_Type_get_true_extent(MPI_INT, NULL, &a), MPI_ERR_ARG,
+                      "true_lb: NULL pointer");
+    mtest_check_error("MPI_Type_get_true_extent(true_extent NULL)",
+                      MPI_Type_get_true_extent(MPI_INT, &a, NULL), MPI_ERR_ARG,
+                      "true_extent: NULL pointer");
+    mtest_check_error("MPI_Type_get_true_extent_c(true_extent NULL)",
+                      MPI_Type_get_true_extent_c(MPI_INT, &c, NULL), MPI_ERR_ARG,
+                      "true_extent: NULL pointer");
+    mtest_check_error("MPI_Type_get_true_extent_x(true_extent NULL)",
+                      MPI_Type_get_true_extent_x(MPI_INT, &c, NULL), MPI_ERR_ARG,
+                      "MPI_Type_get_true_extent_x: true_extent: NULL pointer");
     mtest_check_rc("MPI_Type_get_true_extent_x", MPI_Type_get_true_extent_x(MPI_INT, &c, &c));
 
     /* MPI_Reduce_local has no MPI_IN_PLACE */
     int x[4] = {1, 2, 3, 4};
-    expect("MPI_Reduce_local(MPI_IN_PLACE, x)",
-           MPI_Reduce_local(MPI_IN_PLACE, x, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
-           "inbuf: MPI_IN_PLACE");
-    expect("MPI_Reduce_local(x, MPI_IN_PLACE)",
-           MPI_Reduce_local(x, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
-           "inoutbuf: MPI_IN_PLACE");
+    mtest_check_error("MPI_Reduce_local(MPI_IN_PLACE, x)",
+                      MPI_Reduce_local(MPI_IN_PLACE, x, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
+                      "inbuf: MPI_IN_PLACE");
+    mtest_check_error("MPI_Reduce_local(x, MPI_IN_PLACE)",
+                      MPI_Reduce_local(x, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER,
+                      "inoutbuf: MPI_IN_PLACE");
     for (int i = 0; i < 4; i++)
         mtest_check_int("MPI_Reduce_local left its buffer", x[i], i + 1);
 
@@ -79,8 +73,8 @@ int main(int argc, char **argv)
         mtest_check_int("pset name length", len, (int)strlen("mpi://WORLD") + 1);
         calls = 0;
         int rc = MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, &len, NULL);
-        expect("MPI_Session_get_nth_pset(len > 0, name NULL)", rc, MPI_ERR_ARG,
-               "pset_name: NULL pointer");
+        mtest_check_error("MPI_Session_get_nth_pset(len > 0, name NULL)", rc, MPI_ERR_ARG,
+                          "pset_name: NULL pointer");
         mtest_check_int("session handler calls", calls, 1);
         mtest_check_int("code the session handler saw", last_code, rc);
         char name[64];
@@ -89,8 +83,8 @@ int main(int argc, char **argv)
         mtest_check(!strcmp(name, "mpi://WORLD"), "pset 0 is '%s'", name);
         calls = 0;
         rc = MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 0, NULL, name);
-        expect("MPI_Session_get_nth_pset(pset_len NULL)", rc, MPI_ERR_ARG,
-               "pset_len: NULL pointer");
+        mtest_check_error("MPI_Session_get_nth_pset(pset_len NULL)", rc, MPI_ERR_ARG,
+                          "pset_len: NULL pointer");
         mtest_check_int("session handler calls", calls, 1);
         MPI_Session_finalize(&s);
     }
