@@ -55,25 +55,25 @@ static int attr_keyval_free(const char *fn, int kind, int *keyval)
 }
 
 int b_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
-                            int *keyval, void *extra_state)
+                         int *keyval, void *extra_state)
 {
     return attr_keyval_create("MPI_Comm_create_keyval", MPII_KIND_COMM, (mpii_attr_fn)copy,
                               (mpii_attr_fn)del, keyval, extra_state);
 }
 int b_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del, int *keyval,
-                       void *extra_state)
+                    void *extra_state)
 {
     return attr_keyval_create("MPI_Keyval_create", MPII_KIND_COMM, (mpii_attr_fn)copy,
                               (mpii_attr_fn)del, keyval, extra_state);
 }
 int b_Type_create_keyval(MPI_Type_copy_attr_function *copy, MPI_Type_delete_attr_function *del,
-                            int *keyval, void *extra_state)
+                         int *keyval, void *extra_state)
 {
     return attr_keyval_create("MPI_Type_create_keyval", MPII_KIND_DTYPE, (mpii_attr_fn)copy,
                               (mpii_attr_fn)del, keyval, extra_state);
 }
 int b_Win_create_keyval(MPI_Win_copy_attr_function *copy, MPI_Win_delete_attr_function *del,
-                           int *keyval, void *extra_state)
+                        int *keyval, void *extra_state)
 {
     return attr_keyval_create("MPI_Win_create_keyval", MPII_KIND_WIN, (mpii_attr_fn)copy,
                               (mpii_attr_fn)del, keyval, extra_state);

@@ -708,46 +708,46 @@ int b_Gather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Dataty
 /* ---- Gatherv -------------------------------------------------------------------------------- */
 
 int b_Gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                 const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
+              const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
 {
     return gatherv_int("MPI_Gatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
                        root, comm, MPI_INFO_NULL, NULL);
 }
 
 int b_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
-                   MPI_Comm comm)
+                const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
+                MPI_Comm comm)
 {
     return gather("MPI_Gatherv_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs, rdt,
                   1, root, comm, MPI_INFO_NULL, NULL);
 }
 
 int b_Igatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                  const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+               const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
     return gatherv_int("MPI_Igatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
                        rdt, root, comm, MPI_INFO_NULL, req);
 }
 
 int b_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
-                    MPI_Comm comm, MPI_Request *req)
+                 const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
+                 MPI_Comm comm, MPI_Request *req)
 {
     return gather("MPI_Igatherv_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs,
                   rdt, 1, root, comm, MPI_INFO_NULL, req);
 }
 
-int b_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                      const int rcounts[], const int displs[], MPI_Datatype rdt, int root,
-                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+                   const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
+                   MPI_Request *req)
 {
     return gatherv_int("MPI_Gatherv_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts,
                        displs, rdt, root, comm, info, req);
 }
 
 int b_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                     const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return gather("MPI_Gatherv_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, 0, rcounts,
                   displs, rdt, 1, root, comm, info, req);
@@ -780,47 +780,46 @@ int b_Scatter_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datat
 /* ---- Scatterv ------------------------------------------------------------------------------- */
 
 int b_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-                  void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
+               void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
     return scatterv_int("MPI_Scatterv", COLL_BLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
                         rdt, root, comm, MPI_INFO_NULL, NULL);
 }
 
 int b_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                    MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                    MPI_Comm comm)
+                 MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                 MPI_Comm comm)
 {
     return scatter("MPI_Scatterv_c", COLL_BLOCKING, sbuf, 0, scounts, displs, sdt, rbuf, rcount,
                    rdt, 1, root, comm, MPI_INFO_NULL, NULL);
 }
 
 int b_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-                   void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
-                   MPI_Request *req)
+                void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
     return scatterv_int("MPI_Iscatterv", COLL_NONBLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
                         rdt, root, comm, MPI_INFO_NULL, req);
 }
 
 int b_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                     MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                     MPI_Comm comm, MPI_Request *req)
+                  MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                  MPI_Comm comm, MPI_Request *req)
 {
     return scatter("MPI_Iscatterv_c", COLL_NONBLOCKING, sbuf, 0, scounts, displs, sdt, rbuf, rcount,
                    rdt, 1, root, comm, MPI_INFO_NULL, req);
 }
 
 int b_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-                       void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
-                       MPI_Info info, MPI_Request *req)
+                    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *req)
 {
     return scatterv_int("MPI_Scatterv_init", COLL_PERSISTENT, sbuf, scounts, displs, sdt, rbuf,
                         rcount, rdt, root, comm, info, req);
 }
 
 int b_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                         MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                         MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                      MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return scatter("MPI_Scatterv_init_c", COLL_PERSISTENT, sbuf, 0, scounts, displs, sdt, rbuf,
                    rcount, rdt, 1, root, comm, info, req);
@@ -853,47 +852,46 @@ int b_Allgather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Dat
 /* ---- Allgatherv ----------------------------------------------------------------------------- */
 
 int b_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                    const int displs[], MPI_Datatype rdt, MPI_Comm comm)
+                 const int displs[], MPI_Datatype rdt, MPI_Comm comm)
 {
     return allgatherv_int("MPI_Allgatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
                           rdt, comm, MPI_INFO_NULL, NULL);
 }
 
 int b_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                      const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                      MPI_Comm comm)
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                   MPI_Comm comm)
 {
     return allgather("MPI_Allgatherv_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs,
                      rdt, 1, comm, MPI_INFO_NULL, NULL);
 }
 
-int b_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                     const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
-                     MPI_Request *req)
+int b_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+                  const int displs[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
     return allgatherv_int("MPI_Iallgatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts,
                           displs, rdt, comm, MPI_INFO_NULL, req);
 }
 
 int b_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                       MPI_Comm comm, MPI_Request *req)
+                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                    MPI_Comm comm, MPI_Request *req)
 {
     return allgather("MPI_Iallgatherv_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts,
                      displs, rdt, 1, comm, MPI_INFO_NULL, req);
 }
 
 int b_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                         const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
-                         MPI_Info info, MPI_Request *req)
+                      const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *req)
 {
     return allgatherv_int("MPI_Allgatherv_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts,
                           displs, rdt, comm, info, req);
 }
 
 int b_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                           const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                           MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return allgather("MPI_Allgatherv_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, 0, rcounts,
                      displs, rdt, 1, comm, info, req);
@@ -925,49 +923,49 @@ int b_Alltoall_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Data
 /* ---- Alltoallv ------------------------------------------------------------------------------ */
 
 int b_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
-                   void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
-                   MPI_Comm comm)
+                void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+                MPI_Comm comm)
 {
     return alltoallvw_int("MPI_Alltoallv", COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
                           rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
 int b_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
-                     const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm)
+                  MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                  MPI_Datatype rdt, MPI_Comm comm)
 {
     return alltoallvw("MPI_Alltoallv_c", COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
                       rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
 int b_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
-                    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
-                    MPI_Comm comm, MPI_Request *req)
+                 void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+                 MPI_Comm comm, MPI_Request *req)
 {
     return alltoallvw_int("MPI_Ialltoallv", COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL,
                           rbuf, rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
 }
 
 int b_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                      MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
-                      const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+                   MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
+                   const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
     return alltoallvw("MPI_Ialltoallv_c", COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
                       rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
 }
 
-int b_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[],
-                        MPI_Datatype sdt, void *rbuf, const int rcounts[], const int rdispls[],
-                        MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
+                     void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return alltoallvw_int("MPI_Alltoallv_init", COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL,
                           rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
 }
 
 int b_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                          MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
-                          const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *req)
+                       MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
+                       const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *req)
 {
     return alltoallvw("MPI_Alltoallv_init_c", COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL,
                       rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
@@ -976,8 +974,8 @@ int b_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Ai
 /* ---- Alltoallw ------------------------------------------------------------------------------ */
 
 int b_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                   const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
-                   const MPI_Datatype rdts[], MPI_Comm comm)
+                const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
+                const MPI_Datatype rdts[], MPI_Comm comm)
 {
     return alltoallvw_int("MPI_Alltoallw", COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
                           sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm,
@@ -985,8 +983,8 @@ int b_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
 }
 
 int b_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                     const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
+                  const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
+                  const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
 {
     return alltoallvw("MPI_Alltoallw_c", COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
                       sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm, MPI_INFO_NULL,
@@ -994,8 +992,8 @@ int b_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sd
 }
 
 int b_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                    const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
-                    const MPI_Datatype rdts[], MPI_Comm comm, MPI_Request *req)
+                 const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
+                 const MPI_Datatype rdts[], MPI_Comm comm, MPI_Request *req)
 {
     return alltoallvw_int("MPI_Ialltoallw", COLL_NONBLOCKING, sbuf, scounts, sdispls,
                           MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
@@ -1003,9 +1001,9 @@ int b_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
 }
 
 int b_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                      const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                      const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
-                      MPI_Request *req)
+                   const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
+                   const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
+                   MPI_Request *req)
 {
     return alltoallvw("MPI_Ialltoallw_c", COLL_NONBLOCKING, sbuf, scounts, sdispls,
                       MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1,
@@ -1013,9 +1011,9 @@ int b_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint s
 }
 
 int b_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
-                        const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
-                        const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *req)
+                     const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
+                     const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm, MPI_Info info,
+                     MPI_Request *req)
 {
     return alltoallvw_int("MPI_Alltoallw_init", COLL_PERSISTENT, sbuf, scounts, sdispls,
                           MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
@@ -1023,9 +1021,9 @@ int b_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
 }
 
 int b_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                          const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                          const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
-                          MPI_Info info, MPI_Request *req)
+                       const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
+                       const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req)
 {
     return alltoallvw("MPI_Alltoallw_init_c", COLL_PERSISTENT, sbuf, scounts, sdispls,
                       MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1,
@@ -1100,44 +1098,44 @@ int b_Reduce_scatter_block_init(const char *fn, const void *sbuf, void *rbuf, MP
 
 /* ---- Reduce_scatter ------------------------------------------------------------------------- */
 
-int b_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                        MPI_Op op, MPI_Comm comm)
+int b_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm)
 {
     return reduce_scatter_int("MPI_Reduce_scatter", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op,
                               comm, MPI_INFO_NULL, NULL);
 }
 
 int b_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
-                          MPI_Op op, MPI_Comm comm)
+                       MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter("MPI_Reduce_scatter_c", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op, comm,
                           MPI_INFO_NULL, NULL);
 }
 
-int b_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *req)
+int b_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *req)
 {
     return reduce_scatter_int("MPI_Ireduce_scatter", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
                               comm, MPI_INFO_NULL, req);
 }
 
 int b_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
-                           MPI_Op op, MPI_Comm comm, MPI_Request *req)
+                        MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     return reduce_scatter("MPI_Ireduce_scatter_c", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
                           comm, MPI_INFO_NULL, req);
 }
 
 int b_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                             MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return reduce_scatter_int("MPI_Reduce_scatter_init", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt,
                               op, comm, info, req);
 }
 
 int b_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
-                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                               MPI_Request *req)
+                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *req)
 {
     return reduce_scatter("MPI_Reduce_scatter_init_c", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt, op,
                           comm, info, req);

@@ -259,8 +259,8 @@ int b_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newco
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int b_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                          int remote_leader, int tag, MPI_Comm *newintercomm)
+int b_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                       int tag, MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create";
     mpii_comm *lc, *pc = NULL, *n = NULL;
@@ -426,7 +426,7 @@ static void comm_from_group_finish(mpii_comm *n, MPI_Info info, MPI_Errhandler e
 }
 
 int b_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
-                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
+                             MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_from_group";
     mpii_group *g;
@@ -449,16 +449,14 @@ int b_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info in
     return MPI_SUCCESS;
 }
 
-int b_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
-                                      MPI_Group remote_group, int remote_leader,
-                                      const char *stringtag, MPI_Info info,
-                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+int b_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                   int remote_leader, const char *stringtag, MPI_Info info,
+                                   MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create_from_groups";
     mpii_group *lg, *rg = mpii_group_get(remote_group);
     mpii_comm *n = NULL;
-    int rc = comm_from_group_args(fn, "local_group", local_group, stringtag, info, errhandler,
-                                  &lg);
+    int rc = comm_from_group_args(fn, "local_group", local_group, stringtag, info, errhandler, &lg);
     if (rc != MPI_SUCCESS)
         return rc;
     if (lg->size == 0)

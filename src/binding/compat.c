@@ -3,25 +3,22 @@
 #include <mpi.h>
 #include "binding/impl.h"
 
-int b_Address(void *location, MPI_Aint *address)
-{
-    return PMPI_Get_address(location, address);
-}
+int b_Address(void *location, MPI_Aint *address) { return PMPI_Get_address(location, address); }
 
 int b_Type_hindexed(int count, int blocklens[], MPI_Aint displs[], MPI_Datatype oldtype,
-                       MPI_Datatype *newtype)
+                    MPI_Datatype *newtype)
 {
     return PMPI_Type_create_hindexed(count, blocklens, displs, oldtype, newtype);
 }
 
 int b_Type_hvector(int count, int blocklen, MPI_Aint stride, MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
+                   MPI_Datatype *newtype)
 {
     return PMPI_Type_create_hvector(count, blocklen, stride, oldtype, newtype);
 }
 
 int b_Type_struct(int count, int blocklens[], MPI_Aint displs[], MPI_Datatype types[],
-                     MPI_Datatype *newtype)
+                  MPI_Datatype *newtype)
 {
     return PMPI_Type_create_struct(count, blocklens, displs, types, newtype);
 }

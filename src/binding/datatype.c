@@ -109,14 +109,14 @@ int b_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *new
 }
 
 int b_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype)
+                  MPI_Datatype *newtype)
 {
     int ints[3] = {count, blocklength, stride};
     mpii_dtype_env env = {MPI_COMBINER_VECTOR, 0, 3, 0, 0, 1, ints, NULL, NULL, &oldtype};
     return dt_vector("MPI_Type_vector", &env, count, blocklength, stride, 0, oldtype, newtype);
 }
-int b_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                       MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype)
 {
     MPI_Count c[3] = {count, blocklength, stride};
     mpii_dtype_env env = {MPI_COMBINER_VECTOR, 1, 0, 0, 3, 1, NULL, NULL, c, &oldtype};
@@ -124,7 +124,7 @@ int b_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
 }
 
 int b_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype)
+                          MPI_Datatype *newtype)
 {
     int ints[2] = {count, blocklength};
     mpii_dtype_env env = {MPI_COMBINER_HVECTOR, 0, 2, 1, 0, 1, ints, &stride, NULL, &oldtype};
@@ -132,7 +132,7 @@ int b_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datat
                      newtype);
 }
 int b_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                               MPI_Datatype oldtype, MPI_Datatype *newtype)
+                            MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     MPI_Count c[3] = {count, blocklength, stride};
     mpii_dtype_env env = {MPI_COMBINER_HVECTOR, 1, 0, 0, 3, 1, NULL, NULL, c, &oldtype};
@@ -187,9 +187,8 @@ out:
     return rc;
 }
 
-int b_Type_indexed(int count, const int array_of_blocklengths[],
-                      const int array_of_displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
+int b_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                   MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_indexed";
     int rc;
@@ -209,8 +208,8 @@ int b_Type_indexed(int count, const int array_of_blocklengths[],
     return rc;
 }
 int b_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                        MPI_Datatype *newtype)
+                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_indexed_c";
     int rc;
@@ -233,8 +232,8 @@ int b_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
 }
 
 int b_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+                           const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_hindexed";
     int rc;
@@ -255,8 +254,8 @@ int b_Type_create_hindexed(int count, const int array_of_blocklengths[],
     return rc;
 }
 int b_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                MPI_Datatype *newtype)
+                             const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_hindexed_c";
     int rc;
@@ -279,7 +278,7 @@ int b_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockleng
 }
 
 int b_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+                                MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_indexed_block";
     int rc;
@@ -298,8 +297,8 @@ int b_Type_create_indexed_block(int count, int blocklength, const int array_of_d
     return rc;
 }
 int b_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                     const MPI_Count array_of_displacements[],
-                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
+                                  const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_indexed_block_c";
     int rc;
@@ -321,8 +320,8 @@ int b_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
 }
 
 int b_Type_create_hindexed_block(int count, int blocklength,
-                                    const MPI_Aint array_of_displacements[],
-                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
+                                 const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                 MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_hindexed_block";
     int rc;
@@ -339,8 +338,8 @@ int b_Type_create_hindexed_block(int count, int blocklength,
     return rc;
 }
 int b_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                      const MPI_Count array_of_displacements[],
-                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
+                                   const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_hindexed_block_c";
     int rc;
@@ -362,8 +361,8 @@ int b_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
 }
 
 int b_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+                         const MPI_Aint array_of_displacements[],
+                         const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_struct";
     int rc;
@@ -385,8 +384,8 @@ int b_Type_create_struct(int count, const int array_of_blocklengths[],
     return rc;
 }
 int b_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                              const MPI_Count array_of_displacements[],
-                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+                           const MPI_Count array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_struct_c";
     int rc;
@@ -451,8 +450,8 @@ static int dt_subarray(const char *fn, const mpii_dtype_env *env, int ndims, con
 }
 
 int b_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+                           const int array_of_starts[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_subarray";
     int rc;
@@ -476,9 +475,8 @@ int b_Type_create_subarray(int ndims, const int array_of_sizes[], const int arra
     return rc;
 }
 int b_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
-                                const MPI_Count array_of_subsizes[],
-                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
-                                MPI_Datatype *newtype)
+                             const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_subarray_c";
     int rc;
@@ -553,9 +551,9 @@ static int dt_darray(const char *fn, const mpii_dtype_env *env, int size, int ra
 }
 
 int b_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
+                         const int array_of_distribs[], const int array_of_dargs[],
+                         const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                         MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_darray";
     int rc;
@@ -581,9 +579,9 @@ int b_Type_create_darray(int size, int rank, int ndims, const int array_of_gsize
     return rc;
 }
 int b_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
-                              const int array_of_distribs[], const int array_of_dargs[],
-                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_darray_c";
     int rc;
@@ -617,15 +615,14 @@ static int dt_resized(const char *fn, const mpii_dtype_env *env, MPI_Datatype ol
         return rc;
     return dt_fail(fn, mpii_dtype_build_resized(env, old, lb, extent, newtype));
 }
-int b_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype)
+int b_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
     MPI_Aint a[2] = {lb, extent};
     mpii_dtype_env env = {MPI_COMBINER_RESIZED, 0, 0, 2, 0, 1, NULL, a, NULL, &oldtype};
     return dt_resized("MPI_Type_create_resized", &env, oldtype, lb, extent, newtype);
 }
 int b_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
-                               MPI_Datatype *newtype)
+                            MPI_Datatype *newtype)
 {
     MPI_Count c[2] = {lb, extent};
     mpii_dtype_env env = {MPI_COMBINER_RESIZED, 1, 0, 0, 2, 1, NULL, NULL, c, &oldtype};
@@ -770,7 +767,7 @@ int b_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 /* ---- envelopes -------------------------------------------------------------------- */
 
 int b_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                           int *num_datatypes, int *combiner)
+                        int *num_datatypes, int *combiner)
 {
     const char *fn = "MPI_Type_get_envelope";
     mpii_dtype *t = NULL;
@@ -784,9 +781,8 @@ int b_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addre
                         "datatype was made by a large-count constructor: use MPI_Type_get_envelope_c");
     return MPI_SUCCESS;
 }
-int b_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
-                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
-                             MPI_Count *num_datatypes, int *combiner)
+int b_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                          MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
     const char *fn = "MPI_Type_get_envelope_c";
     mpii_dtype *t = NULL;
@@ -829,18 +825,17 @@ static int dt_contents(const char *fn, MPI_Datatype datatype, MPI_Count max_i, M
     return MPI_SUCCESS;
 }
 int b_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                           int max_datatypes, int array_of_integers[],
-                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+                        int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                        MPI_Datatype array_of_datatypes[])
 {
     return dt_contents("MPI_Type_get_contents", datatype, max_integers, max_addresses, 0,
                        max_datatypes, array_of_integers, array_of_addresses, NULL,
                        array_of_datatypes, 0);
 }
-int b_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
-                             MPI_Count max_addresses, MPI_Count max_large_counts,
-                             MPI_Count max_datatypes, int array_of_integers[],
-                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
-                             MPI_Datatype array_of_datatypes[])
+int b_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                          MPI_Count max_large_counts, MPI_Count max_datatypes,
+                          int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
     return dt_contents("MPI_Type_get_contents_c", datatype, max_integers, max_addresses,
                        max_large_counts, max_datatypes, array_of_integers, array_of_addresses,
@@ -934,7 +929,7 @@ int b_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 }
 
 int b_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
-                              MPI_Datatype *pair_type)
+                           MPI_Datatype *pair_type)
 {
     const char *fn = "MPI_Type_get_value_index";
     mpii_dtype *v = NULL, *i = NULL;
@@ -1125,7 +1120,7 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
 }
 
 int b_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm)
+           int *position, MPI_Comm comm)
 {
     const char *fn = "MPI_Pack";
     int rc = dt_null(fn, position, "position");
@@ -1138,12 +1133,12 @@ int b_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, 
     return rc;
 }
 int b_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+             MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
     return dt_pack("MPI_Pack_c", comm, inbuf, incount, datatype, outbuf, outsize, position, 0);
 }
 int b_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
+             MPI_Datatype datatype, MPI_Comm comm)
 {
     const char *fn = "MPI_Unpack";
     int rc = dt_null(fn, position, "position");
@@ -1156,7 +1151,7 @@ int b_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int out
     return rc;
 }
 int b_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+               MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
     return dt_unpack("MPI_Unpack_c", comm, inbuf, insize, position, outbuf, outcount, datatype, 0);
 }
@@ -1194,7 +1189,7 @@ static int dt_datarep(const char *fn, const char *datarep)
 }
 
 int b_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
-                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+                    void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
     const char *fn = "MPI_Pack_external";
     int rc;
@@ -1207,7 +1202,7 @@ int b_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Da
     return rc;
 }
 int b_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
-                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
+                      MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
     const char *fn = "MPI_Pack_external_c";
     int rc = dt_datarep(fn, datarep);
@@ -1215,8 +1210,8 @@ int b_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount
         return rc;
     return dt_pack(fn, DT_NOCOMM, inbuf, incount, datatype, outbuf, outsize, position, 1);
 }
-int b_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+int b_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                      void *outbuf, int outcount, MPI_Datatype datatype)
 {
     const char *fn = "MPI_Unpack_external";
     int rc;
@@ -1229,8 +1224,8 @@ int b_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
     return rc;
 }
 int b_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
-                           MPI_Count *position, void *outbuf, MPI_Count outcount,
-                           MPI_Datatype datatype)
+                        MPI_Count *position, void *outbuf, MPI_Count outcount,
+                        MPI_Datatype datatype)
 {
     const char *fn = "MPI_Unpack_external_c";
     int rc = dt_datarep(fn, datarep);
@@ -1238,8 +1233,7 @@ int b_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insiz
         return rc;
     return dt_unpack(fn, DT_NOCOMM, inbuf, insize, position, outbuf, outcount, datatype, 1);
 }
-int b_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
-                            MPI_Aint *size)
+int b_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
     const char *fn = "MPI_Pack_external_size";
     MPI_Count bytes = 0;
@@ -1251,7 +1245,7 @@ int b_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatyp
     return MPI_SUCCESS;
 }
 int b_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
-                              MPI_Count *size)
+                           MPI_Count *size)
 {
     const char *fn = "MPI_Pack_external_size_c";
     int rc = dt_datarep(fn, datarep);

@@ -94,14 +94,12 @@ static int dpm_accept_connect(const char *fn, int accept, const char *port_name,
     return MPI_SUCCESS;
 }
 
-int b_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                     MPI_Comm *newcomm)
+int b_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     return dpm_accept_connect("MPI_Comm_accept", 1, port_name, info, root, comm, newcomm);
 }
 
-int b_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                      MPI_Comm *newcomm)
+int b_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     return dpm_accept_connect("MPI_Comm_connect", 0, port_name, info, root, comm, newcomm);
 }
@@ -186,7 +184,7 @@ static int dpm_spawn(const char *fn, int count, char *cmds[], char **argvs[], co
 }
 
 int b_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
-                    MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+                 MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     char *cmds[1] = {(char *)command};
     char **argvs[1] = {argv};
@@ -195,8 +193,8 @@ int b_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info,
 }
 
 int b_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
-                             const int array_of_maxprocs[], const MPI_Info array_of_info[],
-                             int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+                          const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                          MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     return dpm_spawn("MPI_Comm_spawn_multiple", count, array_of_commands, array_of_argv,
                      array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);

@@ -295,7 +295,7 @@ int b_File_get_info(MPI_File fh, MPI_Info *info_used)
 /* ---- views --------------------------------------------------------------------------------- */
 
 int b_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                       const char *datarep, MPI_Info info)
+                    const char *datarep, MPI_Info info)
 {
     static const char fn[] = "MPI_File_set_view";
     io_file *f = NULL;
@@ -329,7 +329,7 @@ int b_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dataty
 }
 
 int b_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
-                       char *datarep)
+                    char *datarep)
 {
     static const char fn[] = "MPI_File_get_view";
     io_file *f = NULL;
@@ -384,112 +384,112 @@ int b_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *exte
 #define WR FILE_WRITE
 
 int b_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                      MPI_Status *status)
+                   MPI_Status *status)
 {
     return file_rw("MPI_File_read_at", fh, RD, IO_AT, 0, IO_BLOCKING, offset, buf, count, datatype,
                    status, NULL);
 }
 
 int b_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                        MPI_Datatype datatype, MPI_Status *status)
+                     MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_read_at_c", fh, RD, IO_AT, 0, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
-int b_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                          MPI_Datatype datatype, MPI_Status *status)
+int b_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status)
 {
     return file_rw("MPI_File_read_at_all", fh, RD, IO_AT, 1, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                            MPI_Datatype datatype, MPI_Status *status)
+                         MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_read_at_all_c", fh, RD, IO_AT, 1, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                       MPI_Datatype datatype, MPI_Status *status)
+                    MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write_at", fh, WR, IO_AT, 0, IO_BLOCKING, offset, buf, count, datatype,
                    status, NULL);
 }
 
 int b_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Status *status)
+                      MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write_at_c", fh, WR, IO_AT, 0, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                           MPI_Datatype datatype, MPI_Status *status)
+                        MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write_at_all", fh, WR, IO_AT, 1, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Status *status)
+                          MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write_at_all_c", fh, WR, IO_AT, 1, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                       MPI_Request *request)
+                    MPI_Request *request)
 {
     return file_rw("MPI_File_iread_at", fh, RD, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Request *request)
+                      MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iread_at_c", fh, RD, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                        MPI_Datatype datatype, MPI_Request *request)
+                     MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_at", fh, WR, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Request *request)
+                       MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_at_c", fh, WR, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
-int b_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                           MPI_Datatype datatype, MPI_Request *request)
+int b_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request)
 {
     return file_rw("MPI_File_iread_at_all", fh, RD, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Request *request)
+                          MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iread_at_all_c", fh, RD, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                            MPI_Datatype datatype, MPI_Request *request)
+                         MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_at_all", fh, WR, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                              MPI_Datatype datatype, MPI_Request *request)
+                           MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_at_all_c", fh, WR, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
@@ -505,7 +505,7 @@ int b_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_St
 }
 
 int b_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                     MPI_Status *status)
+                  MPI_Status *status)
 {
     return file_rw("MPI_File_read_c", fh, RD, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
@@ -518,35 +518,34 @@ int b_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MP
 }
 
 int b_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Status *status)
+                      MPI_Status *status)
 {
     return file_rw("MPI_File_read_all_c", fh, RD, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
-int b_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                    MPI_Status *status)
+int b_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write", fh, WR, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
 int b_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Status *status)
+                   MPI_Status *status)
 {
     return file_rw("MPI_File_write_c", fh, WR, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
 int b_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                        MPI_Status *status)
+                     MPI_Status *status)
 {
     return file_rw("MPI_File_write_all", fh, WR, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
 int b_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Status *status)
+                       MPI_Status *status)
 {
     return file_rw("MPI_File_write_all_c", fh, WR, IO_INDIV, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
@@ -559,49 +558,48 @@ int b_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_R
 }
 
 int b_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Request *request)
+                   MPI_Request *request)
 {
     return file_rw("MPI_File_iread_c", fh, RD, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype,
                    NULL, request);
 }
 
 int b_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                     MPI_Request *request)
+                  MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite", fh, WR, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype,
                    NULL, request);
 }
 
 int b_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Request *request)
+                    MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_c", fh, WR, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int b_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                        MPI_Request *request)
+int b_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iread_all", fh, RD, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Request *request)
+                       MPI_Request *request)
 {
     return file_rw("MPI_File_iread_all_c", fh, RD, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                         MPI_Request *request)
+                      MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_all", fh, WR, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                           MPI_Request *request)
+                        MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_all_c", fh, WR, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
@@ -610,85 +608,84 @@ int b_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datat
 /* ---- data access: shared file pointer ----------------------------------------------------------
  */
 
-int b_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                          MPI_Status *status)
+int b_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_read_shared", fh, RD, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                            MPI_Status *status)
+                         MPI_Status *status)
 {
     return file_rw("MPI_File_read_shared_c", fh, RD, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                           MPI_Status *status)
+                        MPI_Status *status)
 {
     return file_rw("MPI_File_write_shared", fh, WR, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Status *status)
+                          MPI_Status *status)
 {
     return file_rw("MPI_File_write_shared_c", fh, WR, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                           MPI_Request *request)
+                        MPI_Request *request)
 {
     return file_rw("MPI_File_iread_shared", fh, RD, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Request *request)
+                          MPI_Request *request)
 {
     return file_rw("MPI_File_iread_shared_c", fh, RD, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                            MPI_Request *request)
+                         MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_shared", fh, WR, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                              MPI_Request *request)
+                           MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_shared_c", fh, WR, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
 int b_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                           MPI_Status *status)
+                        MPI_Status *status)
 {
     return file_rw("MPI_File_read_ordered", fh, RD, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Status *status)
+                          MPI_Status *status)
 {
     return file_rw("MPI_File_read_ordered_c", fh, RD, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                            MPI_Status *status)
+                         MPI_Status *status)
 {
     return file_rw("MPI_File_write_ordered", fh, WR, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
 int b_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                              MPI_Status *status)
+                           MPI_Status *status)
 {
     return file_rw("MPI_File_write_ordered_c", fh, WR, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
@@ -698,14 +695,14 @@ int b_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Da
  * ----------------------------------------------------------------------------- */
 
 int b_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                MPI_Datatype datatype)
+                             MPI_Datatype datatype)
 {
     return file_rw("MPI_File_read_at_all_begin", fh, RD, IO_AT, 1, IO_SPLIT, offset, buf, count,
                    datatype, NULL, NULL);
 }
 
 int b_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                                  MPI_Datatype datatype)
+                               MPI_Datatype datatype)
 {
     return file_rw("MPI_File_read_at_all_begin_c", fh, RD, IO_AT, 1, IO_SPLIT, offset, buf, count,
                    datatype, NULL, NULL);
@@ -717,14 +714,14 @@ int b_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 }
 
 int b_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                 MPI_Datatype datatype)
+                              MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_at_all_begin", fh, WR, IO_AT, 1, IO_SPLIT, offset, buf, count,
                    datatype, NULL, NULL);
 }
 
 int b_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                                   MPI_Datatype datatype)
+                                MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_at_all_begin_c", fh, WR, IO_AT, 1, IO_SPLIT, offset, buf, count,
                    datatype, NULL, NULL);
@@ -758,8 +755,7 @@ int b_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype
                    datatype, NULL, NULL);
 }
 
-int b_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-                                MPI_Datatype datatype)
+int b_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_all_begin_c", fh, WR, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
@@ -794,7 +790,7 @@ int b_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Data
 }
 
 int b_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-                                    MPI_Datatype datatype)
+                                 MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_ordered_begin_c", fh, WR, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
@@ -948,8 +944,8 @@ static int file_register(const char *fn, const io_datarep *rep, const char *name
 }
 
 int b_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
-                          MPI_Datarep_conversion_function *write_conversion_fn,
-                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+                       MPI_Datarep_conversion_function *write_conversion_fn,
+                       MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
     io_datarep r;
     memset(&r, 0, sizeof r);
@@ -960,10 +956,9 @@ int b_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *rea
     return file_register("MPI_Register_datarep", &r, datarep);
 }
 
-int b_Register_datarep_c(const char *datarep,
-                            MPI_Datarep_conversion_function_c *read_conversion_fn,
-                            MPI_Datarep_conversion_function_c *write_conversion_fn,
-                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+int b_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                         MPI_Datarep_conversion_function_c *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
     io_datarep r;
     memset(&r, 0, sizeof r);

@@ -55,7 +55,7 @@ int b_Group_rank(MPI_Group group, int *rank)
 }
 
 int b_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                               int ranks2[])
+                            int ranks2[])
 {
     static const char fn[] = "MPI_Group_translate_ranks";
     mpii_group *a, *b;

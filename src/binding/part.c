@@ -43,15 +43,15 @@ static int part_init(const char *fn, int is_send, void *buf, int partitions, MPI
     return MPI_SUCCESS;
 }
 
-int b_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                    int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int b_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag, comm,
                      info, request);
 }
 
 int b_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
-                    int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+                 int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info,
                      request);

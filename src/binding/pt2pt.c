@@ -582,7 +582,7 @@ int b_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 
 /* MPI 4.1: the status of any, all or some completed requests, none freed or made inactive */
 int b_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
-                                MPI_Status *status)
+                             MPI_Status *status)
 {
     static const char fn[] = "MPI_Request_get_status_any";
     int rc = pt2pt_check_array(fn, count, (MPI_Request *)reqs);
@@ -611,8 +611,7 @@ int b_Request_get_status_any(int count, const MPI_Request reqs[], int *index, in
     return MPI_SUCCESS;
 }
 
-int b_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
-                                MPI_Status statuses[])
+int b_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     static const char fn[] = "MPI_Request_get_status_all";
     int rc = pt2pt_check_array(fn, count, (MPI_Request *)reqs);
@@ -647,8 +646,8 @@ int b_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
     return pt2pt_in_status(fn, any_err, comm);
 }
 
-int b_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount,
-                                 int indices[], MPI_Status statuses[])
+int b_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount, int indices[],
+                              MPI_Status statuses[])
 {
     static const char fn[] = "MPI_Request_get_status_some";
     int rc = pt2pt_check_array(fn, incount, (MPI_Request *)reqs);
@@ -759,7 +758,8 @@ int b_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     }
 }
 
-int b_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+int b_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+              MPI_Status *status)
 {
     mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Improbe", CHK_RECV, NULL, 0, MPI_BYTE, source, tag, comm, &c);
@@ -1042,7 +1042,7 @@ int b_Isendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype
 }
 
 int b_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
-                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *req)
+                     MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *req)
 {
     if (!req)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Grequest_start", "request: NULL pointer");

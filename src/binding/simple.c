@@ -196,10 +196,7 @@ double b_Wtick(void)
 }
 
 /* No profiling library is built in, so there is nothing to switch. */
-int b_Pcontrol(const int level, ...)
-{
-    return MPI_SUCCESS;
-}
+int b_Pcontrol(const int level, ...) { return MPI_SUCCESS; }
 
 /* ---- predefined attribute copy and delete callbacks */
 

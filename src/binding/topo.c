@@ -117,8 +117,8 @@ static int topo_built(const char *fn, MPI_Comm comm, int rc, mpii_comm *n, MPI_C
 
 /* ---- cartesian ---------------------------------------------------------------------- */
 
-int b_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                     int reorder, MPI_Comm *comm_cart)
+int b_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                  MPI_Comm *comm_cart)
 {
     static const char fn[] = "MPI_Cart_create";
     mpii_comm *c, *n = NULL;
@@ -281,8 +281,8 @@ int b_Dims_create(int nnodes, int ndims, int dims[])
 
 /* ---- graph -------------------------------------------------------------------------- */
 
-int b_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
-                      int reorder, MPI_Comm *comm_graph)
+int b_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                   MPI_Comm *comm_graph)
 {
     static const char fn[] = "MPI_Graph_create";
     mpii_comm *c, *n = NULL;
@@ -437,9 +437,9 @@ static int topo_dist_list(const char *fn, MPI_Comm comm, int size, int n, const 
 }
 
 int b_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                    const int sourceweights[], int outdegree,
-                                    const int destinations[], const int destweights[],
-                                    MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+                                 const int sourceweights[], int outdegree, const int destinations[],
+                                 const int destweights[], MPI_Info info, int reorder,
+                                 MPI_Comm *comm_dist_graph)
 {
     static const char fn[] = "MPI_Dist_graph_create_adjacent";
     mpii_comm *c, *n = NULL;
@@ -468,8 +468,8 @@ int b_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sour
 }
 
 int b_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                           const int destinations[], const int weights[], MPI_Info info,
-                           int reorder, MPI_Comm *comm_dist_graph)
+                        const int destinations[], const int weights[], MPI_Info info, int reorder,
+                        MPI_Comm *comm_dist_graph)
 {
     static const char fn[] = "MPI_Dist_graph_create";
     mpii_comm *c, *nc = NULL;
@@ -538,7 +538,7 @@ static int topo_dist_copy(const char *fn, MPI_Comm comm, const topo *t, int max,
 }
 
 int b_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                              int maxoutdegree, int destinations[], int destweights[])
+                           int maxoutdegree, int destinations[], int destweights[])
 {
     static const char fn[] = "MPI_Dist_graph_neighbors";
     mpii_comm *c;
@@ -818,9 +818,9 @@ int b_Neighbor_allgather_init(const char *fn, const void *sendbuf, MPI_Count sen
                          recvtype, comm, info, request);
 }
 
-int b_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm)
+int b_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          MPI_Comm comm)
 {
     return nbr_allgatherv_int("MPI_Neighbor_allgatherv", COLL_BLOCKING, sendbuf, sendcount,
                               sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
@@ -828,16 +828,16 @@ int b_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
 }
 
 int b_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm)
+                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm)
 {
     return nbr_allgatherv("MPI_Neighbor_allgatherv_c", COLL_BLOCKING, sendbuf, sendcount, sendtype,
                           recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL, NULL);
 }
 
-int b_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, const int recvcounts[], const int displs[],
-                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int b_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request)
 {
     return nbr_allgatherv_int("MPI_Ineighbor_allgatherv", COLL_NONBLOCKING, sendbuf, sendcount,
                               sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
@@ -845,9 +845,8 @@ int b_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype send
 }
 
 int b_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, const MPI_Count recvcounts[],
-                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Request *request)
+                             void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return nbr_allgatherv("MPI_Ineighbor_allgatherv_c", COLL_NONBLOCKING, sendbuf, sendcount,
                           sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
@@ -855,18 +854,18 @@ int b_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 }
 
 int b_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request *request)
+                               void *recvbuf, const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
 {
     return nbr_allgatherv_int("MPI_Neighbor_allgatherv_init", COLL_PERSISTENT, sendbuf, sendcount,
                               sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
 int b_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, const MPI_Count recvcounts[],
-                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                    MPI_Info info, MPI_Request *request)
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request)
 {
     return nbr_allgatherv("MPI_Neighbor_allgatherv_init_c", COLL_PERSISTENT, sendbuf, sendcount,
                           sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -898,8 +897,8 @@ int b_Neighbor_alltoall_init(const char *fn, const void *sendbuf, MPI_Count send
 }
 
 int b_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return nbr_alltoallvw_int("MPI_Neighbor_alltoallv", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
                               NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL, recvtype,
@@ -907,9 +906,9 @@ int b_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int 
 }
 
 int b_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm)
+                           const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                           MPI_Datatype recvtype, MPI_Comm comm)
 {
     return nbr_alltoallvw("MPI_Neighbor_alltoallv_c", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
                           sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0, comm,
@@ -917,9 +916,9 @@ int b_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 }
 
 int b_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
+                          MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request)
 {
     return nbr_alltoallvw_int("MPI_Ineighbor_alltoallv", COLL_NONBLOCKING, sendbuf, sendcounts,
                               sdispls, NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL,
@@ -927,9 +926,9 @@ int b_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int
 }
 
 int b_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+                            const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return nbr_alltoallvw("MPI_Ineighbor_alltoallv_c", COLL_NONBLOCKING, sendbuf, sendcounts,
                           sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0,
@@ -937,9 +936,9 @@ int b_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 }
 
 int b_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request)
+                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Info info, MPI_Request *request)
 {
     return nbr_alltoallvw_int("MPI_Neighbor_alltoallv_init", COLL_PERSISTENT, sendbuf, sendcounts,
                               sdispls, NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL,
@@ -947,10 +946,10 @@ int b_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const
 }
 
 int b_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request)
+                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request)
 {
     return nbr_alltoallvw("MPI_Neighbor_alltoallv_init_c", COLL_PERSISTENT, sendbuf, sendcounts,
                           sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0,
@@ -958,8 +957,8 @@ int b_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[
 }
 
 int b_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return nbr_alltoallvw_int("MPI_Neighbor_alltoallw", COLL_BLOCKING, sendbuf, sendcounts, NULL,
                               sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, NULL,
@@ -967,9 +966,9 @@ int b_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_
 }
 
 int b_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              const MPI_Datatype recvtypes[], MPI_Comm comm)
+                           const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                           const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return nbr_alltoallvw("MPI_Neighbor_alltoallw_c", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
                           MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
@@ -977,9 +976,9 @@ int b_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 }
 
 int b_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                             MPI_Comm comm, MPI_Request *request)
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request)
 {
     return nbr_alltoallvw_int("MPI_Ineighbor_alltoallw", COLL_NONBLOCKING, sendbuf, sendcounts,
                               NULL, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
@@ -988,21 +987,19 @@ int b_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI
 }
 
 int b_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                               void *recvbuf, const MPI_Count recvcounts[],
-                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                               MPI_Comm comm, MPI_Request *request)
+                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     return nbr_alltoallvw("MPI_Ineighbor_alltoallw_c", COLL_NONBLOCKING, sendbuf, sendcounts,
                           sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
                           MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL, request);
 }
 
-int b_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
+int b_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return nbr_alltoallvw_int("MPI_Neighbor_alltoallw_init", COLL_PERSISTENT, sendbuf, sendcounts,
                               NULL, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
@@ -1010,10 +1007,10 @@ int b_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
 }
 
 int b_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                   void *recvbuf, const MPI_Count recvcounts[],
-                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return nbr_alltoallvw("MPI_Neighbor_alltoallw_init_c", COLL_PERSISTENT, sendbuf, sendcounts,
                           sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,

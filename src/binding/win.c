@@ -87,12 +87,12 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
 }
 
 int b_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                    MPI_Win *win)
+                 MPI_Win *win)
 {
     return win_create("MPI_Win_create", base, size, disp_unit, info, comm, win);
 }
 int b_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                      MPI_Win *win)
+                   MPI_Win *win)
 {
     return win_create("MPI_Win_create_c", base, size, disp_unit, info, comm, win);
 }
@@ -110,25 +110,25 @@ static int win_allocate(const char *fn, int flavor, MPI_Aint size, MPI_Aint disp
 }
 
 int b_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                      MPI_Win *win)
+                   MPI_Win *win)
 {
     return win_allocate("MPI_Win_allocate", MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
                         baseptr, win);
 }
-int b_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                        void *baseptr, MPI_Win *win)
+int b_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win)
 {
     return win_allocate("MPI_Win_allocate_c", MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
                         baseptr, win);
 }
-int b_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                             void *baseptr, MPI_Win *win)
+int b_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                          MPI_Win *win)
 {
     return win_allocate("MPI_Win_allocate_shared", MPI_WIN_FLAVOR_SHARED, size, disp_unit, info,
                         comm, baseptr, win);
 }
 int b_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                               void *baseptr, MPI_Win *win)
+                            void *baseptr, MPI_Win *win)
 {
     return win_allocate("MPI_Win_allocate_shared_c", MPI_WIN_FLAVOR_SHARED, size, disp_unit, info,
                         comm, baseptr, win);
@@ -173,8 +173,7 @@ int b_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, vo
         *disp_unit = (int)du;
     return rc;
 }
-int b_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
-                            void *baseptr)
+int b_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
     return win_shared_query("MPI_Win_shared_query_c", win, rank, size, disp_unit, baseptr);
 }
@@ -516,126 +515,123 @@ static int b_gacc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
     return win_rma(fn, win, &a, req, want_req);
 }
 
-int b_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-             MPI_Win win)
+int b_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     return b_put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
 int b_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win)
+            int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+            MPI_Datatype target_datatype, MPI_Win win)
 {
     return b_put("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
-int b_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-              MPI_Win win, MPI_Request *request)
+int b_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+           MPI_Request *request)
 {
     return b_put("MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
 int b_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     return b_put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
 
 int b_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     return b_get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
 int b_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win)
+            int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+            MPI_Datatype target_datatype, MPI_Win win)
 {
     return b_get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
 int b_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-              MPI_Request *request)
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+           MPI_Request *request)
 {
     return b_get("MPI_Rget", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
 int b_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     return b_get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
 
 int b_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+                 int target_rank, MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, NULL, 0);
 }
 int b_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_acc("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, NULL, 0);
 }
 int b_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                     int target_rank, MPI_Aint target_disp, int target_count,
-                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+                  int target_rank, MPI_Aint target_disp, int target_count,
+                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return b_acc("MPI_Raccumulate", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, request, 1);
 }
-int b_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
-                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                       MPI_Request *request)
+int b_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return b_acc("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, request, 1);
 }
 
 int b_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                        void *result_addr, int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+                     void *result_addr, int result_count, MPI_Datatype result_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_gacc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
                   target_datatype, op, win, NULL, 0);
 }
 int b_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win)
+                       MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_gacc("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
                   target_datatype, op, win, NULL, 0);
 }
 int b_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                         void *result_addr, int result_count, MPI_Datatype result_datatype,
-                         int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+                      void *result_addr, int result_count, MPI_Datatype result_datatype,
+                      int target_rank, MPI_Aint target_disp, int target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return b_gacc("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
                   target_datatype, op, win, request, 1);
 }
 int b_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                           MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                           MPI_Win win, MPI_Request *request)
+                        MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                        MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                        MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                        MPI_Win win, MPI_Request *request)
 {
     return b_gacc("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
@@ -658,7 +654,7 @@ static int win_elem_type(const char *fn, osc_win *w, MPI_Datatype dt, int cas)
 }
 
 int b_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+                   int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     static const char fn[] = "MPI_Fetch_and_op";
     osc_win *w;
@@ -688,7 +684,7 @@ int b_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype data
 }
 
 int b_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+                       MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     static const char fn[] = "MPI_Compare_and_swap";
     osc_win *w;

@@ -214,8 +214,7 @@ static int ctx_agree(uint64_t key, int n, int *pairs, ctx_and_fn and_fn, void *a
         if (rc == UTIL_OK)
             return MPI_SUCCESS;
         if (rc == UTIL_ENOENT) {
-            mpii_cause("no context id free on every process (%d in use)",
-                       MPII_CTX_PAIRS);
+            mpii_cause("no context id free on every process (%d in use)", MPII_CTX_PAIRS);
             return MPI_ERR_OTHER;
         }
         util_backoff_wait(&b); /* another agreement of this process goes first */
@@ -322,8 +321,8 @@ static int comm_lpids_of(int *g, int n)
         int lp = core_lpid_of(comm_gid_at(g, i));
         if (lp < 0) {
             mpii_cause("process %llx (rank %d of another job) is not known "
-                       "to this process", (unsigned long long)comm_gid_at(g, i),
-                       FAB_GID_RANK(comm_gid_at(g, i)));
+                       "to this process",
+                       (unsigned long long)comm_gid_at(g, i), FAB_GID_RANK(comm_gid_at(g, i)));
             return MPI_ERR_INTERN;
         }
         g[i] = lp; /* i <= 2i: what is still to be read is not overwritten */

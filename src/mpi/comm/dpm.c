@@ -121,8 +121,8 @@ int mpii_sock_swap(int fd, const void *s, size_t slen, void *r, size_t rlen)
             if (n > 0) {
                 got += (size_t)n;
             } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-                mpii_cause("the other group's root closed the connection%s%s",
-                           n ? ": " : "", n ? strerror(errno) : "");
+                mpii_cause("the other group's root closed the connection%s%s", n ? ": " : "",
+                           n ? strerror(errno) : "");
                 rc = MPI_ERR_OTHER;
                 break;
             }
@@ -494,8 +494,7 @@ int mpii_comm_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[
             sc[i].argv = argvs ? argvs[i] : NULL;
             sc[i].maxprocs = dpm_soft_max(info, maxprocs[i]);
             if (sc[i].maxprocs < 0) {
-                mpii_cause("the info key soft allows no count up to maxprocs=%d",
-                           maxprocs[i]);
+                mpii_cause("the info key soft allows no count up to maxprocs=%d", maxprocs[i]);
                 bad = 1;
             }
             total += sc[i].maxprocs > 0 ? sc[i].maxprocs : 0;
@@ -527,7 +526,8 @@ int mpii_comm_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[
                                    "MPI_Comm_spawn: waiting for the spawned processes to connect");
                 if (fd == -MPI_ERR_SPAWN)
                     mpii_cause("the %d processes of %s did not connect within %d s "
-                               "(DCFA_SPAWN_TIMEOUT)", total, cmds[0], util_cfg.spawn_timeout);
+                               "(DCFA_SPAWN_TIMEOUT)",
+                               total, cmds[0], util_cfg.spawn_timeout);
             }
             mpii_port_close(port);
         } else {

@@ -180,9 +180,7 @@ int mpii_not_live(const char *fn)
  * the last session), else 0 */
 int mpii_runtime_state(void)
 {
-    return mpii_runtime_users > 0                        ? 1
-           : mpii_runtime_done || mpii_runtime_paused ? 2
-                                                          : 0;
+    return mpii_runtime_users > 0 ? 1 : mpii_runtime_done || mpii_runtime_paused ? 2 : 0;
 }
 
 static int mpii_thread_grant(int required)
@@ -380,10 +378,7 @@ static int mpii_init(int required, int *provided)
     return MPI_SUCCESS;
 }
 
-int b_Init(int *argc, char ***argv)
-{
-    return mpii_init(MPI_THREAD_SINGLE, NULL);
-}
+int b_Init(int *argc, char ***argv) { return mpii_init(MPI_THREAD_SINGLE, NULL); }
 
 int b_Init_thread(int *argc, char ***argv, int required, int *provided)
 {

@@ -143,7 +143,8 @@ int b_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names
     return MPI_SUCCESS;
 }
 
-int b_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
+int b_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                           char *pset_name)
 {
     if (!session_get(session))
         return session_bad("MPI_Session_get_nth_pset");

@@ -254,8 +254,8 @@ static MPI_Datatype t_cvar_type(const util_tunable *t)
 #define T_STR_MAX 256
 
 int b_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
-                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
-                         int *bind, int *scope)
+                      MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                      int *bind, int *scope)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -295,8 +295,7 @@ int b_T_cvar_get_index(const char *name, int *cvar_index)
     return MPI_T_ERR_INVALID_NAME;
 }
 
-int b_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
-                             int *count)
+int b_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -408,8 +407,8 @@ int b_T_pvar_get_num(int *num_pvar)
 }
 
 int b_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
-                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
-                         int *bind, int *readonly, int *continuous, int *atomic)
+                      MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                      int *bind, int *readonly, int *continuous, int *atomic)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -478,7 +477,7 @@ int b_T_pvar_session_free(MPI_T_pvar_session *session)
 }
 
 int b_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
-                             MPI_T_pvar_handle *handle, int *count)
+                          MPI_T_pvar_handle *handle, int *count)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -630,7 +629,7 @@ static int t_cat_pvars(int cat, int len, int *indices)
 }
 
 int b_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
-                             int *num_cvars, int *num_pvars, int *num_categories)
+                          int *num_cvars, int *num_pvars, int *num_categories)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -745,8 +744,8 @@ int b_T_source_get_num(int *num_sources)
 }
 
 int b_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
-                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
-                           MPI_Count *max_ticks, MPI_Info *info)
+                        MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+                        MPI_Count *max_ticks, MPI_Info *info)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -771,9 +770,9 @@ int b_T_event_get_num(int *num_events)
 }
 
 int b_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
-                          MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
-                          int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
-                          int *desc_len, int *bind)
+                       MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                       int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+                       int *desc_len, int *bind)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -788,7 +787,7 @@ int b_T_event_get_index(const char *name, int *event_index)
 }
 
 int b_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
-                              MPI_T_event_registration *event_registration)
+                           MPI_T_event_registration *event_registration)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -810,8 +809,8 @@ int b_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_I
 }
 
 int b_T_event_register_callback(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
-                                   MPI_T_event_cb_function *event_cb_function)
+                                MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
+                                MPI_T_event_cb_function *event_cb_function)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -819,7 +818,7 @@ int b_T_event_register_callback(MPI_T_event_registration event_registration,
 }
 
 int b_T_event_callback_set_info(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info info)
+                                MPI_T_cb_safety cb_safety, MPI_Info info)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -827,7 +826,7 @@ int b_T_event_callback_set_info(MPI_T_event_registration event_registration,
 }
 
 int b_T_event_callback_get_info(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info *info_used)
+                                MPI_T_cb_safety cb_safety, MPI_Info *info_used)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -835,7 +834,7 @@ int b_T_event_callback_get_info(MPI_T_event_registration event_registration,
 }
 
 int b_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
-                             MPI_T_event_free_cb_function *free_cb_function)
+                          MPI_T_event_free_cb_function *free_cb_function)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -843,7 +842,7 @@ int b_T_event_handle_free(MPI_T_event_registration event_registration, void *use
 }
 
 int b_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
-                                     MPI_T_event_dropped_cb_function dropped_cb_function)
+                                  MPI_T_event_dropped_cb_function dropped_cb_function)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
