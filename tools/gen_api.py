@@ -3,32 +3,64 @@
 
 Inputs
   src/binding/api.txt     one C prototype per line, "<ret> MPI_<Name>(<params>)",
-                          optionally followed by "[twin]" on an MPI_X_c line
+                          optionally followed by marks (below)
   src/include/dtypes.def  the predefined datatypes (DTYPE/PAIRTYPE/DTYPE_ALIAS)
 
 Outputs
   include/mpi.h           committed; only the text between the GENERATED markers
   OUT/stubs.c             made at build time (CMake), for every function X:
                             - a weak MPI_X that calls PMPI_X (entry lock when on),
-                            - a weak PMPI_X aliasing a static stub_X that
-                              reports MPI_ERR_UNSUPPORTED_OPERATION, or, for a
-                              [twin] pair, PMPI_X and PMPI_X_c that both call
-                              b_X("MPI_X" or "MPI_X_c", arguments...),
+                            - PMPI_X: the checks of its output arguments (below),
+                              then b_X(arguments...), the implementation, which a
+                              library source file defines; b_X is a weak alias
+                              of a static stub_X that reports
+                              MPI_ERR_UNSUPPORTED_OPERATION until one does,
+                            - for a [twin] pair, PMPI_X and PMPI_X_c that both
+                              call b_X("MPI_X" or "MPI_X_c", arguments...),
                             - dcfa_api_table[] / dcfa_api_count /
                               dcfa_api_implemented() for mpiinfo.
-  OUT/twins.h             the prototypes of the b_X functions of the [twin] pairs:
-                            int b_X(const char *fn, <parameters of MPI_X_c>);
-                          the binding file that defines b_X includes it.
+  OUT/impl.h              the prototypes of every b_X (of a [twin] pair:
+                            int b_X(const char *fn, <parameters of MPI_X_c>));
+                          a source file that defines b_X includes it.
+  OUT/nullout_cases.h     for test/mpi/err_nullout_all.c: one call per output
+                          argument the generated PMPI_X checks, with it NULL.
 
-A [twin] pair is MPI_X and MPI_X_c whose parameters differ only where the int
-form passes an int by value and the _c form an MPI_Count or MPI_Aint; the
-implementation is one function b_X taking the _c parameters (the int form
-widens) and the name of the function the program called, for its messages.
+Marks after a prototype, "[name]" or "[name: words]":
+  [twin]          on an MPI_X_c line: MPI_X and MPI_X_c whose parameters differ
+                  only where the int form passes an int by value and the _c form
+                  an MPI_Count or MPI_Aint; the implementation is one function
+                  b_X taking the _c parameters (the int form widens) and the name
+                  of the function the program called, for its messages.
+  [null: p ...]   output pointers p that may be NULL (MPI_Init's argc, ...):
+                  not checked here (the implementation decides).
+  [out: p ...]    parameters declared void * that are pointers to a result
+                  (MPI_Alloc_mem's baseptr, MPI_Comm_get_attr's attribute_val):
+                  checked like the output pointers.
+  [inout: p]      a communicator pointer the call reads (MPI_Comm_free's comm):
+                  not cleared (below).
+  [raise: x]      where the errors of the generated checks go, when not on the
+                  first communicator, window, file or session passed by value:
+                  a parameter of type MPI_Errhandler (MPI_Session_init, the
+                  *_from_group constructors: the handler the call was given) or
+                  MPI_FILE_NULL (MPI_File_open: the handler of MPI_FILE_NULL).
+
+The output checks: every parameter "T *p" with T an int, MPI_Aint, MPI_Count,
+MPI_Offset, MPI_Fint, char, MPI_F08_status or a handle type (MPI_Comm,
+MPI_Request, ...), and every [out] parameter, must not be NULL: NULL is
+MPI_ERR_ARG through the error handler of the call's object ("MPI_X: p: NULL
+pointer", naming the call, the argument and the rank), before the
+implementation runs. Arrays ("T p[]"), MPI_Status pointers (MPI_STATUS_IGNORE
+is NULL), choice buffers (void *), callbacks and [null] parameters are left to
+the implementation, as are functions that return no error code and MPI_T_*
+(whose errors are return codes of their own, without error handlers).
+Every other MPI_Comm * parameter is a communicator the call makes: the generated
+PMPI_X sets it to MPI_COMM_NULL before b_X runs, so a constructor that fails
+leaves MPI_COMM_NULL (MPICH's errors/topo/cartsmall).
 
 Usage
   tools/gen_api.py            rewrite the generated part of include/mpi.h
   tools/gen_api.py --check    exit 1 if include/mpi.h is stale (CI)
-  tools/gen_api.py --out DIR  write DIR/stubs.c and DIR/twins.h (the build);
+  tools/gen_api.py --out DIR  write DIR/stubs.c and DIR/impl.h (the build);
                               exit 1 without writing if include/mpi.h is stale
 Plain python3, no third-party modules; re-running is idempotent.
 """
@@ -65,14 +97,25 @@ ANYTIME = {"Init", "Init_thread", "Initialized", "Finalized", "Finalize", "Get_v
            "Remove_error_string"}
 ANYTIME_PREFIXES = ("Info_", "Session_", "T_")
 
-# Which handle a stub reports its error on: the first by-value parameter of
-# the first of these types that the function has.
+# Which handle a stub or a generated check reports its error on: the first
+# by-value parameter of the first of these types that the function has (or
+# the [raise] mark).
 ERR_OBJECTS = [
     ("MPI_Comm", "MPII_OBJ_COMM"),
     ("MPI_Win", "MPII_OBJ_WIN"),
     ("MPI_File", "MPII_OBJ_FILE"),
     ("MPI_Session", "MPII_OBJ_SESSION"),
 ]
+
+
+# Pointers to these are output arguments that must not be NULL (the checks of
+# the generated PMPI_X); "char" stands for the strings MPI writes into.
+OUT_BASES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint", "char",
+             "MPI_F08_status", "MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Request",
+             "MPI_Op", "MPI_Errhandler", "MPI_Info", "MPI_Win", "MPI_File", "MPI_Message",
+             "MPI_Session"}
+
+MARKS = ("twin", "null", "out", "raise", "inout")
 
 
 class GenError(Exception):
@@ -99,9 +142,30 @@ class Param:
 TWIN_WIDER = ("MPI_Count", "MPI_Aint")
 
 
+def split_marks(line, lineno):
+    """(prototype, {mark: [words]}) of an api.txt line."""
+    marks = {}
+    while True:
+        m = re.match(r"^(.*\))\s*\[(\w+)(?::([^\]]*))?\]\s*$", line)
+        if not m:
+            return line, marks
+        name, words = m.group(2), (m.group(3) or "").split()
+        if name not in MARKS:
+            raise GenError("api.txt:%d: unknown mark [%s]" % (lineno, name))
+        if name in marks:
+            raise GenError("api.txt:%d: mark [%s] given twice" % (lineno, name))
+        if (name == "twin") != (m.group(3) is None) or (name == "raise" and len(words) != 1):
+            raise GenError("api.txt:%d: mark [%s] takes %s" % (
+                lineno, name, "no words" if name == "twin" else "one word" if name == "raise"
+                else "parameter names"))
+        marks[name] = words
+        line = m.group(1)
+
+
 class Func:
     def __init__(self, line, lineno):
-        m = re.match(r"^(.+?)\s*\b(MPI_\w+)\s*\((.*)\)\s*(?:\[(\w+)\])?\s*$", line)
+        line, self.marks = split_marks(line, lineno)
+        m = re.match(r"^(.+?)\s*\b(MPI_\w+)\s*\((.*)\)\s*$", line)
         if not m:
             raise GenError("api.txt:%d: not a prototype: %s" % (lineno, line))
         self.lineno = lineno
@@ -109,13 +173,9 @@ class Func:
         self.name = m.group(2)
         self.short = self.name[len("MPI_"):]
         self.twin_of = None     # for both functions of a [twin] pair: the _c one
-        self.marked_twin = False
-        if m.group(4) is not None:
-            if m.group(4) != "twin":
-                raise GenError("api.txt:%d: unknown mark [%s]" % (lineno, m.group(4)))
-            if not self.short.endswith("_c"):
-                raise GenError("api.txt:%d: [twin] belongs on the _c line (%s)" % (lineno, self.name))
-            self.marked_twin = True
+        self.marked_twin = "twin" in self.marks
+        if self.marked_twin and not self.short.endswith("_c"):
+            raise GenError("api.txt:%d: [twin] belongs on the _c line (%s)" % (lineno, self.name))
         plist = m.group(3).strip()
         if plist in ("", "void"):
             self.params = []
@@ -127,6 +187,30 @@ class Func:
         for i, p in enumerate(self.params):
             if p.type == "..." and i != len(self.params) - 1:
                 raise GenError("api.txt:%d: '...' must be last in %s" % (lineno, self.name))
+        by_name = {p.name: p for p in self.params if p.name}
+        for mark in ("null", "out", "inout"):
+            for n in self.marks.get(mark, []):
+                p = by_name.get(n)
+                if p is None:
+                    raise GenError("api.txt:%d: [%s: %s]: %s has no such parameter"
+                                   % (lineno, mark, n, self.name))
+                if mark == "out" and p.type != "void *":
+                    raise GenError("api.txt:%d: [out: %s] is for void * parameters" % (lineno, n))
+                if mark == "inout" and p.type != "MPI_Comm *":
+                    raise GenError("api.txt:%d: [inout: %s] is for MPI_Comm * parameters"
+                                   % (lineno, n))
+                if mark == "null" and not self.out_type(p):
+                    raise GenError("api.txt:%d: [null: %s]: not an output pointer that would be "
+                                   "checked" % (lineno, n))
+        for n in self.marks.get("raise", []):
+            if n != "MPI_FILE_NULL" and (n not in by_name or by_name[n].type != "MPI_Errhandler"):
+                raise GenError("api.txt:%d: [raise: %s]: an MPI_Errhandler parameter or "
+                               "MPI_FILE_NULL" % (lineno, n))
+
+    @staticmethod
+    def out_type(p):
+        m = re.match(r"^(\w+) \*$", p.type)
+        return m is not None and m.group(1) in OUT_BASES
 
     def decl(self, prefix):
         """The prototype with function name prefix+short ("MPI_", "PMPI_", "stub_")."""
@@ -138,11 +222,32 @@ class Func:
         return ", ".join(p.name for p in self.params if p.name)
 
     def err_object(self):
+        raise_to = self.marks.get("raise")
+        if raise_to == ["MPI_FILE_NULL"]:
+            return "MPII_OBJ_FILE", "MPI_FILE_NULL"
+        if raise_to:
+            return "MPII_OBJ_ERRH", raise_to[0]
         for ctype, kind in ERR_OBJECTS:
             for p in self.params:
                 if p.type == ctype:
                     return kind, p.name
         return "MPII_OBJ_NONE", "0"
+
+    def new_comms(self):
+        """The communicators the call makes (MPI_Comm * parameters not marked [inout])."""
+        if self.ret != "int" or self.short.startswith("T_"):
+            return []
+        inout = set(self.marks.get("inout", []))
+        return [p for p in self.params if p.type == "MPI_Comm *" and p.name not in inout]
+
+    def checked_outputs(self):
+        """The parameters the generated PMPI_X checks for NULL, in order."""
+        if self.ret != "int" or self.short.startswith("T_"):
+            return []
+        nullok = set(self.marks.get("null", []))
+        out = set(self.marks.get("out", []))
+        return [p for p in self.params
+                if p.name and ((self.out_type(p) and p.name not in nullok) or p.name in out)]
 
 
 def pair_twins(funcs):
@@ -253,28 +358,44 @@ def gen_prototypes(funcs):
     return "\n".join(out) + "\n"
 
 
-def twin_impl(fn):
-    """The b_X function name of a twin pair member."""
-    return "b_" + fn.twin_of.short[:-2]
+def impl_name(fn):
+    """The b_X implementing fn (of a twin pair: the int form's name)."""
+    if fn.twin_of is not None:
+        return "b_" + fn.twin_of.short[:-2]
+    return "b_" + fn.short
 
 
 def twin_decl(big):
     params = ", ".join(["const char *fn"] + [p.text for p in big.params])
-    return "int %s(%s)" % (twin_impl(big), params)
+    return "int %s(%s)" % (impl_name(big), params)
 
 
-def gen_twin(fn):
-    """PMPI_X of a [twin] pair: calls b_X with the name the program called."""
+def gen_pmpi(fn):
+    """PMPI_X: the checks of the output arguments, then b_X (a twin's with the name the
+    program called)."""
     lines = [fn.decl("PMPI_"), "{"]
-    args = ", ".join(['"%s"' % fn.name] + [p.name for p in fn.params])
-    lines.append("    return %s(%s);" % (twin_impl(fn), args))
+    checks = fn.checked_outputs()
+    if checks:
+        kind, handle = fn.err_object()
+        for p in checks:
+            lines.append("    if (__builtin_expect(%s == NULL, 0))" % p.name)
+            lines.append('        return mpii_err_null_arg(%s, %s, "%s", "%s");'
+                         % (kind, handle, fn.name, p.name))
+    for p in fn.new_comms():
+        lines.append("    *%s = MPI_COMM_NULL; /* what a failed constructor leaves */" % p.name)
+    args = fn.call_args()
+    if fn.twin_of is not None:
+        args = '"%s", %s' % (fn.name, args)
+    if any(p.type == "..." for p in fn.params):
+        lines.append("    /* the variadic arguments cannot be forwarded; none are defined */")
+    lines.append("    return %s(%s);" % (impl_name(fn), args))
     lines.append("}")
     return lines
 
 
 def gen_stub(fn):
     if fn.twin_of is not None:
-        return "\n".join(gen_twin(fn) + gen_mpi_wrapper(fn)) + "\n"
+        return "\n".join(gen_pmpi(fn) + gen_mpi_wrapper(fn)) + "\n"
     lines = ["static " + fn.decl("stub_"), "{"]
     if fn.ret == "int":
         kind, handle = fn.err_object()
@@ -286,8 +407,8 @@ def gen_stub(fn):
         lines.append('    fputs("DCFA-MPI: %s is not implemented\\n", stderr);' % fn.name)
         lines.append("    abort();")
     lines.append("}")
-    lines.append(fn.decl("PMPI_") + ' __attribute__((weak, alias("stub_%s")));' % fn.short)
-    return "\n".join(lines + gen_mpi_wrapper(fn)) + "\n"
+    lines.append(fn.decl("b_") + ' __attribute__((weak, alias("stub_%s")));' % fn.short)
+    return "\n".join(lines + gen_pmpi(fn) + gen_mpi_wrapper(fn)) + "\n"
 
 
 def gen_mpi_wrapper(fn):
@@ -321,11 +442,12 @@ def gen_stubs_c(funcs):
     out.append("/* Generated at build time by tools/gen_api.py from src/binding/api.txt. */")
     out.append("/*")
     out.append(" * For every MPI function X: a weak MPI_X that calls PMPI_X (a profiling tool")
-    out.append(" * may interpose MPI_X), and a weak PMPI_X aliasing static stub_X, which")
-    out.append(" * raises MPI_ERR_UNSUPPORTED_OPERATION. A library source file that defines")
-    out.append(" * PMPI_X (strong) replaces the stub at link time; dcfa_api_implemented()")
-    out.append(" * tells which did, by comparing the resolved PMPI_X with the stub.")
-    out.append(" * The [twin] pairs of api.txt have no stub: PMPI_X and PMPI_X_c call b_X.")
+    out.append(" * may interpose MPI_X), PMPI_X that checks the output arguments and calls")
+    out.append(" * b_X, and a weak b_X aliasing static stub_X, which raises")
+    out.append(" * MPI_ERR_UNSUPPORTED_OPERATION. A library source file that defines b_X")
+    out.append(" * (strong) replaces the stub at link time; dcfa_api_implemented() tells")
+    out.append(" * which did, by comparing the resolved b_X with the stub. The [twin] pairs")
+    out.append(" * of api.txt have no stub: PMPI_X and PMPI_X_c call b_X(name, ...).")
     out.append(" */")
     out.append("#include <stdio.h>")
     out.append("#include <stdlib.h>")
@@ -333,13 +455,14 @@ def gen_stubs_c(funcs):
     out.append('#include "mpi.h"')
     out.append('#include "mpi/mpii_err.h"')
     out.append('#include "binding/api_table.h"')
-    out.append('#include "binding/twins.h"')
+    out.append('#include "binding/impl.h"')
     out.append("")
     out.append("extern int mpii_entry_lock_on;")
     out.append("extern int mpii_live;")
     out.append("int mpii_not_live(const char *fn);")
     out.append("void mpii_entry_enter(void);")
     out.append("void mpii_entry_leave(void);")
+    out.append("int mpii_err_null_arg(int objkind, int handle, const char *fn, const char *arg);")
     out.append("")
     out.append('#pragma GCC diagnostic ignored "-Wunused-parameter"')
     out.append('#pragma GCC diagnostic ignored "-Wmissing-prototypes"')
@@ -352,7 +475,7 @@ def gen_stubs_c(funcs):
     out.append("const struct dcfa_api_entry dcfa_api_table[] = {")
     for fn in funcs:
         stub = "NULL" if fn.twin_of is not None else "(void *)stub_" + fn.short
-        out.append('    { "%s", %s, (void *)PMPI_%s },' % (fn.name, stub, fn.short))
+        out.append('    { "%s", %s, (void *)%s },' % (fn.name, stub, impl_name(fn)))
     out.append("};")
     out.append("")
     out.append("const int dcfa_api_count = (int)(sizeof dcfa_api_table / sizeof dcfa_api_table[0]);")
@@ -370,24 +493,67 @@ def gen_stubs_c(funcs):
     return "\n".join(out) + "\n"
 
 
-def gen_twins_h(funcs):
+def gen_impl_h(funcs):
     out = []
     out.append("/* Generated at build time by tools/gen_api.py from src/binding/api.txt. */")
     out.append("/*")
-    out.append(" * The implementations of the [twin] pairs of api.txt: MPI_X and MPI_X_c both")
-    out.append(" * call b_X with the _c parameters, fn being \"MPI_X\" or \"MPI_X_c\" (for")
-    out.append(" * error messages). The binding file that defines b_X includes this header.")
+    out.append(" * The implementations of the MPI functions: PMPI_X (generated: the output")
+    out.append(" * argument checks) calls b_X with its arguments. MPI_X and MPI_X_c of a [twin]")
+    out.append(" * pair both call b_X with the _c parameters, fn being \"MPI_X\" or \"MPI_X_c\"")
+    out.append(" * (for error messages). A source file that defines a b_X includes this header.")
     out.append(" */")
-    out.append("#ifndef DCFA_BINDING_TWINS_H")
-    out.append("#define DCFA_BINDING_TWINS_H")
+    out.append("#ifndef DCFA_BINDING_IMPL_H")
+    out.append("#define DCFA_BINDING_IMPL_H")
     out.append("")
     out.append('#include "mpi.h"')
     out.append("")
     for fn in funcs:
         if fn.twin_of is fn:
             out.append(twin_decl(fn) + ";")
+        elif fn.twin_of is None:
+            out.append(fn.decl("b_") + ";")
     out.append("")
-    out.append("#endif /* DCFA_BINDING_TWINS_H */")
+    out.append("#endif /* DCFA_BINDING_IMPL_H */")
+    return "\n".join(out) + "\n"
+
+
+def gen_nullout_h(funcs):
+    """The cases of test/mpi/err_nullout_all.c: every output argument the generated PMPI_X
+    checks, passed NULL through MPI_X, the output arguments checked before it pointing to
+    scratch memory, every other argument 0 (the check comes before anything looks at them)."""
+    out = []
+    out.append("/* Generated at build time by tools/gen_api.py from src/binding/api.txt. */")
+    out.append("/* Included by test/mpi/err_nullout_all.c, which defines nullout_scratch. */")
+    cases = []
+    for fn in funcs:
+        checks = fn.checked_outputs()
+        for k, target in enumerate(checks):
+            before = set(p.name for p in checks[:k])
+            args = []
+            for p in fn.params:
+                if p.type == "...":
+                    continue
+                if p.name in before:
+                    args.append("(void *)nullout_scratch")
+                elif p.name == target.name:
+                    args.append("NULL")
+                else:
+                    args.append("0")
+            cases.append((fn.name, target.name, "%s(%s)" % (fn.name, ", ".join(args))))
+    out.append("#define NULLOUT_NCASES %d" % len(cases))
+    out.append("static int nullout_call(int i)")
+    out.append("{")
+    out.append("    switch (i) {")
+    for i, (_, _, call) in enumerate(cases):
+        out.append("    case %d:" % i)
+        out.append("        return %s;" % call)
+    out.append("    }")
+    out.append("    return -1;")
+    out.append("}")
+    out.append("static const char *const nullout_what[NULLOUT_NCASES][2] = {")
+    for name, arg, _ in cases:
+        out.append('    {"%s", "%s"},' % (name, arg))
+    out.append("};")
     return "\n".join(out) + "\n"
 
 
@@ -446,7 +612,8 @@ def main(argv):
             return 1
         os.makedirs(out_dir, exist_ok=True)
         # always written, so the build system sees the outputs newer than the inputs
-        for name, text in (("stubs.c", gen_stubs_c(funcs)), ("twins.h", gen_twins_h(funcs))):
+        for name, text in (("stubs.c", gen_stubs_c(funcs)), ("impl.h", gen_impl_h(funcs)),
+                           ("nullout_cases.h", gen_nullout_h(funcs))):
             with open(os.path.join(out_dir, name), "w") as f:
                 f.write(text)
         return 0

@@ -3,6 +3,7 @@
 #include "mpi/mpii.h"
 #include "mpi/attr/attr.h"
 #include "mpi/errhan/errhan.h"
+#include "binding/impl.h"
 
 static int attr_is_predef(int keyval) { return keyval >= 1 && keyval <= MPII_KEYVAL_PREDEF_LAST; }
 
@@ -29,10 +30,8 @@ static int attr_check_keyval(const char *fn, int objkind, int h, int kind, int k
 /* a code returned by a user copy or delete callback */
 static int attr_callback_fail(const char *fn, int objkind, int h, int rc)
 {
-    int cls = MPI_ERR_OTHER;
-    if (mpii_errh_class_of(rc, &cls) != UTIL_OK || cls == MPI_SUCCESS)
-        cls = MPI_ERR_OTHER;
-    return mpii_err(objkind, h, cls, fn, "an attribute callback returned error %d", rc);
+    return mpii_err(objkind, h, mpii_errh_callback_code(rc), fn,
+                    "an attribute callback returned error %d", rc);
 }
 
 /* ---- keyvals ------------------------------------------------------------------------ */
@@ -55,44 +54,44 @@ static int attr_keyval_free(const char *fn, int kind, int *keyval)
     return mpii_keyval_free(kind, keyval);
 }
 
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
-                            int *keyval, void *extra_state)
+int b_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
+                         int *keyval, void *extra_state)
 {
     return attr_keyval_create("MPI_Comm_create_keyval", MPII_KIND_COMM, (mpii_attr_fn)copy,
                               (mpii_attr_fn)del, keyval, extra_state);
 }
-int PMPI_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del, int *keyval,
-                       void *extra_state)
+int b_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del, int *keyval,
+                    void *extra_state)
 {
     return attr_keyval_create("MPI_Keyval_create", MPII_KIND_COMM, (mpii_attr_fn)copy,
                               (mpii_attr_fn)del, keyval, extra_state);
 }
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy, MPI_Type_delete_attr_function *del,
-                            int *keyval, void *extra_state)
+int b_Type_create_keyval(MPI_Type_copy_attr_function *copy, MPI_Type_delete_attr_function *del,
+                         int *keyval, void *extra_state)
 {
     return attr_keyval_create("MPI_Type_create_keyval", MPII_KIND_DTYPE, (mpii_attr_fn)copy,
                               (mpii_attr_fn)del, keyval, extra_state);
 }
-int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy, MPI_Win_delete_attr_function *del,
-                           int *keyval, void *extra_state)
+int b_Win_create_keyval(MPI_Win_copy_attr_function *copy, MPI_Win_delete_attr_function *del,
+                        int *keyval, void *extra_state)
 {
     return attr_keyval_create("MPI_Win_create_keyval", MPII_KIND_WIN, (mpii_attr_fn)copy,
                               (mpii_attr_fn)del, keyval, extra_state);
 }
 
-int PMPI_Comm_free_keyval(int *keyval)
+int b_Comm_free_keyval(int *keyval)
 {
     return attr_keyval_free("MPI_Comm_free_keyval", MPII_KIND_COMM, keyval);
 }
-int PMPI_Keyval_free(int *keyval)
+int b_Keyval_free(int *keyval)
 {
     return attr_keyval_free("MPI_Keyval_free", MPII_KIND_COMM, keyval);
 }
-int PMPI_Type_free_keyval(int *keyval)
+int b_Type_free_keyval(int *keyval)
 {
     return attr_keyval_free("MPI_Type_free_keyval", MPII_KIND_DTYPE, keyval);
 }
-int PMPI_Win_free_keyval(int *keyval)
+int b_Win_free_keyval(int *keyval)
 {
     return attr_keyval_free("MPI_Win_free_keyval", MPII_KIND_WIN, keyval);
 }
@@ -139,27 +138,27 @@ static int attr_comm_delete(const char *fn, MPI_Comm comm, int keyval)
     return rc == MPI_SUCCESS ? rc : attr_callback_fail(fn, MPII_OBJ_COMM, comm, rc);
 }
 
-int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
+int b_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
 {
     return attr_comm_set("MPI_Comm_set_attr", comm, keyval, attribute_val);
 }
-int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+int b_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
     return attr_comm_set("MPI_Attr_put", comm, keyval, attribute_val);
 }
-int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+int b_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     return attr_comm_get("MPI_Comm_get_attr", comm, keyval, attribute_val, flag);
 }
-int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+int b_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     return attr_comm_get("MPI_Attr_get", comm, keyval, attribute_val, flag);
 }
-int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
+int b_Comm_delete_attr(MPI_Comm comm, int keyval)
 {
     return attr_comm_delete("MPI_Comm_delete_attr", comm, keyval);
 }
-int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+int b_Attr_delete(MPI_Comm comm, int keyval)
 {
     return attr_comm_delete("MPI_Attr_delete", comm, keyval);
 }
@@ -174,7 +173,7 @@ static int attr_type(const char *fn, MPI_Datatype type, int keyval, mpii_dtype *
     return attr_check_keyval(fn, MPII_OBJ_NONE, 0, MPII_KIND_DTYPE, keyval, 1);
 }
 
-int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void *attribute_val)
+int b_Type_set_attr(MPI_Datatype type, int keyval, void *attribute_val)
 {
     static const char fn[] = "MPI_Type_set_attr";
     mpii_dtype *t;
@@ -185,7 +184,7 @@ int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void *attribute_val)
     return rc == MPI_SUCCESS ? rc : attr_callback_fail(fn, MPII_OBJ_NONE, 0, rc);
 }
 
-int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void *attribute_val, int *flag)
+int b_Type_get_attr(MPI_Datatype type, int keyval, void *attribute_val, int *flag)
 {
     static const char fn[] = "MPI_Type_get_attr";
     mpii_dtype *t;
@@ -198,7 +197,7 @@ int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void *attribute_val, int *
     return mpii_attr_get(type, t->attrs, keyval, (void **)attribute_val, flag);
 }
 
-int PMPI_Type_delete_attr(MPI_Datatype type, int keyval)
+int b_Type_delete_attr(MPI_Datatype type, int keyval)
 {
     static const char fn[] = "MPI_Type_delete_attr";
     mpii_dtype *t;

@@ -10,7 +10,7 @@
 #include "mpi/coll/algo.h"
 #include "mpi/info/info.h"
 #include "mpi/op/op.h"
-#include "binding/twins.h"
+#include "binding/impl.h"
 
 #include <stdlib.h>
 
@@ -134,13 +134,31 @@ static int coll_op(const char *fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt)
     return MPI_SUCCESS;
 }
 
-static int coll_alias(const char *fn, MPI_Comm comm, const void *sbuf, const void *rbuf,
-                      MPI_Count count)
+/* A send and a receive buffer that alias, when count > 0 elements move: `one` (the buffer of
+ * this process's own block) is `all` (the buffer of every process's blocks), or is this
+ * process's block in it, at `slot` bytes (slot < 0: no such block). MPI_IN_PLACE is the way
+ * to say it; MPICH answers MPI_ERR_BUFFER too, before any message. */
+static int coll_alias(const char *fn, MPI_Comm comm, const void *one, const char *one_name,
+                      const void *all, const char *all_name, MPI_Aint slot, MPI_Count count)
 {
-    if (count > 0 && sbuf == rbuf && sbuf != MPI_BOTTOM && sbuf != MPI_IN_PLACE)
+    if (count <= 0 || one == MPI_BOTTOM || one == MPI_IN_PLACE || all == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    if (one == all)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
-                        "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+                        "%s and %s are the same buffer (use MPI_IN_PLACE)", one_name, all_name);
+    if (slot >= 0 && all != MPI_BOTTOM && (const char *)one == (const char *)all + slot)
+        return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_BUFFER, fn,
+                        "%s is this process's own block of %s (use MPI_IN_PLACE)", one_name,
+                        all_name);
     return MPI_SUCCESS;
+}
+
+/* the byte offset of block `i` of `count` elements (or at displacement displs[i], when displs)
+ * of datatype dt */
+static MPI_Aint coll_slot(int i, MPI_Count count, const MPI_Aint displs[], MPI_Datatype dt)
+{
+    MPI_Aint ext = mpii_dtype_get(dt)->dt.extent;
+    return (displs ? displs[i] : (MPI_Aint)(i * count)) * ext;
 }
 
 /* where MPI_IN_PLACE may stand, for the messages */
@@ -177,7 +195,7 @@ static int coll_red_args(const char *fn, MPI_Comm comm, const mpii_comm *c, cons
     if (rc == MPI_SUCCESS)
         rc = coll_op(fn, comm, op, dt);
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, count);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf", -1, count);
     return rc;
 }
 
@@ -311,7 +329,8 @@ static int gather(const char *fn, int mode, const void *sbuf, MPI_Count scount, 
     if (rc == MPI_SUCCESS && at_root && !vform)
         rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS && at_root && at_peer)
-        rc = coll_alias(fn, comm, sbuf, rbuf, scount);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf",
+                        coll_slot(c->rank, rcount, displs, rdt), scount);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -352,7 +371,8 @@ static int scatter(const char *fn, int mode, const void *sbuf, MPI_Count scount,
     if (rc == MPI_SUCCESS && at_root && !vform)
         rc = coll_null(fn, comm, sbuf, scount, sdt, "send");
     if (rc == MPI_SUCCESS && at_root && at_peer)
-        rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
+        rc = coll_alias(fn, comm, rbuf, "recvbuf", sbuf, "sendbuf",
+                        coll_slot(c->rank, scount, displs, sdt), rcount);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -388,7 +408,8 @@ static int allgather(const char *fn, int mode, const void *sbuf, MPI_Count scoun
     if (rc == MPI_SUCCESS && !vform)
         rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, scount);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf",
+                        c->is_inter ? -1 : coll_slot(c->rank, rcount, displs, rdt), scount);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -418,7 +439,7 @@ static int alltoall(const char *fn, int mode, const void *sbuf, MPI_Count scount
     if (rc == MPI_SUCCESS)
         rc = coll_null(fn, comm, rbuf, rcount, rdt, "recv");
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, rcount);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf", -1, rcount);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -462,7 +483,7 @@ static int alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_Coun
         for (int j = 0; j < n && !moved; j++)
             moved = rcounts[i] > 0 && scounts[j] > 0;
     if (rc == MPI_SUCCESS)
-        rc = coll_alias(fn, comm, sbuf, rbuf, moved);
+        rc = coll_alias(fn, comm, sbuf, "sendbuf", rbuf, "recvbuf", -1, moved);
     if (rc != MPI_SUCCESS)
         return rc;
     coll_sched *s = coll_new(c, mode);
@@ -626,17 +647,17 @@ static int reduce_scatter_int(const char *fn, int mode, const void *sbuf, void *
 
 /* ---- Barrier -------------------------------------------------------------------------------- */
 
-int PMPI_Barrier(MPI_Comm comm)
+int b_Barrier(MPI_Comm comm)
 {
     return barrier("MPI_Barrier", COLL_BLOCKING, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+int b_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
     return barrier("MPI_Ibarrier", COLL_NONBLOCKING, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return barrier("MPI_Barrier_init", COLL_PERSISTENT, comm, info, req);
 }
@@ -686,47 +707,47 @@ int b_Gather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Dataty
 
 /* ---- Gatherv -------------------------------------------------------------------------------- */
 
-int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                 const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
+int b_Gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+              const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
 {
     return gatherv_int("MPI_Gatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
                        root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
-                   MPI_Comm comm)
+int b_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
+                MPI_Comm comm)
 {
     return gather("MPI_Gatherv_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs, rdt,
                   1, root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                  const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+int b_Igatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+               const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
     return gatherv_int("MPI_Igatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
                        rdt, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
-                    MPI_Comm comm, MPI_Request *req)
+int b_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                 const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
+                 MPI_Comm comm, MPI_Request *req)
 {
     return gather("MPI_Igatherv_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs,
                   rdt, 1, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                      const int rcounts[], const int displs[], MPI_Datatype rdt, int root,
-                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+                   const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
+                   MPI_Request *req)
 {
     return gatherv_int("MPI_Gatherv_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts,
                        displs, rdt, root, comm, info, req);
 }
 
-int PMPI_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                     const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return gather("MPI_Gatherv_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, 0, rcounts,
                   displs, rdt, 1, root, comm, info, req);
@@ -758,48 +779,47 @@ int b_Scatter_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datat
 
 /* ---- Scatterv ------------------------------------------------------------------------------- */
 
-int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-                  void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
+int b_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
+               void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
     return scatterv_int("MPI_Scatterv", COLL_BLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
                         rdt, root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                    MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                    MPI_Comm comm)
+int b_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                 MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                 MPI_Comm comm)
 {
     return scatter("MPI_Scatterv_c", COLL_BLOCKING, sbuf, 0, scounts, displs, sdt, rbuf, rcount,
                    rdt, 1, root, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-                   void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
-                   MPI_Request *req)
+int b_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
+                void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
 {
     return scatterv_int("MPI_Iscatterv", COLL_NONBLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
                         rdt, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                     MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                     MPI_Comm comm, MPI_Request *req)
+int b_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                  MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                  MPI_Comm comm, MPI_Request *req)
 {
     return scatter("MPI_Iscatterv_c", COLL_NONBLOCKING, sbuf, 0, scounts, displs, sdt, rbuf, rcount,
                    rdt, 1, root, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-                       void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
-                       MPI_Info info, MPI_Request *req)
+int b_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
+                    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *req)
 {
     return scatterv_int("MPI_Scatterv_init", COLL_PERSISTENT, sbuf, scounts, displs, sdt, rbuf,
                         rcount, rdt, root, comm, info, req);
 }
 
-int PMPI_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                         MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                         MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                      MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return scatter("MPI_Scatterv_init_c", COLL_PERSISTENT, sbuf, 0, scounts, displs, sdt, rbuf,
                    rcount, rdt, 1, root, comm, info, req);
@@ -831,48 +851,47 @@ int b_Allgather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Dat
 
 /* ---- Allgatherv ----------------------------------------------------------------------------- */
 
-int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                    const int displs[], MPI_Datatype rdt, MPI_Comm comm)
+int b_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+                 const int displs[], MPI_Datatype rdt, MPI_Comm comm)
 {
     return allgatherv_int("MPI_Allgatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
                           rdt, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                      const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                      MPI_Comm comm)
+int b_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                   MPI_Comm comm)
 {
     return allgather("MPI_Allgatherv_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs,
                      rdt, 1, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                     const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
-                     MPI_Request *req)
+int b_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
+                  const int displs[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
     return allgatherv_int("MPI_Iallgatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts,
                           displs, rdt, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                       MPI_Comm comm, MPI_Request *req)
+int b_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                    MPI_Comm comm, MPI_Request *req)
 {
     return allgather("MPI_Iallgatherv_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts,
                      displs, rdt, 1, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                         const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
-                         MPI_Info info, MPI_Request *req)
+int b_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+                      const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *req)
 {
     return allgatherv_int("MPI_Allgatherv_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts,
                           displs, rdt, comm, info, req);
 }
 
-int PMPI_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                           const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                           MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return allgather("MPI_Allgatherv_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, 0, rcounts,
                      displs, rdt, 1, comm, info, req);
@@ -903,50 +922,50 @@ int b_Alltoall_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Data
 
 /* ---- Alltoallv ------------------------------------------------------------------------------ */
 
-int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
-                   void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
-                   MPI_Comm comm)
+int b_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
+                void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+                MPI_Comm comm)
 {
     return alltoallvw_int("MPI_Alltoallv", COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
                           rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
-                     const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm)
+int b_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                  MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                  MPI_Datatype rdt, MPI_Comm comm)
 {
     return alltoallvw("MPI_Alltoallv_c", COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
                       rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
-                    void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
-                    MPI_Comm comm, MPI_Request *req)
+int b_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
+                 void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+                 MPI_Comm comm, MPI_Request *req)
 {
     return alltoallvw_int("MPI_Ialltoallv", COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL,
                           rbuf, rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                      MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
-                      const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+int b_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                   MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
+                   const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
 {
     return alltoallvw("MPI_Ialltoallv_c", COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
                       rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[],
-                        MPI_Datatype sdt, void *rbuf, const int rcounts[], const int rdispls[],
-                        MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
+                     void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return alltoallvw_int("MPI_Alltoallv_init", COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL,
                           rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
 }
 
-int PMPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                          MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
-                          const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *req)
+int b_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                       MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
+                       const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *req)
 {
     return alltoallvw("MPI_Alltoallv_init_c", COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL,
                       rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
@@ -954,57 +973,57 @@ int PMPI_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI
 
 /* ---- Alltoallw ------------------------------------------------------------------------------ */
 
-int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                   const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
-                   const MPI_Datatype rdts[], MPI_Comm comm)
+int b_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
+                const MPI_Datatype rdts[], MPI_Comm comm)
 {
     return alltoallvw_int("MPI_Alltoallw", COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
                           sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm,
                           MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                     const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
+int b_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                  const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
+                  const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
 {
     return alltoallvw("MPI_Alltoallw_c", COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
                       sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm, MPI_INFO_NULL,
                       NULL);
 }
 
-int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                    const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
-                    const MPI_Datatype rdts[], MPI_Comm comm, MPI_Request *req)
+int b_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                 const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
+                 const MPI_Datatype rdts[], MPI_Comm comm, MPI_Request *req)
 {
     return alltoallvw_int("MPI_Ialltoallw", COLL_NONBLOCKING, sbuf, scounts, sdispls,
                           MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
                           1, comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                      const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                      const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
-                      MPI_Request *req)
+int b_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                   const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
+                   const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
+                   MPI_Request *req)
 {
     return alltoallvw("MPI_Ialltoallw_c", COLL_NONBLOCKING, sbuf, scounts, sdispls,
                       MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1,
                       comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
-                        const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
-                        const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *req)
+int b_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
+                     const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
+                     const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm, MPI_Info info,
+                     MPI_Request *req)
 {
     return alltoallvw_int("MPI_Alltoallw_init", COLL_PERSISTENT, sbuf, scounts, sdispls,
                           MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
                           1, comm, info, req);
 }
 
-int PMPI_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                          const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                          const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
-                          MPI_Info info, MPI_Request *req)
+int b_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                       const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
+                       const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req)
 {
     return alltoallvw("MPI_Alltoallw_init_c", COLL_PERSISTENT, sbuf, scounts, sdispls,
                       MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1,
@@ -1079,44 +1098,44 @@ int b_Reduce_scatter_block_init(const char *fn, const void *sbuf, void *rbuf, MP
 
 /* ---- Reduce_scatter ------------------------------------------------------------------------- */
 
-int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                        MPI_Op op, MPI_Comm comm)
+int b_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm)
 {
     return reduce_scatter_int("MPI_Reduce_scatter", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op,
                               comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
-                          MPI_Op op, MPI_Comm comm)
+int b_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
+                       MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter("MPI_Reduce_scatter_c", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op, comm,
                           MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                         MPI_Op op, MPI_Comm comm, MPI_Request *req)
+int b_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *req)
 {
     return reduce_scatter_int("MPI_Ireduce_scatter", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
                               comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
-                           MPI_Op op, MPI_Comm comm, MPI_Request *req)
+int b_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
     return reduce_scatter("MPI_Ireduce_scatter_c", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
                           comm, MPI_INFO_NULL, req);
 }
 
-int PMPI_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                             MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+int b_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     return reduce_scatter_int("MPI_Reduce_scatter_init", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt,
                               op, comm, info, req);
 }
 
-int PMPI_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
-                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                               MPI_Request *req)
+int b_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
+                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *req)
 {
     return reduce_scatter("MPI_Reduce_scatter_init_c", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt, op,
                           comm, info, req);

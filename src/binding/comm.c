@@ -3,6 +3,7 @@
 #include "mpi/comm/comm.h"
 #include "mpi/group/group.h"
 #include "mpi/errhan/errhan.h"
+#include "binding/impl.h"
 
 #include <string.h>
 
@@ -25,10 +26,7 @@ static int comm_ptr(const char *fn, MPI_Comm h, const void *p, const char *arg)
 /* a failure of the mpi layer: an error class, or a code a user callback returned */
 static int comm_fail(const char *fn, MPI_Comm h, int rc, const char *what)
 {
-    int cls = MPI_ERR_OTHER;
-    if (mpii_errh_class_of(rc, &cls) != UTIL_OK || cls == MPI_SUCCESS)
-        cls = MPI_ERR_OTHER;
-    return mpii_err(MPII_OBJ_COMM, h, cls, fn, "%s (error %d)", what, rc);
+    return mpii_err(MPII_OBJ_COMM, h, mpii_errh_callback_code(rc), fn, "%s (error %d)", what, rc);
 }
 
 static int comm_result(const char *fn, MPI_Comm parent, int rc, mpii_comm *n, MPI_Comm *newcomm)
@@ -39,7 +37,7 @@ static int comm_result(const char *fn, MPI_Comm parent, int rc, mpii_comm *n, MP
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_size(MPI_Comm comm, int *size)
+int b_Comm_size(MPI_Comm comm, int *size)
 {
     mpii_comm *c;
     int rc = comm_lookup("MPI_Comm_size", "comm", comm, &c);
@@ -51,7 +49,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+int b_Comm_rank(MPI_Comm comm, int *rank)
 {
     mpii_comm *c;
     int rc = comm_lookup("MPI_Comm_rank", "comm", comm, &c);
@@ -63,7 +61,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+int b_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     mpii_comm *c;
     int rc = comm_lookup("MPI_Comm_test_inter", "comm", comm, &c);
@@ -92,7 +90,7 @@ static int comm_lookup_intra(const char *fn, const char *arg, MPI_Comm comm, mpi
     return rc;
 }
 
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+int b_Comm_remote_size(MPI_Comm comm, int *size)
 {
     mpii_comm *c;
     int rc = comm_lookup_inter("MPI_Comm_remote_size", comm, &c);
@@ -104,7 +102,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+int b_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     static const char fn[] = "MPI_Comm_compare";
     mpii_comm *a, *b;
@@ -136,12 +134,12 @@ static int comm_dup(const char *fn, MPI_Comm comm, MPI_Info info, int use_info, 
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+int b_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     return comm_dup("MPI_Comm_dup", comm, MPI_INFO_NULL, 0, newcomm);
 }
 
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+int b_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     return comm_dup("MPI_Comm_dup_with_info", comm, info, 1, newcomm);
 }
@@ -166,17 +164,17 @@ static int comm_idup(const char *fn, MPI_Comm comm, MPI_Info info, int use_info,
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+int b_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     return comm_idup("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
 }
 
-int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+int b_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
     return comm_idup("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
 }
 
-int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+int b_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split";
     mpii_comm *c, *n = NULL;
@@ -192,7 +190,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+int b_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split_type";
     mpii_comm *c, *n = NULL;
@@ -226,7 +224,7 @@ static int comm_check_subgroup(const char *fn, MPI_Comm comm, mpii_comm *c, MPI_
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+int b_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create";
     mpii_comm *c, *n = NULL;
@@ -242,7 +240,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+int b_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_group";
     mpii_comm *c, *n = NULL;
@@ -261,8 +259,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     return comm_result(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                          int remote_leader, int tag, MPI_Comm *newintercomm)
+int b_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                       int tag, MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create";
     mpii_comm *lc, *pc = NULL, *n = NULL;
@@ -291,7 +289,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     return comm_result(fn, local_comm, rc, n, newintercomm);
 }
 
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+int b_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     static const char fn[] = "MPI_Intercomm_merge";
     mpii_comm *c, *n = NULL;
@@ -304,7 +302,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     return comm_result(fn, intercomm, rc, n, newintracomm);
 }
 
-int PMPI_Comm_free(MPI_Comm *comm)
+int b_Comm_free(MPI_Comm *comm)
 {
     static const char fn[] = "MPI_Comm_free";
     mpii_comm *c;
@@ -325,7 +323,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 
 /* ---- names and info ----------------------------------------------------------------- */
 
-int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+int b_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     mpii_comm *c;
     int rc = comm_lookup("MPI_Comm_set_name", "comm", comm, &c);
@@ -339,7 +337,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+int b_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     mpii_comm *c;
     if (comm == MPI_COMM_NULL && comm_name && resultlen) {
@@ -360,7 +358,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+int b_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     static const char fn[] = "MPI_Comm_set_info";
     mpii_comm *c;
@@ -375,7 +373,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+int b_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     static const char fn[] = "MPI_Comm_get_info";
     mpii_comm *c;
@@ -392,24 +390,26 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 
 /* ---- from groups ---------------------------------------------------------------------- */
 
+/* The errors of the *_from_group constructors go to the handler they were given (MPI 4.1
+ * 7.4.2: it is also called for errors of the call); one that is not a communicator handler
+ * is itself reported where object-less errors go. */
 static int comm_from_group_args(const char *fn, const char *garg, MPI_Group group,
                                 const char *stringtag, MPI_Info info, MPI_Errhandler eh,
-                                const void *newcomm, mpii_group **g)
+                                mpii_group **g)
 {
-    *g = mpii_group_get(group);
-    if (!*g)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn, "%s: invalid group", garg);
-    if ((*g)->rank == MPI_UNDEFINED)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn,
-                        "%s: the calling process is not a member", garg);
-    if (!stringtag || !newcomm)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "%s: NULL pointer",
-                        stringtag ? "newcomm" : "stringtag");
-    if (info != MPI_INFO_NULL && MPII_HANDLE_KIND(info) != MPII_KIND_INFO)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_INFO, fn, "info: not an info object");
     if (eh != MPI_ERRHANDLER_NULL && !mpii_errh_usable(eh, MPII_ERRH_COMM))
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn,
                         "errhandler: not an error handler for communicators");
+    *g = mpii_group_get(group);
+    if (!*g)
+        return mpii_err(MPII_OBJ_ERRH, eh, MPI_ERR_GROUP, fn, "%s: invalid group", garg);
+    if ((*g)->rank == MPI_UNDEFINED && (*g)->size > 0)
+        return mpii_err(MPII_OBJ_ERRH, eh, MPI_ERR_GROUP, fn,
+                        "%s: the calling process is not a member", garg);
+    if (!stringtag)
+        return mpii_err(MPII_OBJ_ERRH, eh, MPI_ERR_ARG, fn, "stringtag: NULL pointer");
+    if (info != MPI_INFO_NULL && MPII_HANDLE_KIND(info) != MPII_KIND_INFO)
+        return mpii_err(MPII_OBJ_ERRH, eh, MPI_ERR_INFO, fn, "info: not an info object");
     return MPI_SUCCESS;
 }
 
@@ -425,49 +425,58 @@ static void comm_from_group_finish(mpii_comm *n, MPI_Info info, MPI_Errhandler e
     }
 }
 
-int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
-                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
+int b_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                             MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_from_group";
     mpii_group *g;
     mpii_comm *n = NULL;
-    int rc = comm_from_group_args(fn, "group", group, stringtag, info, errhandler, newcomm, &g);
+    int rc = comm_from_group_args(fn, "group", group, stringtag, info, errhandler, &g);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* MPI_GROUP_EMPTY (or any empty group): no communicator, as MPI_Comm_create_group */
+    if (g->size == 0) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
     rc = mpii_comm_create_from_group(g, stringtag, &n);
     if (rc != MPI_SUCCESS)
-        return comm_fail(fn, MPI_COMM_NULL, rc, "could not build the new communicator");
+        return mpii_err(MPII_OBJ_ERRH, errhandler, mpii_errh_callback_code(rc), fn,
+                        "could not build the new communicator (error %d)", rc);
     if (n)
         comm_from_group_finish(n, info, errhandler);
     *newcomm = n ? n->handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 
-int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
-                                      MPI_Group remote_group, int remote_leader,
-                                      const char *stringtag, MPI_Info info,
-                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+int b_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                   int remote_leader, const char *stringtag, MPI_Info info,
+                                   MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create_from_groups";
     mpii_group *lg, *rg = mpii_group_get(remote_group);
     mpii_comm *n = NULL;
-    int rc = comm_from_group_args(fn, "local_group", local_group, stringtag, info, errhandler,
-                                  newintercomm, &lg);
+    int rc = comm_from_group_args(fn, "local_group", local_group, stringtag, info, errhandler, &lg);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (lg->size == 0)
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_GROUP, fn,
+                        "local_group: empty (the calling process is not a member)");
     if (!rg)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_GROUP, fn, "remote_group: invalid group");
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_GROUP, fn,
+                        "remote_group: invalid group");
     if (local_leader < 0 || local_leader >= lg->size)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_RANK, fn,
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_RANK, fn,
                         "local_leader=%d is not a rank of local_group (size %d)", local_leader,
                         lg->size);
     if (remote_leader < 0 || remote_leader >= rg->size)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_RANK, fn,
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_RANK, fn,
                         "remote_leader=%d is not a rank of remote_group (size %d)", remote_leader,
                         rg->size);
     rc = mpii_intercomm_from_groups(lg, local_leader, rg, remote_leader, stringtag, &n);
     if (rc != MPI_SUCCESS)
-        return comm_fail(fn, MPI_COMM_NULL, rc, "could not build the new inter-communicator");
+        return mpii_err(MPII_OBJ_ERRH, errhandler, mpii_errh_callback_code(rc), fn,
+                        "could not build the new inter-communicator (error %d)", rc);
     comm_from_group_finish(n, info, errhandler);
     *newintercomm = n->handle;
     return MPI_SUCCESS;

@@ -5,6 +5,8 @@
  * differs. */
 #include "mpi/datatype/datatype.h"
 #include "mpi/attr/attr.h"
+#include "mpi/errhan/errhan.h"
+#include "binding/impl.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -95,42 +97,42 @@ static int dt_vector(const char *fn, const mpii_dtype_env *env, MPI_Count count,
     return dt_fail(fn, mpii_dtype_build(env, 1, &old, 1, &blen, &zero, count, sb, 0, newtype));
 }
 
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     mpii_dtype_env env = {MPI_COMBINER_CONTIGUOUS, 0, 1, 0, 0, 1, &count, NULL, NULL, &oldtype};
     return dt_vector("MPI_Type_contiguous", &env, count, 1, 1, 0, oldtype, newtype);
 }
-int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     mpii_dtype_env env = {MPI_COMBINER_CONTIGUOUS, 1, 0, 0, 1, 1, NULL, NULL, &count, &oldtype};
     return dt_vector("MPI_Type_contiguous_c", &env, count, 1, 1, 0, oldtype, newtype);
 }
 
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype)
+int b_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                  MPI_Datatype *newtype)
 {
     int ints[3] = {count, blocklength, stride};
     mpii_dtype_env env = {MPI_COMBINER_VECTOR, 0, 3, 0, 0, 1, ints, NULL, NULL, &oldtype};
     return dt_vector("MPI_Type_vector", &env, count, blocklength, stride, 0, oldtype, newtype);
 }
-int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                       MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype)
 {
     MPI_Count c[3] = {count, blocklength, stride};
     mpii_dtype_env env = {MPI_COMBINER_VECTOR, 1, 0, 0, 3, 1, NULL, NULL, c, &oldtype};
     return dt_vector("MPI_Type_vector_c", &env, count, blocklength, stride, 0, oldtype, newtype);
 }
 
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype)
+int b_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                          MPI_Datatype *newtype)
 {
     int ints[2] = {count, blocklength};
     mpii_dtype_env env = {MPI_COMBINER_HVECTOR, 0, 2, 1, 0, 1, ints, &stride, NULL, &oldtype};
     return dt_vector("MPI_Type_create_hvector", &env, count, blocklength, stride, 1, oldtype,
                      newtype);
 }
-int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                               MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                            MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     MPI_Count c[3] = {count, blocklength, stride};
     mpii_dtype_env env = {MPI_COMBINER_HVECTOR, 1, 0, 0, 3, 1, NULL, NULL, c, &oldtype};
@@ -185,9 +187,8 @@ out:
     return rc;
 }
 
-int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
-                      const int array_of_displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
+int b_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                   MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_indexed";
     int rc;
@@ -206,9 +207,9 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
     free(ints), free(bl), free(d);
     return rc;
 }
-int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                        MPI_Datatype *newtype)
+int b_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_indexed_c";
     int rc;
@@ -230,9 +231,9 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
     return rc;
 }
 
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+int b_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_hindexed";
     int rc;
@@ -252,9 +253,9 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
     free(ints), free(bl), free(d);
     return rc;
 }
-int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                MPI_Datatype *newtype)
+int b_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                             const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_hindexed_c";
     int rc;
@@ -276,8 +277,8 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
     return rc;
 }
 
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_indexed_block";
     int rc;
@@ -295,9 +296,9 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_o
     free(ints), free(d);
     return rc;
 }
-int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                     const MPI_Count array_of_displacements[],
-                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                  const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_indexed_block_c";
     int rc;
@@ -318,9 +319,9 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
     return rc;
 }
 
-int PMPI_Type_create_hindexed_block(int count, int blocklength,
-                                    const MPI_Aint array_of_displacements[],
-                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_create_hindexed_block(int count, int blocklength,
+                                 const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                 MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_hindexed_block";
     int rc;
@@ -336,9 +337,9 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
     free(d);
     return rc;
 }
-int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                      const MPI_Count array_of_displacements[],
-                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                   const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_hindexed_block_c";
     int rc;
@@ -359,9 +360,9 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
     return rc;
 }
 
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+int b_Type_create_struct(int count, const int array_of_blocklengths[],
+                         const MPI_Aint array_of_displacements[],
+                         const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_struct";
     int rc;
@@ -382,9 +383,9 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     free(ints), free(bl), free(d);
     return rc;
 }
-int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                              const MPI_Count array_of_displacements[],
-                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+int b_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                           const MPI_Count array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_struct_c";
     int rc;
@@ -448,9 +449,9 @@ static int dt_subarray(const char *fn, const mpii_dtype_env *env, int ndims, con
     return rc;
 }
 
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+int b_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                           const int array_of_starts[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_subarray";
     int rc;
@@ -473,10 +474,9 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     free(ints), free(s), free(ss), free(st);
     return rc;
 }
-int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
-                                const MPI_Count array_of_subsizes[],
-                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
-                                MPI_Datatype *newtype)
+int b_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+                             const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_subarray_c";
     int rc;
@@ -550,10 +550,10 @@ static int dt_darray(const char *fn, const mpii_dtype_env *env, int size, int ra
     return dt_fail(fn, rc);
 }
 
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
+int b_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                         const int array_of_distribs[], const int array_of_dargs[],
+                         const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                         MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_darray";
     int rc;
@@ -578,10 +578,10 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     free(ints), free(g);
     return rc;
 }
-int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
-                              const int array_of_distribs[], const int array_of_dargs[],
-                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+int b_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_create_darray_c";
     int rc;
@@ -615,22 +615,21 @@ static int dt_resized(const char *fn, const mpii_dtype_env *env, MPI_Datatype ol
         return rc;
     return dt_fail(fn, mpii_dtype_build_resized(env, old, lb, extent, newtype));
 }
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype)
+int b_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
     MPI_Aint a[2] = {lb, extent};
     mpii_dtype_env env = {MPI_COMBINER_RESIZED, 0, 0, 2, 0, 1, NULL, a, NULL, &oldtype};
     return dt_resized("MPI_Type_create_resized", &env, oldtype, lb, extent, newtype);
 }
-int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
-                               MPI_Datatype *newtype)
+int b_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                            MPI_Datatype *newtype)
 {
     MPI_Count c[2] = {lb, extent};
     mpii_dtype_env env = {MPI_COMBINER_RESIZED, 1, 0, 0, 2, 1, NULL, NULL, c, &oldtype};
     return dt_resized("MPI_Type_create_resized_c", &env, oldtype, lb, extent, newtype);
 }
 
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+int b_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *fn = "MPI_Type_dup";
     mpii_dtype *old = NULL;
@@ -645,12 +644,13 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     rc = mpii_attr_copy(oldtype, *newtype, old->attrs, &t->attrs);
     if (rc != MPI_SUCCESS) {
         PMPI_Type_free(newtype);
-        return mpii_err(MPII_OBJ_NONE, 0, rc, fn, "an attribute copy callback failed (code %d)", rc);
+        return mpii_err(MPII_OBJ_NONE, 0, mpii_errh_callback_code(rc), fn,
+                        "an attribute copy callback failed (code %d)", rc);
     }
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_commit(MPI_Datatype *datatype)
+int b_Type_commit(MPI_Datatype *datatype)
 {
     const char *fn = "MPI_Type_commit";
     mpii_dtype *t = NULL;
@@ -661,7 +661,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_free(MPI_Datatype *datatype)
+int b_Type_free(MPI_Datatype *datatype)
 {
     const char *fn = "MPI_Type_free";
     mpii_dtype *t = NULL;
@@ -672,7 +672,8 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return mpii_err(DT_NOOBJ, MPI_ERR_TYPE, fn, "datatype: %s is predefined and cannot be freed",
                         t->name);
     if (t->attrs && (rc = mpii_attr_delete_all(MPII_KIND_DTYPE, t->handle, &t->attrs)) != MPI_SUCCESS)
-        return mpii_err(DT_NOOBJ, rc, fn, "an attribute delete callback failed");
+        return mpii_err(DT_NOOBJ, mpii_errh_callback_code(rc), fn,
+                        "an attribute delete callback failed (code %d)", rc);
     mpii_dtype_release(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
@@ -689,7 +690,7 @@ static int dt_query(const char *fn, MPI_Datatype h, const void *a, const void *b
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+int b_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_get_extent", datatype, lb, extent, &t);
@@ -697,7 +698,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
         *lb = t->dt.lb, *extent = t->dt.extent;
     return rc;
 }
-int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+int b_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_get_extent_c", datatype, lb, extent, &t);
@@ -705,7 +706,7 @@ int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
         *lb = t->dt.lb, *extent = t->dt.extent;
     return rc;
 }
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+int b_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_get_extent_x", datatype, lb, extent, &t);
@@ -713,7 +714,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
         *lb = t->dt.lb, *extent = t->dt.extent;
     return rc;
 }
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+int b_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_get_true_extent", datatype, true_lb, true_extent, &t);
@@ -721,7 +722,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
         *true_lb = t->dt.true_lb, *true_extent = t->dt.true_extent;
     return rc;
 }
-int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+int b_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, &t);
@@ -729,7 +730,7 @@ int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
         *true_lb = t->dt.true_lb, *true_extent = t->dt.true_extent;
     return rc;
 }
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+int b_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, &t);
@@ -738,7 +739,7 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
     return rc;
 }
 
-int PMPI_Type_size(MPI_Datatype datatype, int *size)
+int b_Type_size(MPI_Datatype datatype, int *size)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_size", datatype, size, NULL, &t);
@@ -746,7 +747,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
         *size = t->dt.size > INT_MAX ? MPI_UNDEFINED : (int)t->dt.size;
     return rc;
 }
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+int b_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_size_c", datatype, size, NULL, &t);
@@ -754,7 +755,7 @@ int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
         *size = (MPI_Count)t->dt.size;
     return rc;
 }
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+int b_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
     mpii_dtype *t = NULL;
     int rc = dt_query("MPI_Type_size_x", datatype, size, NULL, &t);
@@ -765,8 +766,8 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 
 /* ---- envelopes -------------------------------------------------------------------- */
 
-int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                           int *num_datatypes, int *combiner)
+int b_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                        int *num_datatypes, int *combiner)
 {
     const char *fn = "MPI_Type_get_envelope";
     mpii_dtype *t = NULL;
@@ -780,9 +781,8 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
                         "datatype was made by a large-count constructor: use MPI_Type_get_envelope_c");
     return MPI_SUCCESS;
 }
-int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
-                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
-                             MPI_Count *num_datatypes, int *combiner)
+int b_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                          MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
     const char *fn = "MPI_Type_get_envelope_c";
     mpii_dtype *t = NULL;
@@ -824,19 +824,18 @@ static int dt_contents(const char *fn, MPI_Datatype datatype, MPI_Count max_i, M
     mpii_dtype_contents(t, ints, aints, counts, types);
     return MPI_SUCCESS;
 }
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                           int max_datatypes, int array_of_integers[],
-                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+int b_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                        int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                        MPI_Datatype array_of_datatypes[])
 {
     return dt_contents("MPI_Type_get_contents", datatype, max_integers, max_addresses, 0,
                        max_datatypes, array_of_integers, array_of_addresses, NULL,
                        array_of_datatypes, 0);
 }
-int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
-                             MPI_Count max_addresses, MPI_Count max_large_counts,
-                             MPI_Count max_datatypes, int array_of_integers[],
-                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
-                             MPI_Datatype array_of_datatypes[])
+int b_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                          MPI_Count max_large_counts, MPI_Count max_datatypes,
+                          int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
     return dt_contents("MPI_Type_get_contents_c", datatype, max_integers, max_addresses,
                        max_large_counts, max_datatypes, array_of_integers, array_of_addresses,
@@ -845,7 +844,7 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
 
 /* ---- names ---------------------------------------------------------------------- */
 
-int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+int b_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
     const char *fn = "MPI_Type_set_name";
     mpii_dtype *t = NULL;
@@ -855,7 +854,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
     snprintf(t->name, sizeof t->name, "%s", type_name);
     return MPI_SUCCESS;
 }
-int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+int b_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     const char *fn = "MPI_Type_get_name";
     mpii_dtype *t = NULL;
@@ -877,7 +876,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+int b_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
     const char *fn = "MPI_Type_match_size";
     int rc = dt_null(fn, datatype, "datatype");
@@ -913,24 +912,24 @@ static int dt_f90(const char *fn, int combiner, int p, int r, MPI_Datatype *newt
     return dt_fail(fn, rc);
 }
 
-int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+int b_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
     return dt_f90("MPI_Type_create_f90_integer", MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r,
                   newtype);
 }
 
-int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+int b_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
     return dt_f90("MPI_Type_create_f90_real", MPI_COMBINER_F90_REAL, p, r, newtype);
 }
 
-int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+int b_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
     return dt_f90("MPI_Type_create_f90_complex", MPI_COMBINER_F90_COMPLEX, p, r, newtype);
 }
 
-int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
-                              MPI_Datatype *pair_type)
+int b_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                           MPI_Datatype *pair_type)
 {
     const char *fn = "MPI_Type_get_value_index";
     mpii_dtype *v = NULL, *i = NULL;
@@ -942,7 +941,7 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
     return MPI_SUCCESS;
 }
 
-int PMPI_Get_address(const void *location, MPI_Aint *address)
+int b_Get_address(const void *location, MPI_Aint *address)
 {
     int rc = dt_null("MPI_Get_address", address, "address");
     if (rc == MPI_SUCCESS)
@@ -971,7 +970,7 @@ static MPI_Count dt_count_of(const mpii_dtype *t, MPI_Count bytes)
 }
 static int dt_narrow(MPI_Count v) { return v > INT_MAX ? MPI_UNDEFINED : (int)v; }
 
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+int b_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     mpii_dtype *t = NULL;
     int rc = dt_status("MPI_Get_count", status, datatype, count, &t);
@@ -979,7 +978,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
         *count = dt_narrow(dt_count_of(t, status->dcfa_count));
     return rc;
 }
-int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+int b_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     mpii_dtype *t = NULL;
     int rc = dt_status("MPI_Get_count_c", status, datatype, count, &t);
@@ -993,7 +992,7 @@ static MPI_Count dt_elements(const mpii_dtype *t, MPI_Count bytes)
     MPI_Count n = mpii_dtype_elements(t, bytes);
     return n < 0 ? MPI_UNDEFINED : n;
 }
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+int b_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     mpii_dtype *t = NULL;
     int rc = dt_status("MPI_Get_elements", status, datatype, count, &t);
@@ -1001,7 +1000,7 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
         *count = dt_narrow(dt_elements(t, status->dcfa_count));
     return rc;
 }
-int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+int b_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     mpii_dtype *t = NULL;
     int rc = dt_status("MPI_Get_elements_c", status, datatype, count, &t);
@@ -1009,7 +1008,7 @@ int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
         *count = dt_elements(t, status->dcfa_count);
     return rc;
 }
-int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+int b_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     mpii_dtype *t = NULL;
     int rc = dt_status("MPI_Get_elements_x", status, datatype, count, &t);
@@ -1026,15 +1025,15 @@ static int dt_set_elements(const char *fn, MPI_Status *status, MPI_Datatype data
         status->dcfa_count = mpii_dtype_element_bytes(t, count);
     return rc;
 }
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+int b_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
     return dt_set_elements("MPI_Status_set_elements", status, datatype, count);
 }
-int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+int b_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
     return dt_set_elements("MPI_Status_set_elements_c", status, datatype, count);
 }
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+int b_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
     return dt_set_elements("MPI_Status_set_elements_x", status, datatype, count);
 }
@@ -1120,8 +1119,8 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm)
+int b_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+           int *position, MPI_Comm comm)
 {
     const char *fn = "MPI_Pack";
     int rc = dt_null(fn, position, "position");
@@ -1133,13 +1132,13 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
         *position = (int)pos;
     return rc;
 }
-int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+int b_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+             MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
     return dt_pack("MPI_Pack_c", comm, inbuf, incount, datatype, outbuf, outsize, position, 0);
 }
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
+int b_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+             MPI_Datatype datatype, MPI_Comm comm)
 {
     const char *fn = "MPI_Unpack";
     int rc = dt_null(fn, position, "position");
@@ -1151,8 +1150,8 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
         *position = (int)pos;
     return rc;
 }
-int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+int b_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+               MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
     return dt_unpack("MPI_Unpack_c", comm, inbuf, insize, position, outbuf, outcount, datatype, 0);
 }
@@ -1163,7 +1162,7 @@ static int dt_pack_size(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Data
     mpii_dtype *t = NULL;
     return dt_packcheck(fn, comm, count, datatype, out, &t, bytes, external);
 }
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+int b_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     const char *fn = "MPI_Pack_size";
     MPI_Count bytes = 0;
@@ -1176,7 +1175,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     *size = (int)bytes;
     return MPI_SUCCESS;
 }
-int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+int b_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
     return dt_pack_size("MPI_Pack_size_c", comm, incount, datatype, size, size, 0);
 }
@@ -1189,8 +1188,8 @@ static int dt_datarep(const char *fn, const char *datarep)
     return MPI_SUCCESS;
 }
 
-int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
-                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+int b_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                    void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
     const char *fn = "MPI_Pack_external";
     int rc;
@@ -1202,8 +1201,8 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI
         *position = (MPI_Aint)pos;
     return rc;
 }
-int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
-                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
+int b_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
+                      MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
     const char *fn = "MPI_Pack_external_c";
     int rc = dt_datarep(fn, datarep);
@@ -1211,8 +1210,8 @@ int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count inco
         return rc;
     return dt_pack(fn, DT_NOCOMM, inbuf, incount, datatype, outbuf, outsize, position, 1);
 }
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+int b_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                      void *outbuf, int outcount, MPI_Datatype datatype)
 {
     const char *fn = "MPI_Unpack_external";
     int rc;
@@ -1224,9 +1223,9 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
         *position = (MPI_Aint)pos;
     return rc;
 }
-int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
-                           MPI_Count *position, void *outbuf, MPI_Count outcount,
-                           MPI_Datatype datatype)
+int b_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                        MPI_Count *position, void *outbuf, MPI_Count outcount,
+                        MPI_Datatype datatype)
 {
     const char *fn = "MPI_Unpack_external_c";
     int rc = dt_datarep(fn, datarep);
@@ -1234,8 +1233,7 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
         return rc;
     return dt_unpack(fn, DT_NOCOMM, inbuf, insize, position, outbuf, outcount, datatype, 1);
 }
-int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
-                            MPI_Aint *size)
+int b_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
     const char *fn = "MPI_Pack_external_size";
     MPI_Count bytes = 0;
@@ -1246,8 +1244,8 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
     *size = (MPI_Aint)bytes;
     return MPI_SUCCESS;
 }
-int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
-                              MPI_Count *size)
+int b_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                           MPI_Count *size)
 {
     const char *fn = "MPI_Pack_external_size_c";
     int rc = dt_datarep(fn, datarep);

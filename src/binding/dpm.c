@@ -5,6 +5,7 @@
 #include "mpi/comm/dpm.h"
 #include "mpi/errhan/errhan.h"
 #include "mpi/info/info.h"
+#include "binding/impl.h"
 
 #include <errno.h>
 #include <string.h>
@@ -40,12 +41,12 @@ static int dpm_info(const char *fn, MPI_Comm h, MPI_Info info)
 
 static int dpm_fail(const char *fn, MPI_Comm h, int rc, const char *what)
 {
-    return mpii_err(MPII_OBJ_COMM, h, rc, fn, "%s (the reason is logged above)", what);
+    return mpii_err(MPII_OBJ_COMM, h, rc, fn, "%s", what);
 }
 
 /* ---- ports ---------------------------------------------------------------------------- */
 
-int PMPI_Open_port(MPI_Info info, char *port_name)
+int b_Open_port(MPI_Info info, char *port_name)
 {
     static const char fn[] = "MPI_Open_port";
     if (!port_name)
@@ -54,11 +55,11 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
         return mpii_err(NOOBJ, MPI_ERR_INFO, fn, "info: not a valid info object");
     int rc = mpii_port_open(port_name);
     if (rc != MPI_SUCCESS)
-        return mpii_err(NOOBJ, rc, fn, "cannot open a port (the reason is logged above)");
+        return mpii_err(NOOBJ, rc, fn, "cannot open a port");
     return MPI_SUCCESS;
 }
 
-int PMPI_Close_port(const char *port_name)
+int b_Close_port(const char *port_name)
 {
     static const char fn[] = "MPI_Close_port";
     if (!port_name)
@@ -93,19 +94,17 @@ static int dpm_accept_connect(const char *fn, int accept, const char *port_name,
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                     MPI_Comm *newcomm)
+int b_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     return dpm_accept_connect("MPI_Comm_accept", 1, port_name, info, root, comm, newcomm);
 }
 
-int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                      MPI_Comm *newcomm)
+int b_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     return dpm_accept_connect("MPI_Comm_connect", 0, port_name, info, root, comm, newcomm);
 }
 
-int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
+int b_Comm_join(int fd, MPI_Comm *intercomm)
 {
     static const char fn[] = "MPI_Comm_join";
     mpii_comm *n = NULL;
@@ -115,12 +114,12 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
         return mpii_err(NOOBJ, MPI_ERR_ARG, fn, "fd=%d is not a socket", fd);
     int rc = mpii_comm_join(fd, &n);
     if (rc != MPI_SUCCESS)
-        return mpii_err(NOOBJ, rc, fn, "could not join over socket %d (the reason is logged above)", fd);
+        return mpii_err(NOOBJ, rc, fn, "could not join over socket %d", fd);
     *intercomm = n->handle;
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_disconnect(MPI_Comm *comm)
+int b_Comm_disconnect(MPI_Comm *comm)
 {
     static const char fn[] = "MPI_Comm_disconnect";
     mpii_comm *c;
@@ -139,7 +138,7 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_parent(MPI_Comm *parent)
+int b_Comm_get_parent(MPI_Comm *parent)
 {
     if (!parent)
         return mpii_err(NOOBJ, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent: NULL pointer");
@@ -184,8 +183,8 @@ static int dpm_spawn(const char *fn, int count, char *cmds[], char **argvs[], co
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
-                    MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+int b_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+                 MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     char *cmds[1] = {(char *)command};
     char **argvs[1] = {argv};
@@ -193,9 +192,9 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
                      array_of_errcodes);
 }
 
-int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
-                             const int array_of_maxprocs[], const MPI_Info array_of_info[],
-                             int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+int b_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                          const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                          MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
     return dpm_spawn("MPI_Comm_spawn_multiple", count, array_of_commands, array_of_argv,
                      array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
@@ -214,7 +213,7 @@ static int dpm_name_args(const char *fn, const char *service, MPI_Info info, con
     return MPI_SUCCESS;
 }
 
-int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+int b_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
     static const char fn[] = "MPI_Publish_name";
     int rc = dpm_name_args(fn, service_name, info, port_name);
@@ -230,7 +229,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
     return MPI_SUCCESS;
 }
 
-int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
+int b_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
     static const char fn[] = "MPI_Unpublish_name";
     int rc = dpm_name_args(fn, service_name, info, port_name);
@@ -243,7 +242,7 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
     return MPI_SUCCESS;
 }
 
-int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
+int b_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
     static const char fn[] = "MPI_Lookup_name";
     int rc = dpm_name_args(fn, service_name, info, port_name);

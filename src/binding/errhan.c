@@ -1,6 +1,7 @@
 /* Error handler and error code bindings (MPI 4.1 chapter 9.3-9.5). */
 #include "mpi/mpii.h"
 #include "mpi/errhan/errhan.h"
+#include "binding/impl.h"
 
 #include <string.h>
 
@@ -28,12 +29,12 @@ static int errh_create(const char *fn, enum mpii_errh_kind kind, mpii_errh_fn f,
 
 /* ---- communicators ------------------------------------------------------------------- */
 
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *f, MPI_Errhandler *eh)
+int b_Comm_create_errhandler(MPI_Comm_errhandler_function *f, MPI_Errhandler *eh)
 {
     return errh_create("MPI_Comm_create_errhandler", MPII_ERRH_COMM, (mpii_errh_fn)f, eh);
 }
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
+int b_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
 {
     static const char fn[] = "MPI_Comm_set_errhandler";
     mpii_comm *c = mpii_comm_get(comm);
@@ -48,7 +49,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
+int b_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
 {
     static const char fn[] = "MPI_Comm_get_errhandler";
     mpii_comm *c = mpii_comm_get(comm);
@@ -56,22 +57,22 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *eh)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn, "comm: invalid communicator");
     if (!eh)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn, "errhandler: NULL pointer");
-    mpii_errh_ref(c->errhandler);
-    *eh = c->errhandler;
+    *eh = mpii_errh_or_default(c->errhandler);
+    mpii_errh_ref(*eh);
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+int b_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     static const char fn[] = "MPI_Comm_call_errhandler";
     mpii_comm *c = mpii_comm_get(comm);
     if (!c)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn, "comm: invalid communicator");
-    mpii_errh_invoke(MPII_OBJ_COMM, comm, c->errhandler, errorcode);
+    mpii_errh_invoke(MPII_OBJ_COMM, comm, mpii_errh_or_default(c->errhandler), errorcode);
     return MPI_SUCCESS;
 }
 
-int PMPI_Errhandler_free(MPI_Errhandler *eh)
+int b_Errhandler_free(MPI_Errhandler *eh)
 {
     if (!eh || !mpii_errh_exists(*eh))
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ERRHANDLER, "MPI_Errhandler_free",
@@ -84,19 +85,19 @@ int PMPI_Errhandler_free(MPI_Errhandler *eh)
 /* ---- windows and files: handlers are made here; attaching one to a file
  * (and MPI_FILE_NULL's default) is in src/binding/file.c */
 
-int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *f, MPI_Errhandler *eh)
+int b_Win_create_errhandler(MPI_Win_errhandler_function *f, MPI_Errhandler *eh)
 {
     return errh_create("MPI_Win_create_errhandler", MPII_ERRH_WIN, (mpii_errh_fn)f, eh);
 }
 
-int PMPI_File_create_errhandler(MPI_File_errhandler_function *f, MPI_Errhandler *eh)
+int b_File_create_errhandler(MPI_File_errhandler_function *f, MPI_Errhandler *eh)
 {
     return errh_create("MPI_File_create_errhandler", MPII_ERRH_FILE, (mpii_errh_fn)f, eh);
 }
 
 /* ---- error classes, codes and strings ----------------------------------------------- */
 
-int PMPI_Error_class(int errorcode, int *errorclass)
+int b_Error_class(int errorcode, int *errorclass)
 {
     static const char fn[] = "MPI_Error_class";
     if (!errorclass)
@@ -107,7 +108,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
     return MPI_SUCCESS;
 }
 
-int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+int b_Error_string(int errorcode, char *string, int *resultlen)
 {
     static const char fn[] = "MPI_Error_string";
     if (!string || !resultlen)
@@ -118,7 +119,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int PMPI_Add_error_class(int *errorclass)
+int b_Add_error_class(int *errorclass)
 {
     if (!errorclass)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Add_error_class",
@@ -126,7 +127,7 @@ int PMPI_Add_error_class(int *errorclass)
     return mpii_errh_add_class(errorclass) == UTIL_OK ? MPI_SUCCESS : MPI_ERR_INTERN;
 }
 
-int PMPI_Add_error_code(int errorclass, int *errorcode)
+int b_Add_error_code(int errorclass, int *errorcode)
 {
     static const char fn[] = "MPI_Add_error_code";
     if (!errorcode)
@@ -137,7 +138,7 @@ int PMPI_Add_error_code(int errorclass, int *errorcode)
     return MPI_SUCCESS;
 }
 
-int PMPI_Add_error_string(int errorcode, const char *string)
+int b_Add_error_string(int errorcode, const char *string)
 {
     static const char fn[] = "MPI_Add_error_string";
     if (!string)
@@ -152,7 +153,7 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     return MPI_SUCCESS;
 }
 
-int PMPI_Remove_error_class(int errorclass)
+int b_Remove_error_class(int errorclass)
 {
     if (mpii_errh_remove_class(errorclass) != UTIL_OK)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Remove_error_class",
@@ -161,7 +162,7 @@ int PMPI_Remove_error_class(int errorclass)
     return MPI_SUCCESS;
 }
 
-int PMPI_Remove_error_code(int errorcode)
+int b_Remove_error_code(int errorcode)
 {
     if (mpii_errh_remove_code(errorcode) != UTIL_OK)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Remove_error_code",
@@ -169,7 +170,7 @@ int PMPI_Remove_error_code(int errorcode)
     return MPI_SUCCESS;
 }
 
-int PMPI_Remove_error_string(int errorcode)
+int b_Remove_error_string(int errorcode)
 {
     if (mpii_errh_remove_string(errorcode) != UTIL_OK)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Remove_error_string",

@@ -9,6 +9,7 @@
 #include "mpi/errhan/errhan.h"
 #include "mpi/info/info.h"
 #include "mpi/io/io.h"
+#include "binding/impl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +73,11 @@ static int file_access_check(const char *fn, MPI_File fh, int write, int where, 
     if (mpii_dtype_check_comm(dt, &why) != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_FILE, fh, MPI_ERR_TYPE, fn, "%s", why);
     MPI_Count bytes = count * file_elem_size(f, mpii_dtype_get(dt));
+    if (write && bytes > 0 && f->view.fdt->size == 0)
+        return mpii_err(MPII_OBJ_FILE, fh, MPI_ERR_IO, fn,
+                        "file '%s': count=%lld: the view holds no data (its filetype has size "
+                        "0), nothing can be written through it",
+                        f->name, (long long)count);
     if (bytes % (MPI_Count)f->view.esize != 0)
         return mpii_err(MPII_OBJ_FILE, fh, MPI_ERR_IO, fn,
                         "file '%s': %lld bytes of datatype are not a whole number of etypes (%zu "
@@ -112,7 +118,7 @@ static int file_end(const char *fn, MPI_File fh, int write, int where, MPI_Statu
 
 /* ---- open, close, delete ------------------------------------------------------------------ */
 
-int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+int b_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     static const char fn[] = "MPI_File_open";
     mpii_comm *c = mpii_comm_get(comm);
@@ -157,7 +163,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     return MPI_SUCCESS;
 }
 
-int PMPI_File_close(MPI_File *fh)
+int b_File_close(MPI_File *fh)
 {
     static const char fn[] = "MPI_File_close";
     if (!fh)
@@ -175,7 +181,7 @@ int PMPI_File_close(MPI_File *fh)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_delete(const char *filename, MPI_Info info)
+int b_File_delete(const char *filename, MPI_Info info)
 {
     static const char fn[] = "MPI_File_delete";
     if (!filename)
@@ -212,17 +218,17 @@ static int file_resize(const char *fn, MPI_File fh, MPI_Offset size, int grow_on
     return file_raise(fn, f, rc);
 }
 
-int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
+int b_File_set_size(MPI_File fh, MPI_Offset size)
 {
     return file_resize("MPI_File_set_size", fh, size, 0);
 }
 
-int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
+int b_File_preallocate(MPI_File fh, MPI_Offset size)
 {
     return file_resize("MPI_File_preallocate", fh, size, 1);
 }
 
-int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
+int b_File_get_size(MPI_File fh, MPI_Offset *size)
 {
     static const char fn[] = "MPI_File_get_size";
     io_file *f = NULL;
@@ -234,7 +240,7 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
     return file_raise(fn, f, io_file_get_size(f, size));
 }
 
-int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
+int b_File_get_group(MPI_File fh, MPI_Group *group)
 {
     static const char fn[] = "MPI_File_get_group";
     io_file *f = NULL;
@@ -248,7 +254,7 @@ int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_get_amode(MPI_File fh, int *amode)
+int b_File_get_amode(MPI_File fh, int *amode)
 {
     static const char fn[] = "MPI_File_get_amode";
     io_file *f = NULL;
@@ -261,7 +267,7 @@ int PMPI_File_get_amode(MPI_File fh, int *amode)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_set_info(MPI_File fh, MPI_Info info)
+int b_File_set_info(MPI_File fh, MPI_Info info)
 {
     static const char fn[] = "MPI_File_set_info";
     io_file *f = NULL;
@@ -273,7 +279,7 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
     return file_raise(fn, f, io_file_set_info(f, info));
 }
 
-int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+int b_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
     static const char fn[] = "MPI_File_get_info";
     io_file *f = NULL;
@@ -288,8 +294,8 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 
 /* ---- views --------------------------------------------------------------------------------- */
 
-int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                       const char *datarep, MPI_Info info)
+int b_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                    const char *datarep, MPI_Info info)
 {
     static const char fn[] = "MPI_File_set_view";
     io_file *f = NULL;
@@ -322,8 +328,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     return file_raise(fn, f, io_file_set_view(f, disp, etype, filetype, datarep, info));
 }
 
-int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
-                       char *datarep)
+int b_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                    char *datarep)
 {
     static const char fn[] = "MPI_File_get_view";
     io_file *f = NULL;
@@ -358,7 +364,7 @@ static int file_type_extent(const char *fn, MPI_File fh, MPI_Datatype dt, MPI_Co
     return MPI_SUCCESS;
 }
 
-int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+int b_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
     MPI_Count e = 0;
     int rc = file_type_extent("MPI_File_get_type_extent", fh, datatype, &e);
@@ -367,7 +373,7 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
     return rc;
 }
 
-int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+int b_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
     return file_type_extent("MPI_File_get_type_extent_c", fh, datatype, extent);
 }
@@ -377,113 +383,113 @@ int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *e
 #define RD FILE_READ
 #define WR FILE_WRITE
 
-int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                      MPI_Status *status)
+int b_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                   MPI_Status *status)
 {
     return file_rw("MPI_File_read_at", fh, RD, IO_AT, 0, IO_BLOCKING, offset, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                        MPI_Datatype datatype, MPI_Status *status)
+int b_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_read_at_c", fh, RD, IO_AT, 0, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                          MPI_Datatype datatype, MPI_Status *status)
+int b_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status)
 {
     return file_rw("MPI_File_read_at_all", fh, RD, IO_AT, 1, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                            MPI_Datatype datatype, MPI_Status *status)
+int b_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_read_at_all_c", fh, RD, IO_AT, 1, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                       MPI_Datatype datatype, MPI_Status *status)
+int b_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                    MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write_at", fh, WR, IO_AT, 0, IO_BLOCKING, offset, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Status *status)
+int b_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                      MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write_at_c", fh, WR, IO_AT, 0, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                           MPI_Datatype datatype, MPI_Status *status)
+int b_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                        MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write_at_all", fh, WR, IO_AT, 1, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Status *status)
+int b_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write_at_all_c", fh, WR, IO_AT, 1, IO_BLOCKING, offset, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                       MPI_Request *request)
+int b_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request)
 {
     return file_rw("MPI_File_iread_at", fh, RD, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Request *request)
+int b_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                      MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iread_at_c", fh, RD, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                        MPI_Datatype datatype, MPI_Request *request)
+int b_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                     MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_at", fh, WR, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Request *request)
+int b_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_at_c", fh, WR, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                           MPI_Datatype datatype, MPI_Request *request)
+int b_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request)
 {
     return file_rw("MPI_File_iread_at_all", fh, RD, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Request *request)
+int b_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iread_at_all_c", fh, RD, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                            MPI_Datatype datatype, MPI_Request *request)
+int b_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                         MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_at_all", fh, WR, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                              MPI_Datatype datatype, MPI_Request *request)
+int b_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_at_all_c", fh, WR, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
                    datatype, NULL, request);
@@ -492,110 +498,108 @@ int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, M
 /* ---- data access: individual file pointer ------------------------------------------------------
  */
 
-int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int b_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_read", fh, RD, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                     MPI_Status *status)
+int b_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Status *status)
 {
     return file_rw("MPI_File_read_c", fh, RD, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int b_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_read_all", fh, RD, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Status *status)
+int b_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Status *status)
 {
     return file_rw("MPI_File_read_all_c", fh, RD, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                    MPI_Status *status)
+int b_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_write", fh, WR, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Status *status)
+int b_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Status *status)
 {
     return file_rw("MPI_File_write_c", fh, WR, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                        MPI_Status *status)
+int b_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                     MPI_Status *status)
 {
     return file_rw("MPI_File_write_all", fh, WR, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype,
                    status, NULL);
 }
 
-int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Status *status)
+int b_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Status *status)
 {
     return file_rw("MPI_File_write_all_c", fh, WR, IO_INDIV, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int b_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iread", fh, RD, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype,
                    NULL, request);
 }
 
-int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Request *request)
+int b_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Request *request)
 {
     return file_rw("MPI_File_iread_c", fh, RD, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype,
                    NULL, request);
 }
 
-int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                     MPI_Request *request)
+int b_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                  MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite", fh, WR, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype,
                    NULL, request);
 }
 
-int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Request *request)
+int b_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_c", fh, WR, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                        MPI_Request *request)
+int b_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return file_rw("MPI_File_iread_all", fh, RD, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Request *request)
+int b_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Request *request)
 {
     return file_rw("MPI_File_iread_all_c", fh, RD, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                         MPI_Request *request)
+int b_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                      MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_all", fh, WR, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                           MPI_Request *request)
+int b_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_all_c", fh, WR, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
@@ -604,85 +608,84 @@ int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Da
 /* ---- data access: shared file pointer ----------------------------------------------------------
  */
 
-int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                          MPI_Status *status)
+int b_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return file_rw("MPI_File_read_shared", fh, RD, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                            MPI_Status *status)
+int b_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status)
 {
     return file_rw("MPI_File_read_shared_c", fh, RD, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                           MPI_Status *status)
+int b_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                        MPI_Status *status)
 {
     return file_rw("MPI_File_write_shared", fh, WR, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Status *status)
+int b_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Status *status)
 {
     return file_rw("MPI_File_write_shared_c", fh, WR, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                           MPI_Request *request)
+int b_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request)
 {
     return file_rw("MPI_File_iread_shared", fh, RD, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Request *request)
+int b_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request)
 {
     return file_rw("MPI_File_iread_shared_c", fh, RD, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                            MPI_Request *request)
+int b_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                         MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_shared", fh, WR, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                              MPI_Request *request)
+int b_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Request *request)
 {
     return file_rw("MPI_File_iwrite_shared_c", fh, WR, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
                    datatype, NULL, request);
 }
 
-int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                           MPI_Status *status)
+int b_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                        MPI_Status *status)
 {
     return file_rw("MPI_File_read_ordered", fh, RD, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                             MPI_Status *status)
+int b_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Status *status)
 {
     return file_rw("MPI_File_read_ordered_c", fh, RD, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                            MPI_Status *status)
+int b_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                         MPI_Status *status)
 {
     return file_rw("MPI_File_write_ordered", fh, WR, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
 }
 
-int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                              MPI_Status *status)
+int b_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Status *status)
 {
     return file_rw("MPI_File_write_ordered_c", fh, WR, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
                    datatype, status, NULL);
@@ -691,110 +694,109 @@ int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI
 /* ---- split collectives
  * ----------------------------------------------------------------------------- */
 
-int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                                MPI_Datatype datatype)
+int b_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                             MPI_Datatype datatype)
 {
     return file_rw("MPI_File_read_at_all_begin", fh, RD, IO_AT, 1, IO_SPLIT, offset, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                                  MPI_Datatype datatype)
+int b_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                               MPI_Datatype datatype)
 {
     return file_rw("MPI_File_read_at_all_begin_c", fh, RD, IO_AT, 1, IO_SPLIT, offset, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
+int b_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     return file_end("MPI_File_read_at_all_end", fh, RD, IO_AT, status);
 }
 
-int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                                 MPI_Datatype datatype)
+int b_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                              MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_at_all_begin", fh, WR, IO_AT, 1, IO_SPLIT, offset, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                                   MPI_Datatype datatype)
+int b_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_at_all_begin_c", fh, WR, IO_AT, 1, IO_SPLIT, offset, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+int b_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     return file_end("MPI_File_write_at_all_end", fh, WR, IO_AT, status);
 }
 
-int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+int b_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
     return file_rw("MPI_File_read_all_begin", fh, RD, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+int b_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return file_rw("MPI_File_read_all_begin_c", fh, RD, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
+int b_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     return file_end("MPI_File_read_all_end", fh, RD, IO_INDIV, status);
 }
 
-int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+int b_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_all_begin", fh, WR, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-                                MPI_Datatype datatype)
+int b_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_all_begin_c", fh, WR, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+int b_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     return file_end("MPI_File_write_all_end", fh, WR, IO_INDIV, status);
 }
 
-int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+int b_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
     return file_rw("MPI_File_read_ordered_begin", fh, RD, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+int b_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return file_rw("MPI_File_read_ordered_begin_c", fh, RD, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+int b_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     return file_end("MPI_File_read_ordered_end", fh, RD, IO_ORDERED, status);
 }
 
-int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+int b_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_ordered_begin", fh, WR, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-                                    MPI_Datatype datatype)
+int b_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                 MPI_Datatype datatype)
 {
     return file_rw("MPI_File_write_ordered_begin_c", fh, WR, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
                    datatype, NULL, NULL);
 }
 
-int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+int b_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     return file_end("MPI_File_write_ordered_end", fh, WR, IO_ORDERED, status);
 }
@@ -810,7 +812,7 @@ static int file_whence_ok(const char *fn, MPI_File fh, int whence)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+int b_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
     static const char fn[] = "MPI_File_seek";
     io_file *f = NULL;
@@ -825,7 +827,7 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     return file_raise(fn, f, io_seek(f, offset, whence));
 }
 
-int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+int b_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
     static const char fn[] = "MPI_File_get_position";
     io_file *f = NULL;
@@ -841,7 +843,7 @@ int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+int b_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
     static const char fn[] = "MPI_File_get_byte_offset";
     io_file *f = NULL;
@@ -856,7 +858,7 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
     return file_raise(fn, f, io_byte_offset(f, offset, disp));
 }
 
-int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+int b_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     static const char fn[] = "MPI_File_seek_shared";
     io_file *f = NULL;
@@ -868,7 +870,7 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
     return file_raise(fn, f, io_seek_shared(f, offset, whence));
 }
 
-int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
+int b_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
     static const char fn[] = "MPI_File_get_position_shared";
     io_file *f = NULL;
@@ -883,7 +885,7 @@ int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 /* ---- consistency
  * ---------------------------------------------------------------------------------- */
 
-int PMPI_File_set_atomicity(MPI_File fh, int flag)
+int b_File_set_atomicity(MPI_File fh, int flag)
 {
     static const char fn[] = "MPI_File_set_atomicity";
     io_file *f = NULL;
@@ -894,7 +896,7 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_get_atomicity(MPI_File fh, int *flag)
+int b_File_get_atomicity(MPI_File fh, int *flag)
 {
     static const char fn[] = "MPI_File_get_atomicity";
     io_file *f = NULL;
@@ -907,7 +909,7 @@ int PMPI_File_get_atomicity(MPI_File fh, int *flag)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_sync(MPI_File fh)
+int b_File_sync(MPI_File fh)
 {
     static const char fn[] = "MPI_File_sync";
     io_file *f = NULL;
@@ -941,9 +943,9 @@ static int file_register(const char *fn, const io_datarep *rep, const char *name
     return MPI_SUCCESS;
 }
 
-int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
-                          MPI_Datarep_conversion_function *write_conversion_fn,
-                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+int b_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                       MPI_Datarep_conversion_function *write_conversion_fn,
+                       MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
     io_datarep r;
     memset(&r, 0, sizeof r);
@@ -954,10 +956,9 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
     return file_register("MPI_Register_datarep", &r, datarep);
 }
 
-int PMPI_Register_datarep_c(const char *datarep,
-                            MPI_Datarep_conversion_function_c *read_conversion_fn,
-                            MPI_Datarep_conversion_function_c *write_conversion_fn,
-                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+int b_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                         MPI_Datarep_conversion_function_c *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
     io_datarep r;
     memset(&r, 0, sizeof r);
@@ -971,7 +972,7 @@ int PMPI_Register_datarep_c(const char *datarep,
 /* ---- error handlers
  * -------------------------------------------------------------------------------- */
 
-int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler eh)
+int b_File_set_errhandler(MPI_File file, MPI_Errhandler eh)
 {
     static const char fn[] = "MPI_File_set_errhandler";
     io_file *f = NULL;
@@ -990,7 +991,7 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *eh)
+int b_File_get_errhandler(MPI_File file, MPI_Errhandler *eh)
 {
     static const char fn[] = "MPI_File_get_errhandler";
     if (file != MPI_FILE_NULL && !io_file_get(file))
@@ -1002,7 +1003,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_File_call_errhandler(MPI_File file, int errorcode)
+int b_File_call_errhandler(MPI_File file, int errorcode)
 {
     if (file != MPI_FILE_NULL && !io_file_get(file))
         return mpii_err(MPII_OBJ_FILE, file, MPI_ERR_FILE, "MPI_File_call_errhandler",

@@ -1,6 +1,7 @@
 /* Group bindings: argument checks, handle <-> object, then src/mpi/group. */
 #include "mpi/mpii.h"
 #include "mpi/group/group.h"
+#include "binding/impl.h"
 
 #include <stdlib.h>
 
@@ -29,7 +30,7 @@ static int grp_result(mpii_group *g, MPI_Group *newgroup)
     return MPI_SUCCESS;
 }
 
-int PMPI_Group_size(MPI_Group group, int *size)
+int b_Group_size(MPI_Group group, int *size)
 {
     mpii_group *g;
     int rc = grp_lookup("MPI_Group_size", "group", group, &g);
@@ -41,7 +42,7 @@ int PMPI_Group_size(MPI_Group group, int *size)
     return MPI_SUCCESS;
 }
 
-int PMPI_Group_rank(MPI_Group group, int *rank)
+int b_Group_rank(MPI_Group group, int *rank)
 {
     mpii_group *g;
     int rc = grp_lookup("MPI_Group_rank", "group", group, &g);
@@ -53,8 +54,8 @@ int PMPI_Group_rank(MPI_Group group, int *rank)
     return MPI_SUCCESS;
 }
 
-int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                               int ranks2[])
+int b_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                            int ranks2[])
 {
     static const char fn[] = "MPI_Group_translate_ranks";
     mpii_group *a, *b;
@@ -75,7 +76,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
     return MPI_SUCCESS;
 }
 
-int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+int b_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
     static const char fn[] = "MPI_Group_compare";
     mpii_group *a, *b;
@@ -110,15 +111,15 @@ static int grp_setop(const char *fn, int op, MPI_Group group1, MPI_Group group2,
     return grp_result(mpii_group_difference(a, b), newgroup);
 }
 
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+int b_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return grp_setop("MPI_Group_union", GRP_UNION, group1, group2, newgroup);
 }
-int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+int b_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return grp_setop("MPI_Group_intersection", GRP_INTERSECTION, group1, group2, newgroup);
 }
-int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+int b_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return grp_setop("MPI_Group_difference", GRP_DIFFERENCE, group1, group2, newgroup);
 }
@@ -157,11 +158,11 @@ static int grp_inclexcl(const char *fn, int excl, MPI_Group group, int n, const 
     return grp_result(excl ? mpii_group_excl(g, n, ranks) : mpii_group_incl(g, n, ranks), newgroup);
 }
 
-int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+int b_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     return grp_inclexcl("MPI_Group_incl", 0, group, n, ranks, newgroup);
 }
-int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+int b_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     return grp_inclexcl("MPI_Group_excl", 1, group, n, ranks, newgroup);
 }
@@ -213,16 +214,16 @@ static int grp_range(const char *fn, int excl, MPI_Group group, int n, int range
                       newgroup);
 }
 
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+int b_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     return grp_range("MPI_Group_range_incl", 0, group, n, ranges, newgroup);
 }
-int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+int b_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     return grp_range("MPI_Group_range_excl", 1, group, n, ranges, newgroup);
 }
 
-int PMPI_Group_free(MPI_Group *group)
+int b_Group_free(MPI_Group *group)
 {
     static const char fn[] = "MPI_Group_free";
     int rc = grp_out(fn, group, "group");
@@ -237,7 +238,7 @@ int PMPI_Group_free(MPI_Group *group)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+int b_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     static const char fn[] = "MPI_Comm_group";
     mpii_comm *c = mpii_comm_get(comm);
@@ -250,7 +251,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+int b_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     static const char fn[] = "MPI_Comm_remote_group";
     mpii_comm *c = mpii_comm_get(comm);

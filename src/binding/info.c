@@ -3,6 +3,7 @@
  * buffer of the MPI_MAX_* size with the terminating NUL. */
 #include "mpi/mpii.h"
 #include "mpi/info/info.h"
+#include "binding/impl.h"
 
 #include <string.h>
 
@@ -29,7 +30,7 @@ static int info_key(const char *fn, const char *key)
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_create(MPI_Info *info)
+int b_Info_create(MPI_Info *info)
 {
     if (!info)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Info_create", "info: NULL pointer");
@@ -37,7 +38,7 @@ int PMPI_Info_create(MPI_Info *info)
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+int b_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
     if (!info)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Info_create_env", "info: NULL pointer");
@@ -45,7 +46,7 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
+int b_Info_set(MPI_Info info, const char *key, const char *value)
 {
     static const char fn[] = "MPI_Info_set";
     int rc = info_check(fn, info, 1);
@@ -65,7 +66,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_delete(MPI_Info info, const char *key)
+int b_Info_delete(MPI_Info info, const char *key)
 {
     static const char fn[] = "MPI_Info_delete";
     int rc = info_check(fn, info, 1);
@@ -78,7 +79,7 @@ int PMPI_Info_delete(MPI_Info info, const char *key)
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
+int b_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
     static const char fn[] = "MPI_Info_get";
     int rc = info_check(fn, info, 0);
@@ -101,7 +102,7 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
+int b_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
     static const char fn[] = "MPI_Info_get_valuelen";
     int rc = info_check(fn, info, 0);
@@ -118,7 +119,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+int b_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
     static const char fn[] = "MPI_Info_get_string";
     int rc = info_check(fn, info, 0);
@@ -145,7 +146,7 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
+int b_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
     static const char fn[] = "MPI_Info_get_nkeys";
     int rc = info_check(fn, info, 0);
@@ -157,7 +158,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+int b_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
     static const char fn[] = "MPI_Info_get_nthkey";
     int rc = info_check(fn, info, 0);
@@ -174,7 +175,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
+int b_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
     static const char fn[] = "MPI_Info_dup";
     int rc = info_check(fn, info, 0);
@@ -186,7 +187,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
     return MPI_SUCCESS;
 }
 
-int PMPI_Info_free(MPI_Info *info)
+int b_Info_free(MPI_Info *info)
 {
     static const char fn[] = "MPI_Info_free";
     if (!info)
@@ -201,7 +202,7 @@ int PMPI_Info_free(MPI_Info *info)
 
 /* MPI 4.1 section 11.4: the hardware resources this process can name; the
  * one level DCFA-MPI knows of is the node (shared memory) */
-int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
+int b_Get_hw_resource_info(MPI_Info *hw_info)
 {
     if (!hw_info)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Get_hw_resource_info",

@@ -2,13 +2,14 @@
 #include "mpi/mpii.h"
 #include "mpi/info/info.h"
 #include "mpi/mem/mem.h"
+#include "binding/impl.h"
 
 #include <stdlib.h>
 
 /* the default alignment of MPI_Alloc_mem: a cache line */
 #define MEM_DEFAULT_ALIGN 64
 
-int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+int b_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     static const char fn[] = "MPI_Alloc_mem";
     size_t align = MEM_DEFAULT_ALIGN;
@@ -36,7 +37,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     return MPI_SUCCESS;
 }
 
-int PMPI_Free_mem(void *base)
+int b_Free_mem(void *base)
 {
     if (!base)
         return MPI_SUCCESS;

@@ -1,6 +1,6 @@
 /* Reduction operation bindings: Op_create, Op_free, Op_commutative, Reduce_local. */
 #include "mpi/mpii.h"
-#include "binding/twins.h"
+#include "binding/impl.h"
 #include "mpi/op/op.h"
 
 static int op_create(const char *fn, void (*f)(void), int large, int commute, MPI_Op *op)
@@ -13,17 +13,17 @@ static int op_create(const char *fn, void (*f)(void), int large, int commute, MP
     return MPI_SUCCESS;
 }
 
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+int b_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
     return op_create("MPI_Op_create", (void (*)(void))user_fn, 0, commute, op);
 }
 
-int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+int b_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
     return op_create("MPI_Op_create_c", (void (*)(void))user_fn, 1, commute, op);
 }
 
-int PMPI_Op_free(MPI_Op *op)
+int b_Op_free(MPI_Op *op)
 {
     static const char fn[] = "MPI_Op_free";
     if (!op || !mpii_op_exists(*op))
@@ -36,7 +36,7 @@ int PMPI_Op_free(MPI_Op *op)
     return MPI_SUCCESS;
 }
 
-int PMPI_Op_commutative(MPI_Op op, int *commute)
+int b_Op_commutative(MPI_Op op, int *commute)
 {
     static const char fn[] = "MPI_Op_commutative";
     if (!mpii_op_exists(op))
@@ -67,6 +67,11 @@ static int op_reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MP
     if (rc != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_NONE, 0, rc, fn, "op: %s is not defined for datatype %s",
                         mpii_op_name(op), t->name[0] ? t->name : "(derived)");
+    if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, fn,
+                        "%s: MPI_IN_PLACE is not allowed (there is no other buffer to take the "
+                        "operand from)",
+                        inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
     if (mpii_buf_is_null(inbuf, count, t) || mpii_buf_is_null(inoutbuf, count, t))
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, fn, "%s: NULL with count=%lld",
                         inbuf ? "inoutbuf" : "inbuf", count);

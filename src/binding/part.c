@@ -2,6 +2,7 @@
 #include "mpi/mpii.h"
 #include "mpi/info/info.h"
 #include "mpi/pt2pt/pt2pt.h"
+#include "binding/impl.h"
 
 #define PART_TAG_UB ((1 << 30) - 1)
 
@@ -42,15 +43,15 @@ static int part_init(const char *fn, int is_send, void *buf, int partitions, MPI
     return MPI_SUCCESS;
 }
 
-int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                    int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int b_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag, comm,
                      info, request);
 }
 
-int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
-                    int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int b_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info,
                      request);
@@ -88,14 +89,14 @@ static int part_ready(const char *fn, core_req *r, int p)
     return MPI_SUCCESS;
 }
 
-int PMPI_Pready(int partition, MPI_Request request)
+int b_Pready(int partition, MPI_Request request)
 {
     core_req *r = NULL;
     int rc = part_req("MPI_Pready", request, 1, &r);
     return rc != MPI_SUCCESS ? rc : part_ready("MPI_Pready", r, partition);
 }
 
-int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
+int b_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
     static const char fn[] = "MPI_Pready_range";
     core_req *r = NULL;
@@ -110,7 +111,7 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
     return rc;
 }
 
-int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
+int b_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
     static const char fn[] = "MPI_Pready_list";
     core_req *r = NULL;
@@ -126,7 +127,7 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
     return rc;
 }
 
-int PMPI_Parrived(MPI_Request request, int partition, int *flag)
+int b_Parrived(MPI_Request request, int partition, int *flag)
 {
     static const char fn[] = "MPI_Parrived";
     core_req *r = mpii_req_get(request);

@@ -2,7 +2,7 @@
 #include "mpi/mpii.h"
 #include "mpi/pt2pt/pt2pt.h"
 #include "mpi/coll/sched.h"
-#include "binding/twins.h"
+#include "binding/impl.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -280,7 +280,7 @@ int b_Recv_init(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int
     return pt2pt_init(fn, 0, 0, buf, count, dt, source, tag, comm, req);
 }
 
-int PMPI_Start(MPI_Request *req)
+int b_Start(MPI_Request *req)
 {
     core_req *r = req ? mpii_req_get(*req) : NULL;
     if (!r || r->kind != CORE_REQ_PERSIST)
@@ -309,7 +309,7 @@ int PMPI_Start(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-int PMPI_Startall(int count, MPI_Request reqs[])
+int b_Startall(int count, MPI_Request reqs[])
 {
     for (int i = 0; i < count; i++) {
         int rc = PMPI_Start(&reqs[i]);
@@ -347,7 +347,7 @@ static int pt2pt_finish(const char *fn, core_req *r, MPI_Request *h, MPI_Status 
     return pt2pt_opfail(fn, comm, rc);
 }
 
-int PMPI_Wait(MPI_Request *req, MPI_Status *status)
+int b_Wait(MPI_Request *req, MPI_Status *status)
 {
     core_req *r = mpii_req_active_of(*req);
     if (!r) {
@@ -358,7 +358,7 @@ int PMPI_Wait(MPI_Request *req, MPI_Status *status)
     return pt2pt_finish("MPI_Wait", r, req, status);
 }
 
-int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+int b_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
     core_req *r = mpii_req_active_of(*req);
     if (!r) {
@@ -424,7 +424,7 @@ static int pt2pt_in_status(const char *fn, int any_err, int comm)
     return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_IN_STATUS, fn, "at least one request failed: see the statuses");
 }
 
-int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+int b_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     int rc = pt2pt_check_array("MPI_Waitall", count, reqs);
     if (rc != MPI_SUCCESS)
@@ -442,7 +442,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     return pt2pt_in_status("MPI_Waitall", any_err, comm);
 }
 
-int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+int b_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     int rc = pt2pt_check_array("MPI_Testall", count, reqs);
     if (rc != MPI_SUCCESS)
@@ -489,7 +489,7 @@ static int pt2pt_testany(const char *fn, int count, MPI_Request reqs[], int *ind
     return MPI_SUCCESS;
 }
 
-int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+int b_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     int rc = pt2pt_check_array("MPI_Testany", count, reqs);
     if (rc != MPI_SUCCESS)
@@ -498,7 +498,7 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
     return pt2pt_testany("MPI_Testany", count, reqs, index, flag, status);
 }
 
-int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+int b_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
     int rc = pt2pt_check_array("MPI_Waitany", count, reqs);
     if (rc != MPI_SUCCESS)
@@ -535,7 +535,7 @@ static int pt2pt_testsome(const char *fn, int incount, MPI_Request reqs[], int *
     return pt2pt_in_status(fn, any_err, comm);
 }
 
-int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+int b_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
     int rc = pt2pt_check_array("MPI_Testsome", incount, reqs);
     if (rc != MPI_SUCCESS)
@@ -544,7 +544,7 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     return pt2pt_testsome("MPI_Testsome", incount, reqs, outcount, indices, statuses);
 }
 
-int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+int b_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
     int rc = pt2pt_check_array("MPI_Waitsome", incount, reqs);
     if (rc != MPI_SUCCESS)
@@ -562,7 +562,7 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     }
 }
 
-int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+int b_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
     int rc = pt2pt_req_check("MPI_Request_get_status", req);
     if (rc != MPI_SUCCESS)
@@ -581,8 +581,8 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 }
 
 /* MPI 4.1: the status of any, all or some completed requests, none freed or made inactive */
-int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
-                                MPI_Status *status)
+int b_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
+                             MPI_Status *status)
 {
     static const char fn[] = "MPI_Request_get_status_any";
     int rc = pt2pt_check_array(fn, count, (MPI_Request *)reqs);
@@ -611,8 +611,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index,
     return MPI_SUCCESS;
 }
 
-int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
-                                MPI_Status statuses[])
+int b_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     static const char fn[] = "MPI_Request_get_status_all";
     int rc = pt2pt_check_array(fn, count, (MPI_Request *)reqs);
@@ -647,8 +646,8 @@ int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
     return pt2pt_in_status(fn, any_err, comm);
 }
 
-int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount,
-                                 int indices[], MPI_Status statuses[])
+int b_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount, int indices[],
+                              MPI_Status statuses[])
 {
     static const char fn[] = "MPI_Request_get_status_some";
     int rc = pt2pt_check_array(fn, incount, (MPI_Request *)reqs);
@@ -679,7 +678,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
     return pt2pt_in_status(fn, any_err, comm);
 }
 
-int PMPI_Request_free(MPI_Request *req)
+int b_Request_free(MPI_Request *req)
 {
     core_req *r = req ? mpii_req_get(*req) : NULL;
     if (!r)
@@ -697,7 +696,7 @@ int PMPI_Request_free(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-int PMPI_Cancel(MPI_Request *req)
+int b_Cancel(MPI_Request *req)
 {
     core_req *r = req ? mpii_req_get(*req) : NULL;
     if (!r)
@@ -720,7 +719,7 @@ int PMPI_Cancel(MPI_Request *req)
 
 /* ---- probes ----------------------------------------------------------------------------------- */
 
-int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+int b_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Iprobe", CHK_RECV, NULL, 0, MPI_BYTE, source, tag, comm, &c);
@@ -746,7 +745,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
     return MPI_SUCCESS;
 }
 
-int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+int b_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     util_backoff b;
     util_backoff_reset(&b);
@@ -759,7 +758,8 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     }
 }
 
-int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+int b_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+              MPI_Status *status)
 {
     mpii_comm *c = NULL;
     int rc = pt2pt_check("MPI_Improbe", CHK_RECV, NULL, 0, MPI_BYTE, source, tag, comm, &c);
@@ -791,7 +791,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
     return MPI_SUCCESS;
 }
 
-int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+int b_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
     util_backoff b;
     util_backoff_reset(&b);
@@ -942,56 +942,56 @@ int b_Session_attach_buffer(const char *fn, MPI_Session session, void *buffer, M
     return bbuf_attach(fn, MPII_OBJ_SESSION, session, buffer, size);
 }
 
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
+int b_Buffer_detach(void *buffer_addr, int *size)
 {
     return bbuf_detach_int("MPI_Buffer_detach", MPII_OBJ_NONE, 0, buffer_addr, size);
 }
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+int b_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
     return bbuf_detach("MPI_Buffer_detach_c", MPII_OBJ_NONE, 0, buffer_addr, size);
 }
-int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+int b_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
     return bbuf_detach_int("MPI_Comm_detach_buffer", MPII_OBJ_COMM, comm, buffer_addr, size);
 }
-int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+int b_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
     return bbuf_detach("MPI_Comm_detach_buffer_c", MPII_OBJ_COMM, comm, buffer_addr, size);
 }
-int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+int b_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
 {
     return bbuf_detach_int("MPI_Session_detach_buffer", MPII_OBJ_SESSION, session, buffer_addr,
                            size);
 }
-int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+int b_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
 {
     return bbuf_detach("MPI_Session_detach_buffer_c", MPII_OBJ_SESSION, session, buffer_addr,
                        size);
 }
 
-int PMPI_Buffer_flush(void) { return bbuf_flush("MPI_Buffer_flush", MPII_OBJ_NONE, 0, NULL); }
-int PMPI_Buffer_iflush(MPI_Request *request)
+int b_Buffer_flush(void) { return bbuf_flush("MPI_Buffer_flush", MPII_OBJ_NONE, 0, NULL); }
+int b_Buffer_iflush(MPI_Request *request)
 {
     if (!request)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Buffer_iflush", "request: NULL pointer");
     return bbuf_flush("MPI_Buffer_iflush", MPII_OBJ_NONE, 0, request);
 }
-int PMPI_Comm_flush_buffer(MPI_Comm comm)
+int b_Comm_flush_buffer(MPI_Comm comm)
 {
     return bbuf_flush("MPI_Comm_flush_buffer", MPII_OBJ_COMM, comm, NULL);
 }
-int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
+int b_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
     if (!request)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_REQUEST, "MPI_Comm_iflush_buffer",
                         "request: NULL pointer");
     return bbuf_flush("MPI_Comm_iflush_buffer", MPII_OBJ_COMM, comm, request);
 }
-int PMPI_Session_flush_buffer(MPI_Session session)
+int b_Session_flush_buffer(MPI_Session session)
 {
     return bbuf_flush("MPI_Session_flush_buffer", MPII_OBJ_SESSION, session, NULL);
 }
-int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+int b_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
     if (!request)
         return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_REQUEST, "MPI_Session_iflush_buffer",
@@ -1041,8 +1041,8 @@ int b_Isendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype
     return MPI_SUCCESS;
 }
 
-int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
-                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *req)
+int b_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                     MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *req)
 {
     if (!req)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Grequest_start", "request: NULL pointer");
@@ -1052,7 +1052,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
     return MPI_SUCCESS;
 }
 
-int PMPI_Grequest_complete(MPI_Request req)
+int b_Grequest_complete(MPI_Request req)
 {
     core_req *r = mpii_req_get(req);
     if (!r || r->kind != CORE_REQ_GREQ)

@@ -11,31 +11,32 @@
 #include <time.h>
 
 #include "mpi.h"
+#include "binding/impl.h"
 
 /* ---- handle conversion: handles are ints, the Fortran handle is the same int */
 
-MPI_Fint PMPI_Comm_c2f(MPI_Comm comm) { return comm; }
-MPI_Comm PMPI_Comm_f2c(MPI_Fint comm) { return comm; }
-MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler) { return errhandler; }
-MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler) { return errhandler; }
-MPI_Fint PMPI_File_c2f(MPI_File file) { return file; }
-MPI_File PMPI_File_f2c(MPI_Fint file) { return file; }
-MPI_Fint PMPI_Group_c2f(MPI_Group group) { return group; }
-MPI_Group PMPI_Group_f2c(MPI_Fint group) { return group; }
-MPI_Fint PMPI_Info_c2f(MPI_Info info) { return info; }
-MPI_Info PMPI_Info_f2c(MPI_Fint info) { return info; }
-MPI_Fint PMPI_Message_c2f(MPI_Message message) { return message; }
-MPI_Message PMPI_Message_f2c(MPI_Fint message) { return message; }
-MPI_Fint PMPI_Op_c2f(MPI_Op op) { return op; }
-MPI_Op PMPI_Op_f2c(MPI_Fint op) { return op; }
-MPI_Fint PMPI_Request_c2f(MPI_Request request) { return request; }
-MPI_Request PMPI_Request_f2c(MPI_Fint request) { return request; }
-MPI_Fint PMPI_Session_c2f(MPI_Session session) { return session; }
-MPI_Session PMPI_Session_f2c(MPI_Fint session) { return session; }
-MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype) { return datatype; }
-MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype) { return datatype; }
-MPI_Fint PMPI_Win_c2f(MPI_Win win) { return win; }
-MPI_Win PMPI_Win_f2c(MPI_Fint win) { return win; }
+MPI_Fint b_Comm_c2f(MPI_Comm comm) { return comm; }
+MPI_Comm b_Comm_f2c(MPI_Fint comm) { return comm; }
+MPI_Fint b_Errhandler_c2f(MPI_Errhandler errhandler) { return errhandler; }
+MPI_Errhandler b_Errhandler_f2c(MPI_Fint errhandler) { return errhandler; }
+MPI_Fint b_File_c2f(MPI_File file) { return file; }
+MPI_File b_File_f2c(MPI_Fint file) { return file; }
+MPI_Fint b_Group_c2f(MPI_Group group) { return group; }
+MPI_Group b_Group_f2c(MPI_Fint group) { return group; }
+MPI_Fint b_Info_c2f(MPI_Info info) { return info; }
+MPI_Info b_Info_f2c(MPI_Fint info) { return info; }
+MPI_Fint b_Message_c2f(MPI_Message message) { return message; }
+MPI_Message b_Message_f2c(MPI_Fint message) { return message; }
+MPI_Fint b_Op_c2f(MPI_Op op) { return op; }
+MPI_Op b_Op_f2c(MPI_Fint op) { return op; }
+MPI_Fint b_Request_c2f(MPI_Request request) { return request; }
+MPI_Request b_Request_f2c(MPI_Fint request) { return request; }
+MPI_Fint b_Session_c2f(MPI_Session session) { return session; }
+MPI_Session b_Session_f2c(MPI_Fint session) { return session; }
+MPI_Fint b_Type_c2f(MPI_Datatype datatype) { return datatype; }
+MPI_Datatype b_Type_f2c(MPI_Fint datatype) { return datatype; }
+MPI_Fint b_Win_c2f(MPI_Win win) { return win; }
+MPI_Win b_Win_f2c(MPI_Fint win) { return win; }
 
 /* ---- status conversion: all three forms hold the same bytes */
 
@@ -53,32 +54,32 @@ static int status_copy(void *dst, const void *src)
     return MPI_SUCCESS;
 }
 
-int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+int b_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
     return status_copy(f_status, c_status);
 }
 
-int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+int b_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
     return status_copy(c_status, f_status);
 }
 
-int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
+int b_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
 {
     return status_copy(f08_status, c_status);
 }
 
-int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
+int b_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
 {
     return status_copy(c_status, f08_status);
 }
 
-int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
+int b_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
 {
     return status_copy(f08_status, f_status);
 }
 
-int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
+int b_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
 {
     return status_copy(f_status, f08_status);
 }
@@ -90,7 +91,7 @@ static int status_ok(const MPI_Status *status)
     return status != NULL && status != MPI_STATUS_IGNORE;
 }
 
-int PMPI_Status_get_source(MPI_Status *status, int *source)
+int b_Status_get_source(MPI_Status *status, int *source)
 {
     if (!status_ok(status) || source == NULL)
         return MPI_ERR_ARG;
@@ -98,7 +99,7 @@ int PMPI_Status_get_source(MPI_Status *status, int *source)
     return MPI_SUCCESS;
 }
 
-int PMPI_Status_set_source(MPI_Status *status, int source)
+int b_Status_set_source(MPI_Status *status, int source)
 {
     if (!status_ok(status))
         return MPI_ERR_ARG;
@@ -106,7 +107,7 @@ int PMPI_Status_set_source(MPI_Status *status, int source)
     return MPI_SUCCESS;
 }
 
-int PMPI_Status_get_tag(MPI_Status *status, int *tag)
+int b_Status_get_tag(MPI_Status *status, int *tag)
 {
     if (!status_ok(status) || tag == NULL)
         return MPI_ERR_ARG;
@@ -114,7 +115,7 @@ int PMPI_Status_get_tag(MPI_Status *status, int *tag)
     return MPI_SUCCESS;
 }
 
-int PMPI_Status_set_tag(MPI_Status *status, int tag)
+int b_Status_set_tag(MPI_Status *status, int tag)
 {
     if (!status_ok(status))
         return MPI_ERR_ARG;
@@ -122,7 +123,7 @@ int PMPI_Status_set_tag(MPI_Status *status, int tag)
     return MPI_SUCCESS;
 }
 
-int PMPI_Status_get_error(MPI_Status *status, int *error)
+int b_Status_get_error(MPI_Status *status, int *error)
 {
     if (!status_ok(status) || error == NULL)
         return MPI_ERR_ARG;
@@ -130,7 +131,7 @@ int PMPI_Status_get_error(MPI_Status *status, int *error)
     return MPI_SUCCESS;
 }
 
-int PMPI_Status_set_error(MPI_Status *status, int error)
+int b_Status_set_error(MPI_Status *status, int error)
 {
     if (!status_ok(status))
         return MPI_ERR_ARG;
@@ -138,7 +139,7 @@ int PMPI_Status_set_error(MPI_Status *status, int error)
     return MPI_SUCCESS;
 }
 
-int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+int b_Status_set_cancelled(MPI_Status *status, int flag)
 {
     if (!status_ok(status))
         return MPI_ERR_ARG;
@@ -146,7 +147,7 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
     return MPI_SUCCESS;
 }
 
-int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+int b_Test_cancelled(const MPI_Status *status, int *flag)
 {
     if (!status_ok(status) || flag == NULL)
         return MPI_ERR_ARG;
@@ -156,18 +157,18 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 
 /* ---- addresses, version, timers, profiling control */
 
-MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+MPI_Aint b_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
     /* unsigned arithmetic: addresses may wrap past LONG_MAX without UB */
     return (MPI_Aint)((unsigned long)base + (unsigned long)disp);
 }
 
-MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+MPI_Aint b_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
     return (MPI_Aint)((unsigned long)addr1 - (unsigned long)addr2);
 }
 
-int PMPI_Get_version(int *version, int *subversion)
+int b_Get_version(int *version, int *subversion)
 {
     if (version == NULL || subversion == NULL)
         return MPI_ERR_ARG;
@@ -177,7 +178,7 @@ int PMPI_Get_version(int *version, int *subversion)
 }
 
 /* Local monotonic clock; MPI_WTIME_IS_GLOBAL is false. */
-double PMPI_Wtime(void)
+double b_Wtime(void)
 {
     struct timespec ts;
 
@@ -185,7 +186,7 @@ double PMPI_Wtime(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double PMPI_Wtick(void)
+double b_Wtick(void)
 {
     struct timespec res;
 
@@ -195,10 +196,7 @@ double PMPI_Wtick(void)
 }
 
 /* No profiling library is built in, so there is nothing to switch. */
-int PMPI_Pcontrol(const int level, ...)
-{
-    return MPI_SUCCESS;
-}
+int b_Pcontrol(const int level, ...) { return MPI_SUCCESS; }
 
 /* ---- predefined attribute copy and delete callbacks */
 

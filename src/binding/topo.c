@@ -5,7 +5,7 @@
 #include "mpi/mpii.h"
 #include "mpi/topo/topo.h"
 #include "mpi/topo/neighbor.h"
-#include "binding/twins.h"
+#include "binding/impl.h"
 
 #include <stdlib.h>
 
@@ -117,8 +117,8 @@ static int topo_built(const char *fn, MPI_Comm comm, int rc, mpii_comm *n, MPI_C
 
 /* ---- cartesian ---------------------------------------------------------------------- */
 
-int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                     int reorder, MPI_Comm *comm_cart)
+int b_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                  MPI_Comm *comm_cart)
 {
     static const char fn[] = "MPI_Cart_create";
     mpii_comm *c, *n = NULL;
@@ -134,7 +134,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     return topo_built(fn, comm_old, rc, n, comm_cart);
 }
 
-int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+int b_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
     static const char fn[] = "MPI_Cart_map";
     mpii_comm *c;
@@ -149,7 +149,7 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
     return MPI_SUCCESS;
 }
 
-int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+int b_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Cart_sub";
     mpii_comm *c, *n = NULL;
@@ -164,7 +164,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     return topo_built(fn, comm, rc, n, newcomm);
 }
 
-int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
+int b_Cartdim_get(MPI_Comm comm, int *ndims)
 {
     static const char fn[] = "MPI_Cartdim_get";
     mpii_comm *c;
@@ -177,7 +177,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
     return MPI_SUCCESS;
 }
 
-int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+int b_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
     static const char fn[] = "MPI_Cart_get";
     mpii_comm *c;
@@ -201,7 +201,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
     return MPI_SUCCESS;
 }
 
-int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+int b_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
     static const char fn[] = "MPI_Cart_rank";
     mpii_comm *c;
@@ -222,7 +222,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
     return MPI_SUCCESS;
 }
 
-int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+int b_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
     static const char fn[] = "MPI_Cart_coords";
     mpii_comm *c;
@@ -241,7 +241,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     return MPI_SUCCESS;
 }
 
-int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+int b_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
     static const char fn[] = "MPI_Cart_shift";
     mpii_comm *c;
@@ -260,7 +260,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
     return MPI_SUCCESS;
 }
 
-int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+int b_Dims_create(int nnodes, int ndims, int dims[])
 {
     static const char fn[] = "MPI_Dims_create";
     if (nnodes < 0)
@@ -281,8 +281,8 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 
 /* ---- graph -------------------------------------------------------------------------- */
 
-int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
-                      int reorder, MPI_Comm *comm_graph)
+int b_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                   MPI_Comm *comm_graph)
 {
     static const char fn[] = "MPI_Graph_create";
     mpii_comm *c, *n = NULL;
@@ -298,7 +298,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     return topo_built(fn, comm_old, rc, n, comm_graph);
 }
 
-int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+int b_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
     static const char fn[] = "MPI_Graph_map";
     mpii_comm *c;
@@ -315,7 +315,7 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
     return MPI_SUCCESS;
 }
 
-int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
+int b_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
     static const char fn[] = "MPI_Graphdims_get";
     mpii_comm *c;
@@ -331,7 +331,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
     return MPI_SUCCESS;
 }
 
-int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
+int b_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
     static const char fn[] = "MPI_Graph_get";
     mpii_comm *c;
@@ -353,7 +353,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
     return MPI_SUCCESS;
 }
 
-int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
+int b_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
     static const char fn[] = "MPI_Graph_neighbors_count";
     mpii_comm *c;
@@ -369,7 +369,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
     return MPI_SUCCESS;
 }
 
-int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
+int b_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
     static const char fn[] = "MPI_Graph_neighbors";
     mpii_comm *c;
@@ -392,7 +392,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
     return MPI_SUCCESS;
 }
 
-int PMPI_Topo_test(MPI_Comm comm, int *status)
+int b_Topo_test(MPI_Comm comm, int *status)
 {
     static const char fn[] = "MPI_Topo_test";
     mpii_comm *c = mpii_comm_get(comm);
@@ -436,10 +436,10 @@ static int topo_dist_list(const char *fn, MPI_Comm comm, int size, int n, const 
     return MPI_SUCCESS;
 }
 
-int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                    const int sourceweights[], int outdegree,
-                                    const int destinations[], const int destweights[],
-                                    MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+int b_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                 const int sourceweights[], int outdegree, const int destinations[],
+                                 const int destweights[], MPI_Info info, int reorder,
+                                 MPI_Comm *comm_dist_graph)
 {
     static const char fn[] = "MPI_Dist_graph_create_adjacent";
     mpii_comm *c, *n = NULL;
@@ -467,9 +467,9 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     return topo_built(fn, comm_old, rc, n, comm_dist_graph);
 }
 
-int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                           const int destinations[], const int weights[], MPI_Info info,
-                           int reorder, MPI_Comm *comm_dist_graph)
+int b_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                        const int destinations[], const int weights[], MPI_Info info, int reorder,
+                        MPI_Comm *comm_dist_graph)
 {
     static const char fn[] = "MPI_Dist_graph_create";
     mpii_comm *c, *nc = NULL;
@@ -501,7 +501,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     return topo_built(fn, comm_old, rc, nc, comm_dist_graph);
 }
 
-int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
+int b_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
     static const char fn[] = "MPI_Dist_graph_neighbors_count";
     mpii_comm *c;
@@ -537,8 +537,8 @@ static int topo_dist_copy(const char *fn, MPI_Comm comm, const topo *t, int max,
     return MPI_SUCCESS;
 }
 
-int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                              int maxoutdegree, int destinations[], int destweights[])
+int b_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                           int maxoutdegree, int destinations[], int destweights[])
 {
     static const char fn[] = "MPI_Dist_graph_neighbors";
     mpii_comm *c;
@@ -818,55 +818,54 @@ int b_Neighbor_allgather_init(const char *fn, const void *sendbuf, MPI_Count sen
                          recvtype, comm, info, request);
 }
 
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm)
+int b_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          MPI_Comm comm)
 {
     return nbr_allgatherv_int("MPI_Neighbor_allgatherv", COLL_BLOCKING, sendbuf, sendcount,
                               sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
                               NULL);
 }
 
-int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm)
+int b_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm)
 {
     return nbr_allgatherv("MPI_Neighbor_allgatherv_c", COLL_BLOCKING, sendbuf, sendcount, sendtype,
                           recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, const int recvcounts[], const int displs[],
-                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int b_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request *request)
 {
     return nbr_allgatherv_int("MPI_Ineighbor_allgatherv", COLL_NONBLOCKING, sendbuf, sendcount,
                               sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
                               request);
 }
 
-int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, const MPI_Count recvcounts[],
-                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Request *request)
+int b_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return nbr_allgatherv("MPI_Ineighbor_allgatherv_c", COLL_NONBLOCKING, sendbuf, sendcount,
                           sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
                           request);
 }
 
-int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request *request)
+int b_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
 {
     return nbr_allgatherv_int("MPI_Neighbor_allgatherv_init", COLL_PERSISTENT, sendbuf, sendcount,
                               sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
 
-int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, const MPI_Count recvcounts[],
-                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                    MPI_Info info, MPI_Request *request)
+int b_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request)
 {
     return nbr_allgatherv("MPI_Neighbor_allgatherv_init_c", COLL_PERSISTENT, sendbuf, sendcount,
                           sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
@@ -897,89 +896,89 @@ int b_Neighbor_alltoall_init(const char *fn, const void *sendbuf, MPI_Count send
                         recvtype, comm, info, request);
 }
 
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+int b_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return nbr_alltoallvw_int("MPI_Neighbor_alltoallv", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
                               NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL, recvtype,
                               NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm)
+int b_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                           const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                           MPI_Datatype recvtype, MPI_Comm comm)
 {
     return nbr_alltoallvw("MPI_Neighbor_alltoallv_c", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
                           sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0, comm,
                           MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
+int b_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                          MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request)
 {
     return nbr_alltoallvw_int("MPI_Ineighbor_alltoallv", COLL_NONBLOCKING, sendbuf, sendcounts,
                               sdispls, NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL,
                               recvtype, NULL, 0, comm, MPI_INFO_NULL, request);
 }
 
-int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+int b_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     return nbr_alltoallvw("MPI_Ineighbor_alltoallv_c", COLL_NONBLOCKING, sendbuf, sendcounts,
                           sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0,
                           comm, MPI_INFO_NULL, request);
 }
 
-int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request)
+int b_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Info info, MPI_Request *request)
 {
     return nbr_alltoallvw_int("MPI_Neighbor_alltoallv_init", COLL_PERSISTENT, sendbuf, sendcounts,
                               sdispls, NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL,
                               recvtype, NULL, 0, comm, info, request);
 }
 
-int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                   MPI_Request *request)
+int b_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request)
 {
     return nbr_alltoallvw("MPI_Neighbor_alltoallv_init_c", COLL_PERSISTENT, sendbuf, sendcounts,
                           sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0,
                           comm, info, request);
 }
 
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+int b_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return nbr_alltoallvw_int("MPI_Neighbor_alltoallw", COLL_BLOCKING, sendbuf, sendcounts, NULL,
                               sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, NULL,
                               rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              const MPI_Datatype recvtypes[], MPI_Comm comm)
+int b_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                           const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                           const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return nbr_alltoallvw("MPI_Neighbor_alltoallw_c", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
                           MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
                           MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL, NULL);
 }
 
-int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                             MPI_Comm comm, MPI_Request *request)
+int b_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request)
 {
     return nbr_alltoallvw_int("MPI_Ineighbor_alltoallw", COLL_NONBLOCKING, sendbuf, sendcounts,
                               NULL, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
@@ -987,33 +986,31 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
                               request);
 }
 
-int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                               void *recvbuf, const MPI_Count recvcounts[],
-                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                               MPI_Comm comm, MPI_Request *request)
+int b_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     return nbr_alltoallvw("MPI_Ineighbor_alltoallw_c", COLL_NONBLOCKING, sendbuf, sendcounts,
                           sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
                           MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL, request);
 }
 
-int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
+int b_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return nbr_alltoallvw_int("MPI_Neighbor_alltoallw_init", COLL_PERSISTENT, sendbuf, sendcounts,
                               NULL, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
                               NULL, rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, info, request);
 }
 
-int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                   void *recvbuf, const MPI_Count recvcounts[],
-                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int b_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return nbr_alltoallvw("MPI_Neighbor_alltoallw_init_c", COLL_PERSISTENT, sendbuf, sendcounts,
                           sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,

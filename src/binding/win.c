@@ -7,6 +7,7 @@
 #include "mpi/info/info.h"
 #include "mpi/op/op.h"
 #include "mpi/osc/osc.h"
+#include "binding/impl.h"
 
 #include <string.h>
 
@@ -85,13 +86,13 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
     return osc_win_create(fn, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, c, NULL, win);
 }
 
-int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                    MPI_Win *win)
+int b_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                 MPI_Win *win)
 {
     return win_create("MPI_Win_create", base, size, disp_unit, info, comm, win);
 }
-int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                      MPI_Win *win)
+int b_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win)
 {
     return win_create("MPI_Win_create_c", base, size, disp_unit, info, comm, win);
 }
@@ -108,32 +109,32 @@ static int win_allocate(const char *fn, int flavor, MPI_Aint size, MPI_Aint disp
     return osc_win_create(fn, flavor, NULL, size, disp_unit, info, c, baseptr, win);
 }
 
-int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                      MPI_Win *win)
+int b_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                   MPI_Win *win)
 {
     return win_allocate("MPI_Win_allocate", MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
                         baseptr, win);
 }
-int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                        void *baseptr, MPI_Win *win)
+int b_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win)
 {
     return win_allocate("MPI_Win_allocate_c", MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
                         baseptr, win);
 }
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                             void *baseptr, MPI_Win *win)
+int b_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                          MPI_Win *win)
 {
     return win_allocate("MPI_Win_allocate_shared", MPI_WIN_FLAVOR_SHARED, size, disp_unit, info,
                         comm, baseptr, win);
 }
-int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                               void *baseptr, MPI_Win *win)
+int b_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win)
 {
     return win_allocate("MPI_Win_allocate_shared_c", MPI_WIN_FLAVOR_SHARED, size, disp_unit, info,
                         comm, baseptr, win);
 }
 
-int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+int b_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     static const char fn[] = "MPI_Win_create_dynamic";
     mpii_comm *c;
@@ -163,7 +164,7 @@ static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *siz
     return osc_win_shared_query(fn, w, rank, size, disp_unit, baseptr);
 }
 
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+int b_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
     MPI_Aint du = 0;
     int rc =
@@ -172,13 +173,12 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
         *disp_unit = (int)du;
     return rc;
 }
-int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
-                            void *baseptr)
+int b_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
     return win_shared_query("MPI_Win_shared_query_c", win, rank, size, disp_unit, baseptr);
 }
 
-int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+int b_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     static const char fn[] = "MPI_Win_attach";
     osc_win *w;
@@ -194,7 +194,7 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     return osc_win_attach(fn, w, base, size);
 }
 
-int PMPI_Win_detach(MPI_Win win, const void *base)
+int b_Win_detach(MPI_Win win, const void *base)
 {
     static const char fn[] = "MPI_Win_detach";
     osc_win *w;
@@ -204,7 +204,7 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
     return osc_win_detach(fn, w, base);
 }
 
-int PMPI_Win_free(MPI_Win *win)
+int b_Win_free(MPI_Win *win)
 {
     static const char fn[] = "MPI_Win_free";
     if (!win)
@@ -222,7 +222,7 @@ int PMPI_Win_free(MPI_Win *win)
 /* ---- group, info, name, attributes, error handlers --------------------------------------------
  */
 
-int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+int b_Win_get_group(MPI_Win win, MPI_Group *group)
 {
     static const char fn[] = "MPI_Win_get_group";
     osc_win *w;
@@ -237,7 +237,7 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
     return MPI_SUCCESS;
 }
 
-int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+int b_Win_set_info(MPI_Win win, MPI_Info info)
 {
     static const char fn[] = "MPI_Win_set_info";
     osc_win *w;
@@ -250,7 +250,7 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
     return osc_win_set_info(fn, w, info);
 }
 
-int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+int b_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     static const char fn[] = "MPI_Win_get_info";
     osc_win *w;
@@ -263,7 +263,7 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     return MPI_SUCCESS;
 }
 
-int PMPI_Win_set_name(MPI_Win win, const char *win_name)
+int b_Win_set_name(MPI_Win win, const char *win_name)
 {
     static const char fn[] = "MPI_Win_set_name";
     osc_win *w;
@@ -279,7 +279,7 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name)
     return MPI_SUCCESS;
 }
 
-int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
+int b_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
     static const char fn[] = "MPI_Win_get_name";
     osc_win *w;
@@ -315,14 +315,11 @@ static int win_keyval(const char *fn, osc_win *w, int keyval, int for_write)
 
 static int win_attr_fail(const char *fn, osc_win *w, int rc)
 {
-    int cls = MPI_ERR_OTHER;
-    if (mpii_errh_class_of(rc, &cls) != UTIL_OK || cls == MPI_SUCCESS)
-        cls = MPI_ERR_OTHER;
-    return mpii_err(MPII_OBJ_WIN, osc_win_handle(w), cls, fn,
+    return mpii_err(MPII_OBJ_WIN, osc_win_handle(w), mpii_errh_callback_code(rc), fn,
                     "an attribute callback returned error %d (%s)", rc, osc_win_label(w));
 }
 
-int PMPI_Win_set_attr(MPI_Win win, int keyval, void *attribute_val)
+int b_Win_set_attr(MPI_Win win, int keyval, void *attribute_val)
 {
     static const char fn[] = "MPI_Win_set_attr";
     osc_win *w;
@@ -335,7 +332,7 @@ int PMPI_Win_set_attr(MPI_Win win, int keyval, void *attribute_val)
     return rc == MPI_SUCCESS ? rc : win_attr_fail(fn, w, rc);
 }
 
-int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
+int b_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
 {
     static const char fn[] = "MPI_Win_get_attr";
     osc_win *w;
@@ -356,7 +353,7 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
     return mpii_attr_get(win, *osc_win_attrs(w), keyval, (void **)attribute_val, flag);
 }
 
-int PMPI_Win_delete_attr(MPI_Win win, int keyval)
+int b_Win_delete_attr(MPI_Win win, int keyval)
 {
     static const char fn[] = "MPI_Win_delete_attr";
     osc_win *w;
@@ -369,7 +366,7 @@ int PMPI_Win_delete_attr(MPI_Win win, int keyval)
     return rc == MPI_SUCCESS ? rc : win_attr_fail(fn, w, rc);
 }
 
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+int b_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     static const char fn[] = "MPI_Win_set_errhandler";
     osc_win *w;
@@ -386,7 +383,7 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     return MPI_SUCCESS;
 }
 
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+int b_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     static const char fn[] = "MPI_Win_get_errhandler";
     osc_win *w;
@@ -395,18 +392,18 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
         rc = win_null_arg(fn, w, errhandler, "errhandler");
     if (rc != MPI_SUCCESS)
         return rc;
-    *errhandler = osc_win_errhandler(w);
+    *errhandler = mpii_errh_or_default(osc_win_errhandler(w));
     mpii_errh_ref(*errhandler);
     return MPI_SUCCESS;
 }
 
-int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+int b_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_call_errhandler", win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
-    mpii_errh_invoke(MPII_OBJ_WIN, win, osc_win_errhandler(w), errorcode);
+    mpii_errh_invoke(MPII_OBJ_WIN, win, mpii_errh_or_default(osc_win_errhandler(w)), errorcode);
     return MPI_SUCCESS;
 }
 
@@ -518,126 +515,123 @@ static int b_gacc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
     return win_rma(fn, win, &a, req, want_req);
 }
 
-int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-             MPI_Win win)
+int b_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     return b_put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
-int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win)
+int b_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+            MPI_Datatype target_datatype, MPI_Win win)
 {
     return b_put("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
-int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-              MPI_Win win, MPI_Request *request)
+int b_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+           MPI_Request *request)
 {
     return b_put("MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
-int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+int b_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     return b_put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
 
-int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+int b_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     return b_get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
-int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-               MPI_Datatype target_datatype, MPI_Win win)
+int b_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+            MPI_Datatype target_datatype, MPI_Win win)
 {
     return b_get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
-int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-              MPI_Request *request)
+int b_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+           MPI_Request *request)
 {
     return b_get("MPI_Rget", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
-int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+int b_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     return b_get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
 
-int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int b_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                 int target_rank, MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, NULL, 0);
 }
-int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int b_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_acc("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, NULL, 0);
 }
-int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                     int target_rank, MPI_Aint target_disp, int target_count,
-                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+int b_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                  int target_rank, MPI_Aint target_disp, int target_count,
+                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return b_acc("MPI_Raccumulate", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, request, 1);
 }
-int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
-                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                       MPI_Request *request)
+int b_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return b_acc("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
                  target_disp, target_count, target_datatype, op, win, request, 1);
 }
 
-int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                        void *result_addr, int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int b_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     void *result_addr, int result_count, MPI_Datatype result_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_gacc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
                   target_datatype, op, win, NULL, 0);
 }
-int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win)
+int b_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return b_gacc("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
                   target_datatype, op, win, NULL, 0);
 }
-int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                         void *result_addr, int result_count, MPI_Datatype result_datatype,
-                         int target_rank, MPI_Aint target_disp, int target_count,
-                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+int b_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                      void *result_addr, int result_count, MPI_Datatype result_datatype,
+                      int target_rank, MPI_Aint target_disp, int target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     return b_gacc("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
                   target_datatype, op, win, request, 1);
 }
-int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                           MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                           MPI_Win win, MPI_Request *request)
+int b_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                        MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                        MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                        MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                        MPI_Win win, MPI_Request *request)
 {
     return b_gacc("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
@@ -659,8 +653,8 @@ static int win_elem_type(const char *fn, osc_win *w, MPI_Datatype dt, int cas)
     return MPI_SUCCESS;
 }
 
-int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+int b_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                   int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     static const char fn[] = "MPI_Fetch_and_op";
     osc_win *w;
@@ -689,8 +683,8 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
     return osc_rma(fn, w, &a, NULL);
 }
 
-int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+int b_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                       MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     static const char fn[] = "MPI_Compare_and_swap";
     osc_win *w;
@@ -724,80 +718,80 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
 /* ---- synchronisation --------------------------------------------------------------------------
  */
 
-int PMPI_Win_fence(int assert, MPI_Win win)
+int b_Win_fence(int assert, MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_fence", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_fence("MPI_Win_fence", w, assert);
 }
-int PMPI_Win_complete(MPI_Win win)
+int b_Win_complete(MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_complete", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_complete("MPI_Win_complete", w);
 }
-int PMPI_Win_wait(MPI_Win win)
+int b_Win_wait(MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_wait", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_wait("MPI_Win_wait", w, NULL);
 }
-int PMPI_Win_lock_all(int assert, MPI_Win win)
+int b_Win_lock_all(int assert, MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_lock_all", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_lock_all("MPI_Win_lock_all", w, assert);
 }
-int PMPI_Win_unlock_all(MPI_Win win)
+int b_Win_unlock_all(MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_unlock_all", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_unlock_all("MPI_Win_unlock_all", w);
 }
-int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+int b_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_lock", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_lock("MPI_Win_lock", w, lock_type, rank, assert);
 }
-int PMPI_Win_unlock(int rank, MPI_Win win)
+int b_Win_unlock(int rank, MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_unlock", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_unlock("MPI_Win_unlock", w, rank);
 }
-int PMPI_Win_flush(int rank, MPI_Win win)
+int b_Win_flush(int rank, MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_flush", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_flush("MPI_Win_flush", w, rank, 0);
 }
-int PMPI_Win_flush_all(MPI_Win win)
+int b_Win_flush_all(MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_flush_all", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_flush("MPI_Win_flush_all", w, OSC_ALL, 0);
 }
-int PMPI_Win_flush_local(int rank, MPI_Win win)
+int b_Win_flush_local(int rank, MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_flush_local", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_flush("MPI_Win_flush_local", w, rank, 1);
 }
-int PMPI_Win_flush_local_all(MPI_Win win)
+int b_Win_flush_local_all(MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_flush_local_all", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_flush("MPI_Win_flush_local_all", w, OSC_ALL, 1);
 }
-int PMPI_Win_sync(MPI_Win win)
+int b_Win_sync(MPI_Win win)
 {
     osc_win *w;
     int rc = win_lookup("MPI_Win_sync", win, &w);
     return rc != MPI_SUCCESS ? rc : osc_sync("MPI_Win_sync", w);
 }
 
-int PMPI_Win_test(MPI_Win win, int *flag)
+int b_Win_test(MPI_Win win, int *flag)
 {
     static const char fn[] = "MPI_Win_test";
     osc_win *w;
@@ -822,11 +816,11 @@ static int win_group_call(const char *fn, MPI_Win win, MPI_Group group, int asse
     return post ? osc_post(fn, w, g, assert) : osc_start(fn, w, g, assert);
 }
 
-int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+int b_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     return win_group_call("MPI_Win_post", win, group, assert, 1);
 }
-int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+int b_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     return win_group_call("MPI_Win_start", win, group, assert, 0);
 }

@@ -92,6 +92,58 @@ static inline int mtest_check_class(const char *what, int rc, int want_class)
                        rc, want_class);
 }
 
+/* mtest_check_class, and the message of rc (MPI_Error_string) contains text (if not NULL) */
+static inline int mtest_check_error(const char *what, int rc, int want_class, const char *text)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+
+    if (!mtest_check_class(what, rc, want_class) || !text)
+        return 0;
+    MPI_Error_string(rc, msg, &len);
+    return mtest_check(strstr(msg, text) != NULL, "%s: message '%s' does not say '%s'", what, msg,
+                       text);
+}
+
+/* What the library prints: mtest_quiet(1) sends stderr to a temporary file, mtest_quiet(0)
+ * brings it back (the test's own reports go to the real stderr), mtest_quiet_check() records
+ * a failure showing whatever was captured. */
+static int mtest_quiet_fd = -1, mtest_stderr_fd = -1;
+
+static inline void mtest_quiet(int on)
+{
+    if (mtest_quiet_fd < 0) {
+        char path[] = "/tmp/dcfa-mtest-quiet-XXXXXX";
+        mtest_quiet_fd = mkstemp(path);
+        mtest_stderr_fd = dup(2);
+        if (mtest_quiet_fd < 0 || mtest_stderr_fd < 0) {
+            fprintf(stderr, "[rank %d] mkstemp/dup for the stderr capture failed\n", mtest_wrank);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        unlink(path);
+    }
+    fflush(stderr);
+    dup2(on ? mtest_quiet_fd : mtest_stderr_fd, 2);
+}
+
+static inline void mtest_quiet_check(void)
+{
+    char text[1024] = "";
+    off_t printed;
+    ssize_t n;
+
+    if (mtest_quiet_fd < 0)
+        return;
+    mtest_quiet(0);
+    printed = lseek(mtest_quiet_fd, 0, SEEK_END);
+    if (printed <= 0)
+        return;
+    n = pread(mtest_quiet_fd, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    mtest_fail("the library printed %lld bytes under MPI_ERRORS_RETURN:\n%s", (long long)printed,
+               text);
+}
+
 static inline void mtest_init(int *argc, char ***argv)
 {
     MPI_Init(argc, argv);

@@ -364,6 +364,14 @@ static void run_parent(void)
         rc = MPI_Comm_spawn(exe, cargv, cf.n, info, 0, MPI_COMM_WORLD, &inter, errcodes);
         free_info(&info);
         mtest_check_class("MPI_Comm_spawn onto a host that is not mpirun's", rc, MPI_ERR_SPAWN);
+        if (rank == 0 && rc != MPI_SUCCESS) {
+            /* the cause is in the error string (the library prints nothing under
+             * MPI_ERRORS_RETURN): the launcher tests look for it on stderr */
+            char msg[MPI_MAX_ERROR_STRING];
+            int len = 0;
+            MPI_Error_string(rc, msg, &len);
+            fprintf(stderr, "bad host: %s\n", msg);
+        }
         for (i = 0; i < cf.n; i++)
             mtest_check(errcodes[i] != MPI_SUCCESS,
                         "bad host: errcodes[%d] is MPI_SUCCESS, expected an error", i);

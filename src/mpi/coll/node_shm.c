@@ -134,10 +134,10 @@ static shm_seg *shm_seg_map(const char *name, int n, size_t slot, int create)
     int rc = create ? util_shm_create(name, len, "collectives", &p)
                     : util_shm_attach(name, len, "collectives", &p);
     if (rc == UTIL_ENOENT)
-        util_log("collectives: shared segment %s is not there", name);
+        mpii_cause("shared segment %s is not there", name);
     if (rc == UTIL_ENOMEM)
-        util_log("collectives: the node segment takes 2 x (ranks + 1) x DCFA_COLL_SHM_SLOT bytes; "
-                 "DCFA_COLL_SHM=0 does without it");
+        mpii_cause("the node segment takes 2 x (ranks + 1) x DCFA_COLL_SHM_SLOT bytes; "
+                   "DCFA_COLL_SHM=0 does without it");
     if (rc != UTIL_OK)
         return NULL;
     shm_seg *g = util_calloc(1, sizeof *g);

@@ -63,7 +63,8 @@ static void comm_fill(mpii_comm *c, const mpii_comm *parent, mpii_group *g, uint
     c->group = g;
     c->rank = g->rank;
     c->size = g->size;
-    c->errhandler = parent ? parent->errhandler : MPI_ERRORS_ARE_FATAL;
+    /* MPI_ERRHANDLER_NULL: never set, MPI_COMM_WORLD's applies (mpii_errh_or_default) */
+    c->errhandler = parent ? parent->errhandler : MPI_ERRHANDLER_NULL;
     mpii_errh_ref(c->errhandler);
     c->info = MPI_INFO_NULL;
     c->session = parent ? parent->session : 0;
@@ -213,8 +214,7 @@ static int ctx_agree(uint64_t key, int n, int *pairs, ctx_and_fn and_fn, void *a
         if (rc == UTIL_OK)
             return MPI_SUCCESS;
         if (rc == UTIL_ENOENT) {
-            util_log("communicator construction: no context id free on every process (%d in use)",
-                     MPII_CTX_PAIRS);
+            mpii_cause("no context id free on every process (%d in use)", MPII_CTX_PAIRS);
             return MPI_ERR_OTHER;
         }
         util_backoff_wait(&b); /* another agreement of this process goes first */
@@ -320,9 +320,9 @@ static int comm_lpids_of(int *g, int n)
     for (int i = 0; i < n; i++) {
         int lp = core_lpid_of(comm_gid_at(g, i));
         if (lp < 0) {
-            util_log("communicator construction: process %llx (rank %d of another job) is not known "
-                     "to this process", (unsigned long long)comm_gid_at(g, i),
-                     FAB_GID_RANK(comm_gid_at(g, i)));
+            mpii_cause("process %llx (rank %d of another job) is not known "
+                       "to this process",
+                       (unsigned long long)comm_gid_at(g, i), FAB_GID_RANK(comm_gid_at(g, i)));
             return MPI_ERR_INTERN;
         }
         g[i] = lp; /* i <= 2i: what is still to be read is not overwritten */
@@ -739,7 +739,7 @@ static int comm_procs_add(int *g, int n, char *cards, size_t clen)
     for (int i = 0; i < n; i++) {
         char *nl = line < end ? memchr(line, '\n', (size_t)(end - line)) : NULL;
         if (!nl) {
-            util_log("communicator construction: the other group's addresses are cut short");
+            mpii_cause("the other group's addresses are cut short");
             return MPI_ERR_INTERN;
         }
         *nl = 0;

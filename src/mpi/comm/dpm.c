@@ -92,7 +92,7 @@ int mpii_sock_swap(int fd, const void *s, size_t slen, void *r, size_t rlen)
 {
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0) {
-        util_log("dynamic processes: the connection's socket %d is not open: %m", fd);
+        mpii_cause("the connection's socket %d is not open: %m", fd);
         return MPI_ERR_OTHER;
     }
     if (!(flags & O_NONBLOCK))
@@ -111,7 +111,7 @@ int mpii_sock_swap(int fd, const void *s, size_t slen, void *r, size_t rlen)
             if (n > 0)
                 sent += (size_t)n;
             else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-                util_log("dynamic processes: sending to the other group's root failed: %m");
+                mpii_cause("sending to the other group's root failed: %m");
                 rc = MPI_ERR_OTHER;
                 break;
             }
@@ -121,8 +121,8 @@ int mpii_sock_swap(int fd, const void *s, size_t slen, void *r, size_t rlen)
             if (n > 0) {
                 got += (size_t)n;
             } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-                util_log("dynamic processes: the other group's root closed the connection%s%s",
-                         n ? ": " : "", n ? strerror(errno) : "");
+                mpii_cause("the other group's root closed the connection%s%s", n ? ": " : "",
+                           n ? strerror(errno) : "");
                 rc = MPI_ERR_OTHER;
                 break;
             }
@@ -184,7 +184,7 @@ int mpii_port_open(char *name)
         if (dpm.ports[i].fd < 0)
             p = &dpm.ports[i];
     if (!p) {
-        util_log("MPI_Open_port: %d ports are open in this process already", DPM_PORT_MAX);
+        mpii_cause("%d ports are open in this process already", DPM_PORT_MAX);
         return MPI_ERR_NO_MEM;
     }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -192,7 +192,7 @@ int mpii_port_open(char *name)
     socklen_t alen = sizeof a;
     if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
-        util_log("MPI_Open_port: cannot listen on a TCP port: %m");
+        mpii_cause("cannot listen on a TCP port: %m");
         if (fd >= 0)
             close(fd);
         return MPI_ERR_PORT;
@@ -279,7 +279,7 @@ static int dpm_connect_fd(const char *name, int timeout_ms)
     struct sockaddr_in a;
     uint64_t nonce;
     if (dpm_port_parse(name, &a, &nonce) != MPI_SUCCESS) {
-        util_log("MPI_Comm_connect: '%s' is not a port name of this library", name);
+        mpii_cause("'%s' is not a port name of this library", name);
         return -MPI_ERR_PORT;
     }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -298,7 +298,7 @@ static int dpm_connect_fd(const char *name, int timeout_ms)
             errno = w == 1 ? err : ETIMEDOUT;
     }
     if (rc != 0) {
-        util_log("MPI_Comm_connect: nobody accepts on port %s: %s", name, strerror(errno));
+        mpii_cause("nobody accepts on port %s: %s", name, strerror(errno));
         close(fd);
         return -MPI_ERR_PORT;
     }
@@ -344,7 +344,7 @@ int mpii_comm_accept(const char *port, MPI_Info info, mpii_comm *c, int root, mp
         dpm_ports_init();
         dpm_port *p = dpm_port_find(port);
         if (!p) {
-            util_log("MPI_Comm_accept: port '%s' is not open in this process (MPI_Open_port)", port);
+            mpii_cause("port '%s' is not open in this process (MPI_Open_port)", port);
         } else {
             int t = dpm_info_int(info, "timeout", 0);  /* seconds; none by default */
             fd = dpm_accept_fd(p, t > 0 ? t * 1000 : -1,
@@ -494,8 +494,7 @@ int mpii_comm_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[
             sc[i].argv = argvs ? argvs[i] : NULL;
             sc[i].maxprocs = dpm_soft_max(info, maxprocs[i]);
             if (sc[i].maxprocs < 0) {
-                util_log("MPI_Comm_spawn: the info key soft allows no count up to maxprocs=%d",
-                         maxprocs[i]);
+                mpii_cause("the info key soft allows no count up to maxprocs=%d", maxprocs[i]);
                 bad = 1;
             }
             total += sc[i].maxprocs > 0 ? sc[i].maxprocs : 0;
@@ -519,15 +518,16 @@ int mpii_comm_spawn(int count, char *cmds[], char **argvs[], const int maxprocs[
             char why[1024] = "";
             int src = total == 0 ? 0 : assist_spawn(count, sc, 1, pk, pv, ec, why, sizeof why);
             if (src != 0) {
-                util_log("MPI_Comm_spawn: the process manager did not start %s: %s", cmds[0],
-                         why[0] ? why : strerror(-src));
+                mpii_cause("the process manager did not start %s: %s", cmds[0],
+                           why[0] ? why : strerror(-src));
                 fd = -MPI_ERR_SPAWN;
             } else if (total > 0) {
                 fd = dpm_accept_fd(dpm_port_find(port), util_cfg.spawn_timeout * 1000,
                                    "MPI_Comm_spawn: waiting for the spawned processes to connect");
                 if (fd == -MPI_ERR_SPAWN)
-                    util_log("MPI_Comm_spawn: the %d processes of %s did not connect within %d s "
-                             "(DCFA_SPAWN_TIMEOUT)", total, cmds[0], util_cfg.spawn_timeout);
+                    mpii_cause("the %d processes of %s did not connect within %d s "
+                               "(DCFA_SPAWN_TIMEOUT)",
+                               total, cmds[0], util_cfg.spawn_timeout);
             }
             mpii_port_close(port);
         } else {

@@ -93,8 +93,7 @@ static int idup_decide(coll_sched *s, void *arg)
         return MPI_SUCCESS;
     }
     if (rc == UTIL_ENOENT) {
-        util_log("MPI_Comm_idup: no context id free on every process (%d in use)",
-                 MPII_CTX_PAIRS);
+        mpii_cause("no context id free on every process (%d in use)", MPII_CTX_PAIRS);
         *op->newcomm = MPI_COMM_NULL;
         idup_end(op);
         return MPI_ERR_OTHER;

@@ -39,6 +39,26 @@ int mpii_errh_init(void)
     return MPI_SUCCESS;
 }
 
+/* the runtime runs (MPI_Init or a session): communicators and windows exist */
+static int errh_live(void) { return mpii_live; }
+
+/* A communicator or window whose handler the program never set (MPI_ERRHANDLER_NULL,
+ * MPI_COMM_WORLD and MPI_COMM_SELF included, and what they pass on to the objects made from
+ * them) uses MPI_COMM_WORLD's handler as it is at the time of the error, as MPICH does: a
+ * handler set on MPI_COMM_WORLD after the object was made still applies to it. MPI 4.1 9.3
+ * has a new communicator inherit its parent's handler when it is made; the two differ only
+ * for objects made before MPI_COMM_WORLD's handler changed, where ours returns the error
+ * like MPICH instead of ending the job. */
+MPI_Errhandler mpii_errh_or_default(MPI_Errhandler eh)
+{
+    if (eh != MPI_ERRHANDLER_NULL)
+        return eh;
+    mpii_comm *world = errh_live() ? mpii_comm_get(MPI_COMM_WORLD) : NULL;
+    if (world && world->errhandler != MPI_ERRHANDLER_NULL)
+        return world->errhandler;
+    return MPI_ERRORS_ARE_FATAL;
+}
+
 static errh_obj *errh_get(MPI_Errhandler eh)
 {
     if (MPII_HANDLE_KIND(eh) != MPII_KIND_ERRH)
@@ -290,6 +310,14 @@ int mpii_errh_lastusedcode(void)
     return err_ndyn ? MPII_ERR_DYN_BASE + err_ndyn - 1 : MPI_ERR_LASTCODE;
 }
 
+int mpii_errh_callback_code(int rc)
+{
+    int cls;
+    if (mpii_errh_class_of(rc, &cls) != UTIL_OK || cls == MPI_SUCCESS)
+        return MPI_ERR_OTHER;
+    return rc >= MPII_ERR_DYN_BASE ? rc : cls;
+}
+
 int mpii_errh_class_of(int code, int *cls)
 {
     if (err_is_predef_class(code)) {
@@ -401,12 +429,31 @@ int mpii_errh_remove_class(int cls)
 
 /* ---- raising an error ------------------------------------------------------------- */
 
-static int errh_live(void) { return mpii_st.initialized && !mpii_st.finalized; }
-
 /* The handler for an error on (objkind, handle); may redirect the object
  * (an invalid communicator raises on MPI_COMM_SELF / MPI_COMM_WORLD). */
 static MPI_Errhandler errh_pick(int *objkind, int *handle)
 {
+    if (*objkind == MPII_OBJ_ERRH) {
+        /* a handler given to a call that makes the object: its callback gets the null
+         * handle of its kind */
+        MPI_Errhandler eh = *handle;
+        errh_obj *o = MPII_HANDLE_INDEX(eh) >= ERRH_NPREDEF ? errh_get(eh) : NULL;
+        static const int null_of[][2] = {
+            [MPII_ERRH_ANY] = {MPII_OBJ_COMM, MPI_COMM_NULL},
+            [MPII_ERRH_COMM] = {MPII_OBJ_COMM, MPI_COMM_NULL},
+            [MPII_ERRH_WIN] = {MPII_OBJ_WIN, MPI_WIN_NULL},
+            [MPII_ERRH_FILE] = {MPII_OBJ_FILE, MPI_FILE_NULL},
+            [MPII_ERRH_SESSION] = {MPII_OBJ_SESSION, MPI_SESSION_NULL},
+        };
+        if (errh_predefined(eh) || o) {
+            int k = o ? o->kind : MPII_ERRH_ANY;
+            *objkind = null_of[k][0];
+            *handle = null_of[k][1];
+            return eh;
+        }
+        *objkind = MPII_OBJ_NONE;
+        *handle = 0;
+    }
     if (*objkind == MPII_OBJ_FILE)
         return io_file_errhandler(*handle); /* MPI_FILE_NULL's for no file */
     if (*objkind == MPII_OBJ_SESSION) {
@@ -417,16 +464,15 @@ static MPI_Errhandler errh_pick(int *objkind, int *handle)
         *objkind = MPII_OBJ_NONE;
     }
     if (errh_live() && *objkind == MPII_OBJ_WIN) {
-        MPI_Errhandler weh = osc_errhandler_of(*handle);
-        if (weh != MPI_ERRHANDLER_NULL)
-            return weh;
+        if (osc_win_get(*handle))
+            return mpii_errh_or_default(osc_errhandler_of(*handle));
         *objkind = MPII_OBJ_NONE; /* no such window: the process's handler below */
     }
     if (!errh_live() || *objkind == MPII_OBJ_WIN)
         return MPI_ERRORS_ARE_FATAL;
     mpii_comm *c = *objkind == MPII_OBJ_COMM ? mpii_comm_get(*handle) : NULL;
-    if (c && c->errhandler != MPI_ERRHANDLER_NULL)
-        return c->errhandler;
+    if (c)
+        return mpii_errh_or_default(c->errhandler);
     /* No usable object: MPI 4 attaches the error to MPI_COMM_SELF; programs
      * written for MPI 3 set their handler on MPI_COMM_WORLD. A handler set on
      * MPI_COMM_SELF wins, else the one of MPI_COMM_WORLD is used. */
@@ -497,6 +543,16 @@ void mpii_errh_invoke(int objkind, int handle, MPI_Errhandler eh, int code)
     errh_call(objkind, handle, eh, code, text);
 }
 
+static __thread char err_cause[MPI_MAX_ERROR_STRING];
+
+void mpii_cause(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_cause, sizeof err_cause, fmt, ap);
+    va_end(ap);
+}
+
 int mpii_err(int objkind, int handle, int errclass, const char *func, const char *fmt, ...)
 {
     if (errclass == MPI_SUCCESS)
@@ -507,6 +563,10 @@ int mpii_err(int objkind, int handle, int errclass, const char *func, const char
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
     snprintf(text, sizeof text, "%s: %s", func, body);
+    size_t used = strlen(text);
+    if (err_cause[0] && used + 2 < sizeof text)
+        snprintf(text + used, sizeof text - used, ": %s", err_cause);
+    err_cause[0] = '\0';
     int code = errclass;
     if (err_is_predef_class(errclass)) {
         char stored[MPI_MAX_ERROR_STRING + 96];
@@ -516,6 +576,11 @@ int mpii_err(int objkind, int handle, int errclass, const char *func, const char
     MPI_Errhandler eh = errh_pick(&objkind, &handle);
     errh_call(objkind, handle, eh, code, text);
     return code;
+}
+
+int mpii_err_null_arg(int objkind, int handle, const char *func, const char *arg)
+{
+    return mpii_err(objkind, handle, MPI_ERR_ARG, func, "%s: NULL pointer", arg);
 }
 
 /* ---- internal status to error class ---------------------------------------------------- */

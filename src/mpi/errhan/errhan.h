@@ -36,6 +36,10 @@ int mpii_errh_exists(MPI_Errhandler eh);
 void mpii_errh_ref(MPI_Errhandler eh);
 void mpii_errh_release(MPI_Errhandler eh);
 
+/* eh, or for MPI_ERRHANDLER_NULL (an object whose handler was never set) the handler it
+ * uses: MPI_COMM_WORLD's at this moment, else MPI_ERRORS_ARE_FATAL */
+MPI_Errhandler mpii_errh_or_default(MPI_Errhandler eh);
+
 /* Calls handler eh for an error `code` on object (objkind, handle); under
  * MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT it prints and ends the job. */
 void mpii_errh_invoke(int objkind, int handle, MPI_Errhandler eh, int code);
@@ -43,6 +47,12 @@ void mpii_errh_invoke(int objkind, int handle, MPI_Errhandler eh, int code);
 /* handler used for files with no file object (MPI_FILE_NULL) */
 MPI_Errhandler mpii_errh_file_default(void);
 void mpii_errh_set_file_default(MPI_Errhandler eh);
+
+/* What a code returned by a user callback (attribute copy or delete, ...) becomes for the
+ * call that ran it, to raise with mpii_err: a class or code the program added stays itself,
+ * so its handler and the call's caller see that very code (MPICH's errors/comm/userdup); a
+ * predefined class or a library code gives its class; anything else MPI_ERR_OTHER */
+int mpii_errh_callback_code(int rc);
 
 /* error codes: UTIL_OK or UTIL_EINVAL (unknown code / not allowed) */
 int mpii_errh_class_of(int code, int *cls);

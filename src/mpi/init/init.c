@@ -8,6 +8,7 @@
 #include "mpi/osc/osc.h"
 #include "mpi/comm/dpm.h"
 #include "mpi/mem/mem.h"
+#include "binding/impl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -152,9 +153,13 @@ static void mpii_startup_check(int rank, int size, const char *mine)
 
 /* The runtime (daemon channel, fabric, predefined objects) is shared by the
  * world model (MPI_Init) and every session; it starts with the first of them
- * and ends with the last. */
+ * and ends with the last. Without the world model, the last MPI_Session_finalize
+ * only pauses it (mpii_runtime_pause): a session may start again (MPI 4.1 11.3,
+ * handles such as datatypes stay valid across), and what closes the fabrics and the
+ * daemon channel runs when the process exits (mpii_runtime_exit). */
 static int mpii_runtime_users;
 static int mpii_runtime_done;
+static int mpii_runtime_paused;
 
 /* 1 while the runtime runs (MPI_Init'ed or a session open): the generated
  * MPI_X entry points (stubs.c) test it and refuse calls outside (mpii_not_live) */
@@ -162,7 +167,7 @@ int mpii_live;
 
 int mpii_not_live(const char *fn)
 {
-    if (mpii_runtime_done)
+    if (mpii_runtime_done || mpii_runtime_paused)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, fn,
                         "MPI is finalized (MPI_Finalize, or the last MPI_Session_finalize, was "
                         "called): only MPI_Initialized, MPI_Finalized, MPI_Get_version and a few "
@@ -171,8 +176,12 @@ int mpii_not_live(const char *fn)
                     "MPI is not initialized: call MPI_Init, MPI_Init_thread or MPI_Session_init "
                     "first");
 }
-/* 1 while MPI_Init or a session holds the runtime, 2 once it was shut down, else 0 */
-int mpii_runtime_state(void) { return mpii_runtime_users > 0 ? 1 : mpii_runtime_done ? 2 : 0; }
+/* 1 while MPI_Init or a session holds the runtime, 2 once it was shut down (or paused by
+ * the last session), else 0 */
+int mpii_runtime_state(void)
+{
+    return mpii_runtime_users > 0 ? 1 : mpii_runtime_done || mpii_runtime_paused ? 2 : 0;
+}
 
 static int mpii_thread_grant(int required)
 {
@@ -181,6 +190,8 @@ static int mpii_thread_grant(int required)
     return level < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : level;
 }
 
+static int mpii_runtime_resume(int required);
+
 int mpii_runtime_start(int required)
 {
     if (mpii_runtime_users++ > 0) {
@@ -188,6 +199,8 @@ int mpii_runtime_start(int required)
             mpii_async_multiple();
         return MPI_SUCCESS;
     }
+    if (mpii_runtime_paused)
+        return mpii_runtime_resume(required);
     if (mpii_runtime_done) {
         mpii_runtime_users--;
         return MPI_ERR_OTHER;   /* the daemon channel cannot be reopened */
@@ -257,17 +270,73 @@ int mpii_runtime_start(int required)
     return mpii_dpm_init();
 }
 
+/* what the objects of the sessions and of the world model hold: every communicator,
+ * window, file, pending request and buffer; the fabrics, connections, datatypes,
+ * operations, info and error handlers stay */
+static void mpii_runtime_release(void)
+{
+    mpii_async_stop();
+    osc_finalize();
+    mpii_pt2pt_finalize();
+    io_finalize(); /* files left open */
+}
+
+/* The last session ends and MPI_Init was never called: the objects go, the calls are
+ * refused as after finalization, the rest waits for another start or for exit. */
+static void mpii_runtime_exit(void);
+
+static void mpii_runtime_pause(void)
+{
+    static int at_exit;
+    mpii_runtime_release();
+    mpii_comm_finalize();
+    mpii_runtime_paused = 1;
+    mpii_live = 0;
+    if (!at_exit++)
+        atexit(mpii_runtime_exit);
+}
+
+static int mpii_runtime_resume(int required)
+{
+    mpii_runtime_paused = 0;
+    int level = mpii_thread_grant(required);
+    if (level > mpii_st.thread_level)
+        mpii_st.thread_level = level;
+    mpii_pt2pt_init();
+    mpii_comm_init_world();
+    mpii_async_start(mpii_st.thread_level);
+    mpii_live = 1;
+    return MPI_SUCCESS;
+}
+
+static void mpii_runtime_close(void);
+
+/* at exit after a pause: what MPI_Session_finalize left open */
+static void mpii_runtime_exit(void)
+{
+    if (mpii_runtime_paused && mpii_runtime_users == 0)
+        mpii_runtime_close();
+}
+
 /* the last user leaves: synchronise with the other processes, then tear down */
 void mpii_runtime_stop(void)
 {
     if (--mpii_runtime_users > 0)
         return;
-    mpii_async_stop();
+    if (!mpii_st.initialized) {
+        mpii_runtime_pause();
+        return;
+    }
     /* no barrier over the world: core_finalize exchanges a FIN with each connected peer
      * only (docs/protocol.md, "Finalize") */
-    osc_finalize();
-    mpii_pt2pt_finalize();
-    io_finalize(); /* files left open */
+    mpii_runtime_release();
+    mpii_runtime_close();
+}
+
+/* the fabrics, the job-wide barrier, the daemon channel */
+static void mpii_runtime_close(void)
+{
+    mpii_runtime_paused = 0;
     if (util_cfg.stats)
         core_stats_report(mpii_st.world_rank);
     core_finalize();
@@ -309,12 +378,9 @@ static int mpii_init(int required, int *provided)
     return MPI_SUCCESS;
 }
 
-int PMPI_Init(int *argc, char ***argv)
-{
-    return mpii_init(MPI_THREAD_SINGLE, NULL);
-}
+int b_Init(int *argc, char ***argv) { return mpii_init(MPI_THREAD_SINGLE, NULL); }
 
-int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+int b_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, "MPI_Init_thread",
@@ -322,31 +388,31 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return mpii_init(required, provided);
 }
 
-int PMPI_Initialized(int *flag)
+int b_Initialized(int *flag)
 {
     *flag = mpii_st.initialized;
     return MPI_SUCCESS;
 }
 
-int PMPI_Finalized(int *flag)
+int b_Finalized(int *flag)
 {
     *flag = mpii_st.finalized;
     return MPI_SUCCESS;
 }
 
-int PMPI_Query_thread(int *provided)
+int b_Query_thread(int *provided)
 {
     *provided = mpii_st.thread_level;
     return MPI_SUCCESS;
 }
 
-int PMPI_Is_thread_main(int *flag)
+int b_Is_thread_main(int *flag)
 {
     *flag = !mpii_st.initialized || pthread_equal(pthread_self(), mpii_st.main_thread);
     return MPI_SUCCESS;
 }
 
-int PMPI_Finalize(void)
+int b_Finalize(void)
 {
     if (!mpii_st.initialized || mpii_st.finalized)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI_Finalize",
@@ -362,7 +428,7 @@ int PMPI_Finalize(void)
     return MPI_SUCCESS;
 }
 
-int PMPI_Abort(MPI_Comm comm, int errorcode)
+int b_Abort(MPI_Comm comm, int errorcode)
 {
     char msg[128];
     snprintf(msg, sizeof msg, "MPI_Abort(errorcode=%d) called by rank %d", errorcode, mpii_st.world_rank);
@@ -372,7 +438,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
     _exit(errorcode ? errorcode : 1);
 }
 
-int PMPI_Get_processor_name(char *name, int *resultlen)
+int b_Get_processor_name(char *name, int *resultlen)
 {
     char host[MPI_MAX_PROCESSOR_NAME];
     if (gethostname(host, sizeof host) != 0)
@@ -383,7 +449,7 @@ int PMPI_Get_processor_name(char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int PMPI_Get_library_version(char *version, int *resultlen)
+int b_Get_library_version(char *version, int *resultlen)
 {
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
                      "DCFA-MPI %s (MPI %d.%d; direct data path: shm rings, CMA rendezvous)",

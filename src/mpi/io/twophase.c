@@ -46,6 +46,7 @@ typedef struct tp_state {
     MPI_Offset *done_out; /* blocking: the byte count goes there */
     coll_sched *s;
     char *mem;           /* stream byte 0 of the access in memory, or NULL (pack per piece) */
+    int mem_user;        /* mem is the user's buffer (not a conversion copy) */
     char *conv;          /* the external32 copy of the whole access */
     char *convn;         /* reads: the native copy it converts into */
     MPI_Offset range[2]; /* my [lo, hi) in the file, -1 -1 if empty */
@@ -74,6 +75,7 @@ typedef struct tp_state {
     char *xbuf; /* rank side: packed data for / from every aggregator */
     size_t xcap;
     MPI_Offset *xoff, *xlen, *xpos; /* per aggregator: place in xbuf, bytes, stream offset */
+    char *xstaged;                  /* per aggregator: the data goes through xbuf, not mem */
     char *abuf;                     /* aggregator: data from / for every rank */
     size_t acap;
     MPI_Offset *aoff, *alen; /* per rank */
@@ -327,6 +329,7 @@ static int tp_lists(coll_sched *s, void *arg)
     t->xoff = util_calloc((size_t)t->naggr, sizeof *t->xoff);
     t->xlen = util_calloc((size_t)t->naggr, sizeof *t->xlen);
     t->xpos = util_calloc((size_t)t->naggr, sizeof *t->xpos);
+    t->xstaged = util_calloc((size_t)t->naggr, sizeof *t->xstaged);
     coll_sched_round(s);
     coll_sched_call(s, tp_cycle, t);
     return MPI_SUCCESS;
@@ -502,19 +505,32 @@ static void tp_window_read(tp_state *t)
 /* ---- the rank's side of a cycle
  * ------------------------------------------------------------------ */
 
-/* unpack what arrived in the last cycle (non-contiguous native memory) */
+/* For a read, whether aggregator a's pieces of this cycle go through xbuf: always for
+ * non-contiguous memory, and for the user's contiguous buffer when they reach past the end of
+ * the file (the aggregator sends zeros there; the user's bytes past the count stay as they are) */
+static int tp_staged(const tp_state *t, int a)
+{
+    if (!t->mem)
+        return 1;
+    return !t->q.write && t->mem_user && t->xpos[a] + t->xlen[a] > t->mycount;
+}
+
+/* unpack what arrived through xbuf in the last cycle, only the bytes below the end of file */
 static void tp_unpack(tp_state *t)
 {
-    if (t->mem || t->q.write)
+    if (t->q.write)
         return;
     for (int a = 0; a < t->naggr; a++) {
         MPI_Offset p = t->xpos[a], n = t->xlen[a];
-        if (n <= 0 || p >= t->mycount)
+        if (n <= 0 || p >= t->mycount || !t->xstaged[a])
             continue;
         if (p + n > t->mycount)
             n = t->mycount - p;
-        core_dt_unpack(t->q.buf, (size_t)t->q.count, &t->q.mt->dt, (size_t)p, t->xbuf + t->xoff[a],
-                       (size_t)n);
+        if (t->mem)
+            memcpy(t->mem + p, t->xbuf + t->xoff[a], (size_t)n);
+        else
+            core_dt_unpack(t->q.buf, (size_t)t->q.count, &t->q.mt->dt, (size_t)p,
+                           t->xbuf + t->xoff[a], (size_t)n);
     }
 }
 
@@ -559,15 +575,16 @@ static int tp_cycle(coll_sched *s, void *arg)
             tp_take(t->runs, t->rpos, t->nruns, &t->acur[a], &t->acur_in[a], whi, &s0, NULL, NULL);
         t->xpos[a] = s0;
         t->xoff[a] = total;
-        if (!t->mem)
+        t->xstaged[a] = (char)tp_staged(t, a);
+        if (t->xstaged[a])
             total += t->xlen[a];
     }
-    char *xbuf = t->mem ? NULL : tp_grow(&t->xbuf, &t->xcap, (size_t)total);
+    char *xbuf = total ? tp_grow(&t->xbuf, &t->xcap, (size_t)total) : NULL;
     for (int a = 0; a < t->naggr; a++) {
         MPI_Offset n = t->xlen[a];
         if (n == 0)
             continue;
-        char *d = t->mem ? t->mem + t->xpos[a] : xbuf + t->xoff[a];
+        char *d = t->xstaged[a] ? xbuf + t->xoff[a] : t->mem + t->xpos[a];
         if (write) {
             if (!t->mem)
                 core_dt_pack(t->q.buf, (size_t)t->q.count, &t->q.mt->dt, (size_t)t->xpos[a], d,
@@ -620,6 +637,7 @@ static void tp_free(tp_state *t)
     free(t->xoff);
     free(t->xlen);
     free(t->xpos);
+    free(t->xstaged);
     free(t->abuf);
     free(t->aoff);
     free(t->alen);
@@ -712,6 +730,7 @@ int io_coll(const io_req *q, int nonblocking, MPI_Offset *done, MPI_Request *req
         t->mem = t->conv;
     } else if (q->mt->dt.contig) {
         t->mem = (char *)mpii_buf_at(q->buf, q->mt->dt.true_lb);
+        t->mem_user = 1;
     }
     if (q->fbytes > 0) {
         t->range[0] = io_view_byte(&t->view, q->pos);

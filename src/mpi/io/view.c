@@ -193,16 +193,18 @@ int io_view_make(io_file *f, io_view *v, MPI_Offset disp, mpii_dtype *et, mpii_d
     }
     if (n.esize == 0)
         return io_fail(f, MPI_ERR_TYPE, "etype: its size is 0");
-    if (n.fdt->size == 0 || n.fdt->size % n.esize != 0)
+    /* a filetype of size 0 is a view with no data: a process that takes no part in
+     * the file's accesses (MPICH's io/setview_zero) */
+    if (n.fdt->size % n.esize != 0)
         return io_fail(f, MPI_ERR_TYPE,
-                       "filetype: its size (%zu bytes) is not a positive multiple of the "
-                       "etype's size (%zu)",
+                       "filetype: its size (%zu bytes) is not a multiple of the etype's size "
+                       "(%zu)",
                        n.fdt->size, n.esize);
     int writable = !(f->amode & MPI_MODE_RDONLY), mono = 1;
     rc = view_check_type(f, &et->dt, "etype", writable, &mono);
     if (rc == MPI_SUCCESS)
         rc = view_check_type(f, n.fdt, "filetype", writable, &mono);
-    if (rc == MPI_SUCCESS && n.fdt->extent <= 0)
+    if (rc == MPI_SUCCESS && n.fdt->extent <= 0 && n.fdt->size > 0)
         rc = io_fail(f, MPI_ERR_IO, "filetype: its extent must be positive");
     if (rc != MPI_SUCCESS) {
         if (n.has_scaled)
@@ -230,6 +232,9 @@ int io_view_runs(const io_view *v, MPI_Offset p, MPI_Offset n, io_run *runs, int
     struct iovec iov[64];
     int nr = 0;
     MPI_Offset done = 0;
+    *covered = 0;
+    if (t->size == 0 || n <= 0) /* a view with no data, or nothing asked */
+        return 0;
     size_t tiles = (size_t)((p + n + (MPI_Offset)t->size - 1) / (MPI_Offset)t->size);
     while (done < n && nr < max) {
         int want = max - nr < 64 ? max - nr : 64;
@@ -268,7 +273,7 @@ MPI_Offset io_view_bytes_below(const io_view *v, MPI_Offset size)
     const core_dt *t = v->fdt;
     MPI_Offset rel = size - v->disp, E = t->extent, S = (MPI_Offset)t->size;
     MPI_Offset tlb = t->true_lb, tex = t->true_extent;
-    if (rel <= tlb)
+    if (S == 0 || rel <= tlb)
         return 0;
     /* tiles whose data ends at or below rel are whole */
     MPI_Offset whole = rel >= tlb + tex ? (rel - tlb - tex) / E + 1 : 0;

@@ -246,19 +246,19 @@ static int seg_create(osc_win *w, const char *name, size_t len, const int64_t *s
 {
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
-        util_log("RMA window: cannot create shared segment %s: %m", name);
+        mpii_cause("cannot create shared segment %s: %m", name);
         return UTIL_EIO;
     }
     int rc = posix_fallocate(fd, 0, (off_t)len);
     if (rc != 0) {
         errno = rc;
-        util_log("RMA window: cannot reserve %zu bytes for %s in /dev/shm: %m", len, name);
+        mpii_cause("cannot reserve %zu bytes for %s in /dev/shm: %m", len, name);
         goto fail_unlink;
     }
     w->seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (w->seg == MAP_FAILED) {
         w->seg = NULL;
-        util_log("RMA window: cannot map %s (%zu bytes): %m", name, len);
+        mpii_cause("cannot map %s (%zu bytes): %m", name, len);
         goto fail_unlink;
     }
     close(fd);
@@ -293,14 +293,14 @@ static int seg_open(osc_win *w, const char *name, size_t len)
 {
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0) {
-        util_log("RMA window: cannot open shared segment %s: %m", name);
+        mpii_cause("cannot open shared segment %s: %m", name);
         return UTIL_EIO;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) ||
         (size_t)st.st_size < len) {
-        util_log("RMA window: shared segment %s is not ours (owner %d, mode %o, %lld bytes)", name,
-                 (int)st.st_uid, (unsigned)st.st_mode & 0777, (long long)st.st_size);
+        mpii_cause("shared segment %s is not ours (owner %d, mode %o, %lld bytes)", name,
+                   (int)st.st_uid, (unsigned)st.st_mode & 0777, (long long)st.st_size);
         close(fd);
         return UTIL_EIO;
     }
@@ -308,14 +308,14 @@ static int seg_open(osc_win *w, const char *name, size_t len)
     close(fd);
     if (w->seg == MAP_FAILED) {
         w->seg = NULL;
-        util_log("RMA window: cannot map %s (%zu bytes): %m", name, len);
+        mpii_cause("cannot map %s (%zu bytes): %m", name, len);
         return UTIL_ENOMEM;
     }
     w->seg_len = len;
     seg_wire(w);
     if (w->hdr->magic != OSC_SEG_MAGIC || w->hdr->version != OSC_SEG_VERSION ||
         w->hdr->nlocal != (uint32_t)w->nlocal) {
-        util_log("RMA window: shared segment %s has an unexpected header", name);
+        mpii_cause("shared segment %s has an unexpected header", name);
         return UTIL_EPROTO;
     }
     atomic_fetch_add_explicit(&w->hdr->mapped, 1, memory_order_acq_rel);
@@ -385,7 +385,7 @@ int osc_win_create(const char *fn, int flavor, void *base, MPI_Aint size, MPI_Ai
     osc_win *w = util_htab_alloc(&osc_win_tab, &idx);
     w->handle = MPII_HANDLE(MPII_KIND_WIN, idx);
     w->flavor = flavor;
-    w->errh = MPI_ERRORS_ARE_FATAL;
+    w->errh = MPI_ERRHANDLER_NULL; /* never set: MPI_COMM_WORLD's (mpii_errh_or_default) */
     w->next_tag = 16;
     util_queue_init(&w->pend);
     win_info_apply(w, info, 1);

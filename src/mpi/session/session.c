@@ -5,6 +5,7 @@
 #include "mpi/info/info.h"
 #include "mpi/errhan/errhan.h"
 #include "mpi/pt2pt/pt2pt.h"
+#include "binding/impl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -54,25 +55,42 @@ static const char *const mpii_levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNE
 /* Without a "thread_level" key a session asks for MPI_THREAD_MULTIPLE:
  * sessions are how libraries initialise MPI independently, possibly from
  * threads of their own (MPICH does the same; MPI 4.1 11.6 lets the level of
- * one session influence the others'). */
+ * one session influence the others'). Errors go to the errhandler argument
+ * (MPI 4.1 11.3.1). */
 static int session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+    static const char fn[] = "MPI_Session_init";
+    if (errhandler != MPI_ERRHANDLER_NULL && !mpii_errh_usable(errhandler, MPII_ERRH_SESSION))
+        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn,
+                        "errhandler: not an error handler for sessions");
+    if (info != MPI_INFO_NULL && !mpii_info_exists(info))
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_INFO, fn, "info: invalid info object");
     int required = MPI_THREAD_MULTIPLE;
     char val[MPI_MAX_INFO_VAL + 1];
     int flag = 0;
     if (info != MPI_INFO_NULL)
         PMPI_Info_get(info, "thread_level", MPI_MAX_INFO_VAL, val, &flag);
-    for (int l = 0; flag && l < 4; l++)
-        if (!strcasecmp(val, mpii_levels[l]))
-            required = l;
+    if (flag) {
+        required = -1;
+        for (int l = 0; l < 4; l++)
+            if (!strcasecmp(val, mpii_levels[l]))
+                required = l;
+        /* a value that is no thread level: MPI_ERR_OTHER, as MPICH */
+        if (required < 0)
+            return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_OTHER, fn,
+                            "info thread_level='%s' is not MPI_THREAD_SINGLE, "
+                            "MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE",
+                            val);
+    }
     int rc = mpii_runtime_start(required);
     if (rc == MPI_SUCCESS && !mpii_sessions_ready) {
         util_htab_init(&mpii_sessions, sizeof(mpii_session), 1);
         mpii_sessions_ready = 1;
     }
     if (rc != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_SESSION, "MPI_Session_init",
-                        "the library was shut down by an earlier MPI_Finalize or MPI_Session_finalize");
+        return mpii_err(MPII_OBJ_ERRH, errhandler, MPI_ERR_OTHER, fn,
+                        "MPI_Finalize closed the fabrics and the daemon channel: no session can "
+                        "start after it in this process");
     int idx;
     mpii_session *s = util_htab_alloc(&mpii_sessions, &idx);
     s->thread_level = required; /* every level is provided (the entry lock, async.c) */
@@ -85,7 +103,7 @@ static int session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *s
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+int b_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
     int held = mpii_entry_force();
     int rc = session_init(info, errhandler, session);
@@ -108,7 +126,7 @@ static int session_finalize(MPI_Session *session)
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_finalize(MPI_Session *session)
+int b_Session_finalize(MPI_Session *session)
 {
     int held = mpii_entry_force();
     int rc = session_finalize(session);
@@ -117,7 +135,7 @@ int PMPI_Session_finalize(MPI_Session *session)
     return rc;
 }
 
-int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+int b_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
     if (!session_get(session))
         return session_bad("MPI_Session_get_num_psets");
@@ -125,22 +143,26 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_na
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
+int b_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                           char *pset_name)
 {
     if (!session_get(session))
         return session_bad("MPI_Session_get_nth_pset");
     if (n < 0 || n >= 2)
         return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, "MPI_Session_get_nth_pset",
                         "n=%d: there are 2 process sets", n);
+    /* *pset_len 0 asks for the length only, and pset_name may then be NULL */
+    if (*pset_len > 0 && !pset_name)
+        return mpii_err(MPII_OBJ_SESSION, session, MPI_ERR_ARG, "MPI_Session_get_nth_pset",
+                        "pset_name: NULL pointer with *pset_len=%d", *pset_len);
     int len = (int)strlen(mpii_psets[n]) + 1;
-    if (*pset_len > 0 && pset_name) {
+    if (*pset_len > 0)
         snprintf(pset_name, (size_t)*pset_len, "%s", mpii_psets[n]);
-    }
     *pset_len = len;
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
+int b_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
     mpii_session *s = session_get(session);
     if (!s)
@@ -157,7 +179,7 @@ static int session_pset_index(const char *name)
     return -1;
 }
 
-int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+int b_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
     if (!session_get(session))
         return session_bad("MPI_Session_get_pset_info");
@@ -173,7 +195,7 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
     return MPI_SUCCESS;
 }
 
-int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
+int b_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
     if (!session_get(session))
         return session_bad("MPI_Group_from_session_pset");
@@ -191,7 +213,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 
 /* ---- error handlers ------------------------------------------------------------------ */
 
-int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *f, MPI_Errhandler *eh)
+int b_Session_create_errhandler(MPI_Session_errhandler_function *f, MPI_Errhandler *eh)
 {
     static const char fn[] = "MPI_Session_create_errhandler";
     if (!f)
@@ -202,7 +224,7 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *f, MPI_Errha
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler eh)
+int b_Session_set_errhandler(MPI_Session session, MPI_Errhandler eh)
 {
     static const char fn[] = "MPI_Session_set_errhandler";
     mpii_session *s = session_get(session);
@@ -220,7 +242,7 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *eh)
+int b_Session_get_errhandler(MPI_Session session, MPI_Errhandler *eh)
 {
     static const char fn[] = "MPI_Session_get_errhandler";
     mpii_session *s = session_get(session);
@@ -233,7 +255,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *eh)
     return MPI_SUCCESS;
 }
 
-int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
+int b_Session_call_errhandler(MPI_Session session, int errorcode)
 {
     mpii_session *s = session_get(session);
     if (!s)

@@ -16,6 +16,7 @@
 #include "mpi/mpii.h"
 #include "core/core.h"
 #include "core/wire.h"
+#include "binding/impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,7 +158,7 @@ static void t_enum_item(const util_tunable *t, int i, char *buf, size_t len)
 
 /* ---- init / finalize ------------------------------------------------------------------------- */
 
-int PMPI_T_init_thread(int required, int *provided)
+int b_T_init_thread(int required, int *provided)
 {
     if (!provided)
         return MPI_T_ERR_INVALID;
@@ -181,7 +182,7 @@ int PMPI_T_init_thread(int required, int *provided)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_finalize(void)
+int b_T_finalize(void)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -197,7 +198,7 @@ static int t_enum_ok(MPI_T_enum e)
            util_tunables[e->cvar].type == UTIL_T_ENUM;
 }
 
-int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
+int b_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -210,7 +211,7 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_le
     return MPI_SUCCESS;
 }
 
-int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len)
+int b_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -234,7 +235,7 @@ struct dcfa_t_cvar_handle {
     int index;
 };
 
-int PMPI_T_cvar_get_num(int *num_cvar)
+int b_T_cvar_get_num(int *num_cvar)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -252,9 +253,9 @@ static MPI_Datatype t_cvar_type(const util_tunable *t)
 /* string control variables are read and written as MPI_CHAR arrays of this many bytes */
 #define T_STR_MAX 256
 
-int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
-                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
-                         int *bind, int *scope)
+int b_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                      MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                      int *bind, int *scope)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -279,7 +280,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
     return MPI_SUCCESS;
 }
 
-int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
+int b_T_cvar_get_index(const char *name, int *cvar_index)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -294,8 +295,7 @@ int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
     return MPI_T_ERR_INVALID_NAME;
 }
 
-int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
-                             int *count)
+int b_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -312,7 +312,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
     return MPI_SUCCESS;
 }
 
-int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
+int b_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -323,7 +323,7 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
+int b_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -341,7 +341,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
+int b_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -396,7 +396,7 @@ struct dcfa_t_pvar_handle {
     int index;
 };
 
-int PMPI_T_pvar_get_num(int *num_pvar)
+int b_T_pvar_get_num(int *num_pvar)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -406,9 +406,9 @@ int PMPI_T_pvar_get_num(int *num_pvar)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
-                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
-                         int *bind, int *readonly, int *continuous, int *atomic)
+int b_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                      MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                      int *bind, int *readonly, int *continuous, int *atomic)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -436,7 +436,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
     return MPI_SUCCESS;
 }
 
-int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
+int b_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -451,7 +451,7 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
     return MPI_T_ERR_INVALID_NAME;
 }
 
-int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
+int b_T_pvar_session_create(MPI_T_pvar_session *session)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -465,7 +465,7 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
+int b_T_pvar_session_free(MPI_T_pvar_session *session)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -476,8 +476,8 @@ int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
-                             MPI_T_pvar_handle *handle, int *count)
+int b_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                          MPI_T_pvar_handle *handle, int *count)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -497,7 +497,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
     return MPI_SUCCESS;
 }
 
-int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
+int b_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -522,7 +522,7 @@ static int t_pvar_handle_ok(MPI_T_pvar_session session, MPI_T_pvar_handle handle
 }
 
 /* every counter is continuous: there is nothing to start or stop */
-int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+int b_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -532,7 +532,7 @@ int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
     return MPI_T_ERR_PVAR_NO_STARTSTOP;
 }
 
-int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+int b_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -542,7 +542,7 @@ int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
     return MPI_T_ERR_PVAR_NO_STARTSTOP;
 }
 
-int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+int b_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -558,7 +558,7 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
 }
 
 /* read-only counters */
-int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
+int b_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -570,7 +570,7 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
     return MPI_T_ERR_PVAR_NO_WRITE;
 }
 
-int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+int b_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -580,7 +580,7 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
     return MPI_T_ERR_PVAR_NO_WRITE;
 }
 
-int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+int b_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -595,7 +595,7 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
 /* ---- categories --------------------------------------------------------------------------------
  */
 
-int PMPI_T_category_get_num(int *num_cat)
+int b_T_category_get_num(int *num_cat)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -628,8 +628,8 @@ static int t_cat_pvars(int cat, int len, int *indices)
     return T_NPVARS;
 }
 
-int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
-                             int *num_cvars, int *num_pvars, int *num_categories)
+int b_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                          int *num_cvars, int *num_pvars, int *num_categories)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -646,7 +646,7 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
     return MPI_SUCCESS;
 }
 
-int PMPI_T_category_get_num_events(int cat_index, int *num_events)
+int b_T_category_get_num_events(int cat_index, int *num_events)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -658,7 +658,7 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_category_get_index(const char *name, int *cat_index)
+int b_T_category_get_index(const char *name, int *cat_index)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -673,7 +673,7 @@ int PMPI_T_category_get_index(const char *name, int *cat_index)
     return MPI_T_ERR_INVALID_NAME;
 }
 
-int PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
+int b_T_category_get_cvars(int cat_index, int len, int indices[])
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -685,7 +685,7 @@ int PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
     return MPI_SUCCESS;
 }
 
-int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
+int b_T_category_get_pvars(int cat_index, int len, int indices[])
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -697,7 +697,7 @@ int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
     return MPI_SUCCESS;
 }
 
-int PMPI_T_category_get_events(int cat_index, int len, int indices[])
+int b_T_category_get_events(int cat_index, int len, int indices[])
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -708,7 +708,7 @@ int PMPI_T_category_get_events(int cat_index, int len, int indices[])
     return MPI_SUCCESS;
 }
 
-int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
+int b_T_category_get_categories(int cat_index, int len, int indices[])
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -720,7 +720,7 @@ int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
 }
 
 /* the variables and categories never change after start-up */
-int PMPI_T_category_changed(int *update_number)
+int b_T_category_changed(int *update_number)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -733,7 +733,7 @@ int PMPI_T_category_changed(int *update_number)
 /* ---- events: there are none, and no event sources ----------------------------------------------
  */
 
-int PMPI_T_source_get_num(int *num_sources)
+int b_T_source_get_num(int *num_sources)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -743,23 +743,23 @@ int PMPI_T_source_get_num(int *num_sources)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
-                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
-                           MPI_Count *max_ticks, MPI_Info *info)
+int b_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                        MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+                        MPI_Count *max_ticks, MPI_Info *info)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_INDEX;
 }
 
-int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
+int b_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_INDEX;
 }
 
-int PMPI_T_event_get_num(int *num_events)
+int b_T_event_get_num(int *num_events)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
@@ -769,108 +769,108 @@ int PMPI_T_event_get_num(int *num_events)
     return MPI_SUCCESS;
 }
 
-int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
-                          MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
-                          int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
-                          int *desc_len, int *bind)
+int b_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                       MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                       int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+                       int *desc_len, int *bind)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_INDEX;
 }
 
-int PMPI_T_event_get_index(const char *name, int *event_index)
+int b_T_event_get_index(const char *name, int *event_index)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return name && event_index ? MPI_T_ERR_INVALID_NAME : MPI_T_ERR_INVALID;
 }
 
-int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
-                              MPI_T_event_registration *event_registration)
+int b_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                           MPI_T_event_registration *event_registration)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_INDEX;
 }
 
-int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
+int b_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
+int b_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
-                                   MPI_T_event_cb_function *event_cb_function)
+int b_T_event_register_callback(MPI_T_event_registration event_registration,
+                                MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
+                                MPI_T_event_cb_function *event_cb_function)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info info)
+int b_T_event_callback_set_info(MPI_T_event_registration event_registration,
+                                MPI_T_cb_safety cb_safety, MPI_Info info)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info *info_used)
+int b_T_event_callback_get_info(MPI_T_event_registration event_registration,
+                                MPI_T_cb_safety cb_safety, MPI_Info *info_used)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
-                             MPI_T_event_free_cb_function *free_cb_function)
+int b_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                          MPI_T_event_free_cb_function *free_cb_function)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
-                                     MPI_T_event_dropped_cb_function dropped_cb_function)
+int b_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                  MPI_T_event_dropped_cb_function dropped_cb_function)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
+int b_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
+int b_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
+int b_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
     return MPI_T_ERR_INVALID_HANDLE;
 }
 
-int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
+int b_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
 {
     if (t_users == 0)
         return MPI_T_ERR_NOT_INITIALIZED;
