@@ -348,7 +348,13 @@ static int pt2pt_empty(MPI_Status *st)
 static int pt2pt_finish(const char *fn, core_req *r, MPI_Request *h, MPI_Status *st)
 {
     int comm = r->comm;
+    const char *coll = coll_sched_req_name(r); /* a collective's request: say which */
     int rc = mpii_req_finish(r, h, st);
+    if (rc == MPI_ERR_TRUNCATE && coll)
+        return mpii_err(MPII_OBJ_COMM, comm, rc, fn,
+                        "%s: message truncated: counts or datatypes do not match between "
+                        "processes",
+                        coll);
     return pt2pt_opfail(fn, comm, rc);
 }
 
