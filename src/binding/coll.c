@@ -220,6 +220,7 @@ static int coll_end(const char *fn, MPI_Comm comm, coll_sched *s, int built, int
         coll_sched_free(s);
         return coll_done(fn, comm, built);
     }
+    coll_sched_set_name(s, fn);
     return coll_done(fn, comm, coll_sched_finish(s, mode, req));
 }
 

@@ -19,6 +19,7 @@ static int part_init(const char *fn, int is_send, void *buf, int partitions, MPI
     if (count < 0)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COUNT, fn, "count=%lld is negative",
                         (long long)count);
+    dt = mpii_pt2pt_type(dt, count);
     mpii_dtype *t = mpii_dtype_get(dt);
     if (!t || !t->committed)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TYPE, fn, "datatype: %s",

@@ -12,7 +12,8 @@
 
 enum { CHK_SEND, CHK_RECV };
 
-/* checks shared by every call that names (buf, count, datatype, peer, tag, comm) */
+/* checks shared by every call that names (buf, count, datatype, peer, tag, comm); *tout is the
+ * type to use (MPI_BYTE's for MPI_DATATYPE_NULL with count 0: mpii_pt2pt_type) */
 static inline __attribute__((always_inline)) int pt2pt_check_t(const char *fn, int kind, const void *buf, MPI_Aint count, MPI_Datatype dt,
                          int peer, int tag, MPI_Comm comm, mpii_comm **out, mpii_dtype **tout)
 {
@@ -22,7 +23,7 @@ static inline __attribute__((always_inline)) int pt2pt_check_t(const char *fn, i
     if (count < 0)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COUNT, fn, "count=%ld is negative", (long)count);
     mpii_dtype *t = mpii_dtype_get(dt);
-    if (!t)
+    if (!t && !(t = mpii_dtype_get(mpii_pt2pt_type(dt, count))))
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TYPE, fn, "datatype: invalid datatype");
     if (!t->committed)
         return mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_TYPE, fn, "datatype: not committed (call MPI_Type_commit)");
@@ -126,6 +127,8 @@ int b_Recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int sour
 int b_Sendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                   MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Status *status)
 {
+    sdt = mpii_pt2pt_type(sdt, scount);
+    rdt = mpii_pt2pt_type(rdt, rcount);
     mpii_comm *c = NULL;
     int rc = pt2pt_check(fn, CHK_SEND, sbuf, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
@@ -150,6 +153,7 @@ int b_Sendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype 
 int b_Sendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                           int rtag, MPI_Comm comm, MPI_Status *status)
 {
+    dt = mpii_pt2pt_type(dt, count);
     mpii_comm *c = NULL;
     int rc = pt2pt_check(fn, CHK_SEND, buf, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
@@ -236,6 +240,7 @@ int b_Irecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int sou
 static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, MPI_Count count,
                       MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *req)
 {
+    dt = mpii_pt2pt_type(dt, count);
     mpii_comm *c = NULL;
     int rc = pt2pt_check(fn, is_send ? CHK_SEND : CHK_RECV, buf, count, dt, peer, tag, comm, &c);
     if (rc != MPI_SUCCESS)
@@ -343,7 +348,13 @@ static int pt2pt_empty(MPI_Status *st)
 static int pt2pt_finish(const char *fn, core_req *r, MPI_Request *h, MPI_Status *st)
 {
     int comm = r->comm;
+    const char *coll = coll_sched_req_name(r); /* a collective's request: say which */
     int rc = mpii_req_finish(r, h, st);
+    if (rc == MPI_ERR_TRUNCATE && coll)
+        return mpii_err(MPII_OBJ_COMM, comm, rc, fn,
+                        "%s: message truncated: counts or datatypes do not match between "
+                        "processes",
+                        coll);
     return pt2pt_opfail(fn, comm, rc);
 }
 
@@ -806,6 +817,7 @@ int b_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Statu
 
 int b_Imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message, MPI_Request *req)
 {
+    dt = mpii_pt2pt_type(dt, count);
     if (!message)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "message: NULL pointer");
     if (*message == MPI_MESSAGE_NO_PROC) {
@@ -1004,6 +1016,8 @@ int b_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 int b_Isendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
                    MPI_Count rcount, MPI_Datatype rdt, int source, int rtag, MPI_Comm comm, MPI_Request *req)
 {
+    sdt = mpii_pt2pt_type(sdt, scount);
+    rdt = mpii_pt2pt_type(rdt, rcount);
     mpii_comm *c = NULL;
     int rc = pt2pt_check(fn, CHK_SEND, sbuf, scount, sdt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)
@@ -1021,6 +1035,7 @@ int b_Isendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype
 int b_Isendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int source,
                            int rtag, MPI_Comm comm, MPI_Request *req)
 {
+    dt = mpii_pt2pt_type(dt, count);
     mpii_comm *c = NULL;
     int rc = pt2pt_check(fn, CHK_SEND, buf, count, dt, dest, stag, comm, &c);
     if (rc == MPI_SUCCESS)

@@ -634,6 +634,7 @@ static int nbr_finish(const char *fn, MPI_Comm comm, coll_sched *s, int rc, int 
         coll_sched_free(s);
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "could not build the schedule");
     }
+    coll_sched_set_name(s, fn);
     rc = coll_sched_finish(s, mode, req);
     if (rc == MPI_ERR_TRUNCATE)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn,

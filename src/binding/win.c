@@ -638,7 +638,8 @@ int b_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
                   target_datatype, op, win, request, 1);
 }
 
-/* one predefined element; compare_and_swap: integer, logical or byte types only */
+/* one predefined element; compare_and_swap: integer, logical, byte or one-byte character
+ * (MPI_CHAR, as MPICH and Open MPI) types only */
 static int win_elem_type(const char *fn, osc_win *w, MPI_Datatype dt, int cas)
 {
     mpii_dtype *t = mpii_dtype_get(dt);
@@ -648,8 +649,9 @@ static int win_elem_type(const char *fn, osc_win *w, MPI_Datatype dt, int cas)
     if (cas && mpii_op_check(MPI_BAND, dt) != MPI_SUCCESS &&
         mpii_op_check(MPI_LAND, dt) != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_WIN, osc_win_handle(w), MPI_ERR_TYPE, fn,
-                        "datatype: compare-and-swap takes integer, logical and byte types (%s)",
-                        osc_win_label(w));
+                        "datatype: compare-and-swap takes integer, character, logical and byte "
+                        "types, not %s (%s)",
+                        t->name, osc_win_label(w));
     return MPI_SUCCESS;
 }
 

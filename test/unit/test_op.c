@@ -1,6 +1,7 @@
 /* Unit test of the reduction engine (src/mpi/op): every predefined operation
  * on every predefined datatype against a naive reference written from the
- * MPI 4.1 table of 6.9.2, the op/type mismatches (MPI_ERR_OP), MPI_REPLACE and
+ * MPI 4.1 table of 6.9.2 (plus the integer ops on MPI_CHAR and MPI_CHARACTER, an
+ * extension), the op/type mismatches (MPI_ERR_OP), MPI_REPLACE and
  * MPI_NO_OP, MINLOC/MAXLOC on every pair type, derived datatypes made of one
  * basic type, and user operations. Runs without MPI_Init; exits 0 on success. */
 #include "mpi/mpii.h"
@@ -28,7 +29,7 @@ __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
     va_end(ap);
 }
 
-enum cat { INT, UINT, FLOAT, COMPLEX, LOGICAL, BYTE, CHAR, PACKED };
+enum cat { INT, UINT, FLOAT, COMPLEX, LOGICAL, BYTE, CHAR, WCHAR, PACKED };
 
 typedef struct tdesc {
     int idx;
@@ -47,10 +48,11 @@ static const char *const opnames[] = {"",     "MAX",    "MIN",    "SUM",     "PR
                                       "LAND", "BAND",   "LOR",    "BOR",     "LXOR",
                                       "BXOR", "MINLOC", "MAXLOC", "REPLACE", "NO_OP"};
 
-/* MPI 4.1 6.9.2: which op applies to which group of types */
+/* MPI 4.1 6.9.2: which op applies to which group of types; and the extension: the one-byte
+ * character types (MPI_CHAR, MPI_CHARACTER) take the integer ops, as signed char */
 static int valid(int op, enum cat c)
 {
-    int integer = c == INT || c == UINT;
+    int integer = c == INT || c == UINT || c == CHAR;
     switch (op) {
     case 1:
     case 2:
@@ -173,7 +175,7 @@ static void ref_int(int op, const tdesc *t, const unsigned char *pa, const unsig
     size_t sz = t->size;
     uint64_t ua = get_u(pa, sz), ub = get_u(pb, sz), r = 0;
     int64_t sa = get_s(pa, sz), sb = get_s(pb, sz);
-    int sgn = t->cat == INT;
+    int sgn = t->cat == INT || t->cat == CHAR;
     int lt = sgn ? sa < sb : ua < ub; /* a < b */
     int ta = ua != 0, tb = ub != 0;
     switch (op) {

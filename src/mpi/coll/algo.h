@@ -50,6 +50,15 @@ int coll_reduce(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI
                 MPI_Op op, int root, mpii_comm *c);
 int coll_allreduce(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt,
                    MPI_Op op, mpii_comm *c);
+/* the choice among the message algorithms alone (what the three above take when the node
+ * segment is not used); bytes: the message or vector size to choose by, which is the root's
+ * or another rank's when node_shm.c joins ranks whose data did not fit its segment */
+int coll_bcast_msgs(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int root,
+                    mpii_comm *c, size_t bytes);
+int coll_reduce_msgs(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt,
+                     MPI_Op op, int root, mpii_comm *c);
+int coll_allreduce_msgs(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
+                        MPI_Datatype dt, MPI_Op op, mpii_comm *c, size_t bytes);
 int coll_gather(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, void *rbuf,
                 MPI_Aint rcount, MPI_Datatype rdt, int root, mpii_comm *c);
 int coll_gatherv(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, void *rbuf,

@@ -17,18 +17,38 @@
  * acknowledges an operation when it has stopped reading its set. Flags only
  * grow, so a rank can never mistake an old flag for a new one.
  *
+ * Every rank says how many bytes it brings (the bcast root beside the set's
+ * flag, every rank of a reduction in its control line), with SHM_BY_MSG set
+ * when its data does not fit the set. Whether the data fits is the only
+ * thing decided from a rank's own count, so ranks that disagree about it
+ * (counts or datatypes that do not match, or a datatype the set cannot
+ * fold) still meet in the segment, where the mismatch shows:
+ *   - a bcast receiver copies the root's bytes, or fails with MPI_ERR_TRUNCATE
+ *     when they are more than it expects (as a receive would), or, when the
+ *     root sends by messages, joins the message algorithm chosen by the
+ *     root's size, with its own buffer (a truncation is then the receive's);
+ *   - a reduction rank whose vector fits compares every rank's bytes with its
+ *     own before folding: all equal is the normal case (n loads of lines the
+ *     arrival poll has just read); if some rank goes by messages, every rank
+ *     whose vector fits joins the message algorithm chosen by that size; if
+ *     the sizes merely differ, no rank folds and each one that sees it fails
+ *     with MPI_ERR_TRUNCATE.
+ * A rank going by messages (or bringing nothing) announces, acknowledges at
+ * once and never waits for the others in the segment.
+ *
  * The segment is made on the first use, inside that first schedule: rank 0
  * creates it (/dev/shm/dcfa-<job>-coll-<world rank>-<n>, so mpirun removes
  * it after a crash) and sends its number to the others, who map it and
  * raise their mapped flag; rank 0 waits for every flag and unlinks the name
  * before its first operation goes on (so a rank that leaves the operation
  * early and frees the communicator cannot unlink it under the others). Used for
- * intra-communicators of 2+ ranks whose data fits the set
- * (DCFA_COLL_SHM_SLOT bytes per rank) with contiguous datatypes, in blocking
- * and nonblocking collectives (persistent ones, and operations a running
- * schedule appends to itself, use messages);
- * DCFA_COLL_SHM=0 turns it off. Only for communicators whose ranks are all on
- * one node (mpii_node_group_local: the process mapping). */
+ * the blocking barrier, bcast, reduce and allreduce of intra-communicators of
+ * 2+ ranks (nonblocking and persistent ones, and operations a running schedule
+ * appends to itself, use messages); the data goes through the set when it fits
+ * (bcast: the whole set, any datatype; reductions: one DCFA_COLL_SHM_SLOT slot
+ * per rank, dense contiguous datatypes), else by messages after the
+ * announcement; DCFA_COLL_SHM=0 turns it off. Only for communicators whose
+ * ranks are all on one node (mpii_node_group_local: the process mapping). */
 #include "mpi/coll/algo.h"
 #include "mpi/coll/node_shm.h"
 #include "assist/assist.h"
@@ -43,7 +63,8 @@
 
 typedef struct shm_ctl {
     _Atomic uint64_t arrive, done, ack, mapped;
-    char pad[64 - 4 * sizeof(uint64_t)];
+    _Atomic uint64_t bytes[2]; /* per set: the bytes this rank brings to its reduction */
+    char pad[64 - 6 * sizeof(uint64_t)];
 } shm_ctl;
 _Static_assert(sizeof(shm_ctl) == 64, "one cache line per rank");
 
@@ -53,7 +74,8 @@ typedef struct shm_seg {
     int n;
     size_t slot;            /* bytes per rank slot */
     shm_ctl *ctl;           /* n lines */
-    _Atomic uint64_t *flag; /* one per set, each on its own line */
+    _Atomic uint64_t *flag; /* one per set, each on its own line; the word after it: the
+                               bytes of the set's bcast */
     char *set[2];           /* n slots + one result area of n slots... (n + 1) * slot bytes */
     char name[96];
     int unlink_pending;
@@ -78,19 +100,24 @@ typedef struct shm_arg {
     MPI_Op op;
     int root;
     size_t bytes;
+    uint64_t word; /* what this rank announces: bytes, | SHM_BY_MSG when not through the set */
+    int mismatch;  /* a reduction whose sizes differ: nothing to copy out */
 } shm_arg;
+
+/* in an announced byte count: this rank's data goes by messages, not through the set */
+#define SHM_BY_MSG ((uint64_t)1 << 63)
 
 static size_t shm_set_bytes(int n, size_t slot) { return (size_t)(n + 1) * slot; }
 static shm_state *shm_state_of(mpii_comm *c);
 
-int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint count,
-                    int reduction)
+int coll_shm_usable(const coll_sched *s, mpii_comm *c)
 {
     /* Operation numbers are taken when the operation is built, which must be
      * in the same order on every rank: not for a schedule extended while it
      * runs (built when each rank gets there), nor for a persistent one (it
      * would reuse its number at every start), nor for a nonblocking one (its
-     * order against blocking collectives may differ between ranks: sched.h). */
+     * order against blocking collectives may differ between ranks: sched.h).
+     * Nothing here depends on the counts or datatypes, which may differ. */
     if (!util_cfg.coll_shm || c->is_inter || c->size < 2 || coll_sched_is_persistent(s) ||
         coll_sched_is_nonblocking(s) || coll_sched_is_started(s))
         return 0;
@@ -99,17 +126,7 @@ int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint
     shm_state *st = shm_state_of(c);
     if (st->node_local < 0)
         st->node_local = mpii_node_group_local(c->group);
-    if (!st->node_local)
-        return 0;
-    if (dt == MPI_DATATYPE_NULL)
-        return 1; /* barrier */
-    const core_dt *t = &mpii_dtype_get(dt)->dt;
-    size_t bytes = (size_t)count * t->size;
-    if (!reduction) /* bcast: any layout (packed), the whole set; every rank decides alike */
-        return bytes <= shm_set_bytes(c->size, util_cfg.coll_shm_slot);
-    /* reductions fold elements in place: a dense contiguous type, one slot per rank */
-    return t->contig && (t->extent == (MPI_Aint)t->size || count <= 1) &&
-           bytes <= util_cfg.coll_shm_slot;
+    return st->node_local;
 }
 
 static shm_state *shm_state_of(mpii_comm *c)
@@ -364,16 +381,59 @@ static char *shm_dst(const shm_arg *a)
     return (char *)mpii_buf_at(a->rbuf, mpii_dtype_get(a->dt)->dt.true_lb);
 }
 
-/* allreduce/reduce: my vector into my slot, then arrive */
+/* the message algorithm a rank joins from inside its schedule (its rounds run after every
+ * round built so far); on the segment's communicator, which for an inter-communicator's local
+ * phase is not the schedule's own */
+static int shm_join_msgs(coll_sched *s, const shm_arg *a, size_t bytes)
+{
+    mpii_comm *on = coll_sched_set_on(s, a->c);
+    int rc;
+    if (a->op == MPI_OP_NULL)
+        rc = coll_bcast_msgs(s, a->rbuf, a->count, a->dt, a->root, a->c, bytes);
+    else if (a->root < 0)
+        rc = coll_allreduce_msgs(s, a->sbuf, a->rbuf, a->count, a->dt, a->op, a->c, bytes);
+    else
+        rc = coll_reduce_msgs(s, a->sbuf, a->rbuf, a->count, a->dt, a->op, a->root, a->c);
+    coll_sched_set_on(s, on);
+    return rc;
+}
+
+/* allreduce/reduce: my vector into my slot, my size beside it, then arrive. A rank whose
+ * vector goes by messages, or that brings none, is then done with the segment (it never
+ * waits for the others there). */
 static int shm_red_in(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
     shm_seg *g = shm_seg_of(a);
     if (!g)
         return MPI_ERR_NO_MEM;
-    shm_copy(g->set[a->seq & 1] + (size_t)a->c->rank * g->slot, shm_src(a), a->bytes);
-    shm_set(&g->ctl[a->c->rank].arrive, a->seq);
+    shm_ctl *me = &g->ctl[a->c->rank];
+    int through = a->bytes && !(a->word & SHM_BY_MSG);
+    if (through)
+        shm_copy(g->set[a->seq & 1] + (size_t)a->c->rank * g->slot, shm_src(a), a->bytes);
+    atomic_store_explicit(&me->bytes[a->seq & 1], a->word, memory_order_relaxed);
+    shm_set(&me->arrive, a->seq);
+    if (!through) {
+        shm_set(&me->done, a->seq);
+        shm_set(&me->ack, a->seq);
+    }
     return MPI_SUCCESS;
+}
+
+/* the sizes differ (every rank sees the same ones): if a rank goes by messages, join them (by
+ * the largest such size); else nobody folds and this rank fails */
+static int shm_red_mismatch(coll_sched *s, shm_arg *a, shm_seg *g)
+{
+    uint64_t by_msg = 0;
+    for (int i = 0; i < g->n; i++) {
+        uint64_t w = atomic_load_explicit(&g->ctl[i].bytes[a->seq & 1], memory_order_relaxed);
+        if ((w & SHM_BY_MSG) && (w & ~SHM_BY_MSG) >= by_msg)
+            by_msg = (w & ~SHM_BY_MSG) | SHM_BY_MSG;
+    }
+    a->mismatch = 1;
+    if (by_msg)
+        return shm_join_msgs(s, a, (size_t)(by_msg & ~SHM_BY_MSG));
+    return MPI_ERR_TRUNCATE;
 }
 
 /* fold my n-th of the vector over all slots, in rank order, into the result area */
@@ -383,19 +443,27 @@ static int shm_red_fold(coll_sched *s, void *arg)
     shm_seg *g = shm_seg_of(a);
     if (!g)
         return MPI_ERR_NO_MEM;
-    int n = g->n, r = a->c->rank;
-    MPI_Aint lo = a->count * r / n, hi = a->count * (r + 1) / n;
-    size_t esz = a->bytes / (size_t)a->count, off = (size_t)lo * esz;
-    char *set = g->set[a->seq & 1], *res = set + (size_t)n * g->slot + off;
-    int rc = MPI_SUCCESS;
-    if (hi > lo) {
-        /* the slots hold the elements from offset 0; the op looks at buf + true_lb, which is
-         * not 0 for a type of absolute addresses used with MPI_BOTTOM: shift it back */
-        MPI_Aint lb = mpii_dtype_get(a->dt)->dt.true_lb;
-        shm_copy(res, set + (size_t)(n - 1) * g->slot + off, (size_t)(hi - lo) * esz);
-        for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
-            rc = mpii_op_apply(a->op, mpii_buf_at(set + (size_t)i * g->slot + off, -lb),
-                               (void *)mpii_buf_at(res, -lb), hi - lo, a->dt);
+    int n = g->n, r = a->c->rank, rc = MPI_SUCCESS;
+    /* every rank has arrived: did all bring my size? (lines the arrival poll has just read) */
+    uint64_t differ = 0;
+    for (int i = 0; i < n; i++)
+        differ |=
+            atomic_load_explicit(&g->ctl[i].bytes[a->seq & 1], memory_order_relaxed) ^ a->word;
+    if (differ) {
+        rc = shm_red_mismatch(s, a, g);
+    } else {
+        MPI_Aint lo = a->count * r / n, hi = a->count * (r + 1) / n;
+        size_t esz = a->bytes / (size_t)a->count, off = (size_t)lo * esz;
+        char *set = g->set[a->seq & 1], *res = set + (size_t)n * g->slot + off;
+        if (hi > lo) {
+            /* the slots hold the elements from offset 0; the op looks at buf + true_lb, which
+             * is not 0 for a type of absolute addresses used with MPI_BOTTOM: shift it back */
+            MPI_Aint lb = mpii_dtype_get(a->dt)->dt.true_lb;
+            shm_copy(res, set + (size_t)(n - 1) * g->slot + off, (size_t)(hi - lo) * esz);
+            for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
+                rc = mpii_op_apply(a->op, mpii_buf_at(set + (size_t)i * g->slot + off, -lb),
+                                   (void *)mpii_buf_at(res, -lb), hi - lo, a->dt);
+        }
     }
     shm_set(&g->ctl[r].done, a->seq);
     if (a->root >= 0 && r != a->root)
@@ -409,10 +477,12 @@ static int shm_red_out(coll_sched *s, void *arg)
     shm_seg *g = shm_seg_of(a);
     if (!g)
         return MPI_ERR_NO_MEM;
-    shm_copy(shm_dst(a), g->set[a->seq & 1] + (size_t)g->n * g->slot, a->bytes);
+    if (!a->mismatch)
+        shm_copy(shm_dst(a), g->set[a->seq & 1] + (size_t)g->n * g->slot, a->bytes);
     return shm_ack(s, arg);
 }
 
+/* the root: the message into the set if it fits, its size beside the flag, the flag */
 static int shm_bcast_in(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
@@ -420,14 +490,17 @@ static int shm_bcast_in(coll_sched *s, void *arg)
     if (!g)
         return MPI_ERR_NO_MEM;
     const core_dt *t = &mpii_dtype_get(a->dt)->dt;
-    if (t->contig)
+    _Atomic uint64_t *flag = &g->flag[(a->seq & 1) * 8];
+    if (!(a->word & SHM_BY_MSG) && t->contig)
         shm_copy(g->set[a->seq & 1], shm_dst(a), a->bytes);
-    else
+    else if (!(a->word & SHM_BY_MSG))
         core_dt_pack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], a->bytes);
-    shm_set(&g->flag[(a->seq & 1) * 8], a->seq);
+    atomic_store_explicit(flag + 1, a->word, memory_order_relaxed);
+    shm_set(flag, a->seq);
     return shm_ack(s, arg);
 }
 
+/* a receiver: the root's bytes out of the set (no more than I expect), or join its messages */
 static int shm_bcast_out(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
@@ -435,11 +508,18 @@ static int shm_bcast_out(coll_sched *s, void *arg)
     if (!g)
         return MPI_ERR_NO_MEM;
     const core_dt *t = &mpii_dtype_get(a->dt)->dt;
-    if (t->contig)
-        shm_copy(shm_dst(a), g->set[a->seq & 1], a->bytes);
+    uint64_t sent = atomic_load_explicit(&g->flag[(a->seq & 1) * 8 + 1], memory_order_relaxed);
+    int rc = MPI_SUCCESS;
+    if (sent & SHM_BY_MSG)
+        rc = shm_join_msgs(s, a, (size_t)(sent & ~SHM_BY_MSG));
+    else if (sent > a->bytes)
+        rc = MPI_ERR_TRUNCATE;
+    else if (t->contig)
+        shm_copy(shm_dst(a), g->set[a->seq & 1], (size_t)sent);
     else
-        core_dt_unpack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], a->bytes);
-    return shm_ack(s, arg);
+        core_dt_unpack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], (size_t)sent);
+    shm_ack(s, arg);
+    return rc;
 }
 
 /* ---- the collectives ------------------------------------------------------------------------ */
@@ -499,20 +579,25 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
     a->rbuf = buf;
     a->count = count;
     a->dt = dt;
+    a->op = MPI_OP_NULL;
     a->root = root;
     a->bytes = (size_t)count * coll_tsize(dt);
     coll_sched_hold_type(s, dt);
-    if (c->rank == root) {
-        coll_sched_poll(s, shm_poll_set_free, a);
-        coll_sched_round(s);
-        coll_sched_call(s, shm_bcast_in, a);
-    } else {
+    if (c->rank != root) {
         coll_sched_poll(s, shm_poll_flag, a);
         coll_sched_round(s);
-        coll_sched_call(s, shm_bcast_out, a);
+        coll_sched_call(s, shm_bcast_out, a); /* may join the root's messages */
+        shm_end(s, a);
+        return MPI_SUCCESS;
     }
+    /* any datatype (packed), the whole set */
+    int fits = a->bytes <= shm_set_bytes(c->size, util_cfg.coll_shm_slot);
+    a->word = a->bytes | (fits ? 0 : SHM_BY_MSG);
+    coll_sched_poll(s, shm_poll_set_free, a);
+    coll_sched_round(s);
+    coll_sched_call(s, shm_bcast_in, a);
     shm_end(s, a);
-    return MPI_SUCCESS;
+    return fits ? MPI_SUCCESS : coll_bcast_msgs(s, buf, count, dt, root, c, a->bytes);
 }
 
 /* root < 0: allreduce */
@@ -529,17 +614,24 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     a->bytes = (size_t)count * coll_tsize(dt);
     coll_sched_hold_op(s, op);
     coll_sched_hold_type(s, dt);
-    if (a->bytes == 0) {
-        coll_sched_call(s, shm_ack, a); /* keep the sequence in step */
-        shm_end(s, a);
-        return MPI_SUCCESS;
-    }
+    /* the set folds elements in place: a dense contiguous type, one slot per rank */
+    const core_dt *t = &mpii_dtype_get(dt)->dt;
+    int fits = t->contig && (t->extent == (MPI_Aint)t->size || count <= 1) &&
+               a->bytes <= util_cfg.coll_shm_slot;
+    a->word = a->bytes | (fits ? 0 : SHM_BY_MSG);
     coll_sched_poll(s, shm_poll_set_free, a);
     coll_sched_round(s);
     coll_sched_call(s, shm_red_in, a);
+    if (!fits || a->bytes == 0) {
+        shm_end(s, a);
+        if (!fits)
+            return root < 0 ? coll_allreduce_msgs(s, sbuf, rbuf, count, dt, op, c, a->bytes)
+                            : coll_reduce_msgs(s, sbuf, rbuf, count, dt, op, root, c);
+        return MPI_SUCCESS;
+    }
     coll_sched_poll(s, shm_poll_arrived, a);
     coll_sched_round(s);
-    coll_sched_call(s, shm_red_fold, a);
+    coll_sched_call(s, shm_red_fold, a); /* may join the messages of another rank */
     if (root < 0 || c->rank == root) {
         coll_sched_poll(s, shm_poll_done, a);
         coll_sched_round(s);

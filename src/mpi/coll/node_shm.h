@@ -5,10 +5,10 @@
 
 #include "mpi/coll/sched.h"
 
-/* can this collective go through the segment? dt MPI_DATATYPE_NULL: barrier;
- * reduction: allreduce/reduce (dense contiguous types, DCFA_COLL_SHM_SLOT
- * bytes), else bcast (any type, the whole set). Decided alike on every rank. */
-int coll_shm_usable(const coll_sched *s, mpii_comm *c, MPI_Datatype dt, MPI_Aint count, int reduction);
+/* can this blocking barrier, bcast, reduce or allreduce meet in the segment? Decided alike
+ * on every rank, from nothing the ranks may disagree about (not the counts or datatypes:
+ * the data that does not fit goes by messages after the meeting, node_shm.c). */
+int coll_shm_usable(const coll_sched *s, mpii_comm *c);
 int coll_barrier_shm(coll_sched *s, mpii_comm *c);
 int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int root,
                    mpii_comm *c);

@@ -61,6 +61,7 @@ struct coll_sched {
     core_req *req;          /* the request handed out, NULL when blocking */
     util_qnode qn;          /* in sched_running */
     MPI_Count count;        /* bytes its request's status reports (coll_sched_set_count) */
+    const char *name;       /* the MPI call it was built for (coll_sched_set_name) */
 };
 
 static util_queue sched_running = {{&sched_running.head, &sched_running.head}};
@@ -253,6 +254,15 @@ void coll_sched_set_persistent(coll_sched *s) { s->persistent = 1; }
 int coll_sched_is_persistent(const coll_sched *s) { return s->persistent; }
 int coll_sched_is_started(const coll_sched *s) { return s->started; }
 void coll_sched_set_count(coll_sched *s, MPI_Count bytes) { s->count = bytes; }
+void coll_sched_set_name(coll_sched *s, const char *fn) { s->name = fn; }
+
+const char *coll_sched_req_name(const core_req *r)
+{
+    const coll_sched *s = r->kind == CORE_REQ_SCHED     ? r->u.other.state
+                          : r->kind == CORE_REQ_PERSIST ? r->u.persist.coll
+                                                        : NULL;
+    return s ? s->name : NULL;
+}
 
 static void sched_destroy(coll_sched *s)
 {

@@ -121,6 +121,12 @@ void coll_sched_hold_type(coll_sched *s, MPI_Datatype dt);
 /* Free a schedule that is not running (never started, or persistent and complete). */
 void coll_sched_free(coll_sched *s);
 
+/* The MPI call the schedule was built for ("MPI_Ibcast", a string that outlives it), named
+ * by the messages about its request (a truncation seen at MPI_Wait); NULL until set. */
+void coll_sched_set_name(coll_sched *s, const char *fn);
+/* that name for the collective behind a request (nonblocking or persistent), else NULL */
+const char *coll_sched_req_name(const core_req *r);
+
 /* What the bindings call once a schedule is built: COLL_BLOCKING runs it to
  * completion and frees it (req unused, may be NULL); COLL_NONBLOCKING starts it
  * and sets *req to the request handle; COLL_PERSISTENT sets *req to an

@@ -36,7 +36,7 @@ int coll_barrier(coll_sched *s, mpii_comm *c)
     int alg = util_cfg.coll_barrier;
     if (alg == 2)
         return coll_barrier_linear(s, c);
-    if ((alg == 0 || alg == 3) && coll_shm_usable(s, c, MPI_DATATYPE_NULL, 0, 0))
+    if ((alg == 0 || alg == 3) && coll_shm_usable(s, c))
         return coll_barrier_shm(s, c);
     return coll_barrier_dissemination(s, c);
 }
@@ -45,21 +45,24 @@ int coll_bcast(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int ro
 {
     if (c->is_inter)
         return coll_inter_bcast(s, buf, count, dt, root, c);
-    size_t bytes = (size_t)count * coll_tsize(dt);
+    int alg = util_cfg.coll_bcast;
+    if ((alg == 0 || alg == 4) && coll_shm_usable(s, c))
+        return coll_bcast_shm(s, buf, count, dt, root, c);
+    return coll_bcast_msgs(s, buf, count, dt, root, c, (size_t)count * coll_tsize(dt));
+}
+
+int coll_bcast_msgs(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int root,
+                    mpii_comm *c, size_t bytes)
+{
     switch (util_cfg.coll_bcast) {
-    case 1:
-        return coll_bcast_binomial(s, buf, count, dt, root, c);
     case 2:
         return coll_bcast_scatter_allgather(s, buf, count, dt, root, c);
     case 3:
         return coll_bcast_linear(s, buf, count, dt, root, c);
-    case 4:
-        if (coll_shm_usable(s, c, dt, count, 0))
-            return coll_bcast_shm(s, buf, count, dt, root, c);
+    case 1:
+    case 4: /* shm, where the root's message does not fit the segment */
         return coll_bcast_binomial(s, buf, count, dt, root, c);
     default:
-        if (coll_shm_usable(s, c, dt, count, 0))
-            return coll_bcast_shm(s, buf, count, dt, root, c);
         if (c->size < 3 || bytes < util_cfg.coll_bcast_long)
             return coll_bcast_binomial(s, buf, count, dt, root, c);
         return coll_bcast_scatter_allgather(s, buf, count, dt, root, c);
@@ -71,11 +74,16 @@ int coll_reduce(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI
 {
     if (c->is_inter)
         return coll_inter_reduce(s, sbuf, rbuf, count, dt, op, root, c);
+    if ((util_cfg.coll_reduce == 0 || util_cfg.coll_reduce == 3) && coll_shm_usable(s, c))
+        return coll_reduce_shm(s, sbuf, rbuf, count, dt, op, root, c);
+    return coll_reduce_msgs(s, sbuf, rbuf, count, dt, op, root, c);
+}
+
+int coll_reduce_msgs(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt,
+                     MPI_Op op, int root, mpii_comm *c)
+{
     if (util_cfg.coll_reduce == 2)
         return coll_reduce_linear(s, sbuf, rbuf, count, dt, op, root, c);
-    if ((util_cfg.coll_reduce == 0 || util_cfg.coll_reduce == 3) &&
-        coll_shm_usable(s, c, dt, count, 1))
-        return coll_reduce_shm(s, sbuf, rbuf, count, dt, op, root, c);
     return coll_reduce_binomial(s, sbuf, rbuf, count, dt, op, root, c);
 }
 
@@ -84,12 +92,18 @@ int coll_allreduce(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, 
 {
     if (c->is_inter)
         return coll_inter_allreduce(s, sbuf, rbuf, count, dt, op, c);
-    size_t bytes = (size_t)count * coll_tsize(dt);
+    int alg = util_cfg.coll_allreduce;
+    if ((alg == 0 || alg == 5) && coll_shm_usable(s, c))
+        return coll_reduce_shm(s, sbuf, rbuf, count, dt, op, -1, c);
+    return coll_allreduce_msgs(s, sbuf, rbuf, count, dt, op, c, (size_t)count * coll_tsize(dt));
+}
+
+int coll_allreduce_msgs(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
+                        MPI_Datatype dt, MPI_Op op, mpii_comm *c, size_t bytes)
+{
     int commute = mpii_op_is_commutative(op);
     int alg = util_cfg.coll_allreduce;
-    if ((alg == 0 || alg == 5) && coll_shm_usable(s, c, dt, count, 1))
-        return coll_reduce_shm(s, sbuf, rbuf, count, dt, op, -1, c);
-    if (alg == 5)
+    if (alg == 5) /* shm, where the vectors do not fit the segment */
         alg = 0;
     if (alg == 0) {
         if (bytes < util_cfg.coll_allreduce_short || c->size == 1)

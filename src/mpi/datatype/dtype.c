@@ -13,8 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum dtype_cat { DT_CAT_INT, DT_CAT_UINT, DT_CAT_FLOAT, DT_CAT_COMPLEX, DT_CAT_LOGICAL,
-                 DT_CAT_BYTE, DT_CAT_CHAR, DT_CAT_PACKED, DT_CAT_PAIR };
+enum dtype_cat {
+    DT_CAT_INT,
+    DT_CAT_UINT,
+    DT_CAT_FLOAT,
+    DT_CAT_COMPLEX,
+    DT_CAT_LOGICAL,
+    DT_CAT_BYTE,
+    DT_CAT_CHAR,
+    DT_CAT_WCHAR,
+    DT_CAT_PACKED,
+    DT_CAT_PAIR
+};
 
 typedef struct dtype_basic {
     const char *name;

@@ -1,7 +1,9 @@
 /* The reduction engine: predefined operations on every predefined type they
  * are defined for (MPI 4.1 section 6.9.2), generated from src/include/dtypes.def,
  * user-defined operations, and their application to derived datatypes made
- * of one basic type. */
+ * of one basic type. One extension, because MPICH and Open MPI both have it
+ * and programs rely on it: the one-byte character types (MPI_CHAR,
+ * MPI_CHARACTER) take the integer operations, combined as signed char. */
 #include "mpi/op/op.h"
 
 #include <limits.h>
@@ -68,7 +70,8 @@ enum {
 #define GEN_COMPLEX(i, T) GEN_FSUMPROD(i, T)
 #define GEN_LOGICAL(i, T) GEN_LOGIC(i, T)
 #define GEN_BYTE(i, T)    GEN_BITS(i, T)
-#define GEN_CHAR(i, T)
+#define GEN_CHAR(i, T)    GEN_INT(i, signed char)
+#define GEN_WCHAR(i, T)
 #define GEN_PACKED(i, T)
 
 /* MINLOC/MAXLOC: the better value wins; on a tie the smaller index. Only
@@ -111,7 +114,8 @@ enum {
 #define OPS_COMPLEX(i) OPS_SUMPROD(i)
 #define OPS_LOGICAL(i) OPS_LOGIC(i)
 #define OPS_BYTE(i)    OPS_BITS(i)
-#define OPS_CHAR(i)
+#define OPS_CHAR(i)    OPS_INT(i)
+#define OPS_WCHAR(i)
 #define OPS_PACKED(i)
 
 static const op_fn op_fns[DCFA_DTYPE_NPREDEF + 1][OP_NFN] = {

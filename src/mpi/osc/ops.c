@@ -104,23 +104,18 @@ int osc_rma(const char *fn, osc_win *w, const osc_args *a, MPI_Request *req)
             return osc_err(
                 w, MPI_ERR_OP, fn, "%s: RMA accumulate operations take only predefined operations",
                 mpii_op_exists(a->op) ? "a user-defined operation" : "op: invalid operation");
+        /* the operations of reductions, MPI_CHAR's included (op.c) */
         basic = osc_dt_basic(a->tdt);
-        /* MPI_CHAR elements are combined as signed chars (as MPICH and Open MPI do;
-         * for reductions MPI 4.1 6.9.2 lists only MPI_SIGNED_CHAR) */
-        if (basic == MPII_HANDLE_INDEX(MPI_CHAR))
-            basic = MPII_HANDLE_INDEX(MPI_SIGNED_CHAR);
         if (a->op != MPI_NO_OP && a->op != MPI_REPLACE &&
             tbytes) { /* no data: nothing to combine */
-            int cls = basic == MPII_HANDLE_INDEX(MPI_SIGNED_CHAR)
-                          ? mpii_op_check(a->op, MPI_SIGNED_CHAR)
-                          : mpii_op_check(a->op, a->tdt);
-            if (cls != MPI_SUCCESS || !basic)
-                return osc_err(w, MPI_ERR_OP, fn, "%s is not defined for the target datatype",
-                               mpii_op_name(a->op));
+            if (mpii_op_check(a->op, a->tdt) != MPI_SUCCESS || !basic) {
+                const mpii_dtype *bt = mpii_dtype_get(MPII_HANDLE(MPII_KIND_DTYPE, basic));
+                return osc_err(w, MPI_ERR_OP, fn, "%s is not defined for the target datatype (%s)",
+                               mpii_op_name(a->op),
+                               bt ? bt->name : "made of more than one predefined type");
+            }
         }
         int obasic = osc_dt_basic(a->odt);
-        if (obasic == MPII_HANDLE_INDEX(MPI_CHAR))
-            obasic = MPII_HANDLE_INDEX(MPI_SIGNED_CHAR);
         if (a->op != MPI_NO_OP && a->kind != OSC_CAS && tbytes && obasic != basic)
             return osc_err(w, MPI_ERR_TYPE, fn,
                            "origin and target datatypes of an accumulate must be built from the "
