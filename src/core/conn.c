@@ -333,13 +333,18 @@ static void core_dispatch(core_conn *c, const wire_hdr *h, const void *payload)
     case WIRE_SPLIT:
         core_split_arrived(c, (wire_split *)(uintptr_t)payload);
         break;
-    case WIRE_DONE:
-        if (h->flags & WIRE_F_RTR_DATA)
+    case WIRE_DONE: /* the protocol that moved the data completes it */
+        if (h->flags & WIRE_F_RTR_DATA) {
             c->rx_msg_seq = h->seq;
-        core_done_arrived(c, h, payload);
+            core_write_done_arrived(c, h, payload);
+        } else if (h->flags & WIRE_F_SPLIT) {
+            core_split_done_arrived(c, h, payload);
+        } else {
+            core_read_done_arrived(c, h, payload);
+        }
         break;
     case WIRE_ACK:
-        core_done_arrived(c, h, payload);
+        core_ack_arrived(c, payload);
         break;
     case WIRE_CTS:
         core_cts_arrived(c, h, payload);

@@ -523,6 +523,12 @@ core_req *core_req_alloc(int kind)
     return r;
 }
 
+void core_req_unexpected(const core_conn *c, uint32_t id, const char *what)
+{
+    util_die("malformed packet from process %d: %s names request %u, which is not waiting for it",
+             c->lpid, what, id);
+}
+
 void core_req_rndv_drop(core_req *r)
 {
     core_req_mem_drop(r);
@@ -578,7 +584,7 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
     *out = r;
     if (now) {
         r->u.send.seq = core_s.conns[lpid]->tx_msg_seq;
-        r->u.send.state = CORE_S_DONE;
+        core_send_move(r, CORE_SE_EAGER, CORE_S_DONE);
         r->complete = 1;
         return UTIL_OK;
     }
@@ -680,7 +686,7 @@ int core_cancel_recv(core_req *r)
     core_req_mem_drop(r);
     r->status.dcfa_cancelled = 1;
     r->status.dcfa_count = 0;
-    r->u.recv.state = CORE_R_DONE;
+    core_recv_move(r, CORE_RE_CANCEL, CORE_R_DONE);
     core_req_complete(r);
     return 1;
 }
@@ -869,20 +875,14 @@ void core_dump_pending(void)
         if (!r || r->complete)
             continue;
         if (r->kind == CORE_REQ_SEND)
-            util_log("  send to process %d: ctx %u tag %s, %zu bytes, seq %u, state %s", r->u.send.lpid,
-                     r->u.send.ctx, core_tag_str(r->u.send.tag, t, sizeof t), r->u.send.bytes,
-                     r->u.send.seq,
-                     (const char *[]){"queued for credit", "eager ssend waiting for ACK",
-                                      "RTS sent, waiting for the receiver", "streaming DATA",
-                                      "done", "writing into the receiver's buffer (RTR)",
-                                      "written, DONE waiting for credit"}[r->u.send.state]);
+            util_log("  send to process %d: ctx %u tag %s, %zu bytes, seq %u, state %s",
+                     r->u.send.lpid, r->u.send.ctx, core_tag_str(r->u.send.tag, t, sizeof t),
+                     r->u.send.bytes, r->u.send.seq, core_send_state_names[r->u.send.state]);
         else if (r->kind == CORE_REQ_RECV)
             util_log("  receive from %s: ctx %u tag %s, buffer %zu bytes, state %s",
                      core_src_str(r->u.recv.src, sbuf, sizeof sbuf), r->u.recv.ctx,
                      core_tag_str(r->u.recv.tag, t, sizeof t), r->u.recv.capacity,
-                     (const char *[]){"posted, no matching message yet", "posted, RTR sent",
-                                      "reading", "receiving DATA fragments", "done",
-                                      "read its part, the sender writes the rest"}[r->u.recv.state]);
+                     core_recv_state_names[r->u.recv.state]);
         else
             util_log("  request %d of kind %d not complete", id, r->kind);
         n++;

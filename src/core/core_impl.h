@@ -7,28 +7,10 @@
 
 #include "core/core.h"
 #include "core/wire.h"
+#include "core/state.h"
 #include "fabric/fabric.h"
 
 #define CORE_CARD_MAX_ 1024
-
-/* send / receive protocol states */
-enum {
-    CORE_S_QUEUED = 0,  /* in the backlog */
-    CORE_S_ACK_WAIT,    /* eager ssend: waiting for ACK */
-    CORE_S_RNDV_WAIT,   /* RTS sent: waiting for DONE or CTS */
-    CORE_S_STREAM,      /* CTS received: sending DATA fragments */
-    CORE_S_DONE,
-    CORE_S_WRITING,     /* receiver-first: writing into the RTR buffer */
-    CORE_S_WRITTEN,     /* receiver-first: written, DONE waits in the backlog */
-};
-enum {
-    CORE_R_POSTED = 0,  /* in the posted queue */
-    CORE_R_RTR,         /* in the posted queue, RTR bound to rtr_seq outstanding */
-    CORE_R_READING,     /* matched an RTS, bulk read in progress */
-    CORE_R_FRAGS,       /* matched an RTS, CTS sent, DATA fragments arriving */
-    CORE_R_DONE,
-    CORE_R_SPLIT,       /* read my part of a split; the sender writes its part (rndv_read.c) */
-};
 
 /* a packet waiting for credit */
 typedef struct core_pend {
@@ -204,6 +186,22 @@ static inline core_conn *core_conn_get(int lpid)
     core_conn *c = core_s.conns[lpid];
     return c ? c : core_conn_first(lpid);
 }
+/* The request a packet from c names (wire_done.req and the like): of `kind`, not complete, for
+ * c's peer, in one of `states` (CORE_TO bits of enum core_send_state / core_recv_state).
+ * Anything else is a malformed packet: the process ends with the peer and the packet named. */
+_Noreturn void core_req_unexpected(const core_conn *c, uint32_t id, const char *what);
+static inline core_req *core_req_expect(const core_conn *c, uint32_t id, int kind, unsigned states,
+                                        const char *what)
+{
+    core_req *r = core_req_get((int)id);
+    if (__builtin_expect(!r || r->kind != kind || r->complete, 0))
+        core_req_unexpected(c, id, what);
+    int state = kind == CORE_REQ_SEND ? r->u.send.state : r->u.recv.state;
+    int lpid = kind == CORE_REQ_SEND ? r->u.send.lpid : r->u.recv.lpid;
+    if (__builtin_expect(!(CORE_TO(state) & states) || lpid != c->lpid, 0))
+        core_req_unexpected(c, id, what);
+    return r;
+}
 int core_conn_incoming(const fab_ops *fab, int peer);  /* fabric upcall */
 void core_conn_ready(void *ctx, int status);            /* fabric upcall */
 /* the next packet's place in the peer's ring (or the fabric's block) */
@@ -289,13 +287,22 @@ void core_recv_from_msg(core_req *r, core_msg *m);         /* eager.c: complete 
 int core_rts_send(core_conn *c, core_req *r);              /* rndv_read.c */
 void core_rts_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
 void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rndv *rv);
-void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
-void core_split_arrived(core_conn *c, wire_split *sp);     /* rndv_read.c */
+void core_read_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
+void core_ack_arrived(core_conn *c, const wire_done *d); /* eager.c */
+/* rndv_split.c: offer the sender a part of the read x of an RTS (x->len shrinks to mine), where
+ * core_split_wanted; with a split under way, whether the receive ends as my part ends with
+ * `status` (1) or the other is still to come */
+void core_split_offer(core_conn *c, core_req *r, const wire_hdr *env, const wire_rndv *rv,
+                      core_xfer *x);
+int core_split_join(struct core_rndv *rd, core_xfer *x, int status);
+void core_split_arrived(core_conn *c, wire_split *sp);
+void core_split_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
 void core_rtr_maybe_send(core_req *r);                     /* rndv_write.c */
 void core_rtr_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
 int core_rtr_try_write(core_conn *c, core_req *r);         /* 1 if the message went into the RTR buffer */
 void core_rtr_seq_seen(core_conn *c, uint32_t seq);
 void core_rtr_done_emit(core_conn *c, core_req *r, wire_hdr *h);   /* DONE of a finished write */
+void core_write_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
 /* bulk.c: move x->len bytes in chunks; x->finish(x, status) at the end (maybe before it returns) */
 void core_bulk_start(core_xfer *x);
 /* a read into (buf, count, dt) whose pieces are small lands in a bounce buffer and is
@@ -409,6 +416,17 @@ static inline size_t core_coop_min(void)
         return (size_t)util_cfg.coop_min;
     return util_node_oversubscribed() ? 0 : (size_t)256 << 10;
 }
+/* A read of len bytes from an RTS (env) is split with the sender (rndv_split.c): the sender
+ * offers it (RTS flag SPLIT: no receive of its own posted), the read is at least
+ * DCFA_COOP_MIN, on a mapped ring whose reads have worked and reach any address, while this
+ * process has no rendezvous sends of its own and nothing waits for credit */
+static inline int core_split_wanted(const core_conn *c, const wire_hdr *env, size_t len)
+{
+    size_t min = core_coop_min();
+    return (env->flags & WIRE_F_SPLIT) && min && len >= min && len >= 2 * 4096 && c->tx_ring &&
+           c->read_ok && c->fab->caps->any_addr && core_s.rndv_out == 0 &&
+           util_queue_empty(&c->backlog);
+}
 /* the sender's choice for send request r to c's peer: the copy path (1) or single copy (0).
  * The probe measured process_vm_readv: it speaks only for fabrics with pools (shm) */
 static inline int core_copy_wanted(const core_conn *c, const core_req *r)
@@ -459,7 +477,16 @@ void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */
 int core_cancel_rtr(core_req *r);                         /* self.c-like path in eager.c */
 
+/* complete receive r (in state DONE) with this status */
 void core_recv_finish(core_req *r, int32_t src, int32_t tag, size_t got, int truncated);
+/* receive r is done: `ev` ends it (state.h; the event is only checked, so the move is a store
+ * where the check is compiled away), and it completes with this status */
+static inline void core_recv_done(core_req *r, enum core_recv_ev ev, int32_t src, int32_t tag,
+                                  size_t got, int truncated)
+{
+    core_recv_move(r, ev, CORE_R_DONE);
+    core_recv_finish(r, src, tag, got, truncated);
+}
 void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, int err);
 
 #endif
