@@ -38,11 +38,13 @@ typedef struct core_conn {
     uint32_t nblocks;       /* blocks of the rings (the fabric's: caps.nblocks) */
     core_fab *fab;          /* the fabric carrying it */
     fab_conn *fc;
-    uint8_t *rx_ring;       /* my receive ring */
-    uint8_t *tx_ring;       /* the peer's ring when mapped into my memory (caps.tx_mapped), else NULL */
+    uint8_t *rx_ring;       /* my receive ring (NULL with FAB_CAP_RX_QUEUE) */
+    uint8_t *tx_ring;       /* FAB_CAP_RING_MAPPED: the peer's ring, mapped here (set at ready:
+                               where core_conn_tx_at builds a packet, else NULL) */
     int ready;              /* 1 once the fabric said it carries packets */
-    int rx_shared;          /* no ring: packets come from the fabric's shared buffers (rx_peek) */
-    int has_rdma;           /* rendezvous by one-sided read/write */
+    unsigned caps;          /* what the connection can do: its fabric's FAB_CAP_*, with FAB_CAP_RMA
+                               cleared when the peer's memory turns out unreachable (rndv_read.c) */
+    int halves;             /* half packets (wire.h): FAB_CAP_RING_MAPPED and DCFA_HALF_PACKETS */
     int read_ok;            /* a read from the peer has succeeded (splits are offered after) */
     uint32_t credit_seen;   /* the largest consumed count the peer has sent (before ready too) */
     uint32_t tx_count;      /* blocks written into the peer's ring */
@@ -207,9 +209,9 @@ void core_conn_ready(void *ctx, int status);            /* fabric upcall */
 /* the next packet's place in the peer's ring (or the fabric's block) */
 static inline wire_hdr *core_conn_tx_at(core_conn *c)
 {
-    if (c->tx_ring)
+    if (c->tx_ring) /* FAB_CAP_RING_MAPPED: the peer's ring, cached at ready */
         return (wire_hdr *)(c->tx_ring + (size_t)(c->tx_count & (c->nblocks - 1)) * core_s.block_size);
-    return c->fab->ops->tx_block(c->fc, c->tx_count);
+    return c->fab->ops->chan->tx_block(c->fc, c->tx_count);
 }
 int core_conn_tx_pad(core_conn *c, uint32_t pad);
 void core_conn_close_half(core_conn *c);
@@ -228,7 +230,8 @@ static inline wire_hdr *core_conn_tx_begin(core_conn *c, size_t len, int control
     /* a packet needs its blocks + for data the one kept for SYNC */
     uint32_t k = core_blocks((uint32_t)len);
     uint32_t at = c->tx_count & (c->nblocks - 1);
-    if (__builtin_expect(at + k > c->nblocks && !c->rx_shared, 0) && !core_conn_tx_pad(c, c->nblocks - at))
+    if (__builtin_expect(at + k > c->nblocks && !(c->caps & FAB_CAP_RX_QUEUE), 0) &&
+        !core_conn_tx_pad(c, c->nblocks - at))
         return NULL;
     if ((int32_t)(c->tx_limit - c->tx_count) < (int32_t)(k + (control ? 0 : 1)))
         return NULL;
@@ -249,10 +252,10 @@ static inline void core_conn_tx_end(core_conn *c, wire_hdr *h)
      * receiver clears their first words once it has consumed the packet
      * (core_progress_conn). (A sender clearing the next header's place instead put a
      * second cache line on every small message's path: 10-40% on 8-byte latency.) */
-    if (c->tx_ring)
+    if (c->tx_ring) /* FAB_CAP_RING_MAPPED (the block came from it: core_conn_tx_at) */
         atomic_store_explicit((_Atomic uint32_t *)&h->mark, pos + 1, memory_order_release);
     else
-        c->fab->ops->tx_post(c->fc, pos, h, sizeof *h + h->len);
+        c->fab->ops->chan->tx_post(c->fc, pos, h, sizeof *h + h->len);
 }
 int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *env,
                        const void *payload, size_t len);
@@ -311,7 +314,7 @@ void core_xfer_bounce(core_xfer *x);
 /* pieces of a non-contiguous receive buffer below this many bytes on average are read
  * through the bounce buffer (a piece read in place costs the kernel an iovec, 64 a call) */
 #define CORE_READ_PIECE_MIN 2048
-/* register buf for the peer of connection c (nothing when the fabric has no bulk ops) */
+/* register buf for the peer of connection c (nothing without FAB_CAP_RMA) */
 void core_mem_hold(core_conn *c, core_mem *m, const void *buf, size_t len);
 /* a rendezvous' state, hung off its request (core_req.rndv), freed with it */
 typedef struct core_rndv {
@@ -423,15 +426,22 @@ static inline size_t core_coop_min(void)
 static inline int core_split_wanted(const core_conn *c, const wire_hdr *env, size_t len)
 {
     size_t min = core_coop_min();
-    return (env->flags & WIRE_F_SPLIT) && min && len >= min && len >= 2 * 4096 && c->tx_ring &&
-           c->read_ok && c->fab->caps->any_addr && core_s.rndv_out == 0 &&
-           util_queue_empty(&c->backlog);
+    return (env->flags & WIRE_F_SPLIT) && min && len >= min && len >= 2 * 4096 &&
+           (c->caps & FAB_CAP_RING_MAPPED) && c->read_ok && (c->caps & FAB_CAP_RMA_ANY_ADDR) &&
+           core_s.rndv_out == 0 && util_queue_empty(&c->backlog);
 }
-/* the sender's choice for send request r to c's peer: the copy path (1) or single copy (0).
- * The probe measured process_vm_readv: it speaks only for fabrics with pools (shm) */
+/* the probe (core_copy_below) decides between the copies through a staging pool and single
+ * copy on connection c: it has a pool (FAB_CAP_STAGE) and its one-sided copies are a CPU's of
+ * this node (FAB_CAP_RMA_CPU), what the probe measured */
+static inline int core_copy_probed(const core_conn *c)
+{
+    return (c->caps & (FAB_CAP_STAGE | FAB_CAP_RMA_CPU)) == (FAB_CAP_STAGE | FAB_CAP_RMA_CPU);
+}
+/* the sender's choice for send request r to c's peer: the copy path (1) or single copy (0) */
 static inline int core_copy_wanted(const core_conn *c, const core_req *r)
 {
-    return r->u.send.bytes < core_cma_min_for(c->fab->ops->stage_map && core_send_lone(r->u.send.rts_out));
+    return r->u.send.bytes <
+           core_cma_min_for(core_copy_probed(c) && core_send_lone(r->u.send.rts_out));
 }
 /* a receive of this many bytes from c's peer is likely copied through the sender's staging
  * pool (rndv_copy.c), so an RTR for it is not worth sending: on a fabric with pools, below
@@ -445,7 +455,7 @@ static inline int core_rtr_unwanted(const core_conn *c, size_t bytes)
         rtr_min = (size_t)1 << 20;
     if (stream < rtr_min)
         rtr_min = stream;
-    return bytes < rtr_min && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
+    return bytes < rtr_min && util_cfg.stage_chunks > 0 && (c->caps & FAB_CAP_STAGE);
 }
 /* receive r copies out of a peer's pool with non-temporal stores (DCFA_RECV_NT): a message
  * of at least DCFA_RECV_NT bytes among receives under way adding up to 8 times that at

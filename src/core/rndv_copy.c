@@ -55,10 +55,10 @@ int core_stage_offer(core_conn *c)
 {
     struct core_stage *st = &core_s.stage;
     if (st->base)
-        return c->fab->ops->stage_map != NULL;
-    if (util_cfg.stage_chunks <= 0 || !c->fab->ops->stage_create || st->failed)
+        return (c->caps & FAB_CAP_STAGE) != 0;
+    if (util_cfg.stage_chunks <= 0 || !(c->caps & FAB_CAP_STAGE) || st->failed)
         return 0;
-    uint8_t *base = c->fab->ops->stage_create(core_stage_size());
+    uint8_t *base = c->fab->ops->stage->pool_create(core_stage_size());
     if (!base) {
         st->failed = 1;
         util_log("no staging pool (%zu bytes): rendezvous copies go through the rings",
@@ -77,10 +77,10 @@ int core_stage_accept(core_conn *c)
 {
     if (c->peer_stage)
         return 1;
-    if (c->stage_tried || util_cfg.stage_chunks <= 0 || !c->fab->ops->stage_map)
+    if (c->stage_tried || util_cfg.stage_chunks <= 0 || !(c->caps & FAB_CAP_STAGE))
         return 0;
     c->stage_tried = 1;
-    uint8_t *base = c->fab->ops->stage_map(c->fc, core_stage_size());
+    uint8_t *base = c->fab->ops->stage->pool_map(c->fc, core_stage_size());
     if (!base)
         return 0;
     const core_stage_hdr *h = (const core_stage_hdr *)base;

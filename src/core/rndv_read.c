@@ -18,7 +18,7 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
     wire_rndv rv = {.size = r->u.send.bytes, .req = (uint32_t)r->id};
     int direct = 0;
     /* a non-contiguous buffer cannot be read in one range: no access asks for the copy path */
-    if (dt->contig && c->has_rdma) {
+    if (dt->contig && (c->caps & FAB_CAP_RMA)) {
         const void *buf = core_at(r->u.send.buf, dt->true_lb);
         core_mem *m = &core_rndv_of(r)->mem;
         core_mem_hold(c, m, buf, r->u.send.bytes);
@@ -133,7 +133,7 @@ static void core_read_finished(core_xfer *x, int status)
         /* the fabric cannot reach this peer's memory at all (e.g. ptrace restrictions): the
          * copy path is a correct fallback, for this and every later message */
         util_log("single-copy transfers with process %d are refused; copying through the ring", c->lpid);
-        c->has_rdma = 0;
+        c->caps &= ~FAB_CAP_RMA;
         core_cts_request(c, r, CORE_RE_REFUSED, x->peer_req, c->peer_stage != NULL);
         return;
     }
@@ -172,10 +172,10 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
      * win both ways too (256 KiB-4 MiB 12-19 against 7-9 GB/s, docs/bench.md). A receive
      * buffer that is not contiguous follows the same rule: read, it is read in place when
      * its pieces are large, else into a bounce buffer and unpacked here */
-    int copy = !rv->access || !c->has_rdma ||
+    int copy = !rv->access || !(c->caps & FAB_CAP_RMA) ||
                ((env->flags & WIRE_F_COPY) && (core_s.rndv_out == 0 || core_stage_streamed()));
     int staged = copy && (env->flags & WIRE_F_STAGED) && core_stage_accept(c);
-    if (staged || !rv->access || !c->has_rdma) {
+    if (staged || !rv->access || !(c->caps & FAB_CAP_RMA)) {
         core_cts_request(c, r, CORE_RE_RTS, rv->req, staged);
         return;
     }

@@ -24,7 +24,7 @@ void core_rtr_maybe_send(core_req *r)
         !r->u.recv.dt->contig)
         return;
     core_conn *c = core_conn_get(r->u.recv.lpid);
-    if (!c || !c->has_rdma || c->rtr_out || core_posted_blocks_rtr(r))
+    if (!c || !(c->caps & FAB_CAP_RMA) || c->rtr_out || core_posted_blocks_rtr(r))
         return;
     /* a message this small may go through the sender's staging pool (rndv_copy.c), if it has
      * one and other messages are under way (which only the sender knows); one that fits a
@@ -119,7 +119,7 @@ int core_rtr_try_write(core_conn *c, core_req *r)
     c->rtr_in.valid = 0;    /* message seq is being sent now, whatever happens */
     if (c->rtr_in.seq != r->u.send.seq || c->rtr_in.ctx != r->u.send.ctx ||
         c->rtr_in.src != r->u.send.src || c->rtr_in.tag != r->u.send.tag ||
-        r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !c->has_rdma ||
+        r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !(c->caps & FAB_CAP_RMA) ||
         !c->rtr_in.access || (core_copy_wanted(c, r) && core_stage_offer(c)))
         return 0;
     core_send_move(r, CORE_SE_WRITE, CORE_S_WRITING);
