@@ -52,7 +52,7 @@ static void show_tunables(int all)
                 show_var(util_var(i));
     }
     /* what the tunables give once the core has shaped the ring (rounding, the eager limit) */
-    char ring[512];
+    char ring[1024];
     core_ring_describe(ring, sizeof ring);
     printf("Memory per connected peer: %s\n", ring);
     core_copy_describe(ring, sizeof ring);

@@ -89,8 +89,9 @@ static void core_bulk_step(core_xfer *x)
             }
         }
         x->op.done = core_bulk_done;
-        int rc = x->write ? fab->write(c->fc, iov, n, x->raddr + x->off, x->rkey, covered, &x->op)
-                          : fab->read(c->fc, iov, n, x->raddr + x->off, x->rkey, covered, &x->op);
+        int rc = x->write
+                     ? fab->rma->write(c->fc, iov, n, x->raddr + x->off, x->rkey, covered, &x->op)
+                     : fab->rma->read(c->fc, iov, n, x->raddr + x->off, x->rkey, covered, &x->op);
         if (rc == FAB_PENDING) {
             x->chunk = covered;
             return;
@@ -115,15 +116,15 @@ void core_bulk_start(core_xfer *x)
 void core_mem_hold(core_conn *c, core_mem *m, const void *buf, size_t len)
 {
     m->fab = NULL;
-    if (!c->has_rdma)
+    if (!(c->caps & FAB_CAP_RMA))
         return;
-    if (c->fab->ops->mem_reg(buf, len, &m->mem) == UTIL_OK)
+    if (c->fab->ops->mr->reg(buf, len, &m->mem) == UTIL_OK)
         m->fab = c->fab->ops;
 }
 
 void core_mem_release_reg(core_mem *m)
 {
-    m->fab->mem_dereg(&m->mem);
+    m->fab->mr->dereg(&m->mem);
     m->fab = NULL;
 }
 
@@ -132,10 +133,10 @@ void core_mem_release_reg(core_mem *m)
 int core_rma_reg(int lpid, const void *buf, size_t len, uint64_t *addr, uint64_t *key, void **handle)
 {
     core_conn *c = lpid >= 0 && lpid < core_s.nprocs && lpid != core_s.self ? core_conn_get(lpid) : NULL;
-    if (!c || !c->fab->caps->bulk)
+    if (!c || !(c->fab->caps->flags & FAB_CAP_RMA))
         return UTIL_EPERM;
     core_mem *m = util_calloc(1, sizeof *m);
-    int rc = c->fab->ops->mem_reg(buf, len, &m->mem);
+    int rc = c->fab->ops->mr->reg(buf, len, &m->mem);
     if (rc != UTIL_OK) {
         free(m);
         return rc;
@@ -174,7 +175,7 @@ int core_rma_start(core_rma *op, int lpid, int write, void *local, size_t len, u
                    uint64_t rkey)
 {
     core_conn *c = lpid >= 0 && lpid < core_s.nprocs && lpid != core_s.self ? core_conn_get(lpid) : NULL;
-    if (!c || !c->fab->caps->bulk)
+    if (!c || !(c->fab->caps->flags & FAB_CAP_RMA))
         return UTIL_EPERM;
     op->x = (core_xfer){.conn = c, .write = write, .raddr = raddr, .rkey = rkey, .len = len,
                         .base = local, .finish = core_rma_finish};

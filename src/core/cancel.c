@@ -13,7 +13,7 @@ static void core_cancel_decided(core_req *r, int withdrawn)
     if (withdrawn) {
         r->status.dcfa_cancelled = 1;
         r->status.dcfa_count = 0;
-        r->u.send.state = CORE_S_DONE;
+        core_send_move(r, CORE_SE_WITHDRAWN, CORE_S_DONE);
         core_req_complete(r);
     } else if (r->u.send.proto_done) {
         core_req_complete(r);
@@ -84,7 +84,7 @@ static void core_cancel_rtr_arrived(core_conn *c, const wire_hdr *h, const wire_
         return;
     /* the sender will never use the RTR: take the receive back */
     c->rtr_out = NULL;
-    r->u.recv.state = CORE_R_POSTED;
+    core_recv_move(r, CORE_RE_RTR_FORGOT, CORE_R_POSTED);
     core_cancel_recv(r);
 }
 

@@ -28,18 +28,18 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     c->lpid = lpid;
     c->fab = f;
     snprintf(c->why, sizeof c->why, "%s", why);
-    c->has_rdma = f->caps->bulk;
-    c->rx_shared = f->caps->rx_shared;
+    c->caps = f->caps->flags;
+    c->halves = (c->caps & FAB_CAP_RING_MAPPED) && util_cfg.half_packets;
     /* the fabric's ring size; positions start at the ring base (0; near the 32-bit wrap when
      * a test asks); no credit until ready */
-    c->nblocks = f->ops->ring_blocks ? f->ops->ring_blocks(card) : 0;
-    if (c->nblocks == 0)    /* no say per connection, or a card connect() will refuse */
-        c->nblocks = f->caps->nblocks ? f->caps->nblocks : core_s.nblocks;
+    c->nblocks = f->ops->chan->ring_blocks(card);
+    if (c->nblocks == 0) /* the core's, or a card connect() will refuse */
+        c->nblocks = core_s.nblocks;
     c->tx_count = c->tx_limit = c->rx_count = c->rx_freed = c->rx_advertised = c->credit_seen =
         fab_ring_base(core_s.fp.ring_start, c->nblocks);
     util_queue_init(&c->backlog);
     void *rx = NULL;
-    int rc = f->ops->connect(lpid, card, passive, c, &c->fc, &rx);
+    int rc = f->ops->chan->connect(lpid, card, passive, c, &c->fc, &rx);
     if (rc != UTIL_OK) {
         util_log("cannot connect to process %d over %s", lpid, f->ops->name);
         free(c);
@@ -54,7 +54,7 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     core_fab_pace();
     /* the single-copy probe (about 0.1 ms, once per process) runs with the first connection
      * that could use it, not inside the first rendezvous */
-    if (c->has_rdma && f->ops->stage_map && util_cfg.cma_min < 0)
+    if ((c->caps & FAB_CAP_RMA) && core_copy_probed(c) && util_cfg.cma_min < 0)
         (void)core_copy_below(NULL, NULL);
     return c;
 }
@@ -65,11 +65,11 @@ void core_conn_ready(void *ctx, int status)
     if (status != UTIL_OK)
         util_die("cannot connect to process %d over %s", c->lpid, c->fab->ops->name);
     c->ready = 1;
-    if (c->fab->caps->tx_mapped)
-        c->tx_ring = c->fab->ops->tx_block(c->fc, 0);
+    if (c->caps & FAB_CAP_RING_MAPPED)
+        c->tx_ring = c->fab->ops->chan->tx_block(c->fc, 0);
     c->tx_limit = c->credit_seen + c->nblocks;
-    if (c->fab->ops->tx_credit)
-        c->fab->ops->tx_credit(c->fc, c->tx_limit);
+    if (c->caps & FAB_CAP_TX_CREDIT)
+        c->fab->ops->chan->tx_credit(c->fc, c->tx_limit);
 }
 
 core_conn *core_conn_first(int lpid)
@@ -283,11 +283,12 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
         why = "unknown packet type";
     else if (h->type != WIRE_PAD && h->len > core_payload_max())
         why = "payload longer than the largest packet";
-    else if (c->rx_shared && h->type == WIRE_PAD)
+    else if ((c->caps & FAB_CAP_RX_QUEUE) && h->type == WIRE_PAD)
         why = "padding on a connection without a ring";
-    else if (!c->rx_shared && (c->rx_count & (c->nblocks - 1)) + core_blocks(h->len) > c->nblocks)
+    else if (!(c->caps & FAB_CAP_RX_QUEUE) &&
+             (c->rx_count & (c->nblocks - 1)) + core_blocks(h->len) > c->nblocks)
         why = "packet past the ring's end";
-    else if (!c->rx_shared && h->type == WIRE_PAD &&
+    else if (!(c->caps & FAB_CAP_RX_QUEUE) && h->type == WIRE_PAD &&
              (c->rx_count & (c->nblocks - 1)) + core_blocks(h->len) != c->nblocks)
         why = "padding that does not end at the ring's end";
     else if ((h->type == WIRE_RTS || h->type == WIRE_RTR) && h->len != sizeof(wire_rndv))
@@ -296,7 +297,8 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
               h->type == WIRE_CANCEL || h->type == WIRE_CANCEL_ACK) &&
              h->len != sizeof(wire_done))
         why = "bad control payload size";
-    else if (h->type == WIRE_SPLIT && (h->len != sizeof(wire_split) || !c->rx_ring))
+    else if (h->type == WIRE_SPLIT &&
+             (h->len != sizeof(wire_split) || !(c->caps & FAB_CAP_RING_MAPPED)))
         why = "bad split payload size, or a split on a connection without a mapped ring";
     else if (h->type == WIRE_DATA && h->len < sizeof(wire_frag))
         why = "bad fragment size";
@@ -333,13 +335,18 @@ static void core_dispatch(core_conn *c, const wire_hdr *h, const void *payload)
     case WIRE_SPLIT:
         core_split_arrived(c, (wire_split *)(uintptr_t)payload);
         break;
-    case WIRE_DONE:
-        if (h->flags & WIRE_F_RTR_DATA)
+    case WIRE_DONE: /* the protocol that moved the data completes it */
+        if (h->flags & WIRE_F_RTR_DATA) {
             c->rx_msg_seq = h->seq;
-        core_done_arrived(c, h, payload);
+            core_write_done_arrived(c, h, payload);
+        } else if (h->flags & WIRE_F_SPLIT) {
+            core_split_done_arrived(c, h, payload);
+        } else {
+            core_read_done_arrived(c, h, payload);
+        }
         break;
     case WIRE_ACK:
-        core_done_arrived(c, h, payload);
+        core_ack_arrived(c, payload);
         break;
     case WIRE_CTS:
         core_cts_arrived(c, h, payload);
@@ -379,8 +386,8 @@ static void core_conn_free_blocks(core_conn *c)
                      "aborting: the connection is corrupt", c->lpid);
         for (uint32_t j = 1; j < k; j++)
             *(uint32_t *)(b + (size_t)j * core_s.block_size) = at + j;
-        if (c->fab->ops->rx_free && !c->tx_ring)
-            c->fab->ops->rx_free(c->fc, c->rx_freed, b, k);
+        if (c->caps & FAB_CAP_RX_FREE)
+            c->fab->ops->chan->rx_free(c->fc, c->rx_freed, b, k);
         c->rx_freed += k;
     }
 }
@@ -422,8 +429,8 @@ int core_progress_conn(core_conn *c)
     int events = 0;
     for (;;) {
         wire_hdr *h;
-        if (__builtin_expect(c->rx_shared, 0)) {
-            if (!(h = c->fab->ops->rx_peek(c->fc)))
+        if (__builtin_expect(c->caps & FAB_CAP_RX_QUEUE, 0)) {
+            if (!(h = c->fab->ops->chan->rx_peek(c->fc)))
                 break;
         } else {
             h = (wire_hdr *)(c->rx_ring + (size_t)(c->rx_count & (c->nblocks - 1)) * core_s.block_size);
@@ -458,18 +465,18 @@ int core_progress_conn(core_conn *c)
             c->credit_seen = h->credit;
             if (c->ready) {
                 c->tx_limit = h->credit + c->nblocks;
-                if (__builtin_expect(c->fab->ops->tx_credit != NULL, 0))
-                    c->fab->ops->tx_credit(c->fc, c->tx_limit);
+                if (__builtin_expect(c->caps & FAB_CAP_TX_CREDIT, 0))
+                    c->fab->ops->chan->tx_credit(c->fc, c->tx_limit);
             }
         }
         core_st.received[h->type]++;
         uint32_t k = core_blocks(h->len);
         core_dispatch(c, h, h + 1);
         c->rx_count += k;
-        if (c->rx_shared) {
+        if (c->caps & FAB_CAP_RX_QUEUE) {
             /* nothing of a packet is used after its dispatch (payloads kept are copies): its
              * buffer space goes back at once, and its blocks count as freed credit */
-            c->fab->ops->rx_free(c->fc, c->rx_count - k, h, k);
+            c->fab->ops->chan->rx_free(c->fc, c->rx_count - k, h, k);
             c->rx_freed = c->rx_count;
         }
         events++;
@@ -493,8 +500,8 @@ int core_progress_conn(core_conn *c)
      * at 12-16 KiB (6-12%), so it goes at once there. */
     if (c->sync_wanted && !core_conn_peer_low(c))
         c->sync_wanted = 0;
-    if (c->sync_wanted && (c->tx_ring || c->sync_pass != core_s.passes) && !core_s.finalizing &&
-        !(c->fin_in && c->fin_out)) {
+    if (c->sync_wanted && ((c->caps & FAB_CAP_RING_MAPPED) || c->sync_pass != core_s.passes) &&
+        !core_s.finalizing && !(c->fin_in && c->fin_out)) {
         /* a SYNC needs no order: it may take the reserved last credit ahead of the backlog */
         wire_hdr *h = core_conn_tx_begin(c, 0, 1);
         if (h) {

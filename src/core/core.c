@@ -386,24 +386,18 @@ void core_ring_describe(char *buf, size_t len)
                  (size_t)prev * core_s.block_size);
     core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, util_cfg.max_credit,
                        (unsigned)util_cfg.credit_sync_limit, 0);
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t ring = (size_t)core_s.nblocks * core_s.block_size;
-    size_t seg = (ring + 64 + page - 1) / page * page; /* shm: + its header, whole pages */
+    char fabs[512];
+    fab_select_peer_cost(core_s.nblocks, core_s.block_size, sizeof(core_conn), fabs, sizeof fabs);
     snprintf(buf, len,
              "receive ring %u blocks x %zu bytes = %zu bytes (SYNC below %u free blocks); "
              "on shm the ring of a connection by the processes sharing the node (all jobs; the "
-             "smaller of the two ends' sizes): %s bytes; per connected peer on shm with the "
-             "smallest: %zu bytes allocated (the ring's segment, whole pages, "
-             "+ %zu bytes of state), and the peer's ring of the same size mapped; per process: "
-             "a staging pool of %d x %zu bytes (%zu bytes with its header, made at the first "
-             "rendezvous, shared by all peers on shm); per connected peer on ofi: %s",
+             "smaller of the two ends' sizes): %s bytes; per process: a staging pool of %d x %zu "
+             "bytes (%zu bytes with its header, made at the first rendezvous, shared by all peers "
+             "on shm); per connected peer %s",
              core_s.nblocks, core_s.block_size, ring, core_s.sync_below, sizes,
-             seg + sizeof(core_conn), sizeof(core_conn), util_cfg.stage_chunks, util_cfg.stage_chunk,
-             util_cfg.stage_chunks > 0 ? core_stage_size() : 0,
-             util_cfg.ofi_srq ? "about 0.8 KiB of state (a shared receive queue, DCFA_OFI_SRQ=1: "
-                                "per process its receive and send buffers, and a lane for each "
-                                "of at most DCFA_OFI_LANES busy peers)"
-                              : "two rings of DCFA_OFI_MAX_CREDIT blocks (DCFA_OFI_SRQ=0)");
+             util_cfg.stage_chunks, util_cfg.stage_chunk,
+             util_cfg.stage_chunks > 0 ? core_stage_size() : 0, fabs);
 }
 
 /* The FIN handshake (docs/protocol.md): a FIN (a SYNC with WIRE_F_FIN, queued after
@@ -450,7 +444,7 @@ static void core_fin_exchange(const int *lpids, int n)
 
 static void core_conn_drop(core_conn *c)
 {
-    c->fab->ops->disconnect(c->fc);
+    c->fab->ops->chan->disconnect(c->fc);
     c->fab->nconns--;
     core_s.conns[c->lpid] = NULL;
     free(c);
@@ -523,6 +517,12 @@ core_req *core_req_alloc(int kind)
     return r;
 }
 
+void core_req_unexpected(const core_conn *c, uint32_t id, const char *what)
+{
+    util_die("malformed packet from process %d: %s names request %u, which is not waiting for it",
+             c->lpid, what, id);
+}
+
 void core_req_rndv_drop(core_req *r)
 {
     core_req_mem_drop(r);
@@ -578,7 +578,7 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
     *out = r;
     if (now) {
         r->u.send.seq = core_s.conns[lpid]->tx_msg_seq;
-        r->u.send.state = CORE_S_DONE;
+        core_send_move(r, CORE_SE_EAGER, CORE_S_DONE);
         r->complete = 1;
         return UTIL_OK;
     }
@@ -680,7 +680,7 @@ int core_cancel_recv(core_req *r)
     core_req_mem_drop(r);
     r->status.dcfa_cancelled = 1;
     r->status.dcfa_count = 0;
-    r->u.recv.state = CORE_R_DONE;
+    core_recv_move(r, CORE_RE_CANCEL, CORE_R_DONE);
     core_req_complete(r);
     return 1;
 }
@@ -753,8 +753,9 @@ void core_poller_stop(int (*poll)(void))
 void *core_mem_alloc(size_t len, size_t align)
 {
     for (int i = 0; i < core_s.nfabs; i++)
-        if (core_s.fabs[i].ops->mem_alloc && core_s.fabs[i].caps->bulk) {
-            void *p = core_s.fabs[i].ops->mem_alloc(len, align);
+        if ((core_s.fabs[i].caps->flags & (FAB_CAP_MEM_ALLOC | FAB_CAP_RMA)) ==
+            (FAB_CAP_MEM_ALLOC | FAB_CAP_RMA)) {
+            void *p = core_s.fabs[i].ops->stage->mem_alloc(len, align);
             if (p)
                 return p;
         }
@@ -766,7 +767,8 @@ void core_mem_free(void *base, size_t len) { fab_select_mem_free(base, len); }
 void core_mem_release(const void *buf, size_t len)
 {
     for (int i = 0; i < core_s.nfabs; i++)
-        core_s.fabs[i].ops->mem_release(buf, len);
+        if (core_s.fabs[i].caps->flags & FAB_CAP_RMA)
+            core_s.fabs[i].ops->mr->release(buf, len);
 }
 
 int core_wait(core_req *r)
@@ -869,20 +871,14 @@ void core_dump_pending(void)
         if (!r || r->complete)
             continue;
         if (r->kind == CORE_REQ_SEND)
-            util_log("  send to process %d: ctx %u tag %s, %zu bytes, seq %u, state %s", r->u.send.lpid,
-                     r->u.send.ctx, core_tag_str(r->u.send.tag, t, sizeof t), r->u.send.bytes,
-                     r->u.send.seq,
-                     (const char *[]){"queued for credit", "eager ssend waiting for ACK",
-                                      "RTS sent, waiting for the receiver", "streaming DATA",
-                                      "done", "writing into the receiver's buffer (RTR)",
-                                      "written, DONE waiting for credit"}[r->u.send.state]);
+            util_log("  send to process %d: ctx %u tag %s, %zu bytes, seq %u, state %s",
+                     r->u.send.lpid, r->u.send.ctx, core_tag_str(r->u.send.tag, t, sizeof t),
+                     r->u.send.bytes, r->u.send.seq, core_send_state_names[r->u.send.state]);
         else if (r->kind == CORE_REQ_RECV)
             util_log("  receive from %s: ctx %u tag %s, buffer %zu bytes, state %s",
                      core_src_str(r->u.recv.src, sbuf, sizeof sbuf), r->u.recv.ctx,
                      core_tag_str(r->u.recv.tag, t, sizeof t), r->u.recv.capacity,
-                     (const char *[]){"posted, no matching message yet", "posted, RTR sent",
-                                      "reading", "receiving DATA fragments", "done",
-                                      "read its part, the sender writes the rest"}[r->u.recv.state]);
+                     core_recv_state_names[r->u.recv.state]);
         else
             util_log("  request %d of kind %d not complete", id, r->kind);
         n++;

@@ -7,28 +7,10 @@
 
 #include "core/core.h"
 #include "core/wire.h"
+#include "core/state.h"
 #include "fabric/fabric.h"
 
 #define CORE_CARD_MAX_ 1024
-
-/* send / receive protocol states */
-enum {
-    CORE_S_QUEUED = 0,  /* in the backlog */
-    CORE_S_ACK_WAIT,    /* eager ssend: waiting for ACK */
-    CORE_S_RNDV_WAIT,   /* RTS sent: waiting for DONE or CTS */
-    CORE_S_STREAM,      /* CTS received: sending DATA fragments */
-    CORE_S_DONE,
-    CORE_S_WRITING,     /* receiver-first: writing into the RTR buffer */
-    CORE_S_WRITTEN,     /* receiver-first: written, DONE waits in the backlog */
-};
-enum {
-    CORE_R_POSTED = 0,  /* in the posted queue */
-    CORE_R_RTR,         /* in the posted queue, RTR bound to rtr_seq outstanding */
-    CORE_R_READING,     /* matched an RTS, bulk read in progress */
-    CORE_R_FRAGS,       /* matched an RTS, CTS sent, DATA fragments arriving */
-    CORE_R_DONE,
-    CORE_R_SPLIT,       /* read my part of a split; the sender writes its part (rndv_read.c) */
-};
 
 /* a packet waiting for credit */
 typedef struct core_pend {
@@ -56,11 +38,13 @@ typedef struct core_conn {
     uint32_t nblocks;       /* blocks of the rings (the fabric's: caps.nblocks) */
     core_fab *fab;          /* the fabric carrying it */
     fab_conn *fc;
-    uint8_t *rx_ring;       /* my receive ring */
-    uint8_t *tx_ring;       /* the peer's ring when mapped into my memory (caps.tx_mapped), else NULL */
+    uint8_t *rx_ring;       /* my receive ring (NULL with FAB_CAP_RX_QUEUE) */
+    uint8_t *tx_ring;       /* FAB_CAP_RING_MAPPED: the peer's ring, mapped here (set at ready:
+                               where core_conn_tx_at builds a packet, else NULL) */
     int ready;              /* 1 once the fabric said it carries packets */
-    int rx_shared;          /* no ring: packets come from the fabric's shared buffers (rx_peek) */
-    int has_rdma;           /* rendezvous by one-sided read/write */
+    unsigned caps;          /* what the connection can do: its fabric's FAB_CAP_*, with FAB_CAP_RMA
+                               cleared when the peer's memory turns out unreachable (rndv_read.c) */
+    int halves;             /* half packets (wire.h): FAB_CAP_RING_MAPPED and DCFA_HALF_PACKETS */
     int read_ok;            /* a read from the peer has succeeded (splits are offered after) */
     uint32_t credit_seen;   /* the largest consumed count the peer has sent (before ready too) */
     uint32_t tx_count;      /* blocks written into the peer's ring */
@@ -204,14 +188,30 @@ static inline core_conn *core_conn_get(int lpid)
     core_conn *c = core_s.conns[lpid];
     return c ? c : core_conn_first(lpid);
 }
+/* The request a packet from c names (wire_done.req and the like): of `kind`, not complete, for
+ * c's peer, in one of `states` (CORE_TO bits of enum core_send_state / core_recv_state).
+ * Anything else is a malformed packet: the process ends with the peer and the packet named. */
+_Noreturn void core_req_unexpected(const core_conn *c, uint32_t id, const char *what);
+static inline core_req *core_req_expect(const core_conn *c, uint32_t id, int kind, unsigned states,
+                                        const char *what)
+{
+    core_req *r = core_req_get((int)id);
+    if (__builtin_expect(!r || r->kind != kind || r->complete, 0))
+        core_req_unexpected(c, id, what);
+    int state = kind == CORE_REQ_SEND ? r->u.send.state : r->u.recv.state;
+    int lpid = kind == CORE_REQ_SEND ? r->u.send.lpid : r->u.recv.lpid;
+    if (__builtin_expect(!(CORE_TO(state) & states) || lpid != c->lpid, 0))
+        core_req_unexpected(c, id, what);
+    return r;
+}
 int core_conn_incoming(const fab_ops *fab, int peer);  /* fabric upcall */
 void core_conn_ready(void *ctx, int status);            /* fabric upcall */
 /* the next packet's place in the peer's ring (or the fabric's block) */
 static inline wire_hdr *core_conn_tx_at(core_conn *c)
 {
-    if (c->tx_ring)
+    if (c->tx_ring) /* FAB_CAP_RING_MAPPED: the peer's ring, cached at ready */
         return (wire_hdr *)(c->tx_ring + (size_t)(c->tx_count & (c->nblocks - 1)) * core_s.block_size);
-    return c->fab->ops->tx_block(c->fc, c->tx_count);
+    return c->fab->ops->chan->tx_block(c->fc, c->tx_count);
 }
 int core_conn_tx_pad(core_conn *c, uint32_t pad);
 void core_conn_close_half(core_conn *c);
@@ -230,7 +230,8 @@ static inline wire_hdr *core_conn_tx_begin(core_conn *c, size_t len, int control
     /* a packet needs its blocks + for data the one kept for SYNC */
     uint32_t k = core_blocks((uint32_t)len);
     uint32_t at = c->tx_count & (c->nblocks - 1);
-    if (__builtin_expect(at + k > c->nblocks && !c->rx_shared, 0) && !core_conn_tx_pad(c, c->nblocks - at))
+    if (__builtin_expect(at + k > c->nblocks && !(c->caps & FAB_CAP_RX_QUEUE), 0) &&
+        !core_conn_tx_pad(c, c->nblocks - at))
         return NULL;
     if ((int32_t)(c->tx_limit - c->tx_count) < (int32_t)(k + (control ? 0 : 1)))
         return NULL;
@@ -251,10 +252,10 @@ static inline void core_conn_tx_end(core_conn *c, wire_hdr *h)
      * receiver clears their first words once it has consumed the packet
      * (core_progress_conn). (A sender clearing the next header's place instead put a
      * second cache line on every small message's path: 10-40% on 8-byte latency.) */
-    if (c->tx_ring)
+    if (c->tx_ring) /* FAB_CAP_RING_MAPPED (the block came from it: core_conn_tx_at) */
         atomic_store_explicit((_Atomic uint32_t *)&h->mark, pos + 1, memory_order_release);
     else
-        c->fab->ops->tx_post(c->fc, pos, h, sizeof *h + h->len);
+        c->fab->ops->chan->tx_post(c->fc, pos, h, sizeof *h + h->len);
 }
 int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *env,
                        const void *payload, size_t len);
@@ -289,13 +290,22 @@ void core_recv_from_msg(core_req *r, core_msg *m);         /* eager.c: complete 
 int core_rts_send(core_conn *c, core_req *r);              /* rndv_read.c */
 void core_rts_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
 void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rndv *rv);
-void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
-void core_split_arrived(core_conn *c, wire_split *sp);     /* rndv_read.c */
+void core_read_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
+void core_ack_arrived(core_conn *c, const wire_done *d); /* eager.c */
+/* rndv_split.c: offer the sender a part of the read x of an RTS (x->len shrinks to mine), where
+ * core_split_wanted; with a split under way, whether the receive ends as my part ends with
+ * `status` (1) or the other is still to come */
+void core_split_offer(core_conn *c, core_req *r, const wire_hdr *env, const wire_rndv *rv,
+                      core_xfer *x);
+int core_split_join(struct core_rndv *rd, core_xfer *x, int status);
+void core_split_arrived(core_conn *c, wire_split *sp);
+void core_split_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
 void core_rtr_maybe_send(core_req *r);                     /* rndv_write.c */
 void core_rtr_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv);
 int core_rtr_try_write(core_conn *c, core_req *r);         /* 1 if the message went into the RTR buffer */
 void core_rtr_seq_seen(core_conn *c, uint32_t seq);
 void core_rtr_done_emit(core_conn *c, core_req *r, wire_hdr *h);   /* DONE of a finished write */
+void core_write_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);
 /* bulk.c: move x->len bytes in chunks; x->finish(x, status) at the end (maybe before it returns) */
 void core_bulk_start(core_xfer *x);
 /* a read into (buf, count, dt) whose pieces are small lands in a bounce buffer and is
@@ -304,7 +314,7 @@ void core_xfer_bounce(core_xfer *x);
 /* pieces of a non-contiguous receive buffer below this many bytes on average are read
  * through the bounce buffer (a piece read in place costs the kernel an iovec, 64 a call) */
 #define CORE_READ_PIECE_MIN 2048
-/* register buf for the peer of connection c (nothing when the fabric has no bulk ops) */
+/* register buf for the peer of connection c (nothing without FAB_CAP_RMA) */
 void core_mem_hold(core_conn *c, core_mem *m, const void *buf, size_t len);
 /* a rendezvous' state, hung off its request (core_req.rndv), freed with it */
 typedef struct core_rndv {
@@ -409,11 +419,29 @@ static inline size_t core_coop_min(void)
         return (size_t)util_cfg.coop_min;
     return util_node_oversubscribed() ? 0 : (size_t)256 << 10;
 }
-/* the sender's choice for send request r to c's peer: the copy path (1) or single copy (0).
- * The probe measured process_vm_readv: it speaks only for fabrics with pools (shm) */
+/* A read of len bytes from an RTS (env) is split with the sender (rndv_split.c): the sender
+ * offers it (RTS flag SPLIT: no receive of its own posted), the read is at least
+ * DCFA_COOP_MIN, on a mapped ring whose reads have worked and reach any address, while this
+ * process has no rendezvous sends of its own and nothing waits for credit */
+static inline int core_split_wanted(const core_conn *c, const wire_hdr *env, size_t len)
+{
+    size_t min = core_coop_min();
+    return (env->flags & WIRE_F_SPLIT) && min && len >= min && len >= 2 * 4096 &&
+           (c->caps & FAB_CAP_RING_MAPPED) && c->read_ok && (c->caps & FAB_CAP_RMA_ANY_ADDR) &&
+           core_s.rndv_out == 0 && util_queue_empty(&c->backlog);
+}
+/* the probe (core_copy_below) decides between the copies through a staging pool and single
+ * copy on connection c: it has a pool (FAB_CAP_STAGE) and its one-sided copies are a CPU's of
+ * this node (FAB_CAP_RMA_CPU), what the probe measured */
+static inline int core_copy_probed(const core_conn *c)
+{
+    return (c->caps & (FAB_CAP_STAGE | FAB_CAP_RMA_CPU)) == (FAB_CAP_STAGE | FAB_CAP_RMA_CPU);
+}
+/* the sender's choice for send request r to c's peer: the copy path (1) or single copy (0) */
 static inline int core_copy_wanted(const core_conn *c, const core_req *r)
 {
-    return r->u.send.bytes < core_cma_min_for(c->fab->ops->stage_map && core_send_lone(r->u.send.rts_out));
+    return r->u.send.bytes <
+           core_cma_min_for(core_copy_probed(c) && core_send_lone(r->u.send.rts_out));
 }
 /* a receive of this many bytes from c's peer is likely copied through the sender's staging
  * pool (rndv_copy.c), so an RTR for it is not worth sending: on a fabric with pools, below
@@ -427,7 +455,7 @@ static inline int core_rtr_unwanted(const core_conn *c, size_t bytes)
         rtr_min = (size_t)1 << 20;
     if (stream < rtr_min)
         rtr_min = stream;
-    return bytes < rtr_min && util_cfg.stage_chunks > 0 && c->fab->ops->stage_map;
+    return bytes < rtr_min && util_cfg.stage_chunks > 0 && (c->caps & FAB_CAP_STAGE);
 }
 /* receive r copies out of a peer's pool with non-temporal stores (DCFA_RECV_NT): a message
  * of at least DCFA_RECV_NT bytes among receives under way adding up to 8 times that at
@@ -459,7 +487,16 @@ void core_send_local(core_req *r);
 void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d);   /* cancel.c */
 int core_cancel_rtr(core_req *r);                         /* self.c-like path in eager.c */
 
+/* complete receive r (in state DONE) with this status */
 void core_recv_finish(core_req *r, int32_t src, int32_t tag, size_t got, int truncated);
+/* receive r is done: `ev` ends it (state.h; the event is only checked, so the move is a store
+ * where the check is compiled away), and it completes with this status */
+static inline void core_recv_done(core_req *r, enum core_recv_ev ev, int32_t src, int32_t tag,
+                                  size_t got, int truncated)
+{
+    core_recv_move(r, ev, CORE_R_DONE);
+    core_recv_finish(r, src, tag, got, truncated);
+}
 void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, int err);
 
 #endif

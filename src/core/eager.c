@@ -47,9 +47,9 @@ static uint8_t *core_eager_head(const core_req *r, wire_hdr *h, uint16_t flags, 
 static void core_eager_sent(core_req *r)
 {
     if (r->u.send.mode == CORE_SEND_SYNC) {
-        r->u.send.state = CORE_S_ACK_WAIT;
+        core_send_move(r, CORE_SE_EAGER, CORE_S_ACK_WAIT);
     } else {
-        r->u.send.state = CORE_S_DONE;
+        core_send_move(r, CORE_SE_EAGER, CORE_S_DONE);
         core_req_complete(r);
     }
 }
@@ -97,7 +97,7 @@ int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_ra
     core_conn *c = core_s.conns[lpid];
     if (bytes > core_s.eager_max || lpid == core_s.self || !c || !util_queue_empty(&c->backlog))
         return UTIL_EAGAIN;
-    if (bytes <= WIRE_HALF_MAX && c->tx_ring && util_cfg.half_packets)
+    if (bytes <= WIRE_HALF_MAX && c->halves)
         return core_conn_send_half(c, data, bytes, src_rank, tag, ctx);
     wire_hdr *h = core_conn_tx_begin(c, bytes, 0);
     if (!h)
@@ -123,7 +123,7 @@ int core_eager_send(core_conn *c, core_req *r)
     }
     core_pend *p = util_calloc(1, sizeof *p);
     p->req = r;
-    r->u.send.state = CORE_S_QUEUED;
+    core_send_move(r, CORE_SE_BACKLOG, CORE_S_QUEUED);
     core_conn_backlog(c, p);
     return UTIL_OK;
 }
@@ -147,7 +147,6 @@ void core_recv_finish(core_req *r, int32_t src, int32_t tag, size_t got, int tru
 {
     core_req_mem_drop(r);
     core_req_set_status(r, src, tag, got, truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
-    r->u.recv.state = CORE_R_DONE;
     core_req_complete(r);
 }
 
@@ -157,6 +156,14 @@ static void core_send_ack(int lpid, uint32_t sreq)
     wire_done d = {.req = sreq};
     if (c)
         core_conn_send_ctl(c, WIRE_ACK, 0, NULL, &d, sizeof d);
+}
+
+/* ACK: the receiver matched my synchronous-mode message */
+void core_ack_arrived(core_conn *c, const wire_done *d)
+{
+    core_req *s = core_req_expect(c, d->req, CORE_REQ_SEND, CORE_TO(CORE_S_ACK_WAIT), "ACK");
+    core_send_move(s, CORE_SE_ACK, CORE_S_DONE);
+    core_req_complete(s);
 }
 
 void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload)
@@ -183,7 +190,7 @@ void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload)
         r->u.recv.lpid = c->lpid;
         if (h->flags & WIRE_F_SSEND)
             core_send_ack(c->lpid, sreq);
-        core_recv_finish(r, h->src, h->tag, got, trunc);
+        core_recv_done(r, CORE_RE_EAGER, h->src, h->tag, got, trunc);
         return;
     }
     core_msg *m = util_calloc(1, sizeof *m);
@@ -215,13 +222,13 @@ void core_recv_from_msg(core_req *r, core_msg *m)
     }
     size_t got;
     int trunc = core_unpack_to(r, m->data, m->size, &got);
-    if (m->local_send) {
-        m->local_send->u.send.state = CORE_S_DONE;
+    if (m->local_send) { /* my own synchronous message: matched */
+        core_send_move(m->local_send, CORE_SE_ACK, CORE_S_DONE);
         core_req_complete(m->local_send);
     } else if (m->flags & WIRE_F_SSEND) {
         core_send_ack(m->lpid, m->rndv.req);
     }
-    core_recv_finish(r, m->src, m->tag, got, trunc);
+    core_recv_done(r, CORE_RE_EAGER, m->src, m->tag, got, trunc);
     free(m->data);
     free(m);
 }
@@ -253,9 +260,9 @@ static void core_send_local_direct(core_req *r, core_req *rr)
             core_dt_unpack(rr->u.recv.buf, rr->u.recv.count, rdt, off, chunk, n);
         }
     }
-    r->u.send.state = CORE_S_DONE;
+    core_send_move(r, CORE_SE_EAGER, CORE_S_DONE);
     core_req_complete(r);
-    core_recv_finish(rr, r->u.send.src, r->u.send.tag, take, bytes > take);
+    core_recv_done(rr, CORE_RE_EAGER, r->u.send.src, r->u.send.tag, take, bytes > take);
 }
 
 /* a message to myself: always copied, so a send never waits for its receive
@@ -284,9 +291,9 @@ void core_send_local(core_req *r)
     core_pack(r, m->data, 0, m->size);
     if (r->u.send.mode == CORE_SEND_SYNC) {
         m->local_send = r;
-        r->u.send.state = CORE_S_ACK_WAIT;
+        core_send_move(r, CORE_SE_EAGER, CORE_S_ACK_WAIT);
     } else {
-        r->u.send.state = CORE_S_DONE;
+        core_send_move(r, CORE_SE_EAGER, CORE_S_DONE);
         core_req_complete(r);
     }
     core_st.unexpected++;

@@ -5,8 +5,8 @@
  * connection's fabric read/write (on shm: process_vm_readv/writev, a single
  * copy by the kernel, the peer's CPU not involved). Windows use it only for
  * peers whose connection reaches any of their memory without registration
- * and without their CPU (caps.any_addr and bulk_passive: shm with
- * cross-memory attach); other peers are served by messages (docs/rma.md).
+ * and without their CPU (FAB_CAP_RMA_ANY_ADDR and FAB_CAP_RMA_PASSIVE: shm
+ * with cross-memory attach); other peers are served by messages (docs/rma.md).
  * Connecting is done up front (core_rma_prepare, at window creation) so that
  * later transfers never depend on the peer entering the library.
  *
@@ -34,7 +34,8 @@ int core_rma_prepare(int lpid)
 int core_rma_capable(int lpid)
 {
     core_conn *c = core_rma_conn(lpid);
-    return c && c->fab->caps->bulk && c->fab->caps->bulk_passive && c->fab->caps->any_addr;
+    unsigned all = FAB_CAP_RMA | FAB_CAP_RMA_PASSIVE | FAB_CAP_RMA_ANY_ADDR;
+    return c && (c->fab->caps->flags & all) == all;
 }
 
 static void core_rma_done(fab_op *op, int status)
@@ -68,11 +69,11 @@ static int core_rma_io(int lpid, const struct iovec *local, int nlocal, uint64_t
     if (len == 0)
         return UTIL_OK;
     core_conn *c = core_rma_conn(lpid);
-    if (!c || !c->fab->caps->bulk)
+    if (!c || !(c->fab->caps->flags & FAB_CAP_RMA))
         return UTIL_ECONN;
     const fab_ops *f = c->fab->ops;
-    int rc = write ? f->write(c->fc, local, nlocal, raddr, rkey, len, &ctx->op)
-                   : f->read(c->fc, local, nlocal, raddr, rkey, len, &ctx->op);
+    int rc = write ? f->rma->write(c->fc, local, nlocal, raddr, rkey, len, &ctx->op)
+                   : f->rma->read(c->fc, local, nlocal, raddr, rkey, len, &ctx->op);
     return core_rma_started(ctx, rc, len);
 }
 
@@ -98,7 +99,7 @@ static int core_rma_iov(int lpid, const struct iovec *local, int nlocal, const s
     ctx->op.done = core_rma_done;
     ctx->op.nt = 0;
     core_conn *c = core_rma_conn(lpid);
-    if (!c || !c->fab->caps->bulk)
+    if (!c || !(c->fab->caps->flags & FAB_CAP_RMA))
         return UTIL_ECONN;
     if (nlocal > CORE_RMA_IOV || nremote > CORE_RMA_IOV)
         return UTIL_EINVAL;
@@ -106,9 +107,9 @@ static int core_rma_iov(int lpid, const struct iovec *local, int nlocal, const s
     for (int i = 0; i < nremote; i++)
         total += remote[i].iov_len;
     const fab_ops *f = c->fab->ops;
-    if (write ? f->writev != NULL : f->readv != NULL) {
-        int rc = write ? f->writev(c->fc, local, nlocal, remote, nremote, rkey, &ctx->op)
-                       : f->readv(c->fc, local, nlocal, remote, nremote, rkey, &ctx->op);
+    if (c->fab->caps->flags & FAB_CAP_RMA_IOV) {
+        int rc = write ? f->rma->writev(c->fc, local, nlocal, remote, nremote, rkey, &ctx->op)
+                       : f->rma->readv(c->fc, local, nlocal, remote, nremote, rkey, &ctx->op);
         return core_rma_started(ctx, rc, total);
     }
     /* one range at a time, each finished before the next (fabrics without

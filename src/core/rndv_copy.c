@@ -55,10 +55,10 @@ int core_stage_offer(core_conn *c)
 {
     struct core_stage *st = &core_s.stage;
     if (st->base)
-        return c->fab->ops->stage_map != NULL;
-    if (util_cfg.stage_chunks <= 0 || !c->fab->ops->stage_create || st->failed)
+        return (c->caps & FAB_CAP_STAGE) != 0;
+    if (util_cfg.stage_chunks <= 0 || !(c->caps & FAB_CAP_STAGE) || st->failed)
         return 0;
-    uint8_t *base = c->fab->ops->stage_create(core_stage_size());
+    uint8_t *base = c->fab->ops->stage->pool_create(core_stage_size());
     if (!base) {
         st->failed = 1;
         util_log("no staging pool (%zu bytes): rendezvous copies go through the rings",
@@ -77,10 +77,10 @@ int core_stage_accept(core_conn *c)
 {
     if (c->peer_stage)
         return 1;
-    if (c->stage_tried || util_cfg.stage_chunks <= 0 || !c->fab->ops->stage_map)
+    if (c->stage_tried || util_cfg.stage_chunks <= 0 || !(c->caps & FAB_CAP_STAGE))
         return 0;
     c->stage_tried = 1;
-    uint8_t *base = c->fab->ops->stage_map(c->fc, core_stage_size());
+    uint8_t *base = c->fab->ops->stage->pool_map(c->fc, core_stage_size());
     if (!base)
         return 0;
     const core_stage_hdr *h = (const core_stage_hdr *)base;
@@ -204,23 +204,11 @@ static void core_stream_pack(core_req *s, uint8_t *dst, size_t n, int to_pool)
     core_st.copy_bytes += n;
 }
 
-static core_req *core_copy_expect(core_conn *c, uint32_t id, int kind, int state, const char *what)
-{
-    core_req *r = core_req_get((int)id);
-    int ok = r && r->kind == kind && !r->complete &&
-             (kind == CORE_REQ_SEND ? r->u.send.state == state && r->u.send.lpid == c->lpid
-                                    : r->u.recv.state == state && r->u.recv.lpid == c->lpid);
-    if (!ok)
-        util_die("malformed packet from process %d: %s names request %u, which is not waiting for it",
-                 c->lpid, what, id);
-    return r;
-}
-
 void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
 {
-    core_req *s = core_copy_expect(c, d->req, CORE_REQ_SEND, CORE_S_RNDV_WAIT, "CTS");
+    core_req *s = core_req_expect(c, d->req, CORE_REQ_SEND, CORE_TO(CORE_S_RNDV_WAIT), "CTS");
     core_req_mem_drop(s);
-    s->u.send.state = CORE_S_STREAM;
+    core_send_move(s, CORE_SE_CTS, CORE_S_STREAM);
     s->u.send.sent = 0;
     core_pend *p = util_calloc(1, sizeof *p);
     p->req = s;
@@ -265,14 +253,14 @@ int core_stream_push(core_conn *c, core_pend *p)
         core_conn_tx_end(c, h);
     }
     core_stage_forget(p);
-    s->u.send.state = CORE_S_DONE;
+    core_send_move(s, CORE_SE_STREAMED, CORE_S_DONE);
     core_req_complete(s);
     return 1;
 }
 
 void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, const void *bytes)
 {
-    core_req *r = core_copy_expect(c, f->req, CORE_REQ_RECV, CORE_R_FRAGS, "DATA");
+    core_req *r = core_req_expect(c, f->req, CORE_REQ_RECV, CORE_TO(CORE_R_FRAGS), "DATA");
     size_t n = h->len - sizeof *f;
     _Atomic uint32_t *busy = NULL;
     if (h->flags & WIRE_F_STAGED)
@@ -297,6 +285,7 @@ void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, cons
     r->u.recv.received += n;
     if (r->u.recv.received == r->u.recv.expected) {
         size_t got = r->u.recv.expected < cap ? r->u.recv.expected : cap;
-        core_recv_finish(r, r->status.MPI_SOURCE, r->status.MPI_TAG, got, r->u.recv.expected > cap);
+        core_recv_done(r, CORE_RE_DATA, r->status.MPI_SOURCE, r->status.MPI_TAG, got,
+                       r->u.recv.expected > cap);
     }
 }

@@ -5,7 +5,8 @@
  * The read may complete later (the receive waits in CORE_R_READING). A read
  * the fabric refuses outright (UTIL_EPERM) falls back to the copy path; any
  * other failure is answered with DONE(ERROR): both requests complete with
- * MPI_ERR_OTHER and the reason is logged, nobody hangs. */
+ * MPI_ERR_OTHER and the reason is logged, nobody hangs. A large read may be shared
+ * with the sender (rndv_split.c). */
 #include "core/core_impl.h"
 
 #include <stdlib.h>
@@ -17,7 +18,7 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
     wire_rndv rv = {.size = r->u.send.bytes, .req = (uint32_t)r->id};
     int direct = 0;
     /* a non-contiguous buffer cannot be read in one range: no access asks for the copy path */
-    if (dt->contig && c->has_rdma) {
+    if (dt->contig && (c->caps & FAB_CAP_RMA)) {
         const void *buf = core_at(r->u.send.buf, dt->true_lb);
         core_mem *m = &core_rndv_of(r)->mem;
         core_mem_hold(c, m, buf, r->u.send.bytes);
@@ -52,7 +53,7 @@ void core_rts_emit(core_conn *c, core_req *r, wire_hdr *h)
     h->seq = r->u.send.seq;
     h->len = sizeof rv;
     memcpy(h + 1, &rv, sizeof rv);
-    r->u.send.state = CORE_S_RNDV_WAIT;
+    core_send_move(r, CORE_SE_RTS, CORE_S_RNDV_WAIT);
     core_conn_tx_end(c, h);
 }
 
@@ -65,7 +66,7 @@ int core_rts_send(core_conn *c, core_req *r)
     }
     core_pend *p = util_calloc(1, sizeof *p);
     p->req = r;
-    r->u.send.state = CORE_S_QUEUED;
+    core_send_move(r, CORE_SE_BACKLOG, CORE_S_QUEUED);
     core_conn_backlog(c, p);
     return UTIL_OK;
 }
@@ -92,85 +93,14 @@ void core_rts_arrived(core_conn *c, const wire_hdr *h, const wire_rndv *rv)
 }
 
 /* copy path: ask the sender to stream the message, through its staging pool when
- * `staged` (mapped here), else through the ring */
-static void core_cts_request(core_conn *c, core_req *r, uint32_t sreq, int staged)
+ * `staged` (mapped here), else through the ring; `ev`: an RTS matched, or my read refused */
+static void core_cts_request(core_conn *c, core_req *r, enum core_recv_ev ev, uint32_t sreq,
+                             int staged)
 {
-    r->u.recv.state = CORE_R_FRAGS;
+    core_recv_move(r, ev, CORE_R_FRAGS);
     r->u.recv.received = 0;
     wire_done d = {.req = sreq, .peer_req = (uint32_t)r->id};
     core_conn_send_ctl(c, WIRE_CTS, staged ? WIRE_F_STAGED : 0, NULL, &d, sizeof d);
-}
-
-/* Split reads (docs/protocol.md): a contiguous receive of at least DCFA_COOP_MIN bytes on a
- * mapped ring offers the sender the second half of the message in a SPLIT and reads the
- * first; the sender, waiting in MPI, writes its half meanwhile: two cores copy. Whoever
- * claims the half first (the word in the SPLIT packet) moves it: a receiver done with its
- * own half while the sender has not taken the other reads that too, so a sender away from
- * MPI costs nothing more than the plain read. x->len shrinks to the receiver's half. */
-static void core_split_offer(core_conn *c, core_req *r, const wire_hdr *env, const wire_rndv *rv,
-                             core_xfer *x)
-{
-    size_t min = core_coop_min();
-    if (!(env->flags & WIRE_F_SPLIT) || !min || x->len < min || x->len < 2 * 4096 || !c->tx_ring || !c->read_ok ||
-        !c->fab->caps->any_addr || core_s.rndv_out != 0 || !util_queue_empty(&c->backlog))
-        return;
-    if (r->rndv && r->rndv->mem.fab)
-        return;     /* the buffer is registered for an RTR that crossed this RTS */
-    core_rndv *rd = core_rndv_of(r);
-    core_mem_hold(c, &rd->mem, x->base, x->len);
-    wire_hdr *h = rd->mem.fab ? core_conn_tx_begin(c, sizeof(wire_split), 0) : NULL;
-    if (!h) {
-        core_mem_drop(&rd->mem);
-        return;
-    }
-    size_t off = (x->len / 2) & ~(size_t)4095;
-    wire_split *sp = (wire_split *)(h + 1);
-    *sp = (wire_split){.req = rv->req, .peer_req = (uint32_t)r->id, .off = off, .len = x->len - off,
-                       .addr = rd->mem.mem.addr + off, .key = rd->mem.mem.key};
-    h->type = WIRE_SPLIT;
-    h->flags = 0;
-    h->ctx = env->ctx;
-    h->src = env->src;
-    h->tag = env->tag;
-    h->seq = 0;
-    h->len = sizeof *sp;
-    rd->claim = (_Atomic uint32_t *)&sp->claim;
-    rd->split_pos = c->tx_count;
-    rd->split = 1;
-    rd->split_err = 0;
-    rd->split_raddr = x->raddr + off;
-    rd->split_off = off;
-    rd->split_len = x->len - off;
-    core_conn_tx_end(c, h);
-    x->len = off;
-}
-
-/* The receiver's half ended with `status`; the sender's is written (split 2), or not taken:
- * then read it here (after a failure: withdrawn), unless the sender has it (its credit says
- * it consumed the SPLIT, which it claims before; until then the packet's block is not
- * reused, so the claim word is still there): then its DONE(SPLIT) ends the receive.
- * 1: the receive ends now, 0: it goes on */
-static int core_split_join(core_rndv *rd, core_xfer *x, int status)
-{
-    if (rd->split != 1)
-        return 1;
-    core_conn *c = x->conn;
-    uint32_t open = 0;
-    if ((int32_t)(c->credit_seen - rd->split_pos) <= 0 &&
-        atomic_compare_exchange_strong(rd->claim, &open, 2)) {
-        rd->split = 0;
-        if (status != UTIL_OK)
-            return 1;
-        core_st.split_back++;
-        x->base = core_at(x->base, (ptrdiff_t)rd->split_off);
-        x->raddr = rd->split_raddr;
-        x->len = rd->split_len;
-        core_bulk_start(x);
-        return 0;
-    }
-    rd->mine = status;
-    rd->req->u.recv.state = CORE_R_SPLIT;
-    return 0;
 }
 
 /* the read of an RTS's data ended: answer DONE and complete the receive */
@@ -179,11 +109,14 @@ static void core_read_finished(core_xfer *x, int status)
     core_rndv *rd = UTIL_CONTAINER(x, core_rndv, xfer);
     core_req *r = rd->req;
     core_conn *c = x->conn;
+    /* what ends the receive: the end of my read, or (my part of a split read before) the
+     * sender's DONE(SPLIT) */
+    enum core_recv_ev ev = r->u.recv.state == CORE_R_SPLIT ? CORE_RE_SPLIT_DONE : CORE_RE_READ;
     size_t size = r->u.recv.expected;
     size_t take = size < r->u.recv.capacity ? size : r->u.recv.capacity;
     if (status == UTIL_OK)
         c->read_ok = 1;
-    if (!core_split_join(rd, x, status))
+    if (rd->split == 1 && !core_split_join(rd, x, status))
         return;
     if (rd->split == 2 && rd->split_err && status == UTIL_OK)
         status = UTIL_EIO;      /* the sender could not write its half (it logged why) */
@@ -193,15 +126,15 @@ static void core_read_finished(core_xfer *x, int status)
         wire_done d = {.req = x->peer_req, .size = take};
         core_st.cma_bytes += take;
         core_conn_send_ctl(c, WIRE_DONE, c->peer_stage ? WIRE_F_STAGED : 0, NULL, &d, sizeof d);
-        core_recv_finish(r, r->status.MPI_SOURCE, r->status.MPI_TAG, take, size > take);
+        core_recv_done(r, ev, r->status.MPI_SOURCE, r->status.MPI_TAG, take, size > take);
         return;
     }
     if (status == UTIL_EPERM && x->off == 0) {
         /* the fabric cannot reach this peer's memory at all (e.g. ptrace restrictions): the
          * copy path is a correct fallback, for this and every later message */
         util_log("single-copy transfers with process %d are refused; copying through the ring", c->lpid);
-        c->has_rdma = 0;
-        core_cts_request(c, r, x->peer_req, c->peer_stage != NULL);
+        c->caps &= ~FAB_CAP_RMA;
+        core_cts_request(c, r, CORE_RE_REFUSED, x->peer_req, c->peer_stage != NULL);
         return;
     }
     /* anything else is an error of this message: both sides are told, nobody hangs */
@@ -210,7 +143,7 @@ static void core_read_finished(core_xfer *x, int status)
     wire_done d = {.req = x->peer_req, .size = 0};
     core_conn_send_ctl(c, WIRE_DONE, WIRE_F_ERROR, NULL, &d, sizeof d);
     core_req_set_status(r, r->status.MPI_SOURCE, r->status.MPI_TAG, 0, MPI_ERR_OTHER);
-    r->u.recv.state = CORE_R_DONE;
+    core_recv_move(r, ev, CORE_R_DONE);
     core_req_complete(r);
 }
 
@@ -239,21 +172,22 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
      * win both ways too (256 KiB-4 MiB 12-19 against 7-9 GB/s, docs/bench.md). A receive
      * buffer that is not contiguous follows the same rule: read, it is read in place when
      * its pieces are large, else into a bounce buffer and unpacked here */
-    int copy = !rv->access || !c->has_rdma ||
+    int copy = !rv->access || !(c->caps & FAB_CAP_RMA) ||
                ((env->flags & WIRE_F_COPY) && (core_s.rndv_out == 0 || core_stage_streamed()));
     int staged = copy && (env->flags & WIRE_F_STAGED) && core_stage_accept(c);
-    if (staged || !rv->access || !c->has_rdma) {
-        core_cts_request(c, r, rv->req, staged);
+    if (staged || !rv->access || !(c->caps & FAB_CAP_RMA)) {
+        core_cts_request(c, r, CORE_RE_RTS, rv->req, staged);
         return;
     }
-    r->u.recv.state = CORE_R_READING;
+    core_recv_move(r, CORE_RE_RTS, CORE_R_READING);
     core_xfer *x = &core_rndv_of(r)->xfer;
     *x = (core_xfer){.conn = c, .write = 0, .raddr = rv->addr, .rkey = rv->key, .len = take,
                      .peer_req = rv->req, .finish = core_read_finished};
     if (dt->contig) {
         x->base = core_at(r->u.recv.buf, dt->true_lb);
         x->op.nt = core_recv_nt_others(r);
-        core_split_offer(c, r, env, rv, x);
+        if (core_split_wanted(c, env, x->len))
+            core_split_offer(c, r, env, rv, x);
     } else {
         x->buf = r->u.recv.buf;
         x->count = r->u.recv.count;
@@ -264,96 +198,10 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
     core_bulk_start(x);
 }
 
-static core_req *core_req_expect(core_conn *c, uint32_t id, int kind, int state, const char *what)
+/* DONE: the receiver read the message (flag ERROR: it could not) */
+void core_read_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
 {
-    core_req *r = core_req_get((int)id);
-    int ok = r && r->kind == kind && !r->complete &&
-             (kind == CORE_REQ_SEND ? r->u.send.state == state && r->u.send.lpid == c->lpid
-                                    : r->u.recv.state == state);
-    if (!ok)
-        util_die("malformed packet from process %d: %s names request %u, which is not waiting for it",
-                 c->lpid, what, id);
-    return r;
-}
-
-/* the sender's half of a split is written (or failed): send DONE(SPLIT); the send completes
- * at the receiver's DONE, which may have come meanwhile (split 2) */
-static void core_split_written(core_xfer *x, int status)
-{
-    core_rndv *rd = UTIL_CONTAINER(x, core_rndv, xfer);
-    core_req *s = rd->req;
-    if (status != UTIL_OK)
-        util_log("rendezvous: writing %zu bytes of message %u (ctx %u tag %d) into process %d's "
-                 "buffer failed: %s", x->len, s->u.send.seq, s->u.send.ctx, s->u.send.tag,
-                 x->conn->lpid, strerror(-status));
-    else
-        core_st.split_written += x->len;
-    wire_done d = {.req = x->peer_req, .size = x->len};
-    core_conn_send_ctl(x->conn, WIRE_DONE, WIRE_F_SPLIT | (status != UTIL_OK ? WIRE_F_ERROR : 0),
-                       NULL, &d, sizeof d);
-    int done_seen = rd->split == 2;
-    rd->split = 0;
-    if (done_seen) {
-        s->u.send.state = CORE_S_DONE;
-        core_req_complete(s);
-    }
-}
-
-void core_split_arrived(core_conn *c, wire_split *sp)
-{
-    core_req *s = core_req_expect(c, sp->req, CORE_REQ_SEND, CORE_S_RNDV_WAIT, "SPLIT");
-    const core_dt *dt = s->u.send.dt;
-    if (!dt->contig || sp->len == 0 || sp->off > s->u.send.bytes || sp->len > s->u.send.bytes - sp->off)
-        util_die("malformed packet from process %d: SPLIT offers bytes %llu.. (%llu) of message %u, "
-                 "which has %zu%s", c->lpid, (unsigned long long)sp->off, (unsigned long long)sp->len,
-                 s->u.send.seq, s->u.send.bytes, dt->contig ? "" : " in a non-contiguous buffer");
-    uint32_t open = 0;
-    if (!atomic_compare_exchange_strong((_Atomic uint32_t *)&sp->claim, &open, 1))
-        return;     /* the receiver read it itself */
-    core_rndv *rd = core_rndv_of(s);
-    rd->split = 1;
-    core_xfer *x = &rd->xfer;
-    *x = (core_xfer){.conn = c, .write = 1, .raddr = sp->addr, .rkey = sp->key, .len = (size_t)sp->len,
-                     .base = core_at(s->u.send.buf, dt->true_lb + (ptrdiff_t)sp->off),
-                     .peer_req = sp->peer_req, .finish = core_split_written};
-    core_bulk_start(x);
-}
-
-void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
-{
-    if (h->type == WIRE_ACK) {
-        core_req *s = core_req_expect(c, d->req, CORE_REQ_SEND, CORE_S_ACK_WAIT, "ACK");
-        s->u.send.state = CORE_S_DONE;
-        core_req_complete(s);
-        return;
-    }
-    if (h->flags & WIRE_F_RTR_DATA) {
-        core_req *r = core_req_expect(c, d->req, CORE_REQ_RECV, CORE_R_RTR, "DONE (receiver-first)");
-        if (r->u.recv.rtr_seq != h->seq || c->rtr_out != r || d->size > r->u.recv.capacity)
-            util_die("malformed packet from process %d: DONE for message %u does not fit its RTR",
-                     c->lpid, h->seq);
-        util_queue_remove(&r->qn);
-        c->rtr_out = NULL;
-        core_req_mem_drop(r);
-        r->u.recv.lpid = c->lpid;
-        core_st.cma_bytes += d->size;
-        core_recv_finish(r, r->u.recv.src, r->u.recv.tag, (size_t)d->size, 0);   /* an RTR names both */
-        return;
-    }
-    if (h->flags & WIRE_F_SPLIT) {
-        core_req *r = core_req_get((int)d->req);
-        core_rndv *rd = r && r->kind == CORE_REQ_RECV && !r->complete ? r->rndv : NULL;
-        if (!rd || rd->split != 1 || r->u.recv.lpid != c->lpid || d->size != rd->split_len ||
-            (r->u.recv.state != CORE_R_SPLIT && r->u.recv.state != CORE_R_READING))
-            util_die("malformed packet from process %d: DONE (split) names request %u, which is "
-                     "not waiting for it", c->lpid, d->req);
-        rd->split = 2;
-        rd->split_err = (h->flags & WIRE_F_ERROR) != 0;
-        if (r->u.recv.state == CORE_R_SPLIT)
-            core_read_finished(&rd->xfer, rd->mine);
-        return;
-    }
-    core_req *s = core_req_expect(c, d->req, CORE_REQ_SEND, CORE_S_RNDV_WAIT, "DONE");
+    core_req *s = core_req_expect(c, d->req, CORE_REQ_SEND, CORE_TO(CORE_S_RNDV_WAIT), "DONE");
     core_req_mem_drop(s);
     if ((h->flags & WIRE_F_STAGED) && core_s.stage.base)
         c->stage_peer_ok = 1;
@@ -363,9 +211,9 @@ void core_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
         s->status.MPI_ERROR = MPI_ERR_OTHER;
     }
     if (s->rndv && s->rndv->split == 1) {
-        s->rndv->split = 2;     /* my half of a split is still being written */
+        s->rndv->split = 2; /* my part of a split is still being written (rndv_split.c) */
         return;
     }
-    s->u.send.state = CORE_S_DONE;
+    core_send_move(s, CORE_SE_DONE, CORE_S_DONE);
     core_req_complete(s);
 }

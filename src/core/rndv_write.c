@@ -24,7 +24,7 @@ void core_rtr_maybe_send(core_req *r)
         !r->u.recv.dt->contig)
         return;
     core_conn *c = core_conn_get(r->u.recv.lpid);
-    if (!c || !c->has_rdma || c->rtr_out || core_posted_blocks_rtr(r))
+    if (!c || !(c->caps & FAB_CAP_RMA) || c->rtr_out || core_posted_blocks_rtr(r))
         return;
     /* a message this small may go through the sender's staging pool (rndv_copy.c), if it has
      * one and other messages are under way (which only the sender knows); one that fits a
@@ -46,7 +46,7 @@ void core_rtr_maybe_send(core_req *r)
         .key = m->mem.key,
         .access = 1,
     };
-    r->u.recv.state = CORE_R_RTR;
+    core_recv_move(r, CORE_RE_RTR, CORE_R_RTR);
     r->u.recv.rtr_seq = env.seq;
     c->rtr_out = r;
     core_conn_send_ctl(c, WIRE_RTR, 0, &env, &rv, sizeof rv);
@@ -81,7 +81,7 @@ void core_rtr_done_emit(core_conn *c, core_req *r, wire_hdr *h)
     h->len = sizeof d;
     memcpy(h + 1, &d, sizeof d);
     core_conn_tx_end(c, h);
-    r->u.send.state = CORE_S_DONE;
+    core_send_move(r, CORE_SE_DONE_OUT, CORE_S_DONE);
     core_req_complete(r);
 }
 
@@ -92,9 +92,12 @@ static void core_write_finished(core_xfer *x, int status)
     if (status != UTIL_OK)
         util_log("receiver-first: writing %zu bytes into process %d's buffer failed (%s); sending RTS "
                  "instead", r->u.send.bytes, c->lpid, strerror(-status));
+    if (status != UTIL_OK)
+        core_send_move(r, CORE_SE_WRITE_FAILED, CORE_S_QUEUED);
     if (r->u.send.hold) {
         /* its place in the backlog: the drain sends the DONE, or the RTS instead */
-        r->u.send.state = status == UTIL_OK ? CORE_S_WRITTEN : CORE_S_QUEUED;
+        if (status == UTIL_OK)
+            core_send_move(r, CORE_SE_WRITTEN, CORE_S_WRITTEN);
         return;
     }
     if (status != UTIL_OK) {
@@ -105,7 +108,7 @@ static void core_write_finished(core_xfer *x, int status)
                     .seq = r->u.send.seq};
     wire_done d = {.req = x->peer_req, .size = r->u.send.bytes};
     core_conn_send_ctl(c, WIRE_DONE, WIRE_F_RTR_DATA, &env, &d, sizeof d);
-    r->u.send.state = CORE_S_DONE;
+    core_send_move(r, CORE_SE_DONE_OUT, CORE_S_DONE);
     core_req_complete(r);
 }
 
@@ -116,10 +119,10 @@ int core_rtr_try_write(core_conn *c, core_req *r)
     c->rtr_in.valid = 0;    /* message seq is being sent now, whatever happens */
     if (c->rtr_in.seq != r->u.send.seq || c->rtr_in.ctx != r->u.send.ctx ||
         c->rtr_in.src != r->u.send.src || c->rtr_in.tag != r->u.send.tag ||
-        r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !c->has_rdma ||
+        r->u.send.bytes > c->rtr_in.cap || !r->u.send.dt->contig || !(c->caps & FAB_CAP_RMA) ||
         !c->rtr_in.access || (core_copy_wanted(c, r) && core_stage_offer(c)))
         return 0;
-    r->u.send.state = CORE_S_WRITING;
+    core_send_move(r, CORE_SE_WRITE, CORE_S_WRITING);
     r->u.send.hold = 0;
     core_xfer *x = &core_rndv_of(r)->xfer;
     *x = (core_xfer){.conn = c, .write = 1, .raddr = c->rtr_in.addr, .rkey = c->rtr_in.key,
@@ -140,10 +143,27 @@ void core_rtr_seq_seen(core_conn *c, uint32_t seq)
 {
     core_req *r = c->rtr_out;
     if (r && r->u.recv.rtr_seq == seq) {
-        r->u.recv.state = CORE_R_POSTED;
+        core_recv_move(r, CORE_RE_STALE, CORE_R_POSTED);
         c->rtr_out = NULL;
         core_req_mem_drop(r);
         if (r->u.recv.cancel)
             core_cancel_recv(r);    /* the RTR is dead: the cancel asked meanwhile succeeds */
     }
+}
+
+/* DONE(RTR_DATA): the sender wrote message h->seq into my RTR's buffer */
+void core_write_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
+{
+    core_req *r =
+        core_req_expect(c, d->req, CORE_REQ_RECV, CORE_TO(CORE_R_RTR), "DONE (receiver-first)");
+    if (r->u.recv.rtr_seq != h->seq || c->rtr_out != r || d->size > r->u.recv.capacity)
+        util_die("malformed packet from process %d: DONE for message %u does not fit its RTR",
+                 c->lpid, h->seq);
+    util_queue_remove(&r->qn);
+    c->rtr_out = NULL;
+    core_req_mem_drop(r);
+    r->u.recv.lpid = c->lpid;
+    core_st.cma_bytes += d->size;
+    /* an RTR names both source and tag */
+    core_recv_done(r, CORE_RE_WRITTEN, r->u.recv.src, r->u.recv.tag, (size_t)d->size, 0);
 }

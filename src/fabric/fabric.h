@@ -1,22 +1,30 @@
 /* The fabric interface: what a transport offers the protocol engine
- * (docs/fabric.md). Modelled on RDMA verbs, kept small:
+ * (docs/fabric.md). A fabric is one const struct fab_ops: an endpoint (open,
+ * close, caps, reachable, poll, footprint) and one small table per concern,
+ * as libfabric's fi_ops_* tables:
  *
- *   - an endpoint whose address ("card") is published through the key/value
- *     exchange, and a reachability test on a peer's card;
- *   - connections made lazily and asynchronously: connect() returns at once,
- *     the fabric reports through the ready() upcall when packets may flow;
- *     a peer's request is found by poll() and handed to the core (incoming());
- *   - per connection a receive ring in the receiver's memory: the sender
- *     builds a packet in the block tx_block() gives and publishes it with
- *     tx_post(); the fabric makes the block's tail marker visible in the
- *     receiver's ring once the whole packet is there; or (caps.rx_shared) no
- *     ring at all: packets of every peer land in receive buffers the process
- *     shares, and rx_peek() hands the core a connection's next one;
- *   - memory registration (with a cache where the fabric needs one) giving
- *     a key and an address a peer uses for one-sided access;
- *   - one-sided bulk read/write with completion through a context the
- *     caller embeds (fab_op), reported from poll().
+ *   - chan:  connections and the packet channel. Connections are made lazily
+ *            and asynchronously (connect returns at once, the ready() upcall
+ *            says when packets may flow; a peer's request is found by poll()
+ *            and handed to the core, incoming()). Packets go one of two ways,
+ *            which the capabilities name: into a receive ring per connection
+ *            in the receiver's memory, each completed by its tail marker
+ *            (fab_mark), mapped into the sender (FAB_CAP_RING_MAPPED) or
+ *            written by the fabric (tx_post); or through a queue
+ *            (FAB_CAP_RX_QUEUE): the fabric delivers each connection's packets
+ *            in order from buffers of its own (rx_peek, rx_free), as a stream
+ *            socket or a gateway would;
+ *   - mr:    memory registration (with a cache where the fabric needs one),
+ *            giving a key and an address a peer uses for one-sided access;
+ *   - rma:   one-sided read/write with completion through a context the
+ *            caller embeds (fab_op), reported from poll();
+ *   - stage: memory both ends map: a staging pool per process, and blocks
+ *            for MPI_Alloc_mem that peers map themselves.
  *
+ * The core uses a table only as the capabilities (fab_caps.flags, FAB_CAP_*)
+ * say; a fabric without one-sided memory leaves mr, rma and stage NULL and the
+ * core carries every message in packets (the copy path of docs/protocol.md:
+ * read and write emulated over messages; RMA windows by messages, docs/rma.md).
  * A fabric never sees an MPI object or a request; the core never sees a
  * fabric's private state. All functions are called by one thread at a time
  * (the core's entry lock serialises threads). */
@@ -37,12 +45,12 @@ struct fab_ops;
  * receiver clears their first words after consuming it. */
 typedef uint32_t fab_mark;
 
-/* read()/write() result: the operation completes later, through op->done() */
+/* rma read()/write() result: the operation completes later, through op->done() */
 #define FAB_PENDING 1
-/* read()/write() result: done now, by plain copies from or into memory of the peer that
+/* rma read()/write() result: done now, by plain copies from or into memory of the peer that
  * this process has mapped (a key with FAB_KEY_DIRECT), no system call */
 #define FAB_DIRECT 2
-/* in a fab_mem key: the memory is a block the peers map themselves (mem_alloc), so that
+/* in a fab_mem key: the memory is a block the peers map themselves (stage mem_alloc), so that
  * read()/write() with it are plain copies (FAB_DIRECT) where the mapping works */
 #define FAB_KEY_DIRECT (UINT64_C(1) << 63)
 
@@ -64,7 +72,7 @@ static inline uint64_t fab_job_hash(const char *job_id)
     return (h ^ (h >> 40)) & 0xffffffffffull;
 }
 
-/* What a fabric tells the core. Called from inside poll() or connect(). */
+/* What a fabric tells the core (the upcalls). Called from inside poll() or connect(). */
 typedef struct fab_upcalls {
     /* A peer opened a connection to me and I have none to it. The core makes
      * its side now, by calling connect(peer, card, passive = 1, ...) of the
@@ -84,8 +92,8 @@ typedef struct fab_upcalls {
      * the ring's end: a larger answer is a malformed packet). NULL: one block each. */
     uint32_t (*packet_blocks)(const void *block);
     /* Optional: the bytes of the packet that begins here (its header says), so that a
-     * fabric with shared receive buffers (caps.rx_shared) can check a packet arrived whole.
-     * NULL: whatever arrived is the packet. */
+     * fabric with a queue (FAB_CAP_RX_QUEUE) can check a packet arrived whole. NULL:
+     * whatever arrived is the packet. */
     size_t (*packet_bytes)(const void *block);
 } fab_upcalls;
 
@@ -114,24 +122,50 @@ typedef struct fab_params {
     int (*fence)(void);
 } fab_params;
 
+/* What a fabric can do, named (fab_caps.flags). Each says which functions the core calls. */
+enum fab_cap {
+    /* -- the packet channel (chan) */
+    /* The rings of a connection are memory both ends map: the tx block is the peer's ring itself,
+     * tx_block(c, pos) == tx_block(c, 0) + (pos % ring blocks) * block_size, and posting is a
+     * release store of pos + 1 into its mark, which the core makes inline (tx_post is not
+     * called). So a packet may take half a block (wire.h, half packets), a word of a packet may
+     * be claimed with a compare-and-swap by either end (split reads), and a SYNC is a store. */
+    FAB_CAP_RING_MAPPED = 1u << 0,
+    /* No receive ring: each connection's packets come, in the order the peer posted them, from
+     * buffers the fabric fills (rx_peek, then rx_free); the core's ring blocks are credits only,
+     * a packet needs no PAD and may cross the end of a lap; tx_block may give NULL (no send
+     * buffer free now: the packet waits in the backlog until after poll()). connect() gives no
+     * ring. */
+    FAB_CAP_RX_QUEUE = 1u << 1,
+    /* A ring the fabric keeps state in (a marker its writes set): rx_free as the core frees
+     * blocks, in ring order, before it tells the peer they are free */
+    FAB_CAP_RX_FREE = 1u << 2,
+    /* tx_credit whenever the core's credit limit for a connection grows */
+    FAB_CAP_TX_CREDIT = 1u << 3,
+    /* -- one-sided (mr, rma) */
+    /* read/write of registered memory work (mr and rma tables); without it the core copies
+     * every rendezvous through packets and windows go by messages */
+    FAB_CAP_RMA = 1u << 4,
+    FAB_CAP_RMA_PASSIVE = 1u << 5,  /* ... and need no CPU (progress) on the peer's side */
+    FAB_CAP_RMA_ANY_ADDR = 1u << 6, /* ... and reach any address of the peer, unregistered */
+    FAB_CAP_RMA_IOV = 1u << 7,      /* readv/writev: many remote ranges in one call */
+    /* read/write are copies by a CPU of this node (the kernel's cross-memory attach, or plain
+     * copies of memory mapped here), not a network's: what the core's probe of
+     * process_vm_readv against memcpy measures (core_copy_below) is their cost */
+    FAB_CAP_RMA_CPU = 1u << 8,
+    /* -- memory both ends map (stage) */
+    FAB_CAP_STAGE = 1u << 9,      /* pool_create / pool_map: a staging pool per process */
+    FAB_CAP_MEM_ALLOC = 1u << 10, /* mem_alloc: MPI_Alloc_mem memory peers map (FAB_KEY_DIRECT) */
+};
+
 /* What a fabric can do; valid from open() to close(). */
 typedef struct fab_caps {
     const char *provider;   /* what carries the data ("cma", or the libfabric provider) */
+    unsigned flags;         /* FAB_CAP_* */
     int priority;           /* higher wins when several fabrics reach a peer */
     size_t inline_limit;    /* packets up to header + this many payload bytes go inline */
-    int bulk;               /* read()/write() work (else the core copies through the ring) */
-    int bulk_passive;       /* ... and need no CPU (progress) on the peer's side */
-    int any_addr;           /* ... and reach any address of the peer, unregistered (key 0) */
-    size_t max_bulk;        /* largest single read()/write() */
-    int tx_mapped;          /* the tx block is the peer's ring itself: see tx_block() */
+    size_t max_bulk;        /* largest single read()/write() (FAB_CAP_RMA) */
     unsigned poll_interval; /* call poll() every this many progress passes (a power of two) */
-    unsigned nblocks;       /* blocks of its receive rings, a power of two >= params.nblocks
-                               (0: params.nblocks) */
-    int rx_shared;          /* no receive ring per connection: packets of all peers land in
-                               buffers the process shares (rx_peek, rx_free); the ring's
-                               blocks are credits only, so packets need no PAD and may cross
-                               the end of a lap; tx_block() may give NULL (no send buffer free
-                               now: try again after poll()) */
 } fab_caps;
 
 /* The ring position of a connection's first packet, for rings of nblocks blocks: 0, or
@@ -157,7 +191,7 @@ static inline uint32_t fab_ring_base(uint32_t start, uint32_t nblocks)
 typedef struct fab_mem {
     uint64_t addr;
     uint64_t key;
-    void *handle;           /* the fabric's, for mem_dereg() */
+    void *handle; /* the fabric's, for mr->dereg() */
 } fab_mem;
 
 /* The context of one bulk operation. The caller embeds it in its own state,
@@ -179,92 +213,117 @@ typedef struct fab_usage {
                                the peer as its own, listed apart */
 } fab_usage;
 
+/* ---- the tables ---------------------------------------------------------------------- */
+
+/* Connections and the packet channel. Every fabric has it. */
+typedef struct fab_chan_ops {
+    /* The ring blocks, each way, of a connection to the peer with this card (the same at both
+     * ends, computed from the two cards); 0: the core's default (params.nblocks), or a card
+     * connect() will refuse. Asked before connect(). */
+    unsigned (*ring_blocks)(const char *peer_card);
+    /* Start a connection; *rx_ring is my receive ring for it (ring blocks x block_size, marks
+     * zero; NULL with FAB_CAP_RX_QUEUE). Asynchronous: ready(ctx, ...) says when it carries
+     * packets (possibly before connect returns; *conn is set first). `passive`: the peer's
+     * request was handed over by incoming(). */
+    int (*connect)(int peer, const char *peer_card, int passive, void *ctx, fab_conn **conn,
+                   void **rx_ring);
+    /* at the end (MPI_Finalize); the fabric may keep the connection's memory until close() */
+    void (*disconnect)(fab_conn *c);
+    /* Where to build the packet for ring position pos (once ready); NULL only with
+     * FAB_CAP_RX_QUEUE. With FAB_CAP_RING_MAPPED the peer's ring block itself. */
+    void *(*tx_block)(fab_conn *c, uint32_t pos);
+    /* publish the packet of `bytes` (from the block's start) built at pos; the fabric makes its
+     * tail marker visible in the receiver's ring once the whole packet is there, or delivers
+     * it to the peer's queue (not called with FAB_CAP_RING_MAPPED) */
+    void (*tx_post)(fab_conn *c, uint32_t pos, void *block, size_t bytes);
+    /* FAB_CAP_TX_CREDIT: the peer has consumed the packets before ring position limit - ring
+     * blocks, as it last told the core (the core's tx_limit, called whenever it grows). A
+     * fabric that writes into a receive area smaller than the credit window (an ofi lane)
+     * needs it to know which part of that area the peer is done with. */
+    void (*tx_credit)(fab_conn *c, uint32_t limit);
+    /* FAB_CAP_RX_QUEUE: connection c's next packet, in the order the peer posted them, or NULL
+     * when none has arrived; the same until rx_free() */
+    void *(*rx_peek)(fab_conn *c);
+    /* FAB_CAP_RX_QUEUE: the packet rx_peek() gave is consumed, its buffer space free.
+     * FAB_CAP_RX_FREE: the core consumed the packet at ring position pos, which covers
+     * `blocks` blocks from `block` in my receive ring, and is about to tell the peer they are
+     * free: the fabric resets the state it keeps there (called in ring order). */
+    void (*rx_free)(fab_conn *c, uint32_t pos, void *block, uint32_t blocks);
+} fab_chan_ops;
+
+/* Memory registration (FAB_CAP_RMA). */
+typedef struct fab_mr_ops {
+    int (*reg)(const void *buf, size_t len, fab_mem *mem);
+    void (*dereg)(fab_mem *mem);
+    /* [buf, buf+len) is being freed: drop cached registrations of it */
+    void (*release)(const void *buf, size_t len);
+} fab_mr_ops;
+
+/* One-sided access (FAB_CAP_RMA). Move len bytes between the local iovecs and the peer's
+ * [raddr, raddr+len) (registered with key rkey). 0: done now; FAB_DIRECT: done now by plain
+ * copies; FAB_PENDING: op->done() will be called from poll(); negative: failed now
+ * (UTIL_EPERM: this fabric cannot reach that peer's memory at all). */
+typedef struct fab_rma_ops {
+    int (*read)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
+                size_t len, fab_op *op);
+    int (*write)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
+                 size_t len, fab_op *op);
+    /* FAB_CAP_RMA_IOV: many remote ranges in one go, at most FAB_IOV_MAX entries on each side,
+     * as many bytes on both; results as read() */
+    int (*readv)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
+                 int nremote, uint64_t rkey, fab_op *op);
+    int (*writev)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
+                  int nremote, uint64_t rkey, fab_op *op);
+} fab_rma_ops;
+
+/* Memory both ends map (FAB_CAP_STAGE, FAB_CAP_MEM_ALLOC). */
+typedef struct fab_stage_ops {
+    /* FAB_CAP_STAGE: a staging pool, memory of len bytes of this process that every peer on
+     * this fabric can map, for copies through memory both sides reach (the core lays it out).
+     * pool_create: mine, made on the first call, the same on later calls; NULL on failure
+     * (logged). pool_map: the pool of connection c's peer, mapped on the first call; NULL when
+     * it has none of that size. Both are unmapped at close(). */
+    void *(*pool_create)(size_t len);
+    void *(*pool_map)(fab_conn *c, size_t len);
+    /* FAB_CAP_MEM_ALLOC: memory for MPI_Alloc_mem that peers on this fabric map themselves
+     * once they meet it (its registrations carry FAB_KEY_DIRECT); NULL declines (too small,
+     * too large, too strictly aligned, too many). mem_free takes only what mem_alloc gave, and
+     * works whether the fabric is open or not (a table with mem_alloc has mem_free). */
+    void *(*mem_alloc)(size_t len, size_t align);
+    void (*mem_free)(void *base, size_t len);
+} fab_stage_ops;
+
+/* A fabric: its endpoint and its tables (NULL where no capability asks for one). */
 typedef struct fab_ops {
     const char *name;
-    /* open the endpoint; the card (a printable address blob without ' ' or
-     * ';', starting with "<name>:") goes into card[cardlen] */
+    /* open the endpoint; the card (a printable address blob without ' ' or ';', starting
+     * with "<name>:") goes into card[cardlen] */
     int (*open)(const fab_params *p, char *card, size_t cardlen);
     void (*close)(void);
     const fab_caps *(*caps)(void);
     /* 1 if this fabric can connect to the peer whose card this is */
     int (*reachable)(const char *peer_card);
-    /* Start a connection; *rx_ring is my receive ring for it (nblocks x
-     * block_size, marks zero; NULL with caps.rx_shared). Asynchronous: ready(ctx, ...) says when it
-     * carries packets (possibly before connect returns). `passive`: the
-     * peer's request was handed over by incoming(). */
-    int (*connect)(int peer, const char *peer_card, int passive, void *ctx, fab_conn **conn,
-                   void **rx_ring);
-    /* Optional (NULL: caps.nblocks): the ring blocks, each way, of a connection to the peer
-     * with this card (the same at both ends, computed from the two cards; 0: the card is
-     * not one of this fabric's). Asked before connect(). */
-    unsigned (*ring_blocks)(const char *peer_card);
-    /* at the end (MPI_Finalize); the fabric may keep the connection's memory until close() */
-    void (*disconnect)(fab_conn *c);
-    /* Where to build the packet for ring position pos (once ready). With
-     * caps.tx_mapped it is the peer's ring block itself, tx_block(c, pos) ==
-     * tx_block(c, 0) + (pos % nblocks) * block_size, and tx_post() is just a
-     * release store of pos + 1 into its mark, which the core may do inline. */
-    void *(*tx_block)(fab_conn *c, uint32_t pos);
-    /* publish the packet of `bytes` (from the block's start) built at pos */
-    void (*tx_post)(fab_conn *c, uint32_t pos, void *block, size_t bytes);
-    /* Optional (NULL: nothing to do): the core consumed the packet at ring position pos,
-     * which covers `blocks` blocks from `block` in my receive ring, and is about to tell
-     * the peer they are free. A fabric that keeps state of its own in the ring (a marker
-     * the writer sets) resets it here; called in ring order, on non-mapped rings only.
-     * With caps.rx_shared: the packet rx_peek() gave is consumed, its buffer space free. */
-    void (*rx_free)(fab_conn *c, uint32_t pos, void *block, uint32_t blocks);
-    /* caps.rx_shared only: connection c's next packet, in the order the peer posted them,
-     * or NULL when none has arrived; the same until rx_free() */
-    void *(*rx_peek)(fab_conn *c);
-    /* Optional (NULL: not needed): the peer has consumed the packets before ring position
-     * limit - nblocks, as it last told the core (the core's tx_limit, called whenever it
-     * grows). A fabric that writes into a receive area smaller than the credit window (an
-     * ofi lane) needs it to know which part of that area the peer is done with. */
-    void (*tx_credit)(fab_conn *c, uint32_t limit);
     /* progress: new connections, completions, arrived packets; returns events */
     int (*poll)(void);
-    int (*mem_reg)(const void *buf, size_t len, fab_mem *mem);
-    void (*mem_dereg)(fab_mem *mem);
-    /* [buf, buf+len) is being freed: drop cached registrations of it */
-    void (*mem_release)(const void *buf, size_t len);
-    /* Move len bytes between the local iovecs and the peer's [raddr,
-     * raddr+len) (registered with key rkey). 0: done now; FAB_PENDING:
-     * op->done() will be called from poll(); negative: failed now
-     * (UTIL_EPERM: this fabric cannot reach that peer's memory at all). */
-    int (*read)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
-                size_t len, fab_op *op);
-    int (*write)(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr, uint64_t rkey,
-                 size_t len, fab_op *op);
-    /* optional (NULL: read/write per range): many remote ranges in one go, at most
-     * FAB_IOV_MAX entries on each side, as many bytes on both; results as read() */
-    int (*readv)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
-                 int nremote, uint64_t rkey, fab_op *op);
-    int (*writev)(fab_conn *c, const struct iovec *local, int nlocal, const struct iovec *remote,
-                  int nremote, uint64_t rkey, fab_op *op);
     /* memory used for connection c, or with c == NULL by the fabric itself */
     void (*footprint)(fab_conn *c, fab_usage *u);
-    /* Optional (NULL: none): a staging pool, memory of len bytes of this process that every
-     * peer on this fabric can map, for copies through memory both sides reach (the core
-     * lays it out). stage_create: mine, made on the first call, the same on later calls;
-     * NULL on failure (logged). stage_map: the pool of connection c's peer, mapped on the
-     * first call; NULL when it has none of that size. Both are unmapped at close(). */
-    void *(*stage_create)(size_t len);
-    void *(*stage_map)(fab_conn *c, size_t len);
-    /* Optional (NULL: none): memory for MPI_Alloc_mem that peers on this fabric map
-     * themselves once they meet it (its registrations carry FAB_KEY_DIRECT); NULL declines
-     * (too small, too large, too strictly aligned, too many). mem_free takes only what
-     * mem_alloc gave, and works whether the fabric is open or not. */
-    void *(*mem_alloc)(size_t len, size_t align);
-    void (*mem_free)(void *base, size_t len);
+    const fab_chan_ops *chan;
+    const fab_mr_ops *mr;
+    const fab_rma_ops *rma;
+    const fab_stage_ops *stage;
 } fab_ops;
 
 /* ---- the fabrics built in, and the choice per peer (select.c) --------------------- */
 
 extern const fab_ops fab_shm_ops;
+/* bytes a shm connection allocates for its receive ring of nblocks x block_size (mpiinfo) */
+size_t fab_shm_ring_bytes(unsigned nblocks, size_t block_size);
 #ifdef DCFA_HAVE_OFI
 extern const fab_ops fab_ofi_ops;
 /* the provider fi_getinfo would give (for mpiinfo), or why there is none */
 void fab_ofi_probe(char *buf, size_t len);
+/* what a connected peer costs on ofi with the current tunables (mpiinfo) */
+void fab_ofi_peer_cost(char *buf, size_t len);
 #endif
 
 /* Open the fabrics DCFA_FABRICS (spec) names, "auto" by default: shm, plus
@@ -285,5 +344,8 @@ const fab_ops *fab_select_choose(const fab_ops *const *opened, int n, const char
 void fab_select_mem_free(void *base, size_t len);
 /* the fabrics built in, and the ofi provider found (mpiinfo) */
 void fab_select_report(char *buf, size_t len);
+/* what a connected peer costs on each fabric built, with rings of nblocks x block_size (the
+ * smallest a node gives) and `state` bytes of the core's per connection (mpiinfo) */
+void fab_select_peer_cost(unsigned nblocks, size_t block_size, size_t state, char *buf, size_t len);
 
 #endif

@@ -23,9 +23,11 @@ enum { FAB_NBUILTIN = sizeof fab_builtin / sizeof fab_builtin[0] };
 
 void fab_select_mem_free(void *base, size_t len)
 {
+    /* whether open or not (capabilities are known only while open): each fabric whose table
+     * has mem_alloc, and so mem_free, looks for the block in its own table */
     for (int i = 0; i < FAB_NBUILTIN; i++)
-        if (fab_builtin[i]->mem_free)
-            fab_builtin[i]->mem_free(base, len);
+        if (fab_builtin[i]->stage && fab_builtin[i]->stage->mem_free)
+            fab_builtin[i]->stage->mem_free(base, len);
 }
 
 static const fab_ops *fab_by_name(const char *name, size_t len)
@@ -184,5 +186,23 @@ void fab_select_report(char *buf, size_t len)
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
              "ofi: not built, libfabric not found by CMake or -DDCFA_OFI=OFF)",
              built);
+#endif
+}
+
+void fab_select_peer_cost(unsigned nblocks, size_t block_size, size_t state, char *buf, size_t len)
+{
+    size_t ring = fab_shm_ring_bytes(nblocks, block_size);
+    int n =
+        snprintf(buf, len,
+                 "on shm with the smallest ring: %zu bytes allocated (the ring's segment, whole "
+                 "pages, + %zu bytes of state), and the peer's ring of the same size mapped",
+                 ring + state, state);
+#ifdef DCFA_HAVE_OFI
+    char ofi[256];
+    fab_ofi_peer_cost(ofi, sizeof ofi);
+    if (n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "; on ofi: %s", ofi);
+#else
+    (void)n;
 #endif
 }

@@ -6,8 +6,9 @@
  *     poll (incoming upcall), or both start at once; ready() comes on both;
  *   - the ring: packets of every size written with tx_block/tx_post appear
  *     in the peer's ring in order, each complete once its mark reads pos+1;
- *     or with a shared receive queue (caps.rx_shared, ofi by default; ofi runs
- *     again with DCFA_OFI_SRQ=0) rx_peek gives them in order, whole;
+ *     or with a queue (FAB_CAP_RX_QUEUE, ofi by default; ofi runs again with
+ *     DCFA_OFI_SRQ=0) rx_peek gives them in order, whole;
+ *   - the capabilities name only functions the fabric's tables have;
  *   - bulk read and write of registered memory, several iovecs, with
  *     completion now or through fab_op from poll;
  *   - a bulk read that cannot succeed (bad key, or on shm a bad address)
@@ -56,7 +57,7 @@ static int up_incoming(const fab_ops *fab, int p)
 {
     CHECK(fab == F && p == peer && !conn, "incoming from %d", p);
     incoming_seen = 1;
-    return fab->connect(p, peer_card, 1, &conn, &conn, &rx);
+    return fab->chan->connect(p, peer_card, 1, &conn, &conn, &rx);
 }
 
 static const fab_upcalls ups = {.incoming = up_incoming, .ready = up_ready};
@@ -86,8 +87,8 @@ static void put_packet(uint32_t kind, uint32_t len, uint64_t a, uint64_t b)
 {
     pkt *p;
     uint64_t until = util_now_ns() + 20000000000ull;
-    while (!(p = F->tx_block(conn, tx_pos))) { /* shared send buffers all in flight */
-        CHECK(F->caps()->rx_shared, "no tx block on a ring");
+    while (!(p = F->chan->tx_block(conn, tx_pos))) { /* shared send buffers all in flight */
+        CHECK(F->caps()->flags & FAB_CAP_RX_QUEUE, "no tx block on a ring");
         F->poll();
         if (util_now_ns() > until) {
             CHECK(0, "no send buffer came free for packet %u", tx_pos);
@@ -101,16 +102,16 @@ static void put_packet(uint32_t kind, uint32_t len, uint64_t a, uint64_t b)
     p->b = b;
     for (uint32_t i = sizeof *p; i < len; i++)
         ((unsigned char *)p)[i] = (unsigned char)(tx_pos * 7 + i);
-    F->tx_post(conn, tx_pos, p, len);
+    F->chan->tx_post(conn, tx_pos, p, len);
     tx_pos++;
 }
 
-static unsigned ring_blocks = NBLOCKS; /* the fabric's (caps.nblocks) */
+static unsigned ring_blocks = NBLOCKS; /* the connection's (chan->ring_blocks) */
 
 static int arrived(pkt **p)
 {
-    if (F->caps()->rx_shared)
-        return (*p = F->rx_peek(conn)) != NULL;
+    if (F->caps()->flags & FAB_CAP_RX_QUEUE)
+        return (*p = F->chan->rx_peek(conn)) != NULL;
     *p = (pkt *)((char *)rx + (size_t)(rx_pos % ring_blocks) * BLOCK);
     return atomic_load_explicit((_Atomic fab_mark *)&(*p)->mark, memory_order_acquire) == rx_pos + 1;
 }
@@ -137,8 +138,8 @@ static pkt *get_packet(void)
      * is gone then: the caller gets a copy of its header) */
     static pkt last;
     last = *p;
-    if (F->rx_free && !F->caps()->tx_mapped)
-        F->rx_free(conn, rx_pos, p, 1);
+    if (F->caps()->flags & (FAB_CAP_RX_FREE | FAB_CAP_RX_QUEUE))
+        F->chan->rx_free(conn, rx_pos, p, 1);
     rx_pos++;
     return &last;
 }
@@ -180,8 +181,8 @@ static int bulk(int write, unsigned char *local, size_t len, uint64_t raddr, uin
     static fab_op op;
     op.done = op_done;
     op_finished = 0;
-    int rc = write ? F->write(conn, iov, 3, raddr, key, len, &op)
-                   : F->read(conn, iov, 3, raddr, key, len, &op);
+    int rc = write ? F->rma->write(conn, iov, 3, raddr, key, len, &op)
+                   : F->rma->read(conn, iov, 3, raddr, key, len, &op);
     if (rc != FAB_PENDING)
         return rc;
     wait_until(&op_finished, "a bulk completion");
@@ -208,7 +209,7 @@ static void bulk_traffic(void)
     if (self == 1) {
         fill(buf, BULK, 1);
         fab_mem m;
-        CHECK(F->mem_reg(buf, BULK, &m) == 0, "mem_reg");
+        CHECK(F->mr->reg(buf, BULK, &m) == 0, "mem_reg");
         put_packet(2, sizeof(pkt), m.addr, m.key);
         CHECK(get_packet()->kind == 1, "read done");
         CHECK(get_packet()->kind == 1, "write done");
@@ -217,7 +218,7 @@ static void bulk_traffic(void)
         put_packet(1, sizeof(pkt), 0, 0);
         if (!strcmp(F->name, "shm"))
             CHECK(get_packet()->kind == 1, "the connection works after a failed read");
-        F->mem_dereg(&m);
+        F->mr->dereg(&m);
     } else {
         pkt *p = get_packet();
         CHECK(p->kind == 2, "bulk address expected");
@@ -245,6 +246,34 @@ static void bulk_traffic(void)
             put_packet(1, sizeof(pkt), 0, 0);
     }
     free(buf);
+}
+
+/* every function a capability names is in the fabric's tables, and the modes exclude each other */
+static void check_tables(unsigned f)
+{
+    const fab_chan_ops *ch = F->chan;
+    CHECK(F->open && F->close && F->caps && F->reachable && F->poll && F->footprint, "endpoint");
+    CHECK(ch && ch->ring_blocks && ch->connect && ch->disconnect && ch->tx_block && ch->tx_post,
+          "packet channel");
+    CHECK(!(f & FAB_CAP_RX_QUEUE) || (ch->rx_peek && ch->rx_free),
+          "FAB_CAP_RX_QUEUE without rx_peek, rx_free");
+    CHECK(!(f & FAB_CAP_RX_FREE) || ch->rx_free, "FAB_CAP_RX_FREE without rx_free");
+    CHECK(!(f & FAB_CAP_TX_CREDIT) || ch->tx_credit, "FAB_CAP_TX_CREDIT without tx_credit");
+    CHECK(!(f & FAB_CAP_RING_MAPPED) || !(f & (FAB_CAP_RX_QUEUE | FAB_CAP_RX_FREE)),
+          "a mapped ring with a queue or a ring the fabric keeps state in (%#x)", f);
+    CHECK(!(f & FAB_CAP_RX_QUEUE) || !(f & FAB_CAP_RX_FREE), "a queue and a ring (%#x)", f);
+    CHECK(!(f & FAB_CAP_RMA) || (F->mr && F->mr->reg && F->mr->dereg && F->mr->release && F->rma &&
+                                 F->rma->read && F->rma->write),
+          "FAB_CAP_RMA without the mr and rma tables");
+    CHECK(!(f & (FAB_CAP_RMA_PASSIVE | FAB_CAP_RMA_ANY_ADDR | FAB_CAP_RMA_IOV)) ||
+              (f & FAB_CAP_RMA),
+          "a property of one-sided access without FAB_CAP_RMA (%#x)", f);
+    CHECK(!(f & FAB_CAP_RMA_IOV) || (F->rma->readv && F->rma->writev),
+          "FAB_CAP_RMA_IOV without readv, writev");
+    CHECK(!(f & FAB_CAP_STAGE) || (F->stage && F->stage->pool_create && F->stage->pool_map),
+          "FAB_CAP_STAGE without pool_create, pool_map");
+    CHECK(!(f & FAB_CAP_MEM_ALLOC) || (F->stage && F->stage->mem_alloc && F->stage->mem_free),
+          "FAB_CAP_MEM_ALLOC without mem_alloc, mem_free");
 }
 
 static int rank_main(int rank, int both_start)
@@ -284,34 +313,36 @@ static int rank_main(int rank, int both_start)
           "a foreign card is reachable");
     const fab_caps *caps = F->caps();
     CHECK(caps && caps->provider && caps->poll_interval > 0 &&
-              (caps->poll_interval & (caps->poll_interval - 1)) == 0 && caps->max_bulk > 0,
+              (caps->poll_interval & (caps->poll_interval - 1)) == 0 &&
+              (!(caps->flags & FAB_CAP_RMA) || caps->max_bulk > 0),
           "caps");
-    if (rank == 0 || both_start)
-        CHECK(F->connect(peer, peer_card, 0, &conn, &conn, &rx) == 0, "connect");
-    wait_until(&ready, "the connection");
-    CHECK(both_start || rank == 0 || incoming_seen, "the passive side was not handed the request");
-    CHECK((rx != NULL) == !caps->rx_shared, "receive ring %p with rx_shared %d", rx,
-          caps->rx_shared);
-    if (caps->nblocks) {
-        CHECK(caps->nblocks >= NBLOCKS && (caps->nblocks & (caps->nblocks - 1)) == 0,
-              "caps.nblocks %u", caps->nblocks);
-        ring_blocks = caps->nblocks;
-    }
-    if (F->ring_blocks) {
-        unsigned nb = F->ring_blocks(peer_card);
+    check_tables(caps->flags);
+    unsigned nb = F->chan->ring_blocks(peer_card);
+    if (!strcmp(F->name, "shm")) {
+        /* shm sizes its rings per connection: both ends take the smaller offer */
         CHECK(nb == 2 * NBLOCKS, "ring_blocks gives %u for offers of %u and %u", nb, 4 * NBLOCKS,
               2 * NBLOCKS);
-        CHECK(F->ring_blocks("shm:x:1/j/2/3") == 0 && F->ring_blocks("shm:x:1/j/2") == 0,
+        CHECK(F->chan->ring_blocks("shm:x:1/j/2/3") == 0 &&
+                  F->chan->ring_blocks("shm:x:1/j/2") == 0,
               "ring_blocks accepts a card with a bad or no ring offer");
-        ring_blocks = nb;
     }
-    if (caps->tx_mapped)
-        CHECK((char *)F->tx_block(conn, 3) == (char *)F->tx_block(conn, 0) + 3 * BLOCK &&
-                  F->tx_block(conn, ring_blocks) == F->tx_block(conn, 0) &&
-                  F->tx_block(conn, ring_blocks - 1) != F->tx_block(conn, 0),
-              "tx_mapped ring layout");
+    CHECK(nb == 0 || (nb >= NBLOCKS && (nb & (nb - 1)) == 0), "ring_blocks gives %u", nb);
+    if (nb)
+        ring_blocks = nb;
+    if (rank == 0 || both_start)
+        CHECK(F->chan->connect(peer, peer_card, 0, &conn, &conn, &rx) == 0, "connect");
+    wait_until(&ready, "the connection");
+    CHECK(both_start || rank == 0 || incoming_seen, "the passive side was not handed the request");
+    CHECK((rx != NULL) == !(caps->flags & FAB_CAP_RX_QUEUE), "receive ring %p with flags %#x", rx,
+          caps->flags);
+    if (caps->flags & FAB_CAP_RING_MAPPED)
+        CHECK((char *)F->chan->tx_block(conn, 3) ==
+                      (char *)F->chan->tx_block(conn, 0) + 3 * BLOCK &&
+                  F->chan->tx_block(conn, ring_blocks) == F->chan->tx_block(conn, 0) &&
+                  F->chan->tx_block(conn, ring_blocks - 1) != F->chan->tx_block(conn, 0),
+              "mapped ring layout");
     ring_traffic();
-    if (caps->bulk)
+    if (caps->flags & FAB_CAP_RMA)
         bulk_traffic();
     fab_usage u = {0};
     F->footprint(conn, &u);
@@ -319,11 +350,12 @@ static int rank_main(int rank, int both_start)
      * receives 300 packets: over tcp it offered rank 0 one after DCFA_OFI_LANE_AFTER) */
     int lane_expected = self == 1 && !strncmp(caps->provider, "tcp", 3) && util_cfg.ofi_lanes > 0 &&
                         util_cfg.ofi_lane_after <= NPACKETS;
-    CHECK(caps->rx_shared ? u.endpoint > 0 && u.endpoint < 4096 &&
-                                (lane_expected ? u.rings >= (size_t)NBLOCKS * BLOCK : u.rings == 0)
-                          : u.rings >= (size_t)NBLOCKS * BLOCK,
+    CHECK(caps->flags & FAB_CAP_RX_QUEUE
+              ? u.endpoint > 0 && u.endpoint < 4096 &&
+                    (lane_expected ? u.rings >= (size_t)NBLOCKS * BLOCK : u.rings == 0)
+              : u.rings >= (size_t)NBLOCKS * BLOCK,
           "footprint: rings %zu endpoint %zu", u.rings, u.endpoint);
-    F->disconnect(conn);
+    F->chan->disconnect(conn);
     F->close();
     return errors ? 1 : 0;
 }

@@ -457,7 +457,7 @@ static int run_rank(int rank, const char *job, const char *scenario)
     if (util_cfg.cma)
         rma();
     core_conn *c = core_s.conns[1 - core_s.self];
-    int bulk = c && c->fab->caps->bulk;     /* shm: DCFA_CMA; ofi: always */
+    int bulk = c && (c->fab->caps->flags & FAB_CAP_RMA); /* shm: DCFA_CMA; ofi: always */
     if (core_s.self == 1 && bulk && util_cfg.rndv_mode != 1)
         CHECK(core_st.sent[WIRE_RTR] > 0, "no RTR was sent for a pre-posted large receive");
     if (core_s.self == 0 && !bulk)

@@ -719,19 +719,19 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     }
     ofi.npeers = p->nprocs;
     ofi.by_peer = util_calloc((size_t)p->nprocs, sizeof *ofi.by_peer);
+    /* packets through the shared receive queue, or written into rings whose tails this
+     * fabric sets (rx_free clears them); lanes need the core's credit (tx_credit); one-sided
+     * access to registered memory over the network */
     ofi.caps = (fab_caps){
         .provider = ofi.provider,
+        .flags = (ofi.srq ? FAB_CAP_RX_QUEUE : FAB_CAP_RX_FREE) | FAB_CAP_TX_CREDIT | FAB_CAP_RMA |
+                 (info->domain_attr->data_progress == FI_PROGRESS_AUTO ? FAB_CAP_RMA_PASSIVE : 0),
         .priority = 50,
         .inline_limit =
             ofi.inject > 32 - sizeof(fab_mark) ? ofi.inject - (32 - sizeof(fab_mark)) : 0,
-        .bulk = 1,
-        .bulk_passive = info->domain_attr->data_progress == FI_PROGRESS_AUTO,
         .max_bulk = info->ep_attr->max_msg_size < ((size_t)1 << 30) ? info->ep_attr->max_msg_size
                                                                     : (size_t)1 << 30,
-        .tx_mapped = 0,
-        .poll_interval = 1,
-        .nblocks = ofi.p.nblocks,
-        .rx_shared = ofi.srq};
+        .poll_interval = 1};
     /* the card: ofi:<provider, ';' as '+'>:<endpoint address in hex>[.<bulk endpoint's>] */
     size_t off = (size_t)snprintf(card, cardlen, "ofi:");
     for (const char *s = ofi.provider; *s && off + 1 < cardlen; s++)
@@ -750,6 +750,9 @@ fail:
 }
 
 static const fab_caps *ofi_caps(void) { return &ofi.caps; }
+
+/* every connection's rings have DCFA_OFI_MAX_CREDIT blocks (the handshake checks both ends) */
+static unsigned ofi_ring_blocks(const char *peer_card) { return ofi.p.nblocks; }
 
 static int ofi_hex_decode(const char *hex, size_t hexlen, char *addr, size_t *addrlen)
 {
@@ -1985,24 +1988,46 @@ void fab_ofi_probe(char *buf, size_t len)
     ofi_lib.freeinfo(info);
 }
 
+void fab_ofi_peer_cost(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s",
+             util_cfg.ofi_srq ? "about 0.8 KiB of state (a shared receive queue, DCFA_OFI_SRQ=1: "
+                                "per process its receive and send buffers, and a lane for each "
+                                "of at most DCFA_OFI_LANES busy peers)"
+                              : "two rings of DCFA_OFI_MAX_CREDIT blocks (DCFA_OFI_SRQ=0)");
+}
+
+static const fab_chan_ops ofi_chan = {
+    .ring_blocks = ofi_ring_blocks,
+    .connect = ofi_connect,
+    .disconnect = ofi_disconnect,
+    .tx_block = ofi_tx_block,
+    .tx_post = ofi_tx_post,
+    .tx_credit = ofi_tx_credit,
+    .rx_peek = ofi_rx_peek,
+    .rx_free = ofi_rx_free,
+};
+
+static const fab_mr_ops ofi_mr = {
+    .reg = ofi_mem_reg,
+    .dereg = ofi_mem_dereg,
+    .release = ofi_mem_release,
+};
+
+static const fab_rma_ops ofi_rma = {
+    .read = ofi_read,
+    .write = ofi_write,
+};
+
 const fab_ops fab_ofi_ops = {
     .name = "ofi",
     .open = ofi_open,
     .close = ofi_close,
     .caps = ofi_caps,
     .reachable = ofi_reachable,
-    .connect = ofi_connect,
-    .disconnect = ofi_disconnect,
-    .tx_block = ofi_tx_block,
-    .tx_post = ofi_tx_post,
-    .rx_free = ofi_rx_free,
-    .rx_peek = ofi_rx_peek,
-    .tx_credit = ofi_tx_credit,
     .poll = ofi_poll,
-    .mem_reg = ofi_mem_reg,
-    .mem_dereg = ofi_mem_dereg,
-    .mem_release = ofi_mem_release,
-    .read = ofi_read,
-    .write = ofi_write,
     .footprint = ofi_footprint,
+    .chan = &ofi_chan,
+    .mr = &ofi_mr,
+    .rma = &ofi_rma,
 };

@@ -12,7 +12,7 @@
  *   /dcfa-<job>-<p>-<q>    p's receive ring for packets from q of its job
  *   /dcfa-<job>-<p>-g<G>   p's receive ring for process G (fab_gid, hex) of
  *                          another job
- *   /dcfa-<job>-<p>-s      p's staging pool (stage_create), made at its first
+ *   /dcfa-<job>-<p>-s      p's staging pool (stage pool_create), made at its first
  *                          rendezvous and mapped by the peers it sends to; p
  *                          unlinks it at close
  *
@@ -27,7 +27,7 @@
  * card): both rings of a connection have it, and a process offers more when few
  * processes share the node.
  *
- * Packets are written straight into the peer's ring (caps.tx_mapped); bulk
+ * Packets are written straight into the peer's ring (FAB_CAP_RING_MAPPED); bulk
  * data moves single-copy with process_vm_readv/writev, to the pid in the
  * peer's card, read once at connect (never from memory the peer can write).
  *
@@ -117,7 +117,7 @@ static struct {
     int door_waits;         /* connections with door_wait */
     int foreign_waiting;    /* a slot names a process not known yet: looked at every poll */
     uint64_t job;           /* my job's hash */
-    void *stage;            /* my staging pool (stage_create) */
+    void *stage;            /* my staging pool (pool_create) */
     size_t stage_len;
     char stage_name[64];
     fab_caps caps;
@@ -126,6 +126,11 @@ static struct {
 static size_t shm_seg_bytes(const fab_conn *c)
 {
     return sizeof(shm_ring_hdr) + (size_t)c->nblocks * shm.p.block_size;
+}
+size_t fab_shm_ring_bytes(unsigned nblocks, size_t block_size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (sizeof(shm_ring_hdr) + (size_t)nblocks * block_size + page - 1) / page * page;
 }
 static void shm_seg_unmap(const fab_conn *c, uint8_t *ring)
 {
@@ -171,10 +176,16 @@ static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
     shm.door = door;
     shm.npeers = p->nprocs;
     shm.by_peer = util_calloc((size_t)p->nprocs, sizeof *shm.by_peer);
-    shm.caps = (fab_caps){.provider = p->use_cma ? "cma" : "copy", .priority = 100,
-                          .bulk = p->use_cma, .bulk_passive = 1,
-                          .any_addr = p->use_cma, .max_bulk = (size_t)1 << 30,
-                          .tx_mapped = 1, .poll_interval = 32};
+    /* rings mapped at both ends; one-sided access by cross-memory attach unless DCFA_CMA=0
+     * (then the core copies through the rings or the staging pool); pools and MPI_Alloc_mem
+     * blocks in memory both map */
+    unsigned rma = FAB_CAP_RMA | FAB_CAP_RMA_PASSIVE | FAB_CAP_RMA_ANY_ADDR | FAB_CAP_RMA_IOV;
+    shm.caps = (fab_caps){.provider = p->use_cma ? "cma" : "copy",
+                          .flags = FAB_CAP_RING_MAPPED | FAB_CAP_RMA_CPU | FAB_CAP_STAGE |
+                                   FAB_CAP_MEM_ALLOC | (p->use_cma ? rma : 0),
+                          .priority = 100,
+                          .max_bulk = (size_t)1 << 30,
+                          .poll_interval = 32};
     /* the node key says who shares /dev/shm and may attach to my memory; the pid is
      * what single-copy transfers use; the job id names my segments; then my ring offer */
     snprintf(card, cardlen, "shm:%s:%d/%s/%d/%u", util_node_key(), (int)getpid(), p->job_id,
@@ -856,28 +867,44 @@ static void shm_disconnect(fab_conn *c)
     free(c);
 }
 
+static const fab_chan_ops shm_chan = {
+    .ring_blocks = shm_ring_blocks,
+    .connect = shm_connect,
+    .disconnect = shm_disconnect,
+    .tx_block = shm_tx_block,
+    .tx_post = shm_tx_post,
+};
+
+static const fab_mr_ops shm_mr = {
+    .reg = shm_mem_reg,
+    .dereg = shm_mem_dereg,
+    .release = shm_mem_release,
+};
+
+static const fab_rma_ops shm_rma = {
+    .read = shm_read,
+    .write = shm_write,
+    .readv = shm_readv,
+    .writev = shm_writev,
+};
+
+static const fab_stage_ops shm_stage = {
+    .pool_create = shm_stage_create,
+    .pool_map = shm_stage_map,
+    .mem_alloc = shm_mem_alloc,
+    .mem_free = shm_mem_free,
+};
+
 const fab_ops fab_shm_ops = {
     .name = "shm",
     .open = shm_open_ep,
     .close = shm_close,
     .caps = shm_caps,
     .reachable = shm_reachable,
-    .ring_blocks = shm_ring_blocks,
-    .connect = shm_connect,
-    .disconnect = shm_disconnect,
-    .tx_block = shm_tx_block,
-    .tx_post = shm_tx_post,
     .poll = shm_poll,
-    .mem_reg = shm_mem_reg,
-    .mem_dereg = shm_mem_dereg,
-    .mem_release = shm_mem_release,
-    .read = shm_read,
-    .write = shm_write,
-    .readv = shm_readv,
-    .writev = shm_writev,
     .footprint = shm_footprint,
-    .stage_create = shm_stage_create,
-    .stage_map = shm_stage_map,
-    .mem_alloc = shm_mem_alloc,
-    .mem_free = shm_mem_free,
+    .chan = &shm_chan,
+    .mr = &shm_mr,
+    .rma = &shm_rma,
+    .stage = &shm_stage,
 };
