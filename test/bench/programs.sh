@@ -3,7 +3,7 @@
 # with our mpirun at small sizes: bw in both buffer modes with a window of 64
 # at every size, coll timed call by call (the small-collective series: six
 # collectives, MPI_CHAR) and back to back, and the token ring; checks the
-# JSON lines each prints (docs/bench.md).
+# JSON lines each prints (docs/bench.md); then bench/run runs one measurement.
 #   test/bench/programs.sh MPICC MPIRUN WORKDIR
 set -euo pipefail
 mpicc=$1 mpirun=$2 work=$3
@@ -25,6 +25,11 @@ run 2 "$work/coll" --timing call --dtype char --colls barrier,bcast,reduce,allre
 run 3 "$work/coll" --colls barrier,bcast,reduce,allreduce,allgather,alltoall --sizes 8,4096 --reps 3 \
     --warmup 1 --rep-ms 2 > "$work/run.json"
 run 4 "$work/ring" --steps 50 > "$work/ring.json"
+# bench/run itself, one measurement and its variant, one round, on this tree
+prefix=$(dirname "$(dirname "$mpicc")")
+timeout -k 5 300 /usr/bin/python3 "$src/../run" --libs ours --ours "$prefix" --only "coll small n=2" \
+    --rounds 1 --no-sweeps --out "$work/run" > "$work/run.out" 2>&1 || { cat "$work/run.out"; exit 1; }
+grep -q "^2 runs: 2 ok, 0 failed" "$work/run.out" || { cat "$work/run.out"; exit 1; }
 exec python3 - "$work" <<'PY'
 import json, sys
 w = sys.argv[1]

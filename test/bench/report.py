@@ -154,6 +154,19 @@ replot = subprocess.run([sys.executable, RUN, "--replot", "--out", work], captur
 expect(replot.returncode == 0, f"--replot: exit {replot.returncode}: {replot.stderr[-500:]}")
 check(replot.stdout, work)
 
+# the measurements each mode runs: the ring only when named in quick mode, always in full
+def listed(*args):
+    r = subprocess.run([sys.executable, RUN, "--list", "--out", work] + list(args), capture_output=True, text=True)
+    expect(r.returncode == 0, f"--list {args}: exit {r.returncode}: {r.stderr[-300:]}")
+    return [l.split(":")[0] for l in r.stdout.splitlines()]
+
+
+quick, full, ring = listed(), listed("--full"), listed("--only", "ring")
+expect("coll small n=8" in quick and "bw" in quick and "ring n=64" not in quick, f"quick plan: {quick}")
+expect("ring n=64" in full and "coll n=8 noshm" in full, f"full plan: {full}")
+expect(ring == ["ring n=64"], f"--only ring: {ring}")
+expect(any(m.startswith("footprint_curve") for m in listed("--only", "footprint_curve")), "footprint curve")
+
 # the check itself: two lines of one colour and marker in a legend are reported
 import matplotlib.pyplot as plt  # noqa: E402
 fig, ax = plt.subplots()
