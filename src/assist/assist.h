@@ -22,7 +22,11 @@
 /* Connect to the daemon: PMI_FD/PMI_RANK/PMI_SIZE, or PMI_PORT+PMI_ID
  * (Hydra -pmi-port). With none of them set: singleton, rank 0 of 1, appnum 0,
  * no daemon (until assist_spawn or a name function needs one: it is then
- * started, "mpirun --dcfa-singleton", docs/launcher.md "Singletons").
+ * started, "mpirun --dcfa-singleton", docs/launcher.md "Singletons"); but
+ * -EPROTONOSUPPORT, after one line on stderr naming it, when the environment
+ * shows a launcher we do not speak that started a job of several processes
+ * (Open MPI's mpirun, PMIx, srun without --mpi=pmi2, PMI_RANK/PMI_SIZE
+ * without a channel), unless DCFA_SINGLETON=1.
  * Calling it again after success returns the same values. */
 int assist_init(int *rank, int *size, int *appnum);
 

@@ -464,6 +464,53 @@ static int assist_handshake(void)
     return 0;
 }
 
+/* ---- a launcher we do not speak ----------------------------------------------------
+ * Without PMI_FD or PMI_PORT a process runs as a singleton. Started by another MPI's
+ * launcher (or srun without an MPI plugin we speak) it would run as a job of one while
+ * its launcher thinks it is one of several: each rank alone, silently. What each
+ * launcher sets tells it; a job of one there is a singleton indeed. DCFA_SINGLETON=1
+ * runs the process as a singleton anyway (independent processes under srun). */
+struct assist_launcher {
+    const char *rank_var, *size_var; /* what it sets (size_var may be NULL) */
+    const char *who, *what;          /* in the message */
+};
+
+static const struct assist_launcher assist_launchers[] = {
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI's mpirun", "PMIx"},
+    {"PMIX_RANK", NULL, "a PMIx launcher such as prterun or srun --mpi=pmix", "PMIx"},
+    {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "srun without --mpi=pmi2", "process manager"},
+    {"PMI_RANK", "PMI_SIZE", "a launcher that gives no PMI_FD or PMI_PORT", "PMI"},
+};
+
+/* 1 with the line in msg[cap] when a launcher of a job of several processes started
+ * this one; 0 when it is a singleton */
+static int assist_foreign(char *msg, size_t cap)
+{
+    const char *force = getenv("DCFA_SINGLETON");
+    if (force != NULL && strcmp(force, "1") == 0)
+        return 0;
+    for (size_t i = 0; i < sizeof assist_launchers / sizeof assist_launchers[0]; i++) {
+        const struct assist_launcher *l = &assist_launchers[i];
+        const char *rank = getenv(l->rank_var);
+        const char *size_var = l->size_var ? l->size_var : "SLURM_STEP_NUM_TASKS";
+        const char *size = getenv(size_var); /* PMIx sets no size: Slurm's does */
+        if (rank == NULL && (size == NULL || l->size_var == NULL))
+            continue;
+        if ((rank == NULL || atol(rank) == 0) && (size == NULL || atol(size) <= 1))
+            continue; /* rank 0 of 1: a singleton it is */
+        char vars[256];
+        snprintf(vars, sizeof vars, "%s=%.32s%s%s%s%.32s", l->rank_var, rank ? rank : "",
+                 size ? ", " : "", size ? size_var : "", size ? "=" : "", size ? size : "");
+        snprintf(msg, cap,
+                 "[dcfa-mpi] pid %d: started by %s (%s), whose %s this library does not speak: "
+                 "it would run alone, not as one of %s processes; use DCFA-MPI's mpirun, "
+                 "mpiexec.hydra or srun --mpi=pmi2 (or DCFA_SINGLETON=1)\n",
+                 (int)getpid(), l->who, vars, l->what, size ? size : "several");
+        return 1;
+    }
+    return 0;
+}
+
 static void assist_set_jobid(void)
 {
     const char *env_jobid = getenv("DCFA_JOBID");
@@ -506,6 +553,12 @@ int assist_init(int *rank, int *size, int *appnum)
         if (rc != 0)
             goto fail_close;
     } else {
+        char why[768];
+        if (assist_foreign(why, sizeof why)) {
+            fputs(why, stderr);
+            rc = -EPROTONOSUPPORT;
+            goto fail;
+        }
         assist_st.singleton = 1;
         assist_st.rank = 0;
         assist_st.size = 1;

@@ -338,6 +338,15 @@ static const util_tunable util_other_vars[] = {
      "0: a spawn that would run more processes (all jobs) than the universe size fails, as "
      "--no-oversubscribe",
      0, UTIL_LVL_USER, UTIL_CAT_DPM},
+    {"DCFA_NOINIT_GRACE", UTIL_T_STR, NULL, "1", NULL,
+     "mpirun and the assist daemon: seconds (decimals allowed) after a process exits 0 without "
+     "MPI_Init before the job ends if another of its processes is in MPI (they would wait for it "
+     "for ever)",
+     0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
+    {"DCFA_SINGLETON", UTIL_T_BOOL, NULL, "0", NULL,
+     "1: MPI_Init runs the process as a singleton even when another MPI's launcher (Open MPI's "
+     "mpirun, PMIx, srun without --mpi=pmi2) started it; 0: it says so in one line and exits 1",
+     0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
     {"DCFA_NAMESERVER", UTIL_T_STR, NULL, "", NULL,
      "host:port of a name server (mpirun --nameserver) for MPI_Publish_name/MPI_Lookup_name across "
      "jobs and singletons; empty: mpirun's own table",

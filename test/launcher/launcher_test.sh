@@ -183,6 +183,63 @@ mpmd)
     grep -qx 'LT_APP=second' "$TMP/out" && grep -qx 'PMI_RANK=2' "$TMP/out" || fail "second context"
     run 0 -n 2 "$PMI_BASIC" : -n 2 "$PMI_BASIC"
     ;;
+noinit)
+    # a rank that exits 0 without MPI_Init while the others wait in MPI_Init's fence
+    start=$(date +%s)
+    run 1 --timeout 20 -n 2 "$LT" mpi : -n 1 true
+    err_is '^mpirun: rank 2 \(pid [0-9]+\) exited with status 0 without calling MPI_Init while rank [01] \(pid [0-9]+\) is in MPI: ending the job$'
+    [ $(( $(date +%s) - start )) -lt 10 ] || fail "took $(( $(date +%s) - start )) s"
+    # it exits before the others reach MPI_Init (they are slow to start)
+    run 1 --timeout 20 -n 1 true : -n 2 sh -c "sleep 1; exec $LT mpi"
+    err_is '^mpirun: rank 0 \(pid [0-9]+\) exited with status 0 without calling MPI_Init while rank [12] \(pid [0-9]+\) is in MPI: ending the job$'
+    # the grace time is a tunable
+    start=$(date +%s.%N)
+    DCFA_NOINIT_GRACE=3 run 1 --timeout 20 -n 1 "$LT" mpi : -n 1 true
+    awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { exit !(b - a >= 3) }' || fail "DCFA_NOINIT_GRACE=3 not waited"
+    DCFA_NOINIT_GRACE=soon run 2 -n 1 true
+    grep -q "^mpirun: bad DCFA_NOINIT_GRACE 'soon' (seconds, 0 to 86400)$" "$TMP/err" || fail "bad grace: $(cat "$TMP/err")"
+    # nobody in MPI: no failure
+    run 0 -n 3 true
+    run 0 --timeout 20 -n 2 "$LT" mpi : -n 1 -env PMI_RANK 2 "$LT" mpi
+    # across daemons: rank 1's daemon tells mpirun, mpirun tells rank 0's
+    me=$(hostname)
+    DCFA_RSH=/nonexistent-rsh run 1 --timeout 20 -hosts "localhost,$me" -ppn 1 "$LT" mpi : -n 1 true
+    err_is "^mpirun: rank 1 \(pid [0-9]+ on $me\) exited with status 0 without calling MPI_Init while rank 0 \(pid [0-9]+ on localhost\) is in MPI: ending the job$"
+    ;;
+foreign)
+    # a program of ours under a launcher whose process manager we do not speak: one
+    # line, status 1, instead of a singleton per rank; $SPLIT is an MPI program
+    line='^\[dcfa-mpi\] pid [0-9]+: started by .* whose .* this library does not speak: it would run alone, not as one of [0-9a-z]+ processes; use'
+    for vars in "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=3" "PMIX_RANK=2" \
+        "PMIX_RANK=0 SLURM_STEP_NUM_TASKS=4" "SLURM_PROCID=1 SLURM_STEP_NUM_TASKS=2" \
+        "PMI_RANK=0 PMI_SIZE=2"; do
+        env $vars "$SPLIT" >"$TMP/out" 2>"$TMP/err" </dev/null
+        st=$?
+        [ $st = 1 ] || fail "$vars: exit status $st, expected 1: $(cat "$TMP/err")"
+        err_is "$line"
+        grep -q "(${vars// /, })" "$TMP/err" || fail "$vars not named: $(cat "$TMP/err")"
+    done
+    # a job of one is a singleton indeed; DCFA_SINGLETON=1 forces one
+    for vars in "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1" "PMIX_RANK=0" \
+        "SLURM_PROCID=0 SLURM_STEP_NUM_TASKS=1" "DCFA_SINGLETON=1 PMI_RANK=1 PMI_SIZE=2"; do
+        env $vars "$SPLIT" >"$TMP/out" 2>"$TMP/err" </dev/null || fail "$vars: $(cat "$TMP/err")"
+        grep -q "No Errors" "$TMP/out" || fail "$vars: no 'No Errors'"
+    done
+    # the real launchers: Open MPI's is refused, Hydra's PMI still spoken
+    if command -v mpirun.openmpi >/dev/null; then
+        timeout 60 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 "$SPLIT" \
+            >"$TMP/out" 2>"$TMP/err" </dev/null
+        st=$?
+        [ $st != 0 ] && [ $st != 124 ] || fail "under mpirun.openmpi: status $st"
+        grep -Eq "${line#^}" "$TMP/err" || fail "under mpirun.openmpi: $(head -c 1500 "$TMP/err")"
+        grep -q "No Errors" "$TMP/out" && fail "under mpirun.openmpi: ran as singletons"
+    fi
+    if command -v mpiexec.mpich >/dev/null; then
+        timeout 60 mpiexec.mpich -n 2 "$SPLIT" >"$TMP/out" 2>"$TMP/err" </dev/null ||
+            fail "under mpiexec.mpich: $(cat "$TMP/err")"
+        grep -q "No Errors" "$TMP/out" || fail "under mpiexec.mpich: no 'No Errors'"
+    fi
+    ;;
 cleanup)
     # no_shm JOBID: no /dev/shm/dcfa-JOBID-* file is left
     no_shm() {

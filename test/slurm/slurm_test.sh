@@ -2,6 +2,9 @@
 # Slurm starts our ranks: a private munged, slurmctld and slurmd on this
 # machine (a generated slurm.conf, one node with 4 CPUs), then
 #   srun --mpi=pmi2 -n 4 PROGRAM        (our client speaks PMI-2)
+#   srun --mpi=none -n 2 PROGRAM        refused in one line (no PMI we speak), and
+#                                       with DCFA_SINGLETON=1 two singletons; so is
+#                                       srun --mpi=pmix; in an salloc shell a singleton
 #   srun --mpi=pmi2 -n 4 PROGRAM        with DCFA_PMI_VERSION=1 (Slurm's pmi2
 #                                       plugin serves PMI-1 too)
 #   srun --mpi=pmi1 ...                 where Slurm offers that plugin
@@ -254,9 +257,24 @@ if srun --mpi=list 2>&1 | grep -qw pmi1; then
 else
     say "this Slurm offers no mpi/pmi1 plugin (PMI-1 is served by mpi/pmi2, tested above)"
 fi
-# without an mpi plugin every task is a singleton of its own
-srun_case "none: singletons" 0 DCFA_X=1 -- --mpi=none -n 2 "$PMI_BASIC"
+# without an mpi plugin the tasks would each be a singleton of their own: the client
+# refuses (srun without --mpi=pmi2), one line per task; DCFA_SINGLETON=1 runs them so
+ERR_MUST="started by srun without --mpi=pmi2 (SLURM_PROCID=
+, SLURM_STEP_NUM_TASKS=2), whose process manager this library does not speak"
+srun_case "none: refused" fail DCFA_X=1 -- --mpi=none -n 2 "$PMI_BASIC"
+ERR_MUST=
+grep -q ' No Errors' "$DIR/out" && bad "none: ran as singletons: $(cat "$DIR/out")"
+srun_case "none: singletons (DCFA_SINGLETON=1)" 0 DCFA_SINGLETON=1 -- --mpi=none -n 2 "$PMI_BASIC"
 [ "$(grep -c ' No Errors' "$DIR/out")" = 2 ] && ok "none: 2 singletons" || bad "none: $(cat "$DIR/out")"
+if srun --mpi=list 2>&1 | grep -qw pmix; then
+    ERR_MUST="started by a PMIx launcher such as prterun or srun --mpi=pmix (PMIX_RANK="
+    srun_case "pmix: refused" fail DCFA_X=1 -- --mpi=pmix -n 2 "$PMI_BASIC"
+    ERR_MUST=
+fi
+# a program run in an salloc shell (no srun step) is a singleton
+LAUNCH=(salloc --quiet -n 2)
+srun_case "salloc shell: a singleton" 0 DCFA_X=1 -- "$PMI_BASIC"
+LAUNCH=(srun --quiet)
 
 echo "$PASS passed, $FAILN failed"
 [ $FAILN = 0 ]

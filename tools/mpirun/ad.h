@@ -180,6 +180,11 @@ struct ad_job {
     char *mapping;         /* PMI_process_mapping value, NULL = none */
     int barrier_count;
     int nrunning;
+    /* a process that exited 0 without PMI init (here or on another host) while
+       others may be in MPI: they wait for it in vain (ad_job_noinit) */
+    char noinit[400];    /* the first one: "rank 2 (pid 1234)", "" = none */
+    double noinit_grace; /* seconds to give it */
+    double noinit_check; /* when to look for processes here in MPI, 0 = not armed */
     /* across hosts (ad_tree.c): this job's part of the tree */
     struct ad_jtree *tree; /* NULL on one host */
 };
@@ -256,6 +261,12 @@ void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
                   const struct ad_spawn_req *req, struct ad_spawn_result *res);
 /* Processes running now, every job. */
 int ad_running(const struct ad_daemon *d);
+/* A process of job, named by who ("rank 2 (pid 1234)"), exited with status 0
+ * without PMI init: once grace seconds passed and as long as a process of the
+ * job here is in MPI (PMI init, no finalize), the job ends naming both. The
+ * first one counts; a later PMI init arms the check again (ad_job_noinit_arm). */
+void ad_job_noinit(struct ad_job *job, const char *who, double grace);
+void ad_job_noinit_arm(struct ad_job *job);
 /* Frees the spawned jobs whose processes all ended (their files removed). */
 void ad_jobs_reap(struct ad_daemon *d);
 /* At the end: removes every job's files, frees the job table and the names. */
@@ -360,6 +371,10 @@ int ad_local_done(struct ad_daemon *d);
 void ad_tree_end(struct ad_daemon *d, int exit_code, const char *msg);
 void ad_tree_phase(struct ad_daemon *d, enum ad_phase phase);
 void ad_tree_usr1(struct ad_daemon *d);
+/* A local process of job exited without PMI init (ad_job_noinit): the news
+ * goes up to mpirun, which sends it down to every daemon with processes of the
+ * job, with its grace time. */
+void ad_tree_noinit(struct ad_daemon *d, struct ad_job *job, const char *who);
 /* All local ranks entered the fence: go up (or complete at the root). */
 void ad_tree_fence(struct ad_daemon *d, struct ad_job *job);
 void ad_tree_stdin_ack(struct ad_daemon *d, int stop);

@@ -592,6 +592,53 @@ static void ad_proc_exited(struct ad_daemon *d, struct ad_job *job, struct ad_pr
                  "mpirun: %s (%s) exited with status 0 without calling MPI_Finalize", label,
                  ad_pid_text(d, p, pid, sizeof(pid)));
         ad_daemon_end(d, 1, msg);
+    } else if (!p->pmi_inited && d->phase == AD_RUN) {
+        char who[sizeof(job->noinit)];
+        snprintf(who, sizeof(who), "%.63s (%.300s)", label, ad_pid_text(d, p, pid, sizeof(pid)));
+        if (d->tree != NULL)
+            ad_tree_noinit(d, job, who);
+        else
+            ad_job_noinit(job, who, d->opts != NULL ? d->opts->noinit_grace : MPIRUN_NOINIT_GRACE);
+    }
+}
+
+/* ---- a process that never called MPI_Init ----------------------------------------
+ * Every MPI process of a job meets the others in MPI_Init's fence, so one that exits
+ * without PMI init leaves them waiting for ever. Exiting 0 is no failure by itself
+ * ("mpirun -n 4 hostname"), so the job ends only when, after a grace time, a process
+ * of the job is in MPI here. Across hosts mpirun tells every daemon of the job. */
+void ad_job_noinit(struct ad_job *job, const char *who, double grace)
+{
+    if (job->noinit[0] != '\0')
+        return;
+    snprintf(job->noinit, sizeof(job->noinit), "%s", who);
+    job->noinit_grace = grace;
+    ad_job_noinit_arm(job);
+}
+
+void ad_job_noinit_arm(struct ad_job *job)
+{
+    if (job->noinit[0] != '\0' && job->noinit_check == 0)
+        job->noinit_check = ad_now() + job->noinit_grace;
+}
+
+/* The grace passed: a process here in MPI ends the job. */
+static void ad_job_noinit_check(struct ad_daemon *d, struct ad_job *job)
+{
+    char msg[sizeof(job->noinit) + 500], pid[300], label[64];
+
+    job->noinit_check = 0;
+    for (int r = 0; r < job->nprocs; r++) {
+        const struct ad_proc *p = &job->procs[r];
+        if (!p->running || !p->pmi_inited || p->pmi_finalized)
+            continue;
+        snprintf(msg, sizeof(msg),
+                 "mpirun: %s exited with status 0 without calling MPI_Init while %s (%s) is in "
+                 "MPI: ending the job",
+                 job->noinit, ad_proc_label(job, p, label, sizeof(label)),
+                 ad_pid_text(d, p, pid, sizeof(pid)));
+        ad_daemon_end(d, 1, msg);
+        return;
     }
 }
 
@@ -742,6 +789,9 @@ static int ad_poll_timeout(struct ad_daemon *d, double now)
     for (int i = 0; i < 5; i++)
         if (cand[i] > 0 && (next == 0 || cand[i] < next))
             next = cand[i];
+    for (int j = 0; j < d->njobs; j++) /* a process that never called MPI_Init */
+        if (d->jobs[j]->noinit_check > 0 && (next == 0 || d->jobs[j]->noinit_check < next))
+            next = d->jobs[j]->noinit_check;
     for (int j = 1; j < d->njobs; j++) { /* output of ended spawned jobs */
         double t = d->jobs[j]->done_at + AD_DRAIN;
         /* (t passed: freed, unless the tree holds it) */
@@ -769,6 +819,9 @@ static void ad_check_deadlines(struct ad_daemon *d, double now)
     } else if (d->phase == AD_TERM && now >= d->phase_deadline) {
         ad_enter_phase(d, AD_KILL);
     }
+    for (int j = 0; j < d->njobs && d->phase == AD_RUN; j++)
+        if (d->jobs[j]->noinit_check > 0 && now >= d->jobs[j]->noinit_check)
+            ad_job_noinit_check(d, d->jobs[j]);
     if (d->drain_deadline > 0 && now >= d->drain_deadline) {
         for (int j = 0; j < d->njobs; j++) {
             for (int r = 0; r < d->jobs[j]->nprocs; r++) {

@@ -707,6 +707,7 @@ static void ad_pmi_line(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
         }
         p->pmi_version = 1;
         p->pmi_inited = 1;
+        ad_job_noinit_arm(job);
         ad_pmi_send(d, job, p, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
     } else if (assist_wire_is(line, "get_maxes")) {
         snprintf(reply, sizeof(reply),
@@ -786,6 +787,7 @@ static void ad_pmi2_msg(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
     if (assist_wire2_is(msg, "fullinit")) {
         int n;
         p->pmi_inited = 1;
+        ad_job_noinit_arm(job);
         n = snprintf(reply, sizeof(reply),
                      "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=%d;size=%d;"
                      "appnum=%d;debugged=FALSE;pmiverbose=FALSE;",

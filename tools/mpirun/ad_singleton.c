@@ -294,7 +294,7 @@ int ad_singleton_main(int argc, char **argv)
     app.argv = app_argv;
     opts.apps = &app;
     opts.napps = 1;
-    if (mpirun_env_universe(&opts) != 0)
+    if (mpirun_env_read(&opts) != 0)
         return 2; /* said; the singleton sees its channel close */
     mpirun_default_universe(&opts);
 

@@ -14,7 +14,9 @@
  *         NAME_REP (the answer to a NAME_REQ, routed to the node that asked),
  *         SPAWN_JOB (a spawned job mpirun placed: to the subtrees that run
  *         its processes), SPAWN_KILL (it failed somewhere: end it),
- *         SPAWN_REP (the answer to a SPAWN_REQ, routed like NAME_REP)
+ *         SPAWN_REP (the answer to a SPAWN_REQ, routed like NAME_REP),
+ *         NOINIT (a process of a job exited without MPI_Init: to the
+ *         subtrees with processes of the job, with mpirun's grace time)
  *   up    HELLO (alive), READY (subtree up: node keys, host names), END
  *         (first failure seen in the subtree), FENCE_IN (a job's subtree
  *         pairs), OUTPUT, STDIN_ACK, DONE (subtree's ranks all ended, output
@@ -22,7 +24,8 @@
  *         table is mpirun's), SPAWN_REQ (a rank's spawn: mpirun places it),
  *         SPAWN_ACK (the subtree started its part of a spawned job, or the
  *         first failure), JOB_DONE (the subtree's processes of a spawned job
- *         all ended: it may be forgotten)
+ *         all ended: it may be forgotten), NOINIT_UP (a process of a job
+ *         exited without MPI_Init: passed up to mpirun, which sends NOINIT)
  *
  * Every job (mpirun's, job 0, and each spawned one) has its part of the
  * tree (struct ad_jtree): which children's subtrees run its processes. Its
@@ -78,6 +81,7 @@ enum ad_msg {
     AD_M_SPAWN_JOB,
     AD_M_SPAWN_KILL,
     AD_M_SPAWN_REP,
+    AD_M_NOINIT,
     AD_M_HELLO = 32,
     AD_M_READY,
     AD_M_END,
@@ -89,6 +93,7 @@ enum ad_msg {
     AD_M_SPAWN_REQ,
     AD_M_SPAWN_ACK,
     AD_M_JOB_DONE,
+    AD_M_NOINIT_UP,
 };
 
 /* A job's part of the tree at this daemon (struct ad_job.tree). */
@@ -999,6 +1004,50 @@ static void ad_fence_out(struct ad_daemon *d, struct ad_tree *t, struct ad_job *
     ad_pmi_fence_done(d, job);
 }
 
+/* ---- a process that exited without MPI_Init --------------------------------------- */
+
+/* mpirun, or a daemon told by its parent: note it here and tell the subtrees with
+ * processes of the job. Payload of NOINIT: "who\0grace in ms\0". */
+static void ad_noinit_down(struct ad_tree *t, struct ad_job *job, const char *who, long grace_ms)
+{
+    struct ad_buf b = {0};
+
+    if (job == NULL || job->tree == NULL || job->noinit[0] != '\0') /* the first one only */
+        return;
+    ad_job_noinit(job, who, (double)grace_ms / 1000.0);
+    if (ad_buf_add_str(&b, who) == 0 && ad_buf_add_int(&b, grace_ms) == 0)
+        ad_job_send_down(t, job, AD_M_NOINIT, b.data, b.len);
+    ad_buf_free(&b);
+}
+
+static void ad_noinit_root(struct ad_daemon *d, struct ad_tree *t, struct ad_job *job,
+                           const char *who)
+{
+    double grace = d->opts != NULL ? d->opts->noinit_grace : MPIRUN_NOINIT_GRACE;
+
+    ad_noinit_down(t, job, who, (long)(grace * 1000.0 + 0.5));
+}
+
+void ad_tree_noinit(struct ad_daemon *d, struct ad_job *job, const char *who)
+{
+    struct ad_tree *t = ad_t(d);
+
+    if (t->root)
+        ad_noinit_root(d, t, job, who);
+    else
+        ad_link_send(&t->parent, AD_M_NOINIT_UP, job->num, who, strlen(who) + 1);
+}
+
+static void ad_noinit_in(struct ad_tree *t, struct ad_job *job, const char *p, size_t len)
+{
+    struct ad_cursor c = {p, p + len, 0};
+    const char *who = ad_take(&c);
+    long grace_ms = ad_take_int(&c, 0, 86400L * 1000);
+
+    if (!c.bad)
+        ad_noinit_down(t, job, who, grace_ms);
+}
+
 /* ---- name requests: answered at mpirun ------------------------------------------- */
 
 int ad_tree_is_root(struct ad_daemon *d) { return ad_t(d)->root; }
@@ -1709,6 +1758,9 @@ static void ad_from_parent(struct ad_daemon *d, struct ad_tree *t, int type, int
     case AD_M_NAME_REP:
         ad_name_rep(d, t, p, len);
         break;
+    case AD_M_NOINIT:
+        ad_noinit_in(t, ad_job_by_num(d, arg), p, len);
+        break;
     default:
         ad_daemon_end(d, 1, "mpirun: bad message from the parent daemon");
         break;
@@ -1777,6 +1829,15 @@ static void ad_from_kid(struct ad_daemon *d, struct ad_tree *t, struct ad_link *
     case AD_M_NAME_REQ:
         ad_name_req(d, t, p, len);
         break;
+    case AD_M_NOINIT_UP: {
+        char who[sizeof(((struct ad_job *)0)->noinit)];
+        snprintf(who, sizeof(who), "%.*s", (int)(len > 0 ? strnlen(p, len) : 0), p);
+        if (t->root)
+            ad_noinit_root(d, t, ad_job_by_num(d, arg), who);
+        else
+            ad_link_send(&t->parent, AD_M_NOINIT_UP, arg, who, strlen(who) + 1);
+        break;
+    }
     default: {
         char msg[300];
         snprintf(msg, sizeof(msg), "mpirun: bad message %d from the assist daemon on host '%s'",

@@ -230,16 +230,32 @@ void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of)
     }
 }
 
-/* ---- the universe size ------------------------------------------------------ */
+/* ---- settings from the environment: the universe size, the grace of a rank
+ * that never called MPI_Init ------------------------------------------------- */
 
 #define MPIRUN_USIZE_MAX 1000000
 
-int mpirun_env_universe(struct mpirun_opts *o)
+int mpirun_env_read(struct mpirun_opts *o)
 {
     const char *usize = getenv("DCFA_UNIVERSE_SIZE");
     const char *over = getenv("DCFA_OVERSUBSCRIBE");
+    const char *grace = getenv("DCFA_NOINIT_GRACE");
     char *end;
     long v;
+
+    o->noinit_grace = MPIRUN_NOINIT_GRACE;
+    if (grace != NULL && *grace != '\0') {
+        errno = 0;
+        double g = strtod(grace, &end);
+        if (errno != 0 || *end != '\0' || !(g >= 0 && g <= 86400)) {
+            fprintf(stderr,
+                    "mpirun: bad DCFA_NOINIT_GRACE '%s' (seconds, 0 to 86400)\n"
+                    "mpirun: see 'mpirun --help'\n",
+                    grace);
+            return -EINVAL;
+        }
+        o->noinit_grace = g;
+    }
 
     if (usize != NULL && *usize != '\0') {
         errno = 0;

@@ -59,7 +59,9 @@ static void mpirun_usage(FILE *f)
         "\n"
         "Exit status: 0 if every rank exited 0; else the first failing rank's status\n"
         "(128+N for signal N, the code given to MPI_Abort), 124 on timeout,\n"
-        "126/127 if the program cannot be executed. See docs/launcher.md.\n",
+        "126/127 if the program cannot be executed, 1 when a rank exits without\n"
+        "calling MPI_Init while others are in MPI (after DCFA_NOINIT_GRACE seconds,\n"
+        "default 1). See docs/launcher.md.\n",
         f);
 }
 
@@ -146,7 +148,7 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         o->timeout = (int)v;
     }
     /* the environment first: the options win */
-    if ((rc = mpirun_env_universe(o)) != 0)
+    if ((rc = mpirun_env_read(o)) != 0)
         return rc;
     while (i < argc) {
         struct mpirun_app *app, *apps = realloc(o->apps, (size_t)(o->napps + 1) * sizeof(*apps));

@@ -37,13 +37,16 @@ struct mpirun_opts {
     int universe;         /* -usize / DCFA_UNIVERSE_SIZE, else the default (main.c) */
     int no_oversubscribe; /* --no-oversubscribe / DCFA_OVERSUBSCRIBE=0: spawns stay
                              within the universe */
+    double noinit_grace;  /* DCFA_NOINIT_GRACE: seconds a rank that exited without
+                             MPI_Init is given before the job ends (others in MPI) */
 };
 
-/* hosts.c: DCFA_UNIVERSE_SIZE and DCFA_OVERSUBSCRIBE into o (0, or -EINVAL
- * after a one-line "mpirun: ..." message); then, when no universe size was
- * given, the default: the hosts' slots, else the job size or the number of
- * online CPUs, the larger. */
-int mpirun_env_universe(struct mpirun_opts *o);
+/* hosts.c: DCFA_UNIVERSE_SIZE, DCFA_OVERSUBSCRIBE and DCFA_NOINIT_GRACE
+ * into o (0, or -EINVAL after a one-line "mpirun: ..." message); then, when
+ * no universe size was given, the default: the hosts' slots, else the job
+ * size or the number of online CPUs, the larger. */
+#define MPIRUN_NOINIT_GRACE 1.0 /* DCFA_NOINIT_GRACE's default */
+int mpirun_env_read(struct mpirun_opts *o);
 void mpirun_default_universe(struct mpirun_opts *o);
 
 /* hosts.c: host lists, host files and rank placement. Each returns 0, or

@@ -210,6 +210,8 @@ int mpii_runtime_start(int required)
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     int rank = 0, size = 1, appnum = 0;
     int rc = assist_init(&rank, &size, &appnum);
+    if (rc == -EPROTONOSUPPORT) /* another MPI's launcher: assist_init said so in one line */
+        _exit(1);
     if (rc < 0)
         util_die("MPI_Init: cannot reach the assist daemon (%s)", strerror(-rc));
     util_log_rank = rank;
