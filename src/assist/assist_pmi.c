@@ -1763,7 +1763,7 @@ static int assist_name_server(int op, const char *service, const char *port, cha
         return -EHOSTUNREACH;
     }
     rc = assist_ns_status(reply, &rest);
-    if (rc == -EPROTO || rc == -EBUSY) {
+    if (rc == -EPROTO || rc == -EBUSY || rc == -EACCES) {
         fprintf(stderr, "dcfa assist: name server '%s' answered '%.200s'\n", addr, reply);
         return -EHOSTUNREACH;
     }

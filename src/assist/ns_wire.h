@@ -8,7 +8,14 @@
  *   PUBLISH <service> <port>   ->  OK | ERR EEXIST <text>
  *   UNPUBLISH <service>        ->  OK | ERR ENOENT <text>
  *   LOOKUP <service>           ->  OK <port> | ERR ENOENT <text>
+ *   AUTH <secret>              ->  OK | ERR EACCES <text> (and the connection closes)
  *   anything else              ->  ERR EINVAL <text>
+ *
+ * The server answers requests only from a process of its own user on this
+ * host (a loopback connection whose socket belongs to its uid) or from a
+ * client that sent AUTH with its secret first; others get ERR EACCES and
+ * the connection closes. A client sends AUTH when DCFA_NAMESERVER_SECRET
+ * is set (docs/launcher.md, "Name service": the trust model).
  *
  * Fields are separated by one space; a service is 1..ASSIST_NS_SERVICE_MAX
  * and a port 1..ASSIST_NS_PORT_MAX printable ASCII characters without spaces
@@ -26,6 +33,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -35,6 +43,8 @@
 #define ASSIST_NS_PORT_MAX    ASSIST_PORT_MAX
 #define ASSIST_NS_LINE_MAX    2048
 #define ASSIST_NS_TIMEOUT_MS  10000 /* connect, send and answer */
+#define ASSIST_NS_SECRET_ENV  "DCFA_NAMESERVER_SECRET"
+#define ASSIST_NS_SECRET_MIN  16 /* characters */
 
 /* 1 when s is a valid service (maxlen ASSIST_NS_SERVICE_MAX) or port. */
 static inline int assist_ns_field_ok(const char *s, size_t maxlen)
@@ -122,14 +132,48 @@ static inline int assist_ns_connect(const char *addr, const struct timespec *end
     return rc;
 }
 
+/* Reads one reply line from fd into reply[cap] (without the '\n'), at most until end;
+ * what follows it stays in the socket. 0, or -errno (-EPROTO: no line). */
+static inline int assist_ns_read_line(int fd, char *reply, size_t cap, const struct timespec *end)
+{
+    size_t got = 0;
+    int rc = 0;
+
+    while (rc == 0) {
+        ssize_t n;
+        if (got + 1 >= cap)
+            return -EPROTO;
+        n = recv(fd, reply + got, 1, 0); /* byte by byte: two replies may come together */
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            rc = assist_ns_wait(fd, POLLIN, end);
+            continue;
+        }
+        if (n <= 0)
+            return n == 0 ? -EPROTO : -errno;
+        if (reply[got] == '\n') {
+            reply[got] = '\0';
+            return 0;
+        }
+        got++;
+        reply[got] = '\0';
+    }
+    return rc;
+}
+
 /* Sends one request line (with its '\n') to the name server at addr and
- * reads its reply line into reply[cap] (without the '\n'). 0, or -errno
- * (-ETIMEDOUT after timeout_ms, -EPROTO for a reply that is no line). */
+ * reads its reply line into reply[cap] (without the '\n'); with
+ * DCFA_NAMESERVER_SECRET set, "AUTH <secret>" goes first (its "OK" is not
+ * returned; a refusal is, with -EACCES). 0, or -errno (-ETIMEDOUT after
+ * timeout_ms, -EPROTO for a reply that is no line). */
 static inline int assist_ns_call(const char *addr, const char *req, char *reply, size_t cap,
                                  int timeout_ms)
 {
     struct timespec end;
-    size_t len = strlen(req), got = 0;
+    const char *secret = getenv(ASSIST_NS_SECRET_ENV);
+    char auth[ASSIST_NS_LINE_MAX];
+    size_t len, alen = 0;
     int fd, rc = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &end);
@@ -139,63 +183,53 @@ static inline int assist_ns_call(const char *addr, const char *req, char *reply,
         end.tv_sec++;
         end.tv_nsec -= 1000000000;
     }
+    if (secret != NULL && *secret != '\0') {
+        int n = snprintf(auth, sizeof(auth), "AUTH %s\n", secret);
+        if (n < 0 || (size_t)n >= sizeof(auth))
+            return -EINVAL;
+        alen = (size_t)n;
+    }
     fd = assist_ns_connect(addr, &end);
     if (fd < 0)
         return fd;
-    while (rc == 0 && len > 0) {
-        ssize_t n = send(fd, req, len, MSG_NOSIGNAL);
-        if (n > 0) {
-            req += n;
-            len -= (size_t)n;
-        } else if (n < 0 && errno == EAGAIN) {
-            rc = assist_ns_wait(fd, POLLOUT, &end);
-        } else if (n < 0 && errno != EINTR) {
-            rc = -errno;
+    for (int part = alen > 0 ? 0 : 1; rc == 0 && part < 2; part++) {
+        const char *p = part == 0 ? auth : req;
+        len = part == 0 ? alen : strlen(req);
+        while (rc == 0 && len > 0) {
+            ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+            if (n > 0) {
+                p += n;
+                len -= (size_t)n;
+            } else if (n < 0 && errno == EAGAIN) {
+                rc = assist_ns_wait(fd, POLLOUT, &end);
+            } else if (n < 0 && errno != EINTR) {
+                rc = -errno;
+            }
         }
     }
-    while (rc == 0) {
-        char *nl;
-        ssize_t n;
-        if (got + 1 >= cap) {
-            rc = -EPROTO;
-            break;
-        }
-        n = recv(fd, reply + got, cap - 1 - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN) {
-            rc = assist_ns_wait(fd, POLLIN, &end);
-            continue;
-        }
-        if (n <= 0) {
-            rc = n == 0 ? -EPROTO : -errno;
-            break;
-        }
-        got += (size_t)n;
-        reply[got] = '\0';
-        nl = memchr(reply, '\n', got);
-        if (nl != NULL) {
-            *nl = '\0';
-            break;
+    if (rc == 0 && alen > 0) {
+        rc = assist_ns_read_line(fd, reply, cap, &end); /* AUTH's */
+        if (rc == 0 && strcmp(reply, "OK") != 0) {      /* refused: that is the answer */
+            close(fd);
+            return 0;
         }
     }
+    if (rc == 0)
+        rc = assist_ns_read_line(fd, reply, cap, &end);
     close(fd);
     return rc;
 }
 
 /* The status of a reply line: 0 for "OK" (*rest: what follows "OK ", or
- * ""), else -EEXIST, -ENOENT, -EINVAL, -ENOSPC, -EBUSY for "ERR <CODE> ..."
+ * ""), else -EEXIST, -ENOENT, -EINVAL, -ENOSPC, -EBUSY, -EACCES for "ERR <CODE> ..."
  * (*rest: the text), -EPROTO for anything else. */
 static inline int assist_ns_status(const char *reply, const char **rest)
 {
     static const struct {
         const char *name;
         int code;
-    } codes[] = {{"EEXIST", EEXIST},
-                 {"ENOENT", ENOENT},
-                 {"EINVAL", EINVAL},
-                 {"ENOSPC", ENOSPC},
-                 {"EBUSY", EBUSY}};
+    } codes[] = {{"EEXIST", EEXIST}, {"ENOENT", ENOENT}, {"EINVAL", EINVAL},
+                 {"ENOSPC", ENOSPC}, {"EBUSY", EBUSY},   {"EACCES", EACCES}};
 
     *rest = "";
     if (strcmp(reply, "OK") == 0)

@@ -351,6 +351,11 @@ static const util_tunable util_other_vars[] = {
      "host:port of a name server (mpirun --nameserver) for MPI_Publish_name/MPI_Lookup_name across "
      "jobs and singletons; empty: mpirun's own table",
      0, UTIL_LVL_USER, UTIL_CAT_DPM},
+    {"DCFA_NAMESERVER_SECRET", UTIL_T_STR, NULL, "", NULL,
+     "a shared secret (at least 16 characters) of mpirun --nameserver and its clients: the "
+     "server admits other users and hosts that send it, and needs it to listen on an address "
+     "other than loopback; clients send it when set (docs/launcher.md, the trust model)",
+     0, UTIL_LVL_USER, UTIL_CAT_DPM},
     {"DCFA_PORT_ADDR", UTIL_T_STR, NULL, "", NULL,
      "the IPv4 address port names (MPI_Open_port) carry; empty: the first address of an interface "
      "that is up and not loopback",

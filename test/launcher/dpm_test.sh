@@ -305,6 +305,30 @@ nameserver)
     has "lookup dpm-ns-after rc=-1 msg=name_server_failed"
     "$MPIRUN" --nameserver --port x >/dev/null 2>&1
     [ $? = 2 ] || fail "bad port accepted"
+    # reached at another address than loopback, the server wants its secret: the daemon's
+    # and the singleton's client send it (AUTH) when DCFA_NAMESERVER_SECRET is set
+    ip=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9.]+$' | grep -v '^127\.' | head -n 1)
+    if [ -n "$ip" ]; then
+        export DCFA_NAMESERVER_SECRET=dpm-test-secret-$$-$RANDOM$RANDOM
+        ( exec "$MPIRUN" --nameserver --bind 0.0.0.0 >"$TMP/ns.out" 2>"$TMP/ns.err" ) &
+        NSPID=$!
+        for _ in $(seq 50); do [ -s "$TMP/ns.out" ] && break; sleep 0.1; done
+        export DCFA_NAMESERVER=$ip:$(sed -n '1s/.*://p' "$TMP/ns.out")
+        run 0 -n 1 "$P" pub dpm-ns-secret port-s
+        has "publish dpm-ns-secret rc=0 msg=success"
+        env -u PMI_FD "$D" lookup dpm-ns-secret >"$TMP/out" 2>&1
+        has "lookup dpm-ns-secret rc=0 port=port-s"
+        DCFA_NAMESERVER_SECRET=not-the-secret-but-long-enough run 0 -n 1 "$P" lookup dpm-ns-secret
+        has "lookup dpm-ns-secret rc=-1 msg=name_server_failed"
+        grep -q "mpirun: the name server $DCFA_NAMESERVER refused this request: wrong secret" "$TMP/err" ||
+            fail "no line about the refusal: $(cat "$TMP/err")"
+        env -u DCFA_NAMESERVER_SECRET "$MPIRUN" -n 1 "$P" lookup dpm-ns-secret >"$TMP/out" 2>"$TMP/err"
+        has "lookup dpm-ns-secret rc=-1 msg=name_server_failed"
+        kill -TERM $NSPID
+        wait $NSPID
+        NSPID=
+        unset DCFA_NAMESERVER_SECRET
+    fi
     ;;
 mpich_names)
     # an MPICH-built program's MPI_Publish_name/Lookup_name/Unpublish_name

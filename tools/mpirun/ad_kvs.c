@@ -150,7 +150,11 @@ static int ad_name_remote(const char *server, int op, const char *service, const
     if (rc != 0)
         return -EHOSTUNREACH;
     rc = assist_ns_status(reply, &rest);
-    if (rc == -EPROTO || rc == -EBUSY)
+    if (rc == -EACCES)
+        fprintf(stderr,
+                "mpirun: the name server %s refused this request: %s (is %s the server's?)\n",
+                server, rest, ASSIST_NS_SECRET_ENV);
+    if (rc == -EPROTO || rc == -EBUSY || rc == -EACCES)
         return -EHOSTUNREACH;
     if (rc == 0 && op == AD_NAME_LOOKUP) {
         if (!assist_ns_field_ok(rest, ASSIST_NS_PORT_MAX))

@@ -4,6 +4,14 @@
  * Line protocol in src/assist/ns_wire.h and docs/launcher.md. It prints
  * "host:port" as its first line on stdout and serves until SIGTERM/SIGINT.
  *
+ * Who may use it (docs/launcher.md, the trust model): it listens on
+ * 127.0.0.1 unless --bind says otherwise, and answers a connection only when
+ * it comes from a process of its own user on this host (a loopback peer
+ * whose socket belongs to its uid, looked up in /proc/net/tcp: TCP carries
+ * no credentials, SO_PEERCRED is for Unix sockets), or when the client first
+ * sent "AUTH <secret>" with the secret of DCFA_NAMESERVER_SECRET; bound to
+ * another address it needs that secret to start.
+ *
  * Single-threaded, one poll() loop; every size is bounded: connections
  * (AD_NS_CLIENTS, idle ones closed after AD_NS_IDLE s), lines
  * (ASSIST_NS_LINE_MAX) and names (AD_NAMES_MAX). A malformed request gets an
@@ -13,12 +21,14 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,7 +37,8 @@
 #define AD_NS_IDLE    60.0 /* seconds a connection may stay silent */
 
 struct ad_ns_client {
-    int fd; /* -1: free slot */
+    int fd;       /* -1: free slot */
+    int admitted; /* its user's process here, or it sent the secret */
     size_t len;
     double last; /* time of its last request */
     char buf[ASSIST_NS_LINE_MAX];
@@ -39,6 +50,77 @@ static void ad_ns_close(struct ad_ns_client *c)
         close(c->fd);
     c->fd = -1;
     c->len = 0;
+    c->admitted = 0;
+}
+
+/* ---- who is asking --------------------------------------------------------------- */
+
+static int ad_ns_loopback(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+    if (a->ss_family == AF_INET6) {
+        const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(v6) || (IN6_IS_ADDR_V4MAPPED(v6) && v6->s6_addr[12] == 127);
+    }
+    return 0;
+}
+
+/* an endpoint as /proc/net/tcp{,6} prints it: the address's 32-bit words in memory
+ * order as hex numbers, then the port */
+static void ad_ns_proc_addr(const struct sockaddr_storage *a, char *out, size_t cap)
+{
+    uint32_t w[4];
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)a;
+        memcpy(w, &v4->sin_addr, 4);
+        snprintf(out, cap, "%08X:%04X", w[0], ntohs(v4->sin_port));
+    } else {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)a;
+        memcpy(w, &v6->sin6_addr, 16);
+        snprintf(out, cap, "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3], ntohs(v6->sin6_port));
+    }
+}
+
+/* The uid of the process at the other end of an accepted loopback connection: the owner of
+ * the socket whose local end is our peer and whose remote end is us. 0 or -errno. */
+static int ad_ns_peer_uid(int fd, uid_t *uid)
+{
+    struct sockaddr_storage peer, self;
+    socklen_t pl = sizeof(peer), sl = sizeof(self);
+    char want_local[64], want_rem[64], local[64], rem[64], line[512];
+    unsigned u;
+    int rc = -ENOENT;
+
+    if (getpeername(fd, (struct sockaddr *)&peer, &pl) != 0 ||
+        getsockname(fd, (struct sockaddr *)&self, &sl) != 0)
+        return -errno;
+    if ((peer.ss_family != AF_INET && peer.ss_family != AF_INET6) || !ad_ns_loopback(&peer))
+        return -EPERM;
+    ad_ns_proc_addr(&peer, want_local, sizeof(want_local));
+    ad_ns_proc_addr(&self, want_rem, sizeof(want_rem));
+    FILE *f = fopen(peer.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6", "r");
+    if (f == NULL)
+        return -errno;
+    while (rc != 0 && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "%*d: %63s %63s %*s %*s %*s %*s %u", local, rem, &u) == 3 &&
+            strcasecmp(local, want_local) == 0 && strcasecmp(rem, want_rem) == 0) {
+            *uid = (uid_t)u;
+            rc = 0;
+        }
+    fclose(f);
+    return rc;
+}
+
+/* constant time in the length of the secret we hold */
+static int ad_ns_secret_ok(const char *given, const char *secret)
+{
+    size_t n = strlen(secret), g = strlen(given);
+    unsigned char diff = g != n;
+
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(secret[i] ^ (i < g ? given[i] : 0));
+    return diff == 0;
 }
 
 /* Replies are one short line: a client that does not read them is dropped. */
@@ -54,7 +136,8 @@ static void ad_ns_reply(struct ad_ns_client *c, const char *text)
         ad_ns_close(c);
 }
 
-static void ad_ns_request(struct ad_kvs *names, struct ad_ns_client *c, char *line)
+static void ad_ns_request(struct ad_kvs *names, const char *secret, struct ad_ns_client *c,
+                          char *line)
 {
     char reply[ASSIST_NS_LINE_MAX + 64];
     char *tok[4] = {NULL, NULL, NULL, NULL};
@@ -68,7 +151,19 @@ static void ad_ns_request(struct ad_kvs *names, struct ad_ns_client *c, char *li
         if (*s == ' ')
             *s++ = '\0';
     }
-    if (ntok == 0) {
+    if (ntok >= 1 && strcmp(tok[0], "AUTH") == 0) {
+        if (secret != NULL && ntok == 2 && ad_ns_secret_ok(tok[1], secret)) {
+            c->admitted = 1;
+            ad_ns_reply(c, "OK\n");
+        } else {
+            ad_ns_reply(c, "ERR EACCES wrong secret\n");
+            ad_ns_close(c);
+        }
+    } else if (!c->admitted) {
+        ad_ns_reply(c, "ERR EACCES this name server answers its user's processes on its host, and "
+                       "clients that send its secret (AUTH, DCFA_NAMESERVER_SECRET)\n");
+        ad_ns_close(c);
+    } else if (ntok == 0) {
         ad_ns_reply(c, "ERR EINVAL empty request\n");
     } else if (strcmp(tok[0], "PUBLISH") == 0 && ntok == 3 &&
                assist_ns_field_ok(tok[1], ASSIST_NS_SERVICE_MAX) &&
@@ -101,7 +196,7 @@ static void ad_ns_request(struct ad_kvs *names, struct ad_ns_client *c, char *li
     }
 }
 
-static void ad_ns_input(struct ad_kvs *names, struct ad_ns_client *c)
+static void ad_ns_input(struct ad_kvs *names, const char *secret, struct ad_ns_client *c)
 {
     ssize_t n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
 
@@ -120,7 +215,7 @@ static void ad_ns_input(struct ad_kvs *names, struct ad_ns_client *c)
             break;
         *nl = '\0';
         used = (size_t)(nl + 1 - c->buf);
-        ad_ns_request(names, c, c->buf);
+        ad_ns_request(names, secret, c, c->buf);
         if (c->fd < 0)
             return;
         c->len -= used;
@@ -137,8 +232,11 @@ static void ad_ns_usage(FILE *f)
     fputs("Usage: mpirun --nameserver [--port N] [--bind ADDR]\n"
           "Serves MPI_Publish_name/MPI_Lookup_name to the runs started with\n"
           "DCFA_NAMESERVER=host:port (the first line it prints). --port 0 (the default)\n"
-          "takes a free port; --bind ADDR listens on ADDR only (default: all, 0.0.0.0).\n"
-          "Ends on SIGTERM or SIGINT.\n",
+          "takes a free port; --bind ADDR listens on ADDR (default 127.0.0.1; 0.0.0.0:\n"
+          "every address). It answers its own user's processes on this host, and clients\n"
+          "that give the secret of DCFA_NAMESERVER_SECRET (at least 16 characters, set\n"
+          "for the server and the clients alike); bound to an address other hosts reach,\n"
+          "it needs that secret. Ends on SIGTERM or SIGINT.\n",
           f);
 }
 
@@ -173,7 +271,8 @@ int ad_nameserver_main(int argc, char **argv)
     struct sockaddr_storage sa;
     socklen_t salen = sizeof(sa);
     struct ad_kvs names;
-    const char *bind_addr = NULL, *port = "0";
+    const char *bind_addr = "127.0.0.1", *port = "0";
+    const char *secret = getenv(ASSIST_NS_SECRET_ENV);
     char host[300], portstr[16];
     sigset_t mask;
     int lfd = -1, sigfd = -1, one = 1, rc = 1, grc;
@@ -205,20 +304,35 @@ int ad_nameserver_main(int argc, char **argv)
         fprintf(stderr, "mpirun --nameserver: bad port '%s' (0 to 65535)\n", port);
         return 2;
     }
-    if (bind_addr != NULL)
-        hints.ai_family = AF_UNSPEC;
+    if (secret != NULL && *secret == '\0')
+        secret = NULL;
+    if (secret != NULL && strlen(secret) < ASSIST_NS_SECRET_MIN) {
+        fprintf(stderr, "mpirun --nameserver: %s has %zu characters, fewer than %d\n",
+                ASSIST_NS_SECRET_ENV, strlen(secret), ASSIST_NS_SECRET_MIN);
+        return 2;
+    }
+    hints.ai_family = AF_UNSPEC;
     grc = getaddrinfo(bind_addr, port, &hints, &ai);
     if (grc != 0) {
-        fprintf(stderr, "mpirun --nameserver: cannot use address '%s': %s\n",
-                bind_addr ? bind_addr : "0.0.0.0", gai_strerror(grc));
+        fprintf(stderr, "mpirun --nameserver: cannot use address '%s': %s\n", bind_addr,
+                gai_strerror(grc));
         return 1;
+    }
+    if (secret == NULL && !ad_ns_loopback((struct sockaddr_storage *)ai->ai_addr)) {
+        fprintf(stderr,
+                "mpirun --nameserver: --bind %s lets other hosts connect: set %s (a shared "
+                "secret of at least %d characters, given to the clients too), or bind to "
+                "127.0.0.1\n",
+                bind_addr, ASSIST_NS_SECRET_ENV, ASSIST_NS_SECRET_MIN);
+        freeaddrinfo(ai);
+        return 2;
     }
     lfd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
         bind(lfd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(lfd, 128) != 0 ||
         getsockname(lfd, (struct sockaddr *)&sa, &salen) != 0) {
-        fprintf(stderr, "mpirun --nameserver: cannot listen on %s port %s: %s\n",
-                bind_addr ? bind_addr : "0.0.0.0", port, strerror(errno));
+        fprintf(stderr, "mpirun --nameserver: cannot listen on %s port %s: %s\n", bind_addr, port,
+                strerror(errno));
         freeaddrinfo(ai);
         if (lfd >= 0)
             close(lfd);
@@ -290,11 +404,13 @@ int ad_nameserver_main(int argc, char **argv)
                     ad_ns_close(&busy);
                     continue;
                 }
+                uid_t uid = (uid_t)-1;
                 clients[slot].fd = fd;
                 clients[slot].len = 0;
                 clients[slot].last = ad_now();
+                clients[slot].admitted = ad_ns_peer_uid(fd, &uid) == 0 && uid == geteuid();
             } else {
-                ad_ns_input(&names, &clients[map[k]]);
+                ad_ns_input(&names, secret, &clients[map[k]]);
             }
         }
     }

@@ -56,6 +56,8 @@ static void mpirun_usage(FILE *f)
         "Name server: mpirun --nameserver [--port N] [--bind ADDR] serves\n"
         "MPI_Publish_name/MPI_Lookup_name to every mpirun (and singleton) started with\n"
         "DCFA_NAMESERVER=host:port; it prints host:port first and runs until SIGTERM.\n"
+        "It listens on 127.0.0.1 and answers its own user's processes, and clients that\n"
+        "share DCFA_NAMESERVER_SECRET (needed with --bind to another address).\n"
         "\n"
         "Exit status: 0 if every rank exited 0; else the first failing rank's status\n"
         "(128+N for signal N, the code given to MPI_Abort), 124 on timeout,\n"
