@@ -42,6 +42,7 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     int rc = f->ops->chan->connect(lpid, card, passive, c, &c->fc, &rx);
     if (rc != UTIL_OK) {
         util_log("cannot connect to process %d over %s", lpid, f->ops->name);
+        core_s.conn_failure = rc == UTIL_EACCES || rc == UTIL_ENOMEM ? rc : UTIL_ECONN;
         free(c);
         return NULL;
     }
@@ -77,8 +78,10 @@ core_conn *core_conn_first(int lpid)
     char why[128];
     char card[CORE_CARD_MAX];
     core_fab *f = core_fab_choose(lpid, card, sizeof card, why, sizeof why);
-    if (!f)
+    if (!f) {
+        core_s.conn_failure = UTIL_ECONN;
         return NULL;
+    }
     return core_conn_make(lpid, f, card, 0, why);
 }
 

@@ -590,7 +590,7 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
     if (!c) {
         core_req_free(r);
         *out = NULL;
-        return UTIL_ECONN;
+        return core_s.conn_failure;
     }
     r->u.send.seq = ++c->tx_msg_seq;
     if (core_send_is_eager(r))

@@ -119,6 +119,9 @@ typedef struct core_state {
                                this: the blocks of the largest packet + 1, at least
                                DCFA_CREDIT_SYNC_LIMIT (a sender waiting for room always gets it) */
     core_conn **conns;      /* by lpid, NULL until first use */
+    int conn_failure;       /* why the last connection that could not be made failed:
+                               UTIL_EACCES (a segment another user made), UTIL_ENOMEM, or
+                               UTIL_ECONN (anything else: the peer is gone or unreachable) */
     core_conn **active;     /* connected ones, polled by progress */
     int nactive;
     util_queue posted;      /* receive requests */
@@ -181,7 +184,8 @@ void core_ring_geometry(size_t eager_limit, size_t block_size, int nblocks, unsi
                         int node_nprocs);
 
 /* conn.c */
-core_conn *core_conn_first(int lpid);   /* core_conn_get's first use: connects */
+core_conn *core_conn_first(int lpid); /* core_conn_get's first use: connects; NULL (the
+                                         status in core_s.conn_failure) if it cannot */
 /* the connection to lpid; connects on first use; NULL on failure (logged) */
 static inline core_conn *core_conn_get(int lpid)
 {

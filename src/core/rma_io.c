@@ -28,7 +28,7 @@ int core_rma_prepare(int lpid)
         return UTIL_OK;
     if (lpid < 0 || lpid >= core_s.nprocs)
         return UTIL_EINVAL;
-    return core_conn_get(lpid) ? UTIL_OK : UTIL_ECONN;
+    return core_conn_get(lpid) ? UTIL_OK : core_s.conn_failure;
 }
 
 int core_rma_capable(int lpid)

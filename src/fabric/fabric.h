@@ -318,6 +318,16 @@ typedef struct fab_ops {
 extern const fab_ops fab_shm_ops;
 /* bytes a shm connection allocates for its receive ring of nblocks x block_size (mpiinfo) */
 size_t fab_shm_ring_bytes(unsigned nblocks, size_t block_size);
+/* The names of the shm segments of process `rank` of job `job`, whose card carries the
+ * name key `key`: kind 'd' its door, 's' its staging pool, 'r' its ring for peer `peer`
+ * (a fab_gid; of another job when `foreign`). Each ends in a token derived from the key,
+ * which a process gives only to its peers (its card), so no other user can make one of
+ * them before its owner does (tests plant and remove them with it). */
+void fab_shm_name(char *buf, size_t len, const char *job, int rank, const uint64_t key[2], int kind,
+                  fab_gid peer, int foreign);
+/* the name key in a process's shm card (its last field, 32 hex digits; `cards` may be
+ * several joined by ';'): UTIL_OK or UTIL_EPROTO */
+int fab_shm_card_key(const char *cards, uint64_t key[2]);
 #ifdef DCFA_HAVE_OFI
 extern const fab_ops fab_ofi_ops;
 /* the provider fi_getinfo would give (for mpiinfo), or why there is none */

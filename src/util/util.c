@@ -11,6 +11,7 @@
 #include "util/node_key.h"
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -469,10 +470,10 @@ int util_shm_create(const char *name, size_t len, const char *what, void **out)
             util_log("%s: shared-memory segment %s already exists (owner uid %u, mode %04o), made by "
                      "someone else: refusing to use it",
                      what, path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-            return UTIL_EPERM;
+            return UTIL_EACCES;
         }
         util_log("%s: cannot create shared-memory segment %s: %s", what, path, strerror(err));
-        return err == EEXIST ? UTIL_EPERM : -err;
+        return err == EEXIST ? UTIL_EACCES : -err;
     }
     int rc = UTIL_OK;
     /* reserve the memory now: tmpfs would otherwise hand out pages on first touch, and a
@@ -523,7 +524,7 @@ int util_shm_attach(const char *name, size_t len, const char *what, void **out)
         util_log("%s: shared-memory segment /dev/shm%s belongs to uid %u with mode %04o, not to this "
                  "user (uid %u) with mode 0600: someone else made it, refusing to use it",
                  what, name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
-        rc = UTIL_EPERM;
+        rc = UTIL_EACCES;
         goto close;
     }
     if ((size_t)st.st_size != len) {
@@ -543,4 +544,72 @@ int util_shm_attach(const char *name, size_t len, const char *what, void **out)
 close:
     close(fd);
     return rc;
+}
+
+/* ---- names no one else can guess ---------------------------------------------------- */
+
+int util_random(void *buf, size_t len)
+{
+    for (size_t got = 0; got < len;) {
+        ssize_t n = getrandom((char *)buf + got, len - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : UTIL_EIO;
+        got += (size_t)n;
+    }
+    return UTIL_OK;
+}
+
+static inline uint64_t util_rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+
+/* one SipRound on the four state words */
+static inline void util_sipround(uint64_t v[4])
+{
+    v[0] += v[1];
+    v[1] = util_rotl(v[1], 13) ^ v[0];
+    v[0] = util_rotl(v[0], 32);
+    v[2] += v[3];
+    v[3] = util_rotl(v[3], 16) ^ v[2];
+    v[0] += v[3];
+    v[3] = util_rotl(v[3], 21) ^ v[0];
+    v[2] += v[1];
+    v[1] = util_rotl(v[1], 17) ^ v[2];
+    v[2] = util_rotl(v[2], 32);
+}
+
+uint64_t util_siphash(const uint64_t key[2], const void *data, size_t len)
+{
+    const unsigned char *in = data;
+    uint64_t v[4] = {key[0] ^ 0x736f6d6570736575ull, key[1] ^ 0x646f72616e646f6dull,
+                     key[0] ^ 0x6c7967656e657261ull, key[1] ^ 0x7465646279746573ull};
+    /* the message in little-endian 64-bit words; the last one carries the length in its
+     * top byte */
+    for (size_t off = 0;; off += 8) {
+        uint64_t m = 0;
+        size_t n = len - off < 8 ? len - off : 8;
+        for (size_t i = 0; i < n; i++)
+            m |= (uint64_t)in[off + i] << (8 * i);
+        if (n < 8)
+            m |= (uint64_t)(len & 0xff) << 56;
+        v[3] ^= m;
+        util_sipround(v);
+        util_sipround(v);
+        v[0] ^= m;
+        if (n < 8)
+            break;
+    }
+    v[2] ^= 0xff;
+    for (int i = 0; i < 4; i++)
+        util_sipround(v);
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+uint64_t util_shm_token(void)
+{
+    uint64_t t = 0;
+    while (t == 0)
+        if (util_random(&t, sizeof t) != UTIL_OK)
+            util_die("cannot draw a random name for a shared-memory segment: %m");
+    return t;
 }

@@ -18,12 +18,13 @@ enum {
     UTIL_EAGAIN = -EAGAIN,
     UTIL_ENOMEM = -ENOMEM,
     UTIL_EINVAL = -EINVAL,
-    UTIL_EPROTO = -EPROTO,      /* malformed packet from a peer */
-    UTIL_ETRUNC = -EMSGSIZE,    /* message larger than the receive buffer */
+    UTIL_EPROTO = -EPROTO,   /* malformed packet from a peer */
+    UTIL_ETRUNC = -EMSGSIZE, /* message larger than the receive buffer */
     UTIL_EIO = -EIO,
     UTIL_ENOENT = -ENOENT,
-    UTIL_ECONN = -ECONNRESET,   /* peer gone */
-    UTIL_EPERM = -EPERM,        /* not permitted (e.g. the kernel refuses cross-memory attach) */
+    UTIL_ECONN = -ECONNRESET, /* peer gone */
+    UTIL_EPERM = -EPERM,      /* not permitted (e.g. the kernel refuses cross-memory attach) */
+    UTIL_EACCES = -EACCES,    /* a shared-memory segment another user made: refused */
 };
 
 /* ---- logging ------------------------------------------------------------ */
@@ -333,13 +334,26 @@ const char *util_node_key(void);
  * util_shm_create makes a new segment exclusively (O_CREAT | O_EXCL, mode
  * 0600), reserves its memory (posix_fallocate: a full /dev/shm is an error
  * here, naming /dev/shm and the size, never a SIGBUS later) and maps it.
- * A name that already exists is refused (UTIL_EPERM), naming its owner.
+ * A name that already exists is refused (UTIL_EACCES), naming its owner.
  * util_shm_attach maps a segment another process of this user made: its
  * owner must be this user, its mode 0600 and its size `len`, else it is
- * refused loudly (UTIL_EPERM / UTIL_EINVAL); UTIL_ENOENT (not logged) if
- * there is no such segment. `what` names the segment's use in messages. */
+ * refused loudly (UTIL_EACCES / UTIL_EINVAL); UTIL_ENOENT (not logged) if
+ * there is no such segment. `what` names the segment's use in messages.
+ * Names carry a token no other user can guess (util_shm_token), so that
+ * nobody can make one before its owner does. */
 int util_shm_create(const char *name, size_t len, const char *what, void **out);
 int util_shm_attach(const char *name, size_t len, const char *what, void **out);
+
+/* ---- names no one else can guess ---------------------------------------------------
+ * util_random fills buf from the kernel's random source (getrandom): UTIL_OK or -errno.
+ * util_siphash is SipHash-2-4 of data under a 128-bit key: a keyed hash whose outputs
+ * say nothing about the key or about its other outputs, so a process can derive the
+ * names of all its segments from one secret it gives only to its peers (the shm card)
+ * while seeing some of them tells nobody the others. */
+int util_random(void *buf, size_t len);
+uint64_t util_siphash(const uint64_t key[2], const void *data, size_t len);
+/* a random 64-bit token for a segment name (never 0) */
+uint64_t util_shm_token(void);
 
 /* ---- time ------------------------------------------------------------------ */
 double util_wtime(void);        /* seconds, monotonic */

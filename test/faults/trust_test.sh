@@ -1,8 +1,16 @@
 #!/bin/bash
-# Another local user against the name server (docs/faults.md,
-# docs/launcher.md "Name service"): trust_test.sh CASE MPIRUN
+# Another local user against a job and against the name server (docs/faults.md,
+# docs/launcher.md "Name service"): trust_test.sh CASE MPIRUN [PROG]
 # Exit 0 = pass, 77 = skipped (not root: a second user cannot be made), else fail.
 #
+#   segments PROG   a throwaway user (useradd, removed at the end) watches
+#                   /dev/shm while a job of PROG (test/faults/trust_prog) runs and
+#                   plants, mode 0666, every segment name it can derive from what
+#                   the job shows: its job id and ranks, and the tokens of the
+#                   names it sees (doors, pools, rings, the collectives' and
+#                   windows' segments, as named before and after the names took
+#                   random tokens); only then does the job communicate. It must
+#                   run as if nothing were there, and the planted files stay empty.
 #   nameserver      mpirun --nameserver as this user: the other user is refused
 #                   (ERR EACCES, connection closed) for LOOKUP, UNPUBLISH and
 #                   PUBLISH and this user's names stay as they were; with
@@ -11,7 +19,7 @@
 #                   server needs the secret to start, and a client reaching it
 #                   there is refused without it.
 set -u
-CASE=$1 MPIRUN=$2
+CASE=$1 MPIRUN=$2 PROG=${3:-}
 fail() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
 if [ "$(id -u)" != 0 ]; then
     echo "SKIP [$CASE]: playing another user needs root (useradd, runuser)"
@@ -36,6 +44,59 @@ mkdir "$TMP/other" && chown "$U" "$TMP/other"
 as_other() { runuser -u "$U" -- "$@"; }
 
 case $CASE in
+segments)
+    [ -x "$PROG" ] || fail "no program '$PROG'"
+    # the other user: given the job id, plants the names it can derive, again
+    # whenever new names of the job appear, until told to stop
+    cat >"$TMP/squat.sh" <<'EOF'
+job=$1 n=$2 out=$3
+umask 0
+plant() { [ -e "/dev/shm/$1" ] || { : >"/dev/shm/$1" && echo "$1" >>"$out/planted"; }; }
+while [ ! -e "$out/stop" ]; do
+    for p in $(seq 0 $((n - 1))); do
+        plant "dcfa-$job-$p"; plant "dcfa-$job-$p-s"
+        for q in $(seq 0 $((n - 1))); do plant "dcfa-$job-$p-$q"; done
+        for k in $(seq 1 8); do plant "dcfa-$job-coll-$p-$k"; plant "dcfa-$job-win-$p-$k"; done
+    done
+    # tokens it sees in names: tried in every place a token goes
+    for f in /dev/shm/dcfa-"$job"-*; do
+        t=${f##*-}; t=${t#[dsg]}
+        [[ $t =~ ^[0-9a-f]{16}$ ]] || continue
+        for p in $(seq 0 $((n - 1))); do
+            plant "dcfa-$job-$p-d$t"; plant "dcfa-$job-$p-s$t"
+            for q in $(seq 0 $((n - 1))); do plant "dcfa-$job-$p-$q-$t"; done
+        done
+    done
+    sleep 0.05
+done
+EOF
+    chmod 644 "$TMP/squat.sh"
+    n=3
+    TRUST_DIR=$TMP "$MPIRUN" --timeout 90 -n $n "$PROG" >"$TMP/out" 2>"$TMP/err" </dev/null &
+    JOBPID=$!
+    for _ in $(seq 300); do [ -s "$TMP/job" ] && break; sleep 0.1; done
+    job=$(cat "$TMP/job" 2>/dev/null)
+    [ -n "$job" ] || fail "the job did not start: $(cat "$TMP/err")"
+    as_other bash "$TMP/squat.sh" "$job" $n "$TMP/other" &
+    SQ=$!
+    sleep 1.5 # it saw the doors; it keeps planting while the job runs
+    touch "$TMP/go"
+    wait $JOBPID
+    st=$?
+    JOBPID=
+    touch "$TMP/other/stop"
+    wait $SQ
+    planted=$(wc -l <"$TMP/other/planted" 2>/dev/null || echo 0)
+    if [ $st != 0 ] || ! grep -qx ' No Errors' "$TMP/out"; then
+        cat "$TMP/out" "$TMP/err" >&2
+        fail "the job did not run with $planted names planted by uid $(id -u "$U") (status $st)"
+    fi
+    [ "$planted" -ge $((n * (n + 2) + 16 * n)) ] || fail "the other user planted only $planted names"
+    used=$(find /dev/shm -maxdepth 1 -user "$U" -size +0c)
+    [ -z "$used" ] || fail "planted segments were written: $used"
+    grep -q 'someone else' "$TMP/err" && fail "a segment was refused: $(cat "$TMP/err")"
+    echo "the job ran with $planted names planted by uid $(id -u "$U")"
+    ;;
 nameserver)
     # start_ns [mpirun --nameserver options]: its address in $addr, its pid in NSPID
     start_ns() {

@@ -55,8 +55,10 @@ static int peer_of(uint32_t ctx, int32_t src)
 static _Noreturn void on_die(void) { longjmp(die_jump, 1); }
 
 /* the key/value exchange of a job of two where process 1 is never started: its
- * card names this process (so single-copy reads reach our own memory) */
+ * card names this process (so single-copy reads reach our own memory) and carries a
+ * name key of the harness's (its door is made here) */
 static char my_cards[1024];
+static const uint64_t peer_key[2] = {0x0123456789abcdefull, 0xfedcba9876543210ull};
 static int kv_put(const char *key, const char *value)
 {
     snprintf(my_cards, sizeof my_cards, "%s", value);
@@ -67,8 +69,9 @@ static int kv_get(const char *key, char *value, int maxlen)
 {
     int n = strcmp(key, "dcfa-card-1") == 0
                 /* it offers the largest ring: the connection takes this process's */
-                ? snprintf(value, (size_t)maxlen, "shm:%s:%d/%s/2/%u", util_node_key(), (int)getpid(),
-                           job, 1u << 24)
+                ? snprintf(value, (size_t)maxlen, "shm:%s:%d/%s/2/%u/%016llx%016llx",
+                           util_node_key(), (int)getpid(), job, 1u << 24,
+                           (unsigned long long)peer_key[0], (unsigned long long)peer_key[1])
                 : snprintf(value, (size_t)maxlen, "%s", my_cards);
     return n < maxlen ? UTIL_OK : -ENOSPC;
 }
@@ -89,6 +92,15 @@ static void peer_finished(void)
         core_s.active[i]->fin_in = core_s.active[i]->fin_out = 1;
 }
 
+/* the name of process 0's (this process's) ring for process 1: its name key is the
+ * last field of its shm card */
+static void ring_name(char *name, size_t len)
+{
+    uint64_t key[2] = {0, 0};
+    (void)fab_shm_card_key(my_cards, key);
+    fab_shm_name(name, len, job, 0, key, 'r', FAB_GID(fab_job_hash(job), 1), 0);
+}
+
 /* a fresh core and a fresh pair segment for the next input */
 static void reset(void)
 {
@@ -101,19 +113,19 @@ static void reset(void)
         }
     }
     core_s.in_progress = 0;
+    char name[96];
+    ring_name(name, sizeof name);
     core_finalize();
-    char name[64];
-    snprintf(name, sizeof name, "/dcfa-%s-0-1", job);
     shm_unlink(name);
     start();
 }
 
 static void cleanup(void)
 {
-    char name[64];
-    snprintf(name, sizeof name, "/dcfa-%s-0-1", job);
+    char name[96];
+    ring_name(name, sizeof name);
     shm_unlink(name);
-    snprintf(name, sizeof name, "/dcfa-%s-1", job);
+    fab_shm_name(name, sizeof name, job, 1, peer_key, 'd', 0, 0);
     shm_unlink(name);
     peer_finished();
     core_finalize();
@@ -134,8 +146,8 @@ static void init_once(void)
     util_log_fd = getenv("FUZZ_VERBOSE") ? 2 : -1;
     util_die_hook = on_die;
     /* process 1's door, so that connecting to it does not wait for it */
-    char name[64];
-    snprintf(name, sizeof name, "/dcfa-%s-1", job);
+    char name[96];
+    fab_shm_name(name, sizeof name, job, 1, peer_key, 'd', 0, 0);
     int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
     /* the door's exact size: its header (64 bytes), 64 slots of 8 bytes for processes of
      * other jobs, and a flag per process of the job */

@@ -4,17 +4,21 @@
  * leaves), each created by the process that owns it, exclusively (O_EXCL,
  * mode 0600, memory reserved at creation), and checked by whoever maps it
  * (owner is this user, mode 0600, exact size): a segment another user
- * planted is refused loudly, never used.
+ * planted is refused loudly, never used. Every name ends in a token T no one
+ * else can guess: SipHash of (kind, peer) under the owner's name key, 128
+ * random bits drawn at open and given only to its peers, in its card (the
+ * key/value exchange). Seeing some of a process's names tells nothing of its
+ * others, so nobody can make one before its owner does (fab_shm_name).
  *
- *   /dcfa-<job>-<p>        p's door: a flag per process of p's job that
- *                          connected to p, and slots for processes of other
- *                          jobs (dynamic processes) naming themselves
- *   /dcfa-<job>-<p>-<q>    p's receive ring for packets from q of its job
- *   /dcfa-<job>-<p>-g<G>   p's receive ring for process G (fab_gid, hex) of
- *                          another job
- *   /dcfa-<job>-<p>-s      p's staging pool (stage pool_create), made at its first
- *                          rendezvous and mapped by the peers it sends to; p
- *                          unlinks it at close
+ *   /dcfa-<job>-<p>-d<T>      p's door: a flag per process of p's job that
+ *                             connected to p, and slots for processes of other
+ *                             jobs (dynamic processes) naming themselves
+ *   /dcfa-<job>-<p>-<q>-<T>   p's receive ring for packets from q of its job
+ *   /dcfa-<job>-<p>-g<G>-<T>  p's receive ring for process G (fab_gid, hex) of
+ *                             another job
+ *   /dcfa-<job>-<p>-s<T>      p's staging pool (pool_create), made at its first
+ *                             rendezvous and mapped by the peers it sends to; p
+ *                             unlinks it at close
  *
  * A connection is made in two steps. The side that starts (A) creates its
  * ring for B and raises its flag in B's door; B's poll sees it, creates its
@@ -90,6 +94,7 @@ struct fab_conn {
     int foreign;        /* of another job */
     int door_wait;      /* every slot of its door was taken: retried from poll */
     char job[40];       /* its job id (names its segments), from its card */
+    uint64_t key[2];    /* its name key (the tokens of its segments' names), from its card */
     int door_size;      /* its job's size: the length of its door */
     pid_t pid;          /* from the peer's card */
     uint32_t nblocks;   /* blocks of both rings: the smaller offer of the two cards */
@@ -110,7 +115,8 @@ static struct {
     fab_params p;
     shm_door *door;
     size_t door_len;
-    char door_name[64];
+    char door_name[96];
+    uint64_t key[2]; /* my name key: in my card, for my peers only */
     uint32_t seen_requests;
     fab_conn **by_peer;     /* by lpid */
     int npeers;             /* by_peer's length */
@@ -119,7 +125,7 @@ static struct {
     uint64_t job;           /* my job's hash */
     void *stage;            /* my staging pool (pool_create) */
     size_t stage_len;
-    char stage_name[64];
+    char stage_name[96];
     fab_caps caps;
 } shm;
 
@@ -137,21 +143,36 @@ static void shm_seg_unmap(const fab_conn *c, uint8_t *ring)
     munmap(ring - sizeof(shm_ring_hdr), shm_seg_bytes(c));
 }
 
-static void shm_name(char *buf, size_t len, const char *job, int a, int b)
+int fab_shm_card_key(const char *cards, uint64_t key[2])
 {
-    if (b < 0)
-        snprintf(buf, len, "/dcfa-%s-%d", job, a);
-    else
-        snprintf(buf, len, "/dcfa-%s-%d-%d", job, a, b);
+    const char *shm = strstr(cards, "shm:"), *end = shm ? strchr(shm, ';') : NULL;
+    if (!shm)
+        return UTIL_EPROTO;
+    if (!end)
+        end = shm + strlen(shm);
+    const char *k = end - 32;
+    if (end - shm < 34 || k[-1] != '/' || strspn(k, "0123456789abcdef") < 32)
+        return UTIL_EPROTO;
+    for (int i = 0; i < 2; i++) {
+        char half[17];
+        memcpy(half, k + 16 * i, 16);
+        half[16] = 0;
+        key[i] = strtoull(half, NULL, 16);
+    }
+    return UTIL_OK;
 }
 
-/* the name of the ring made by process `owner` of job `job` for peer gid */
-static void shm_ring_name(char *buf, size_t len, const char *job, int owner, fab_gid peer, int foreign)
+void fab_shm_name(char *buf, size_t len, const char *job, int rank, const uint64_t key[2], int kind,
+                  fab_gid peer, int foreign)
 {
-    if (!foreign)
-        shm_name(buf, len, job, owner, FAB_GID_RANK(peer));
+    const uint64_t what[2] = {(uint64_t)kind, kind == 'r' ? peer : 0};
+    unsigned long long t = util_siphash(key, what, sizeof what);
+    if (kind != 'r')
+        snprintf(buf, len, "/dcfa-%s-%d-%c%016llx", job, rank, kind, t);
+    else if (!foreign)
+        snprintf(buf, len, "/dcfa-%s-%d-%d-%016llx", job, rank, FAB_GID_RANK(peer), t);
     else
-        snprintf(buf, len, "/dcfa-%s-%d-g%llx", job, owner, (unsigned long long)peer);
+        snprintf(buf, len, "/dcfa-%s-%d-g%llx-%016llx", job, rank, (unsigned long long)peer, t);
 }
 
 static fab_gid shm_gid_of(int lpid)
@@ -168,9 +189,15 @@ static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
         shm.p.local_nblocks = shm.p.nblocks;
     shm.job = fab_job_hash(p->job_id);
     shm.door_len = sizeof(shm_door) + (size_t)p->nprocs;
-    shm_name(shm.door_name, sizeof shm.door_name, p->job_id, p->self, -1);
+    int rc = util_random(shm.key, sizeof shm.key);
+    if (rc != UTIL_OK) {
+        util_log("shm fabric: cannot draw the key of this process's segment names: %s",
+                 strerror(-rc));
+        return rc;
+    }
+    fab_shm_name(shm.door_name, sizeof shm.door_name, p->job_id, p->self, shm.key, 'd', 0, 0);
     void *door;
-    int rc = util_shm_create(shm.door_name, shm.door_len, "shm fabric", &door);
+    rc = util_shm_create(shm.door_name, shm.door_len, "shm fabric", &door);
     if (rc != UTIL_OK)
         return rc;
     shm.door = door;
@@ -187,9 +214,11 @@ static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
                           .max_bulk = (size_t)1 << 30,
                           .poll_interval = 32};
     /* the node key says who shares /dev/shm and may attach to my memory; the pid is
-     * what single-copy transfers use; the job id names my segments; then my ring offer */
-    snprintf(card, cardlen, "shm:%s:%d/%s/%d/%u", util_node_key(), (int)getpid(), p->job_id,
-             p->nprocs, shm.p.local_nblocks);
+     * what single-copy transfers use; the job id and the name key name my segments;
+     * then my ring offer */
+    snprintf(card, cardlen, "shm:%s:%d/%s/%d/%u/%016llx%016llx", util_node_key(), (int)getpid(),
+             p->job_id, p->nprocs, shm.p.local_nblocks, (unsigned long long)shm.key[0],
+             (unsigned long long)shm.key[1]);
     return UTIL_OK;
 }
 
@@ -223,11 +252,12 @@ static int shm_reachable(const char *peer_card)
            peer_card[4 + n] == ':';
 }
 
-/* "shm:<node key>:<pid>/<job id>/<job size>/<ring blocks>": the pid, job id, size (its
- * door's length) and the ring blocks it offers (a power of two, at least mine: the
- * smallest ring, DCFA_MAX_CREDIT, must agree) */
+/* "shm:<node key>:<pid>/<job id>/<job size>/<ring blocks>/<name key>": the pid, job id,
+ * size (its door's length), the ring blocks it offers (a power of two, at least mine: the
+ * smallest ring, DCFA_MAX_CREDIT, must agree) and the key of its segments' names (32 hex
+ * digits) */
 static int shm_card_parse(const char *card, pid_t *pid, char *job, size_t joblen, int *jobsize,
-                          uint32_t *nblocks)
+                          uint32_t *nblocks, uint64_t key[2])
 {
     const char *slash = card ? strchr(card, '/') : NULL;
     const char *colon = slash ? slash : NULL;
@@ -250,10 +280,12 @@ static int shm_card_parse(const char *card, pid_t *pid, char *job, size_t joblen
         return UTIL_EPROTO;
     *jobsize = (int)n;
     unsigned long nb = strtoul(end + 1, &end, 10);
-    if (*end || nb < shm.p.nblocks || nb > (1ul << 24) || (nb & (nb - 1)))
+    if (*end != '/' || nb < shm.p.nblocks || nb > (1ul << 24) || (nb & (nb - 1)))
         return UTIL_EPROTO;
     *nblocks = (uint32_t)(nb < shm.p.local_nblocks ? nb : shm.p.local_nblocks);
-    return UTIL_OK;
+    if (strlen(end + 1) != 32)
+        return UTIL_EPROTO;
+    return fab_shm_card_key(card, key);
 }
 
 static unsigned shm_ring_blocks(const char *peer_card)
@@ -262,7 +294,8 @@ static unsigned shm_ring_blocks(const char *peer_card)
     char job[40];
     int size;
     uint32_t nb = 0;
-    return shm_card_parse(peer_card, &pid, job, sizeof job, &size, &nb) == UTIL_OK ? nb : 0;
+    uint64_t key[2];
+    return shm_card_parse(peer_card, &pid, job, sizeof job, &size, &nb, key) == UTIL_OK ? nb : 0;
 }
 
 /* Raise my flag in the peer's door (a slot with my name when I am of another job).
@@ -272,7 +305,7 @@ static int shm_ring_door(fab_conn *c)
     char name[96];
     void *door;
     size_t len = sizeof(shm_door) + (size_t)c->door_size;
-    shm_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), -1);
+    fab_shm_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), c->key, 'd', 0, 0);
     int rc = util_shm_attach(name, len, "shm fabric", &door);
     if (rc == UTIL_ENOENT)
         util_log("shm: process %d has no door segment /dev/shm%s (has it exited?)", c->peer, name);
@@ -301,7 +334,8 @@ static int shm_map_peer_ring(fab_conn *c)
 {
     char name[96];
     void *tx;
-    shm_ring_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), shm_self_gid(), c->foreign);
+    fab_shm_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), c->key, 'r', shm_self_gid(),
+                 c->foreign);
     int rc = util_shm_attach(name, shm_seg_bytes(c), "shm fabric", &tx);
     if (rc == UTIL_ENOENT)
         util_log("shm: process %d announced its ring /dev/shm%s, which is not there", c->peer, name);
@@ -338,8 +372,8 @@ static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, 
                        void **rx)
 {
     fab_conn *c = util_calloc(1, sizeof *c);
-    if (shm_card_parse(peer_card, &c->pid, c->job, sizeof c->job, &c->door_size, &c->nblocks) !=
-        UTIL_OK) {
+    if (shm_card_parse(peer_card, &c->pid, c->job, sizeof c->job, &c->door_size, &c->nblocks,
+                       c->key) != UTIL_OK) {
         util_log("shm: process %d's card '%s' is not one of this fabric, or offers rings of "
                  "fewer blocks than this process's %u (DCFA_MAX_CREDIT must agree)", peer,
                  peer_card ? peer_card : "", shm.p.nblocks);
@@ -350,7 +384,8 @@ static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, 
     c->gid = shm_gid_of(peer);
     c->foreign = FAB_GID_JOB(c->gid) != shm.job;
     c->ctx = ctx;
-    shm_ring_name(c->rx_name, sizeof c->rx_name, shm.p.job_id, shm.p.self, c->gid, c->foreign);
+    fab_shm_name(c->rx_name, sizeof c->rx_name, shm.p.job_id, shm.p.self, shm.key, 'r', c->gid,
+                 c->foreign);
     void *ring;
     int rc = util_shm_create(c->rx_name, shm_seg_bytes(c), "shm fabric", &ring);
     if (rc == UTIL_ENOMEM)
@@ -802,8 +837,8 @@ static void *shm_stage_create(size_t len)
 {
     if (shm.stage)
         return shm.stage_len == len ? shm.stage : NULL;
-    char name[64];
-    snprintf(name, sizeof name, "/dcfa-%s-%d-s", shm.p.job_id, shm.p.self);
+    char name[96];
+    fab_shm_name(name, sizeof name, shm.p.job_id, shm.p.self, shm.key, 's', 0, 0);
     void *mem;
     if (util_shm_create(name, len, "shm staging pool", &mem) != UTIL_OK)
         return NULL;
@@ -813,13 +848,13 @@ static void *shm_stage_create(size_t len)
     return mem;
 }
 
-/* the peer's pool, named by its job and rank (from its card and gid) */
+/* the peer's pool, named by its job, rank and name key (from its card and gid) */
 static void *shm_stage_map(fab_conn *c, size_t len)
 {
     if (c->stage)
         return c->stage_len == len ? c->stage : NULL;
     char name[96];
-    snprintf(name, sizeof name, "/dcfa-%s-%d-s", c->job, FAB_GID_RANK(c->gid));
+    fab_shm_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), c->key, 's', 0, 0);
     void *mem;
     if (util_shm_attach(name, len, "shm staging pool", &mem) != UTIL_OK)
         return NULL;

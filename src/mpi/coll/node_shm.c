@@ -37,8 +37,9 @@
  * once and never waits for the others in the segment.
  *
  * The segment is made on the first use, inside that first schedule: rank 0
- * creates it (/dev/shm/dcfa-<job>-coll-<world rank>-<n>, so mpirun removes
- * it after a crash) and sends its number to the others, who map it and
+ * creates it (/dev/shm/dcfa-<job>-coll-<world rank>-<T>, T random, so no other
+ * user can make the name first; under the job's prefix, so mpirun removes
+ * it after a crash) and sends T to the others, who map it and
  * raise their mapped flag; rank 0 waits for every flag and unlinks the name
  * before its first operation goes on (so a rank that leaves the operation
  * early and frees the communicator cannot unlink it under the others). Used for
@@ -86,7 +87,8 @@ typedef struct shm_state {
     int planned;       /* a schedule that makes it has been built */
     uint64_t seq;      /* operations built so far */
     uint64_t finished; /* operations this rank has finished */
-    int token;         /* rank 0's segment number, sent to the others */
+    uint64_t token;    /* rank 0's segment token (random: no one else can guess the name),
+                          sent to the others; 0: it could not make it */
     int node_local;    /* 1: all ranks on one node, 0: not, -1: not known yet */
 } shm_state;
 
@@ -197,22 +199,22 @@ static void shm_pending_set(shm_seg *g, int pending)
     }
 }
 
-static void shm_name(char *buf, size_t len, int lpid0, int token)
+static void shm_name(char *buf, size_t len, int lpid0, uint64_t token)
 {
-    snprintf(buf, len, "/dcfa-%s-coll-%d-%d", assist_job_id(), lpid0, token);
+    snprintf(buf, len, "/dcfa-%s-coll-%d-%016llx", assist_job_id(), lpid0,
+             (unsigned long long)token);
 }
 
 static int shm_create(coll_sched *s, void *arg)
 {
     mpii_comm *c = arg;
     shm_state *st = c->coll_shm;
-    static int counter;
     char name[96];
-    st->token = ++counter;
+    st->token = util_shm_token();
     shm_name(name, sizeof name, c->group->lpids[0], st->token);
     st->seg = shm_seg_map(name, c->size, util_cfg.coll_shm_slot, 1);
     if (!st->seg) {
-        st->token = -1; /* tells the others */
+        st->token = 0; /* tells the others */
         return MPI_ERR_NO_MEM;
     }
     shm_pending_set(st->seg, 1);
@@ -224,7 +226,7 @@ static int shm_open_seg(coll_sched *s, void *arg)
     mpii_comm *c = arg;
     shm_state *st = c->coll_shm;
     char name[96];
-    if (st->token < 0)
+    if (st->token == 0)
         return MPI_ERR_NO_MEM;
     shm_name(name, sizeof name, c->group->lpids[0], st->token);
     st->seg = shm_seg_map(name, c->size, util_cfg.coll_shm_slot, 0);
@@ -265,12 +267,12 @@ static void shm_plan(coll_sched *s, mpii_comm *c)
     if (c->rank == 0) {
         coll_sched_call(s, shm_create, c);
         for (int i = 1; i < c->size; i++)
-            coll_sched_send(s, &st->token, 1, MPI_INT, i, NULL);
+            coll_sched_send(s, &st->token, 1, MPI_UINT64_T, i, NULL);
         coll_sched_poll(s, shm_poll_mapped, c);
         coll_sched_round(s);
         coll_sched_call(s, shm_unlink_name, c);
     } else {
-        coll_sched_recv(s, &st->token, 1, MPI_INT, 0, NULL);
+        coll_sched_recv(s, &st->token, 1, MPI_UINT64_T, 0, NULL);
         coll_sched_round(s);
         coll_sched_call(s, shm_open_seg, c);
     }

@@ -598,6 +598,8 @@ int mpii_errclass(int status)
         return MPI_ERR_INTERN;
     case UTIL_ECONN:
         return MPI_ERR_PROC_ABORTED;
+    case UTIL_EACCES: /* a shared-memory segment another user made: refused */
+        return MPI_ERR_ACCESS;
     default:
         return MPI_ERR_OTHER;
     }

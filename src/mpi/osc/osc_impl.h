@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 
 /* ---- the node segment: shared by the ranks of one node in one window --------------------
- * /dev/shm/dcfa-<job>-win-<lpid of the node's first rank>-<n>, made by that
+ * /dev/shm/dcfa-<job>-win-<lpid of the node's first rank>-<T> (T random), made by that
  * rank, unlinked once every local rank mapped it. Layout (offsets from the
  * start, all fixed-width, fields only ever appended):
  *   osc_seg_hdr                       one cache line

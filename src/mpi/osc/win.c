@@ -198,8 +198,10 @@ typedef struct win_rec {
     int64_t disp_unit;
     uint64_t node;    /* hash of util_node_key() */
     uint64_t probe;   /* address of osc_probe_word */
+    uint64_t token;   /* random (no one else can guess the name), if this rank makes the
+                         node's segment */
     int32_t am_force; /* DCFA_RMA_MODE=am here */
-    int32_t token;    /* segment number, if this rank makes the node's segment */
+    int32_t pad;
 } win_rec;
 
 static uint64_t win_hash(const char *s)
@@ -210,9 +212,9 @@ static uint64_t win_hash(const char *s)
     return h;
 }
 
-static void seg_name(char *buf, size_t len, int lpid, int token)
+static void seg_name(char *buf, size_t len, int lpid, uint64_t token)
 {
-    snprintf(buf, len, "/dcfa-%s-win-%d-%d", assist_job_id(), lpid, token);
+    snprintf(buf, len, "/dcfa-%s-win-%d-%016llx", assist_job_id(), lpid, (unsigned long long)token);
 }
 
 /* layout of the control area: where the data starts */
@@ -379,7 +381,6 @@ static int win_probe_cma(osc_win *w, const win_rec *recs)
 int osc_win_create(const char *fn, int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit,
                    MPI_Info info, mpii_comm *c, void *base_out, MPI_Win *out)
 {
-    static int token_counter;
     win_init();
     int idx, rc, err = MPI_SUCCESS;
     osc_win *w = util_htab_alloc(&osc_win_tab, &idx);
@@ -408,7 +409,7 @@ int osc_win_create(const char *fn, int flavor, void *base, MPI_Aint size, MPI_Ai
                     .node = win_hash(util_node_key()),
                     .probe = (uint64_t)(uintptr_t)&osc_probe_word,
                     .am_force = util_cfg.rma_mode == 1,
-                    .token = ++token_counter};
+                    .token = util_shm_token()};
     win_rec *recs = util_calloc((size_t)w->size, sizeof *recs);
     rc = mpii_allgather(&mine, (MPI_Aint)sizeof mine, MPI_BYTE, recs, (MPI_Aint)sizeof mine,
                         MPI_BYTE, w->comm);
