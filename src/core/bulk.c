@@ -161,8 +161,8 @@ static void core_rma_finish(core_xfer *x, int status)
 {
     core_rma *op = UTIL_CONTAINER(x, core_rma, x);
     if (status != UTIL_OK)
-        util_log("one-sided %s of %zu bytes with process %d failed", x->write ? "write" : "read", x->len,
-                 x->conn->lpid);
+        util_log("one-sided %s of %zu bytes with %s failed", x->write ? "write" : "read", x->len,
+                 util_proc(x->conn->lpid));
     if (op->starting) {         /* still inside core_rma_start: it returns the result */
         op->starting = 0;
         op->result = status;

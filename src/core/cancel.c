@@ -112,7 +112,7 @@ void core_cancel_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
     }
     core_req *r = core_req_get((int)d->req);
     if (!r || r->kind != CORE_REQ_SEND || r->u.send.cancel != 1 || r->u.send.lpid != c->lpid)
-        util_die("malformed packet from process %d: CANCEL_ACK names request %u, which asked nothing",
-                 c->lpid, d->req);
+        util_die("malformed packet from %s: CANCEL_ACK names request %u, which asked nothing",
+                 util_proc(c->lpid), d->req);
     core_cancel_decided(r, d->size != 0);
 }

@@ -41,7 +41,7 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     void *rx = NULL;
     int rc = f->ops->chan->connect(lpid, card, passive, c, &c->fc, &rx);
     if (rc != UTIL_OK) {
-        util_log("cannot connect to process %d over %s", lpid, f->ops->name);
+        util_log("cannot connect to %s over %s", util_proc(lpid), f->ops->name);
         core_s.conn_failure = rc == UTIL_EACCES || rc == UTIL_ENOMEM ? rc : UTIL_ECONN;
         free(c);
         return NULL;
@@ -64,7 +64,7 @@ void core_conn_ready(void *ctx, int status)
 {
     core_conn *c = ctx;
     if (status != UTIL_OK)
-        util_die("cannot connect to process %d over %s", c->lpid, c->fab->ops->name);
+        util_die("cannot connect to %s over %s", util_proc(c->lpid), c->fab->ops->name);
     c->ready = 1;
     if (c->caps & FAB_CAP_RING_MAPPED)
         c->tx_ring = c->fab->ops->chan->tx_block(c->fc, 0);
@@ -89,8 +89,8 @@ core_conn *core_conn_first(int lpid)
 int core_conn_incoming(const fab_ops *fab, int peer)
 {
     if (peer < 0 || peer >= core_s.nprocs || peer == core_s.self) {
-        util_log("%s: a connection request names process %d, which this process does not know",
-                 fab->name, peer);
+        util_log("%s: a connection request names %s, which this process does not know", fab->name,
+                 util_proc(peer));
         return UTIL_EPROTO;
     }
     core_fab *f = NULL;
@@ -99,8 +99,8 @@ int core_conn_incoming(const fab_ops *fab, int peer)
             f = &core_s.fabs[i];
     core_conn *c = core_s.conns[peer];
     if (c || !f) {
-        util_log("%s: process %d asks for a connection, but mine to it runs over %s", fab->name,
-                 peer, c ? c->fab->ops->name : "no fabric");
+        util_log("%s: %s asks for a connection, but mine to it runs over %s", fab->name,
+                 util_proc(peer), c ? c->fab->ops->name : "no fabric");
         return UTIL_ECONN;
     }
     /* the peer waits for our side: failing to make it ends this process (with the reason
@@ -109,7 +109,7 @@ int core_conn_incoming(const fab_ops *fab, int peer)
     char why[128];
     snprintf(why, sizeof why, "%s: the peer connected with it", fab->name);
     if (core_card_get(peer, fab, card, sizeof card) != UTIL_OK || !core_conn_make(peer, f, card, 1, why))
-        util_die("cannot accept the connection process %d opened over %s", peer, fab->name);
+        util_die("cannot accept the connection %s opened over %s", util_proc(peer), fab->name);
     return UTIL_OK;
 }
 
@@ -313,8 +313,8 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
         why = "message out of sequence";
     if (!why)
         return UTIL_OK;
-    util_log("malformed packet from process %d: %s (type %u version %u len %u seq %u, expected seq %u)",
-             c->lpid, why, h->type, h->version, h->len, h->seq, c->rx_msg_seq + 1);
+    util_log("malformed packet from %s: %s (type %u version %u len %u seq %u, expected seq %u)",
+             util_proc(c->lpid), why, h->type, h->version, h->len, h->seq, c->rx_msg_seq + 1);
     return UTIL_EPROTO;
 }
 
@@ -385,8 +385,9 @@ static void core_conn_free_blocks(core_conn *c)
         uint8_t *b = c->rx_ring + (size_t)at * core_s.block_size;
         uint32_t k = b[offsetof(wire_hdr, type)] == WIRE_EAGER_HALF ? 1 : core_blocks(((const wire_hdr *)b)->len);
         if (k > c->rx_count - c->rx_freed || at + k > c->nblocks)
-            util_die("malformed packet from process %d: a header changed after it arrived; "
-                     "aborting: the connection is corrupt", c->lpid);
+            util_die("malformed packet from %s: a header changed after it arrived; "
+                     "aborting: the connection is corrupt",
+                     util_proc(c->lpid));
         for (uint32_t j = 1; j < k; j++)
             *(uint32_t *)(b + (size_t)j * core_s.block_size) = at + j;
         if (c->caps & FAB_CAP_RX_FREE)
@@ -415,9 +416,9 @@ static inline void core_conn_want_sync(core_conn *c)
 static void core_half_arrived(core_conn *c, const wire_half *hh, int second)
 {
     if ((hh->type != WIRE_EAGER_HALF && !(second && hh->type == WIRE_PAD_HALF)) || hh->len > WIRE_HALF_MAX)
-        util_die("malformed packet from process %d: a half packet of type %u, length %u "
+        util_die("malformed packet from %s: a half packet of type %u, length %u "
                  "(aborting: the connection is corrupt)",
-                 c->lpid, hh->type, hh->len);
+                 util_proc(c->lpid), hh->type, hh->len);
     if (hh->type == WIRE_PAD_HALF)
         return;
     core_st.received[WIRE_EAGER]++;
@@ -461,7 +462,7 @@ int core_progress_conn(core_conn *c)
             }
         }
         if (core_wire_check(c, h) != UTIL_OK)
-            util_die("aborting: the connection to process %d is corrupt", c->lpid);
+            util_die("aborting: the connection to %s is corrupt", util_proc(c->lpid));
         /* credit counts only once the connection is ready (a fabric may deliver the peer's
          * first packets before it has told us where the peer's ring is) */
         if ((int32_t)(h->credit - c->credit_seen) > 0) {

@@ -39,14 +39,16 @@ static void core_card_key(int lpid, char *key, size_t len)
     snprintf(key, len, "dcfa-card-%d", lpid);
 }
 
-/* open the fabrics (once); my cards into core_s.cards */
+/* open the fabrics (once); my cards into core_s.cards, after "job:<job id>" (no fabric's:
+ * it tells processes of other jobs what to call mine, core_proc_name) */
 static int core_fabrics_open(void)
 {
     if (core_s.fabs_open)
         return UTIL_OK;
     const fab_ops *opened[CORE_MAX_FABS];
+    int n = snprintf(core_s.cards, sizeof core_s.cards, "job:%s;", core_s.job_id);
     int rc = fab_select_open(&core_s.fp, util_cfg.fabrics, opened, CORE_MAX_FABS, &core_s.nfabs,
-                             core_s.cards, sizeof core_s.cards);
+                             core_s.cards + n, sizeof core_s.cards - (size_t)n);
     if (rc != UTIL_OK)
         return rc;
     for (int i = 0; i < core_s.nfabs; i++) {
@@ -90,11 +92,30 @@ static int core_cards_get(int lpid, char *cards, size_t len)
     core_card_key(lpid, key, sizeof key);
     int rc = lpid < core_s.job_size ? core_s.kvs.get(key, cards, (int)len) : UTIL_ENOENT;
     if (rc != UTIL_OK)
-        util_log("no fabric address of process %d in the key/value exchange (%s)", lpid, strerror(-rc));
+        util_log("no fabric address of %s in the key/value exchange (%s)", util_proc(lpid),
+                 strerror(-rc));
     return rc;
 }
 
 /* ---- processes ------------------------------------------------------------------------ */
+
+/* util_proc's names: "rank R" for my job's processes, "rank R of job J" for another's, J
+ * from the "job:" entry of its cards (its job's hash when it has none) */
+static void core_proc_name(int lpid, char *buf, size_t len)
+{
+    char job[80];
+    if (lpid < 0 || lpid >= core_s.nprocs) {
+        snprintf(buf, len, "process %d", lpid);
+    } else if (lpid < core_s.job_size) {
+        snprintf(buf, len, "rank %d", lpid);
+    } else if (core_s.procs[lpid].cards &&
+               fab_select_card(core_s.procs[lpid].cards, "job", job, sizeof job) == UTIL_OK) {
+        snprintf(buf, len, "rank %d of job %s", FAB_GID_RANK(core_s.procs[lpid].gid), job + 4);
+    } else {
+        snprintf(buf, len, "rank %d of job %010llx", FAB_GID_RANK(core_s.procs[lpid].gid),
+                 (unsigned long long)FAB_GID_JOB(core_s.procs[lpid].gid));
+    }
+}
 
 uint64_t core_gid(int lpid)
 {
@@ -136,7 +157,7 @@ int core_proc_add(uint64_t gid, const char *cards)
     if (lpid >= 0)
         return lpid;
     if (FAB_GID_JOB(gid) == core_s.job) {
-        util_log("process %d of this job is named as another job's", FAB_GID_RANK(gid));
+        util_log("%s of this job is named as another job's", util_proc(FAB_GID_RANK(gid)));
         return UTIL_EINVAL;
     }
     if (!cards || strlen(cards) >= CORE_CARD_MAX || strchr(cards, ' ')) {
@@ -175,7 +196,7 @@ core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_
 {
     char cards[CORE_CARD_MAX];
     if (core_s.nfabs == 0) {
-        util_log("no fabric is open to reach process %d", lpid);
+        util_log("no fabric is open to reach %s", util_proc(lpid));
         return NULL;
     }
     if (core_cards_get(lpid, cards, sizeof cards) != UTIL_OK)
@@ -185,8 +206,8 @@ core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_
         opened[i] = core_s.fabs[i].ops;
     const fab_ops *f = fab_select_choose(opened, core_s.nfabs, cards, card, cardlen, why, whylen);
     if (!f) {
-        util_log("no fabric reaches process %d: %s (its addresses: %s; DCFA_FABRICS=%s)", lpid, why,
-                 cards, util_cfg.fabrics);
+        util_log("no fabric reaches %s: %s (its addresses: %s; DCFA_FABRICS=%s)", util_proc(lpid),
+                 why, cards, util_cfg.fabrics);
         return NULL;
     }
     for (int i = 0; i < core_s.nfabs; i++)
@@ -203,7 +224,7 @@ int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen)
         return rc;
     rc = fab_select_card(cards, fab->name, card, cardlen);
     if (rc != UTIL_OK)
-        util_log("process %d has no %s address (its addresses: %s)", lpid, fab->name, cards);
+        util_log("%s has no %s address (its addresses: %s)", util_proc(lpid), fab->name, cards);
     return rc;
 }
 
@@ -297,6 +318,7 @@ int core_init(const core_params *p)
     util_queue_init(&core_s.posted);
     util_queue_init(&core_s.unexpected);
     util_htab_init(&core_reqs, sizeof(core_req), 1);
+    util_proc_namer = core_proc_name;
     core_s.fp = (fab_params){.job_id = core_s.job_id, .self = p->self, .nprocs = p->nprocs,
                              .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
                              .local_nblocks = core_s.local_nblocks,
@@ -519,8 +541,8 @@ core_req *core_req_alloc(int kind)
 
 void core_req_unexpected(const core_conn *c, uint32_t id, const char *what)
 {
-    util_die("malformed packet from process %d: %s names request %u, which is not waiting for it",
-             c->lpid, what, id);
+    util_die("malformed packet from %s: %s names request %u, which is not waiting for it",
+             util_proc(c->lpid), what, id);
 }
 
 void core_req_rndv_drop(core_req *r)
@@ -871,9 +893,10 @@ void core_dump_pending(void)
         if (!r || r->complete)
             continue;
         if (r->kind == CORE_REQ_SEND)
-            util_log("  send to process %d: ctx %u tag %s, %zu bytes, seq %u, state %s",
-                     r->u.send.lpid, r->u.send.ctx, core_tag_str(r->u.send.tag, t, sizeof t),
-                     r->u.send.bytes, r->u.send.seq, core_send_state_names[r->u.send.state]);
+            util_log("  send to %s: ctx %u tag %s, %zu bytes, seq %u, state %s",
+                     util_proc(r->u.send.lpid), r->u.send.ctx,
+                     core_tag_str(r->u.send.tag, t, sizeof t), r->u.send.bytes, r->u.send.seq,
+                     core_send_state_names[r->u.send.state]);
         else if (r->kind == CORE_REQ_RECV)
             util_log("  receive from %s: ctx %u tag %s, buffer %zu bytes, state %s",
                      core_src_str(r->u.recv.src, sbuf, sizeof sbuf), r->u.recv.ctx,
@@ -885,11 +908,12 @@ void core_dump_pending(void)
     }
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];
-        util_log("  connection to process %d over %s (%s; %s)%s: credit %d of %u, %s backlog, sent seq %u, "
+        util_log("  connection to %s over %s (%s; %s)%s: credit %d of %u, %s backlog, sent seq %u, "
                  "received seq %u",
-                 c->lpid, c->fab->ops->name, c->fab->caps->provider, c->why,
+                 util_proc(c->lpid), c->fab->ops->name, c->fab->caps->provider, c->why,
                  c->ready ? "" : ", still connecting", (int)(c->tx_limit - c->tx_count), c->nblocks,
-                 util_queue_empty(&c->backlog) ? "empty" : "non-empty", c->tx_msg_seq, c->rx_msg_seq);
+                 util_queue_empty(&c->backlog) ? "empty" : "non-empty", c->tx_msg_seq,
+                 c->rx_msg_seq);
     }
     if (!n)
         util_log("  no pending point-to-point operation");

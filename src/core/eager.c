@@ -173,7 +173,8 @@ void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload)
     uint32_t sreq = 0;
     if (h->flags & WIRE_F_SSEND) {
         if (size < CORE_SSEND_PREFIX)
-            util_die("malformed packet from process %d: short synchronous eager message", c->lpid);
+            util_die("malformed packet from %s: short synchronous eager message",
+                     util_proc(c->lpid));
         memcpy(&sreq, data, 4);
         data += CORE_SSEND_PREFIX;
         size -= CORE_SSEND_PREFIX;

@@ -37,12 +37,12 @@ void core_set_peer_lookup(core_peer_fn fn) { core_s.peer_of = fn; }
 static _Noreturn void core_forged(int lpid, uint32_t ctx, int32_t src, int owner)
 {
     if (owner == CORE_PEER_NO_RANK)
-        util_die("malformed packet from process %d: it claims to be rank %d of context %u, "
+        util_die("malformed packet from %s: it claims to be rank %d of context %u, "
                  "which has no such rank; aborting",
-                 lpid, src, ctx);
-    util_die("malformed packet from process %d: it claims to be rank %d of context %u, which is "
-             "process %d; aborting",
-             lpid, src, ctx, owner);
+                 util_proc(lpid), src, ctx);
+    util_die("malformed packet from %s: it claims to be rank %d of context %u, which is "
+             "%s; aborting",
+             util_proc(lpid), src, ctx, util_proc(owner));
 }
 
 static struct core_held *core_held_find(uint32_t ctx, int lpid)
@@ -111,9 +111,9 @@ void core_idle_check(void)
             continue;
         }
         if (now - hd->since_ns > (uint64_t)util_cfg.ctx_wait * 1000000000u)
-            util_die("process %d sent messages for context %u, which no communicator of this "
+            util_die("%s sent messages for context %u, which no communicator of this "
                      "process has had for %d s (DCFA_CTX_WAIT); aborting",
-                     hd->lpid, hd->ctx, util_cfg.ctx_wait);
+                     util_proc(hd->lpid), hd->ctx, util_cfg.ctx_wait);
         i++;
     }
 }

@@ -86,8 +86,8 @@ int core_stage_accept(core_conn *c)
     const core_stage_hdr *h = (const core_stage_hdr *)base;
     if (h->magic != CORE_STAGE_MAGIC || h->nchunks != (uint32_t)util_cfg.stage_chunks ||
         h->chunk != util_cfg.stage_chunk) {
-        util_log("process %d's staging pool is not one of %d chunks of %zu bytes: copying through the ring",
-                 c->lpid, util_cfg.stage_chunks, util_cfg.stage_chunk);
+        util_log("%s's staging pool is not one of %d chunks of %zu bytes: copying through the ring",
+                 util_proc(c->lpid), util_cfg.stage_chunks, util_cfg.stage_chunk);
         return 0;
     }
     c->peer_stage = base;
@@ -168,8 +168,9 @@ const uint8_t *core_stage_get(core_conn *c, const void *desc, size_t desc_len, s
         memcpy(&g, desc, sizeof g);
     if (!c->peer_stage || desc_len != sizeof g || g.chunk >= (uint32_t)util_cfg.stage_chunks ||
         g.len == 0 || g.len > util_cfg.stage_chunk)
-        util_die("malformed packet from process %d: %s names chunk %u (%u bytes) of a staging pool "
-                 "of %d chunks of %zu bytes%s", c->lpid, what, g.chunk, g.len, util_cfg.stage_chunks,
+        util_die("malformed packet from %s: %s names chunk %u (%u bytes) of a staging pool "
+                 "of %d chunks of %zu bytes%s",
+                 util_proc(c->lpid), what, g.chunk, g.len, util_cfg.stage_chunks,
                  util_cfg.stage_chunk, c->peer_stage ? "" : ", which this process never mapped");
     *len = g.len;
     *busy = core_stage_busy(c->peer_stage, g.chunk);
@@ -266,8 +267,10 @@ void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, cons
     if (h->flags & WIRE_F_STAGED)
         bytes = core_stage_get(c, bytes, n, &n, &busy, "DATA");
     if (f->offset != r->u.recv.received || f->offset + n > r->u.recv.expected)
-        util_die("malformed packet from process %d: DATA fragment at offset %llu does not follow %zu of %zu bytes",
-                 c->lpid, (unsigned long long)f->offset, r->u.recv.received, r->u.recv.expected);
+        util_die("malformed packet from %s: DATA fragment at offset %llu does not follow %zu of "
+                 "%zu bytes",
+                 util_proc(c->lpid), (unsigned long long)f->offset, r->u.recv.received,
+                 r->u.recv.expected);
     size_t cap = r->u.recv.capacity;
     if (f->offset < cap) {
         size_t take = n < cap - f->offset ? n : cap - f->offset;

@@ -132,14 +132,15 @@ static void core_read_finished(core_xfer *x, int status)
     if (status == UTIL_EPERM && x->off == 0) {
         /* the fabric cannot reach this peer's memory at all (e.g. ptrace restrictions): the
          * copy path is a correct fallback, for this and every later message */
-        util_log("single-copy transfers with process %d are refused; copying through the ring", c->lpid);
+        util_log("single-copy transfers with %s are refused; copying through the ring",
+                 util_proc(c->lpid));
         c->caps &= ~FAB_CAP_RMA;
         core_cts_request(c, r, CORE_RE_REFUSED, x->peer_req, c->peer_stage != NULL);
         return;
     }
     /* anything else is an error of this message: both sides are told, nobody hangs */
-    util_log("rendezvous: reading %zu bytes (ctx %u tag %d) from process %d failed at byte %zu: %s",
-             x->len, r->u.recv.ctx, r->status.MPI_TAG, c->lpid, x->off, strerror(-status));
+    util_log("rendezvous: reading %zu bytes (ctx %u tag %d) from %s failed at byte %zu: %s", x->len,
+             r->u.recv.ctx, r->status.MPI_TAG, util_proc(c->lpid), x->off, strerror(-status));
     wire_done d = {.req = x->peer_req, .size = 0};
     core_conn_send_ctl(c, WIRE_DONE, WIRE_F_ERROR, NULL, &d, sizeof d);
     core_req_set_status(r, r->status.MPI_SOURCE, r->status.MPI_TAG, 0, MPI_ERR_OTHER);
@@ -151,7 +152,7 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
 {
     core_conn *c = core_conn_get(lpid);
     if (!c)
-        util_die("lost the connection to process %d", lpid);
+        util_die("lost the connection to %s", util_proc(lpid));
     size_t size = (size_t)rv->size;
     size_t take = size < r->u.recv.capacity ? size : r->u.recv.capacity;
     r->u.recv.lpid = lpid;
@@ -206,8 +207,8 @@ void core_read_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
     if ((h->flags & WIRE_F_STAGED) && core_s.stage.base)
         c->stage_peer_ok = 1;
     if (h->flags & WIRE_F_ERROR) {
-        util_log("process %d could not read message %u (ctx %u tag %d, %zu bytes) from this process",
-                 c->lpid, s->u.send.seq, s->u.send.ctx, s->u.send.tag, s->u.send.bytes);
+        util_log("%s could not read message %u (ctx %u tag %d, %zu bytes) from this process",
+                 util_proc(c->lpid), s->u.send.seq, s->u.send.ctx, s->u.send.tag, s->u.send.bytes);
         s->status.MPI_ERROR = MPI_ERR_OTHER;
     }
     if (s->rndv && s->rndv->split == 1) {

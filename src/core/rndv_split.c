@@ -87,9 +87,9 @@ static void core_split_written(core_xfer *x, int status)
     core_rndv *rd = UTIL_CONTAINER(x, core_rndv, xfer);
     core_req *s = rd->req;
     if (status != UTIL_OK)
-        util_log("rendezvous: writing %zu bytes of message %u (ctx %u tag %d) into process %d's "
+        util_log("rendezvous: writing %zu bytes of message %u (ctx %u tag %d) into %s's "
                  "buffer failed: %s",
-                 x->len, s->u.send.seq, s->u.send.ctx, s->u.send.tag, x->conn->lpid,
+                 x->len, s->u.send.seq, s->u.send.ctx, s->u.send.tag, util_proc(x->conn->lpid),
                  strerror(-status));
     else
         core_st.split_written += x->len;
@@ -110,11 +110,10 @@ void core_split_arrived(core_conn *c, wire_split *sp)
     const core_dt *dt = s->u.send.dt;
     if (!dt->contig || sp->len == 0 || sp->off > s->u.send.bytes ||
         sp->len > s->u.send.bytes - sp->off)
-        util_die(
-            "malformed packet from process %d: SPLIT offers bytes %llu.. (%llu) of message %u, "
-            "which has %zu%s",
-            c->lpid, (unsigned long long)sp->off, (unsigned long long)sp->len, s->u.send.seq,
-            s->u.send.bytes, dt->contig ? "" : " in a non-contiguous buffer");
+        util_die("malformed packet from %s: SPLIT offers bytes %llu.. (%llu) of message %u, "
+                 "which has %zu%s",
+                 util_proc(c->lpid), (unsigned long long)sp->off, (unsigned long long)sp->len,
+                 s->u.send.seq, s->u.send.bytes, dt->contig ? "" : " in a non-contiguous buffer");
     uint32_t open = 0;
     if (!atomic_compare_exchange_strong((_Atomic uint32_t *)&sp->claim, &open, 1))
         return; /* the receiver read it itself */
@@ -139,9 +138,9 @@ void core_split_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d
                                   CORE_TO(CORE_R_SPLIT) | CORE_TO(CORE_R_READING), "DONE (split)");
     core_rndv *rd = r->rndv;
     if (!rd || rd->split != 1 || d->size != rd->split_len)
-        util_die("malformed packet from process %d: DONE (split) names request %u, which is "
+        util_die("malformed packet from %s: DONE (split) names request %u, which is "
                  "not waiting for it",
-                 c->lpid, d->req);
+                 util_proc(c->lpid), d->req);
     rd->split = 2;
     rd->split_err = (h->flags & WIRE_F_ERROR) != 0;
     if (r->u.recv.state == CORE_R_SPLIT)

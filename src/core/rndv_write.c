@@ -90,8 +90,9 @@ static void core_write_finished(core_xfer *x, int status)
     core_req *r = UTIL_CONTAINER(x, core_rndv, xfer)->req;
     core_conn *c = x->conn;
     if (status != UTIL_OK)
-        util_log("receiver-first: writing %zu bytes into process %d's buffer failed (%s); sending RTS "
-                 "instead", r->u.send.bytes, c->lpid, strerror(-status));
+        util_log("receiver-first: writing %zu bytes into %s's buffer failed (%s); sending RTS "
+                 "instead",
+                 r->u.send.bytes, util_proc(c->lpid), strerror(-status));
     if (status != UTIL_OK)
         core_send_move(r, CORE_SE_WRITE_FAILED, CORE_S_QUEUED);
     if (r->u.send.hold) {
@@ -157,8 +158,8 @@ void core_write_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d
     core_req *r =
         core_req_expect(c, d->req, CORE_REQ_RECV, CORE_TO(CORE_R_RTR), "DONE (receiver-first)");
     if (r->u.recv.rtr_seq != h->seq || c->rtr_out != r || d->size > r->u.recv.capacity)
-        util_die("malformed packet from process %d: DONE for message %u does not fit its RTR",
-                 c->lpid, h->seq);
+        util_die("malformed packet from %s: DONE for message %u does not fit its RTR",
+                 util_proc(c->lpid), h->seq);
     util_queue_remove(&r->qn);
     c->rtr_out = NULL;
     core_req_mem_drop(r);

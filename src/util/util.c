@@ -19,12 +19,29 @@
 
 int util_log_rank = -1;
 int util_log_fd = STDERR_FILENO;
+char util_log_job[64];
+void (*util_proc_namer)(int lpid, char *buf, size_t len);
+
+const char *util_proc(int lpid)
+{
+    static _Thread_local char names[4][96];
+    static _Thread_local unsigned next;
+    char *buf = names[next++ % 4];
+    if (util_proc_namer)
+        util_proc_namer(lpid, buf, sizeof names[0]);
+    else
+        snprintf(buf, sizeof names[0], "process %d", lpid);
+    return buf;
+}
 
 static void util_vlog(const char *fmt, va_list ap)
 {
     char buf[1024];
     int n;
-    if (util_log_rank >= 0)
+    if (util_log_rank >= 0 && util_log_job[0])
+        n = snprintf(buf, sizeof buf, "[dcfa-mpi] rank %d of job %s: ", util_log_rank,
+                     util_log_job);
+    else if (util_log_rank >= 0)
         n = snprintf(buf, sizeof buf, "[dcfa-mpi] rank %d: ", util_log_rank);
     else
         n = snprintf(buf, sizeof buf, "[dcfa-mpi] pid %d: ", (int)getpid());

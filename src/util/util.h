@@ -29,6 +29,15 @@ enum {
 
 /* ---- logging ------------------------------------------------------------ */
 extern int util_log_rank;   /* set once the rank is known, -1 before */
+/* the job id a spawned process's lines name after its rank ("rank 0 of job j12_1: "), so
+ * that they cannot be taken for its parents' ("rank 0: "); empty for the first job */
+extern char util_log_job[64];
+/* How a line names another process, by its lpid: "rank 2" (of this process's job) or
+ * "rank 0 of job j12_1" (of another job: spawned, a parent, a connected one), through
+ * util_proc_namer (set by the core); "process N" before it is set. Up to 4 names may be
+ * used in one line (the buffers rotate); for log lines only, never on the message path. */
+const char *util_proc(int lpid);
+extern void (*util_proc_namer)(int lpid, char *buf, size_t len);
 extern int util_log_fd;     /* where log lines go: stderr; -1 drops them (fuzzers) */
 void util_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void util_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

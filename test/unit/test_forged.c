@@ -316,23 +316,20 @@ int main(void)
         int status;
         const char *msg;
     } cases[] = {
-        {"posted", 1, "from process 1: it claims to be rank 0 of context 7, which is process 0"},
-        {"anysource", 1, "from process 1: it claims to be rank 0 of context 7, which is process 0"},
-        {"unexpected", 1,
-         "from process 1: it claims to be rank 0 of context 7, which is process 0"},
-        {"rts", 1, "from process 1: it claims to be rank 0 of context 7, which is process 0"},
-        {"norank", 1,
-         "from process 1: it claims to be rank 5 of context 7, which has no such rank"},
-        {"unknownctx", 1, "process 1 sent messages for context 99, which no communicator"},
+        {"posted", 1, "from rank 1: it claims to be rank 0 of context 7, which is rank 0"},
+        {"anysource", 1, "from rank 1: it claims to be rank 0 of context 7, which is rank 0"},
+        {"unexpected", 1, "from rank 1: it claims to be rank 0 of context 7, which is rank 0"},
+        {"rts", 1, "from rank 1: it claims to be rank 0 of context 7, which is rank 0"},
+        {"norank", 1, "from rank 1: it claims to be rank 5 of context 7, which has no such rank"},
+        {"unknownctx", 1, "rank 1 sent messages for context 99, which no communicator"},
         {"latectx", 0, NULL},
-        {"heldforged", 1,
-         "from process 1: it claims to be rank 0 of context 9, which is process 0"},
-        {"badlen", 1, "malformed packet from process 1: payload longer than the largest packet"},
-        {"badpad", 1, "malformed packet from process 1: padding that does not end at the ring's end"},
-        {"baddone", 1, "malformed packet from process 1: DONE names request 12345"},
-        {"baddata", 1, "malformed packet from process 1: DATA names request 1"},
-        {"badsplit", 1, "malformed packet from process 1: SPLIT names request 777"},
-        {"badsplitdone", 1, "malformed packet from process 1: DONE (split) names request 1"},
+        {"heldforged", 1, "from rank 1: it claims to be rank 0 of context 9, which is rank 0"},
+        {"badlen", 1, "malformed packet from rank 1: payload longer than the largest packet"},
+        {"badpad", 1, "malformed packet from rank 1: padding that does not end at the ring's end"},
+        {"baddone", 1, "malformed packet from rank 1: DONE names request 12345"},
+        {"baddata", 1, "malformed packet from rank 1: DATA names request 1"},
+        {"badsplit", 1, "malformed packet from rank 1: SPLIT names request 777"},
+        {"badsplitdone", 1, "malformed packet from rank 1: DONE (split) names request 1"},
     };
     int n = (int)(sizeof cases / sizeof cases[0]), fails = 0;
     for (int i = 0; i < n; i++)

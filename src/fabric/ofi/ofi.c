@@ -839,7 +839,7 @@ static int ofi_send_hello(fab_conn *c)
     if (rc == -FI_EAGAIN)
         return UTIL_EAGAIN;
     if (rc != 0) {
-        util_log("ofi: cannot send the connection handshake to process %d: %s", c->peer,
+        util_log("ofi: cannot send the connection handshake to %s: %s", util_proc(c->peer),
                  ofi_err((int)rc));
         return UTIL_EIO;
     }
@@ -935,7 +935,7 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
     int has_serve = 0;
     if (peer < 0 ||
         ofi_card_parse2(peer_card, addr, &addrlen, serve, &servelen, &has_serve) != UTIL_OK) {
-        util_log("ofi: process %d's card '%s' is not one of provider %s", peer, peer_card,
+        util_log("ofi: %s's card '%s' is not one of provider %s", util_proc(peer), peer_card,
                  ofi.provider);
         return UTIL_EINVAL;
     }
@@ -950,14 +950,14 @@ static int ofi_connect(int peer, const char *peer_card, int passive, void *ctx, 
         goto fail;
     c->rx_next = fab_ring_base(ofi.p.ring_start, ofi.p.nblocks);
     if (fi_av_insert(ofi.av, addr, 1, &c->addr, 0, NULL) != 1) {
-        util_log("ofi: cannot add process %d's address to the address vector", peer);
+        util_log("ofi: cannot add %s's address to the address vector", util_proc(peer));
         rc = UTIL_EIO;
         goto fail;
     }
     /* a split peer is reached at its bulk target; one that is not at its only endpoint */
     c->addr_serve = c->addr;
     if (has_serve && fi_av_insert(ofi.av, serve, 1, &c->addr_serve, 0, NULL) != 1) {
-        util_log("ofi: cannot add process %d's bulk address to the address vector", peer);
+        util_log("ofi: cannot add %s's bulk address to the address vector", util_proc(peer));
         fi_av_remove(ofi.av, &c->addr, 1, 0);
         rc = UTIL_EIO;
         goto fail;
@@ -1080,7 +1080,8 @@ static int ofi_slot_send(ofi_slot *sl)
     if (rc == -FI_EAGAIN)
         return UTIL_EAGAIN;
     if (rc != 0)
-        util_die("ofi: sending a packet to process %d failed: %s", sl->c->peer, ofi_err((int)rc));
+        util_die("ofi: sending a packet to %s failed: %s", util_proc(sl->c->peer),
+                 ofi_err((int)rc));
     if (inject) {
         ofi_slot_put(sl);
     } else {
@@ -1223,13 +1224,15 @@ static void *ofi_rx_peek(fab_conn *c)
             uint32_t k = (w & ~OFI_LEAD_FLAG) >> 8;
             size_t bs = ofi.p.block_size;
             if (k == 0 || k * bs > ofi.pkt_bytes)
-                util_die("malformed packet from process %d: a lane packet of %u blocks", c->peer, k);
+                util_die("malformed packet from %s: a lane packet of %u blocks", util_proc(c->peer),
+                         k);
             if (at[k * bs - 1] == 0)
                 return NULL; /* on its way */
             size_t want = ofi.p.up->packet_bytes ? ofi.p.up->packet_bytes(at) : k * bs - 4;
             if (want + sizeof(uint32_t) > k * bs || want <= (k - 1) * bs)
-                util_die("malformed packet from process %d: %u lane blocks, its header says %zu "
-                         "bytes", c->peer, k, want);
+                util_die("malformed packet from %s: %u lane blocks, its header says %zu "
+                         "bytes",
+                         util_proc(c->peer), k, want);
             c->lane_k = k;
             return at;
         }
@@ -1286,8 +1289,8 @@ static void ofi_srq_arrived(ofi_rxbuf *b, uint8_t *buf, size_t len)
     }
     size_t want = ofi.p.up->packet_bytes ? ofi.p.up->packet_bytes(e->pkt) : len;
     if (want > len || ((want + 7) & ~(size_t)7) != len)
-        util_die("malformed packet from process %d: %zu bytes arrived, its header says %zu",
-                 c->peer, len, want);
+        util_die("malformed packet from %s: %zu bytes arrived, its header says %zu",
+                 util_proc(c->peer), len, want);
     if (c->rxq_tail)
         c->rxq_tail->next = e;
     else
@@ -1344,7 +1347,7 @@ static int ofi_post_ring(fab_conn *c, uint32_t pos, uint32_t bytes)
     if (rc == -FI_EAGAIN)
         return UTIL_EAGAIN;
     if (rc != 0)
-        util_die("ofi: writing a packet into process %d's ring failed: %s", c->peer,
+        util_die("ofi: writing a packet into %s's ring failed: %s", util_proc(c->peer),
                  ofi_err((int)rc));
     if (!tail) {
         c->writes++;
@@ -1375,8 +1378,8 @@ static void ofi_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
 static void ofi_ring_mark(fab_conn *c, uint32_t block, uint32_t k)
 {
     if (k == 0 || k > ofi.p.nblocks - block)
-        util_die("ofi: process %d wrote a packet of %u blocks at block %u of a %u-block ring",
-                 c->peer, k, block, ofi.p.nblocks);
+        util_die("ofi: %s wrote a packet of %u blocks at block %u of a %u-block ring",
+                 util_proc(c->peer), k, block, ofi.p.nblocks);
     uint8_t *at = c->rx + (size_t)block * ofi.p.block_size;
     uint32_t mark = block + 1 + c->rx_round[block] * ofi.p.nblocks;
     for (uint32_t j = 0; j < k; j++)
@@ -1498,8 +1501,8 @@ static int ofi_piece_post(ofi_piece *pc)
     if (rc == -FI_EAGAIN)
         return UTIL_EAGAIN;
     if (rc != 0) {
-        util_log("ofi: one-sided %s of %zu bytes with process %d failed: %s",
-                 pc->write ? "write" : "read", (size_t)pc->rma.len, pc->c->peer, ofi_err((int)rc));
+        util_log("ofi: one-sided %s of %zu bytes with %s failed: %s", pc->write ? "write" : "read",
+                 (size_t)pc->rma.len, util_proc(pc->c->peer), ofi_err((int)rc));
         return UTIL_EIO;
     }
     return UTIL_OK;
@@ -1592,14 +1595,14 @@ static int ofi_hello_take(const ofi_hello *h)
         return 1;
     }
     if (((h->flags & OFI_HELLO_SRQ) != 0) != (ofi.srq != 0))
-        util_die("ofi: process %d %s a shared receive queue and this one %s: DCFA_OFI_SRQ must "
-                 "agree", lpid, h->flags & OFI_HELLO_SRQ ? "has" : "has no",
+        util_die("ofi: %s %s a shared receive queue and this one %s: DCFA_OFI_SRQ must "
+                 "agree",
+                 util_proc(lpid), h->flags & OFI_HELLO_SRQ ? "has" : "has no",
                  ofi.srq ? "has" : "has none");
     if (h->nblocks != ofi.p.nblocks || h->block_size != ofi.p.block_size)
-        util_die(
-            "ofi: process %d's rings have %u blocks of %u bytes, mine %u of %zu: DCFA_MAX_CREDIT, "
-            "DCFA_BLOCK_SIZE and DCFA_EAGER_LIMIT must agree",
-            lpid, h->nblocks, h->block_size, ofi.p.nblocks, ofi.p.block_size);
+        util_die("ofi: %s's rings have %u blocks of %u bytes, mine %u of %zu: DCFA_MAX_CREDIT, "
+                 "DCFA_BLOCK_SIZE and DCFA_EAGER_LIMIT must agree",
+                 util_proc(lpid), h->nblocks, h->block_size, ofi.p.nblocks, ofi.p.block_size);
     fab_conn *c = lpid < ofi.npeers ? ofi.by_peer[lpid] : NULL;
     if (ofi.closing)
         return 1; /* nobody starts a connection at MPI_Finalize; the core is not listening */
@@ -1719,7 +1722,7 @@ static void ofi_error(struct fid_cq *cq)
         fab_conn *c = UTIL_CONTAINER(x, fab_conn, tail_ctx);
         if (c->closing)
             return;
-        util_die("ofi: writing a packet into process %d's ring failed: %s (%s)", c->peer,
+        util_die("ofi: writing a packet into %s's ring failed: %s (%s)", util_proc(c->peer),
                  ofi_err(err.err), detail ? detail : "");
     }
     case OFI_CTX_RING:
@@ -1731,16 +1734,16 @@ static void ofi_error(struct fid_cq *cq)
             ofi.outstanding--;
             return;
         }
-        util_die("ofi: %s to process %d failed: %s (%s)",
+        util_die("ofi: %s to %s failed: %s (%s)",
                  x->kind == OFI_CTX_RING ? "writing a packet into the ring"
                                          : "the connection handshake",
-                 c->peer, ofi_err(err.err), detail ? detail : "");
+                 util_proc(c->peer), ofi_err(err.err), detail ? detail : "");
     }
     case OFI_CTX_PIECE: {
         ofi_piece *pc = (ofi_piece *)x;
-        util_log("ofi: one-sided %s of %zu bytes with process %d failed: %s (%s)",
-                 pc->write ? "write" : "read", (size_t)pc->rma.len, pc->c->peer, ofi_err(err.err),
-                 detail ? detail : "");
+        util_log("ofi: one-sided %s of %zu bytes with %s failed: %s (%s)",
+                 pc->write ? "write" : "read", (size_t)pc->rma.len, util_proc(pc->c->peer),
+                 ofi_err(err.err), detail ? detail : "");
         ofi_piece_done(pc, err.err > 0 ? -err.err : UTIL_EIO);
         break;
     }
@@ -1767,8 +1770,8 @@ static void ofi_error(struct fid_cq *cq)
         ofi_slot_put(sl);
         if (c->closing)
             return;
-        util_die("ofi: sending a packet to process %d failed: %s (%s)", c->peer, ofi_err(err.err),
-                 detail ? detail : "");
+        util_die("ofi: sending a packet to %s failed: %s (%s)", util_proc(c->peer),
+                 ofi_err(err.err), detail ? detail : "");
     }
     }
 }

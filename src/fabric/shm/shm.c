@@ -308,7 +308,8 @@ static int shm_ring_door(fab_conn *c)
     fab_shm_name(name, sizeof name, c->job, FAB_GID_RANK(c->gid), c->key, 'd', 0, 0);
     int rc = util_shm_attach(name, len, "shm fabric", &door);
     if (rc == UTIL_ENOENT)
-        util_log("shm: process %d has no door segment /dev/shm%s (has it exited?)", c->peer, name);
+        util_log("shm: %s has no door segment /dev/shm%s (has it exited?)", util_proc(c->peer),
+                 name);
     if (rc != UTIL_OK)
         return rc;
     shm_door *d = door;
@@ -338,16 +339,18 @@ static int shm_map_peer_ring(fab_conn *c)
                  c->foreign);
     int rc = util_shm_attach(name, shm_seg_bytes(c), "shm fabric", &tx);
     if (rc == UTIL_ENOENT)
-        util_log("shm: process %d announced its ring /dev/shm%s, which is not there", c->peer, name);
+        util_log("shm: %s announced its ring /dev/shm%s, which is not there", util_proc(c->peer),
+                 name);
     if (rc != UTIL_OK)
         return rc;
     shm_unlink(name);
     const shm_ring_hdr *h = tx;
     if (h->magic != SHM_RING_MAGIC || h->nblocks != c->nblocks || h->block_size != shm.p.block_size ||
         h->owner != c->gid || h->peer != shm_self_gid()) {
-        util_log("shm: /dev/shm%s is not process %d's ring for this one (%u blocks of %u bytes, made by "
-                 "%llx for %llx)", name, c->peer, h->nblocks, h->block_size,
-                 (unsigned long long)h->owner, (unsigned long long)h->peer);
+        util_log("shm: /dev/shm%s is not %s's ring for this one (%u blocks of %u bytes, made by "
+                 "%llx for %llx)",
+                 name, util_proc(c->peer), h->nblocks, h->block_size, (unsigned long long)h->owner,
+                 (unsigned long long)h->peer);
         munmap(tx, shm_seg_bytes(c));
         return UTIL_EPROTO;
     }
@@ -374,9 +377,9 @@ static int shm_connect(int peer, const char *peer_card, int passive, void *ctx, 
     fab_conn *c = util_calloc(1, sizeof *c);
     if (shm_card_parse(peer_card, &c->pid, c->job, sizeof c->job, &c->door_size, &c->nblocks,
                        c->key) != UTIL_OK) {
-        util_log("shm: process %d's card '%s' is not one of this fabric, or offers rings of "
-                 "fewer blocks than this process's %u (DCFA_MAX_CREDIT must agree)", peer,
-                 peer_card ? peer_card : "", shm.p.nblocks);
+        util_log("shm: %s's card '%s' is not one of this fabric, or offers rings of "
+                 "fewer blocks than this process's %u (DCFA_MAX_CREDIT must agree)",
+                 util_proc(peer), peer_card ? peer_card : "", shm.p.nblocks);
         free(c);
         return UTIL_EPROTO;
     }
@@ -638,8 +641,9 @@ static int shm_bulk(fab_conn *c, const struct iovec *local, int nlocal, uint64_t
                 if (r < 0 && errno == EINTR)
                     continue;
                 int err = r < 0 ? errno : EIO;
-                util_log("shm: process_vm_%s with process %d (pid %d) failed: %s",
-                         write ? "writev" : "readv", c->peer, (int)c->pid, strerror(err));
+                util_log("shm: process_vm_%s with %s (pid %d) failed: %s",
+                         write ? "writev" : "readv", util_proc(c->peer), (int)c->pid,
+                         strerror(err));
                 return err == EPERM || err == ENOSYS ? UTIL_EPERM : -err;
             }
             got += (size_t)r;
@@ -676,8 +680,9 @@ static shm_peer_blk *shm_peer_blk_map(fab_conn *c, uint64_t key)
     if (c->pidfd == 0) {
         c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
         if (c->pidfd <= 0) {
-            util_log("shm: pidfd_open of process %d (pid %d): %m; its MPI_Alloc_mem memory is "
-                     "reached with process_vm_readv/writev", c->peer, (int)c->pid);
+            util_log("shm: pidfd_open of %s (pid %d): %m; its MPI_Alloc_mem memory is "
+                     "reached with process_vm_readv/writev",
+                     util_proc(c->peer), (int)c->pid);
             c->pidfd = -1;
             c->direct_off = 1;
             return NULL;
@@ -686,8 +691,9 @@ static shm_peer_blk *shm_peer_blk_map(fab_conn *c, uint64_t key)
     int fd = (int)syscall(SYS_pidfd_getfd, c->pidfd, (int)((key & ~FAB_KEY_DIRECT) >> SHM_KEY_FD_SHIFT), 0);
     if (fd < 0) {
         if (errno == EPERM || errno == ENOSYS || errno == ESRCH) {
-            util_log("shm: pidfd_getfd from process %d (pid %d): %m; its MPI_Alloc_mem memory is "
-                     "reached with process_vm_readv/writev", c->peer, (int)c->pid);
+            util_log("shm: pidfd_getfd from %s (pid %d): %m; its MPI_Alloc_mem memory is "
+                     "reached with process_vm_readv/writev",
+                     util_proc(c->peer), (int)c->pid);
             c->direct_off = 1;
         }
         return NULL;    /* EBADF: that block is gone (a stale key cannot reach here) */
@@ -809,8 +815,8 @@ static int shm_bulkv(fab_conn *c, const struct iovec *local, int nlocal, const s
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
-            util_log("shm: process_vm_%s from process %d (pid %d) failed: %m",
-                     write ? "writev" : "readv", c->peer, (int)pid);
+            util_log("shm: process_vm_%s from %s (pid %d) failed: %m", write ? "writev" : "readv",
+                     util_proc(c->peer), (int)pid);
             return UTIL_EIO;
         }
         nlocal = shm_iov_advance(l, nlocal, (size_t)n);

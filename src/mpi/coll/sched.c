@@ -55,6 +55,8 @@ struct coll_sched {
     int ready;              /* pending reached 0: the round can be finished */
     int parked;             /* 1 + the op of a call that asked to be called again, or 0 */
     int err;                /* first error class */
+    int broken;             /* a message could not be started (its peer cannot be reached):
+                               the schedule ends with this round */
     core_req **msgs;        /* requests of the current round's messages */
     int nmsgs, cap_msgs;
     int npolls;             /* polls of the current round still false */
@@ -372,6 +374,7 @@ static void sched_round_continue(coll_sched *s, int from)
                                            CORE_SEND_STD, &r);
             if (rc != MPI_SUCCESS) {
                 sched_seterr(s, rc);
+                s->broken = 1;
                 continue;
             }
             SCHED_GROW(s->msgs, s->nmsgs, s->cap_msgs);
@@ -384,6 +387,17 @@ static void sched_round_continue(coll_sched *s, int from)
         }
     }
     s->npolls = 0;
+    if (s->broken) {
+        /* what this round waits for may never come (a peer that cannot be reached waits
+         * for this process's message too, and each would wait for ever): the receives not
+         * matched yet are withdrawn and the polls skipped, so the round ends (with the
+         * sends under way) and the schedule completes with the error */
+        for (int i = 0; i < s->nmsgs; i++)
+            if (!s->msgs[i]->complete && s->msgs[i]->kind == CORE_REQ_RECV)
+                (void)core_cancel_recv(s->msgs[i]);
+        s->ready = s->pending == 0;
+        return;
+    }
     for (int i = begin; i < end; i++)
         if (s->ops[i].kind == SCHED_POLL && !s->ops[i].fn(s, s->ops[i].rbuf))
             s->npolls++;
@@ -455,7 +469,7 @@ static int sched_advance(coll_sched *s)
     while (s->ready) {
         sched_round_end(s);
         coll_sched_round(s); /* operations a call added without closing their round */
-        if (++s->round >= s->nrounds) {
+        if (s->broken || ++s->round >= s->nrounds) {
             sched_complete(s);
             return 1;
         }
@@ -493,6 +507,7 @@ static void sched_run(coll_sched *s)
     s->running = 1;
     s->round = 0;
     s->err = MPI_SUCCESS;
+    s->broken = 0;
     s->count = 0;
     util_queue_push(&sched_running, &s->qn);
     if (sched_nrunning++ == 0)

@@ -215,6 +215,10 @@ int mpii_runtime_start(int required)
     if (rc < 0)
         util_die("MPI_Init: cannot reach the assist daemon (%s)", strerror(-rc));
     util_log_rank = rank;
+    /* a spawned process's lines say its job: its rank 0 is not its parents' rank 0 */
+    const char *spawned = getenv("PMI_SPAWNED");
+    if (spawned && strcmp(spawned, "1") == 0)
+        snprintf(util_log_job, sizeof util_log_job, "%s", assist_job_id());
     mpii_watch_launcher(rank);
     mpii_st.world_rank = rank;
     mpii_st.world_size = size;

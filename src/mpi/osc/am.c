@@ -690,7 +690,7 @@ static int am_pend_poll(osc_win *w)
 
 _Noreturn static void srv_bad(osc_win *w, int o, const char *what)
 {
-    util_die("RMA: malformed request from rank %d (process %d) on %s: %s", o, w->peers[o].lpid,
+    util_die("RMA: malformed request from rank %d (%s) on %s: %s", o, util_proc(w->peers[o].lpid),
              osc_win_label(w), what);
 }
 
