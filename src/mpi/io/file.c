@@ -184,16 +184,14 @@ static void hints_apply(io_hints *h, MPI_Info info)
 }
 
 /* aggregators: ranks spread over the nodes, node by node, lowest ranks first */
-static void hints_aggregators(io_file *f)
+int io_aggregators(const io_file *f, int want, int *aggr)
 {
-    int size = f->comm->size, want = f->hints.cb_nodes;
+    int size = f->comm->size;
     if (want <= 0)
         want = f->nnodes;
     if (want > size)
         want = size;
     int *next = util_calloc((size_t)f->nnodes, sizeof *next); /* per node: ranks taken */
-    free(f->aggr);
-    f->aggr = util_malloc((size_t)want * sizeof *f->aggr);
     int n = 0;
     while (n < want) {
         for (int node = 0; node < f->nnodes && n < want; node++) {
@@ -201,7 +199,7 @@ static void hints_aggregators(io_file *f)
             int seen = 0;
             for (int r = 0; r < size; r++)
                 if (f->node_of[r] == node && seen++ == next[node]) {
-                    f->aggr[n++] = r;
+                    aggr[n++] = r;
                     next[node]++;
                     break;
                 }
@@ -210,12 +208,19 @@ static void hints_aggregators(io_file *f)
     free(next);
     /* in rank order: a rank finds its own index by search */
     for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && f->aggr[j - 1] > f->aggr[j]; j--) {
-            int t = f->aggr[j];
-            f->aggr[j] = f->aggr[j - 1];
-            f->aggr[j - 1] = t;
+        for (int j = i; j > 0 && aggr[j - 1] > aggr[j]; j--) {
+            int t = aggr[j];
+            aggr[j] = aggr[j - 1];
+            aggr[j - 1] = t;
         }
-    f->naggr = n;
+    return n;
+}
+
+static void hints_aggregators(io_file *f)
+{
+    free(f->aggr);
+    f->aggr = util_malloc((size_t)f->comm->size * sizeof *f->aggr);
+    f->naggr = io_aggregators(f, f->hints.cb_nodes, f->aggr);
 }
 
 static const char *tri_name(int t)

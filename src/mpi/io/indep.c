@@ -290,7 +290,8 @@ int io_indep(const io_req *q, MPI_Offset *done)
         return MPI_SUCCESS;
     io_ctx c = {.f = f, .view = q->view, .write = q->write};
     c.runs = util_malloc(IO_RUNS * sizeof *c.runs);
-    c.sieve = q->write ? f->hints.ds_write : f->hints.ds_read;
+    c.sieve =
+        q->write ? (q->nosieve && !f->atomic ? IO_DISABLE : f->hints.ds_write) : f->hints.ds_read;
     c.sbsize = q->write ? f->hints.ind_wr_buffer_size : f->hints.ind_rd_buffer_size;
     int direct = !q->conv && q->mt->dt.contig;
     /* chunk: whole elements of the memory type when converting */

@@ -131,6 +131,9 @@ int io_file_preallocate(io_file *f, MPI_Offset size);
 int io_file_get_size(io_file *f, MPI_Offset *size);
 int io_file_sync(io_file *f);
 int io_file_set_info(io_file *f, MPI_Info info);
+/* the two-phase aggregators for cb_nodes = want (0: one per node) into aggr (room for every
+ * rank of f's communicator), in rank order; returns their number */
+int io_aggregators(const io_file *f, int want, int *aggr);
 MPI_Info io_file_get_info(io_file *f);
 int io_file_set_view(io_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                      const char *datarep, MPI_Info info);
@@ -164,6 +167,7 @@ typedef struct io_req {
     MPI_Offset nbytes;               /* packed native bytes: count * size(mt) */
     MPI_Offset fbytes;               /* bytes in the file */
     MPI_Offset esz_native, esz_file; /* one memory element, native and in the file */
+    int nosieve; /* no sieving writes: other ranks write between my runs now, without locks */
 } io_req;
 void io_req_init(io_req *q, io_file *f, int write, MPI_Offset pos, void *buf, MPI_Count count,
                  mpii_dtype *mt);

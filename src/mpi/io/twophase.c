@@ -1,8 +1,12 @@
 /* Collective access with two-phase I/O, as a collective schedule.
  *
- * 1. Every rank contributes the file range [lo, hi) its access touches
- *    (allgather). If the ranges do not interleave (and romio_cb_* is not
- *    "enable"), each rank does its part independently, with data sieving.
+ * 1. Every rank contributes the file range [lo, hi) its access touches and
+ *    what it asks of the exchange (allgather). If the ranges do not
+ *    interleave (and no rank has romio_cb_* "enable"), or any rank cannot
+ *    aggregate (atomic mode, "disable", an access out of file order), each
+ *    rank does its part independently, with data sieving (none for writes
+ *    where the ranges interleave). Every rank takes this step, so all make
+ *    the same collective calls; the exchange uses rank 0's hints.
  * 2. Otherwise the global range is cut into one contiguous file domain per
  *    aggregator (f->aggr: one rank per node by default, cb_nodes), aligned
  *    to striping_unit when given. Each rank cuts its own runs (the view's
@@ -36,6 +40,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* each rank's part of the first allgather: its file range [lo, hi) (-1 -1 if
+ * empty), its enum tp_mode, and its hints that shape the exchange (rank 0's are
+ * used by all: ranks given different ones must still make the same calls) */
+enum { TP_LO, TP_HI, TP_MODE, TP_CB_BUFFER, TP_CB_NODES, TP_STRIPE, TP_NVAL };
+
 typedef struct tp_state {
     io_req q;
     io_view view;   /* the view at the call (q.view points here) */
@@ -49,11 +58,10 @@ typedef struct tp_state {
     int mem_user;        /* mem is the user's buffer (not a conversion copy) */
     char *conv;          /* the external32 copy of the whole access */
     char *convn;         /* reads: the native copy it converts into */
-    MPI_Offset range[2]; /* my [lo, hi) in the file, -1 -1 if empty */
-    MPI_Offset *ranges;  /* everybody's */
+    long long mine[TP_NVAL]; /* what I contribute to the first allgather */
+    long long *ranges;       /* everybody's, TP_NVAL per rank */
     int err;             /* my first error class */
     int err_all;         /* the agreed one */
-    int cb;              /* enum io_tri of romio_cb_read/write */
     /* plan */
     MPI_Offset base, gmax, dsize, wsize;
     int ncycles, cycle;
@@ -86,6 +94,13 @@ typedef struct tp_state {
     MPI_Offset eof;     /* reads: file size */
     MPI_Offset mycount; /* reads: stream bytes below end of file */
 } tp_state;
+
+/* what a rank asks of the exchange; the ranks decide together (tp_plan) */
+enum tp_mode {
+    TP_AUTO = 0, /* aggregate if the ranges interleave (romio_cb_* automatic) */
+    TP_AGGR,     /* aggregate (enable) */
+    TP_ALONE,    /* every rank on its own: atomic mode, disable, or an access out of file order */
+};
 
 static void tp_seterr(tp_state *t, int cls)
 {
@@ -214,11 +229,14 @@ static MPI_Offset tp_below_eof(const tp_state *t)
 static int tp_plan(coll_sched *s, void *arg)
 {
     tp_state *t = arg;
-    int interleaved = 0;
+    int interleaved = 0, mode = TP_AUTO;
     MPI_Offset gmin = -1, gmax = 0;
     /* sorted by lo, any two neighbours overlapping? (O(n^2) on tiny n is not worth a sort) */
     for (int r = 0; r < t->size; r++) {
-        MPI_Offset lo = t->ranges[2 * r], hi = t->ranges[2 * r + 1];
+        const long long *v = t->ranges + TP_NVAL * r;
+        MPI_Offset lo = v[TP_LO], hi = v[TP_HI];
+        if (v[TP_MODE] > mode)
+            mode = (int)v[TP_MODE];
         if (lo < 0)
             continue;
         if (gmin < 0 || lo < gmin)
@@ -226,13 +244,18 @@ static int tp_plan(coll_sched *s, void *arg)
         if (hi > gmax)
             gmax = hi;
         for (int q = 0; q < r && !interleaved; q++) {
-            MPI_Offset lo2 = t->ranges[2 * q], hi2 = t->ranges[2 * q + 1];
+            MPI_Offset lo2 = t->ranges[TP_NVAL * q + TP_LO], hi2 = t->ranges[TP_NVAL * q + TP_HI];
             if (lo2 >= 0 && lo < hi2 && lo2 < hi)
                 interleaved = 1;
         }
     }
-    if (gmin < 0 || (t->cb == IO_AUTO && !interleaved)) {
-        /* each on its own */
+    /* the same decision on every rank, from the same allgather: one rank that
+     * cannot take part makes everyone do their own part */
+    if (gmin < 0 || mode == TP_ALONE || (mode == TP_AUTO && !interleaved)) {
+        /* each on its own; where the ranges interleave, a sieving write (read,
+         * modify, write back the span under a lock) would put back stale bytes
+         * over what another rank writes between its runs without a lock */
+        t->q.nosieve = interleaved;
         MPI_Offset done = 0;
         tp_seterr(t, io_indep(&t->q, &done));
         t->mycount = t->q.write ? t->q.fbytes : done;
@@ -240,6 +263,10 @@ static int tp_plan(coll_sched *s, void *arg)
         return tp_agree(s, t);
     }
     io_file *f = t->f;
+    t->hints.cb_buffer_size = t->ranges[TP_CB_BUFFER];
+    t->hints.striping_unit = t->ranges[TP_STRIPE];
+    t->aggr = util_malloc((size_t)t->size * sizeof *t->aggr);
+    t->naggr = io_aggregators(f, (int)t->ranges[TP_CB_NODES], t->aggr);
     t->me = -1;
     for (int a = 0; a < t->naggr; a++)
         if (t->aggr[a] == t->rank)
@@ -681,41 +708,55 @@ static int tp_finish(coll_sched *s, void *arg)
 /* ---- building it
  * ----------------------------------------------------------------------------------------- */
 
+/* The file range [lo, hi) of q's access (-1 -1 if empty); 1 if its runs are in
+ * file order without overlaps, which two-phase needs. Through a monotone view
+ * they are; through another they may still be: PnetCDF gives rank 0 a view
+ * whose tiles interleave (a filetype resized to an extent shorter than its
+ * data) and accesses only the first tile. */
+static int tp_access_range(const io_req *q, long long range[2])
+{
+    const io_view *v = q->view;
+    range[0] = range[1] = -1;
+    if (q->fbytes <= 0)
+        return 1;
+    if (v->monotone) {
+        range[0] = io_view_byte(v, q->pos);
+        range[1] = io_view_byte(v, q->pos + q->fbytes - 1) + 1;
+        return 1;
+    }
+    int ordered = 1;
+    for (MPI_Offset done = 0; done < q->fbytes;) {
+        io_run r[64];
+        MPI_Offset cov;
+        int k = io_view_runs(v, q->pos + done, q->fbytes - done, r, 64, &cov);
+        if (k == 0)
+            break;
+        for (int i = 0; i < k; i++) {
+            if (r[i].off < range[1])
+                ordered = 0;
+            if (range[0] < 0 || r[i].off < range[0])
+                range[0] = r[i].off;
+            if (r[i].off + r[i].len > range[1])
+                range[1] = r[i].off + r[i].len;
+        }
+        done += cov;
+    }
+    return ordered;
+}
+
 int io_coll(const io_req *q, int nonblocking, MPI_Offset *done, MPI_Request *req)
 {
     io_file *f = q->f;
     int cb = q->write ? f->hints.cb_write : f->hints.cb_read;
-    if (f->atomic || cb == IO_DISABLE || !q->view->monotone) {
-        /* no exchange: every rank's access is atomic (locked) on its own */
-        MPI_Offset n = 0;
-        int rc = io_indep(q, &n);
-        if (done)
-            *done = n;
-        if (nonblocking) {
-            core_req *r = core_req_alloc(CORE_REQ_DONE);
-            r->status.MPI_SOURCE = MPI_UNDEFINED;
-            r->status.MPI_TAG = MPI_UNDEFINED;
-            r->status.MPI_ERROR = rc;
-            r->status.dcfa_count = n;
-            r->comm = f->comm->handle;
-            r->complete = 1;
-            *req = MPII_HANDLE(MPII_KIND_REQUEST, r->id);
-        }
-        return rc;
-    }
     tp_state *t = util_calloc(1, sizeof *t);
     t->q = *q;
     io_view_copy(&t->view, q->view);
     t->q.view = &t->view;
     t->hints = f->hints;
-    t->naggr = f->naggr;
-    t->aggr = util_malloc((size_t)f->naggr * sizeof *t->aggr);
-    memcpy(t->aggr, f->aggr, (size_t)f->naggr * sizeof *t->aggr);
     t->f = f;
     t->c = f->comm;
     t->rank = f->comm->rank;
     t->size = f->comm->size;
-    t->cb = cb;
     t->done_out = nonblocking ? NULL : done;
     if (q->conv && q->fbytes > 0) {
         t->conv = util_malloc((size_t)q->fbytes);
@@ -732,17 +773,22 @@ int io_coll(const io_req *q, int nonblocking, MPI_Offset *done, MPI_Request *req
         t->mem = (char *)mpii_buf_at(q->buf, q->mt->dt.true_lb);
         t->mem_user = 1;
     }
-    if (q->fbytes > 0) {
-        t->range[0] = io_view_byte(&t->view, q->pos);
-        t->range[1] = io_view_byte(&t->view, q->pos + q->fbytes - 1) + 1;
-    } else {
-        t->range[0] = t->range[1] = -1;
-    }
-    t->ranges = util_malloc((size_t)t->size * 2 * sizeof *t->ranges);
+    /* Every rank takes part in the schedule, whatever it can do: the ranks
+     * decide together whether to aggregate (a rank that skipped the exchange
+     * on its own left the others waiting in it: PnetCDF's column_wise) */
+    int ordered = tp_access_range(&t->q, t->mine + TP_LO);
+    t->mine[TP_MODE] = f->atomic || cb == IO_DISABLE || !ordered ? TP_ALONE
+                       : cb == IO_ENABLE                         ? TP_AGGR
+                                                                 : TP_AUTO;
+    t->mine[TP_CB_BUFFER] = f->hints.cb_buffer_size;
+    t->mine[TP_CB_NODES] = f->hints.cb_nodes;
+    t->mine[TP_STRIPE] = f->hints.striping_unit;
+    t->ranges = util_malloc((size_t)t->size * TP_NVAL * sizeof *t->ranges);
     coll_sched *s = coll_sched_create(f->comm);
     t->s = s;
     coll_sched_hold_type(s, q->mt->handle);
-    int rc = coll_allgather(s, t->range, 2, MPI_LONG_LONG, t->ranges, 2, MPI_LONG_LONG, f->comm);
+    int rc = coll_allgather(s, t->mine, TP_NVAL, MPI_LONG_LONG, t->ranges, TP_NVAL, MPI_LONG_LONG,
+                            f->comm);
     if (rc != MPI_SUCCESS) {
         coll_sched_free(s);
         tp_free(t);
