@@ -17,6 +17,9 @@
  *   - sizes: rank 0 has cb_buffer_size 8 and cb_nodes 2, the others the defaults (16 MiB,
  *     one per node): the exchange must use the same windows and aggregators everywhere.
  * The file is checked with POSIX reads after each write, the data read back against it.
+ * Last, MPI_File_set_view refused on rank 0 alone (its filetype overlaps itself in a file open
+ * for writing): every rank returns MPI_ERR_IO and keeps its view, and a collective write
+ * through it works (before, rank 0 returned and the others waited in the view's barrier).
  */
 #include "io_util.h"
 
@@ -178,6 +181,33 @@ int main(int argc, char **argv)
             mtest_check_rc("MPI_File_close", MPI_File_close(&fh));
         }
 
+    /* a view refused on rank 0 alone */
+    MPI_File fh;
+    mtest_check_rc("MPI_File_open",
+                   MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_Offset off;
+    int order[N], buf[N];
+    set_view(fh, HINTS, rank, size, &off, order);
+    int lens[2] = {2, 1}, displs[2] = {0, 1};
+    MPI_Datatype overlap;
+    MPI_Type_indexed(2, lens, displs, MPI_INT, &overlap);
+    MPI_Type_commit(&overlap);
+    int rc =
+        MPI_File_set_view(fh, 0, MPI_INT, rank == 0 ? overlap : MPI_INT, "native", MPI_INFO_NULL);
+    mtest_check_class("MPI_File_set_view refused on rank 0", rc, MPI_ERR_IO);
+    MPI_Type_free(&overlap);
+    MPI_Offset disp = -1;
+    MPI_Datatype et, ft;
+    char rep[MPI_MAX_DATAREP_STRING];
+    mtest_check_rc("MPI_File_get_view", MPI_File_get_view(fh, &disp, &et, &ft, rep));
+    mtest_check_int("the view kept: displacement", disp, HDR + rank * (long long)sizeof(int));
+    MPI_Type_free(&ft);
+    for (int i = 0; i < N; i++)
+        buf[i] = value(round, rank, i);
+    int got = file_access(fh, 1, BLOCKING, 0, buf);
+    mtest_check_int("write_at_all through the view kept: count", got, N);
+    mtest_check_rc("MPI_File_close", MPI_File_close(&fh));
+    check_file(path, round, size, "after the refused view", "blocking");
     io_tmpdir_remove();
     return mtest_finalize();
 }

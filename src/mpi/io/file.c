@@ -603,26 +603,38 @@ int io_file_sync(io_file *f)
 int io_file_set_view(io_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                      const char *datarep, MPI_Info info)
 {
+    int rc = MPI_SUCCESS;
     if (disp == MPI_DISPLACEMENT_CURRENT) {
         MPI_Offset sh;
-        int rc = io_shfp_get(f, &sh);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        disp = io_view_byte(&f->view, sh * (MPI_Offset)f->view.esize);
+        rc = io_shfp_get(f, &sh);
+        if (rc == MPI_SUCCESS)
+            disp = io_view_byte(&f->view, sh * (MPI_Offset)f->view.esize);
     }
-    int rc =
-        io_view_make(f, &f->view, disp, mpii_dtype_get(etype), mpii_dtype_get(filetype), datarep);
-    if (rc != MPI_SUCCESS)
+    io_view v;
+    memset(&v, 0, sizeof v);
+    if (rc == MPI_SUCCESS)
+        rc = io_view_make(f, &v, disp, mpii_dtype_get(etype), mpii_dtype_get(filetype), datarep);
+    /* Every rank takes the new view or none does (a rank that returned on its own
+     * left the others waiting below), and the shared pointer goes back to 0 once
+     * every rank is here, so no earlier shared access is lost */
+    int all = MPI_SUCCESS, rc2 = mpii_allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, f->comm);
+    if (rc2 != MPI_SUCCESS && rc == MPI_SUCCESS)
+        rc = io_fail(f, rc2, "agreeing on the view failed");
+    if (rc == MPI_SUCCESS && all != MPI_SUCCESS)
+        rc = io_fail(f, all, "the view was refused on another rank of the file's communicator");
+    if (rc != MPI_SUCCESS) {
+        io_view_free(&v);
         return rc;
+    }
+    io_view_free(&f->view);
+    io_view_copy(&f->view, &v);
+    io_view_free(&v);
     hints_apply(&f->hints, info);
     hints_aggregators(f);
     f->fp = 0;
-    /* the shared pointer goes back to 0 once every rank is here, and nobody
-     * uses it before that is done */
-    rc = mpii_barrier(f->comm);
-    if (rc == MPI_SUCCESS && f->comm->rank == 0 && access(f->shfp_name, F_OK) == 0)
+    if (f->comm->rank == 0 && access(f->shfp_name, F_OK) == 0)
         rc = io_shfp_set(f, 0);
-    int rc2 = mpii_barrier(f->comm);
+    rc2 = mpii_barrier(f->comm); /* nobody uses the shared pointer before it is reset */
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
