@@ -15,7 +15,7 @@
 #   4b. the fuzzers (test/fuzz/run.sh, clang's libFuzzer), DCFA_FUZZ_SECONDS (30) each
 #   5. mpi4py's test suite against the same install at 1, 2, 3 (and 4) ranks
 #      (test/external/mpi4py/run.sh; needs python3-venv, python3-dev)
-#   6. a Fortran application: PnetCDF's FLASH-IO and Fortran examples built with
+#   6. a Fortran application: PnetCDF's FLASH-IO and C/Fortran examples built with
 #      our mpifort and MPICH's, the files they write compared
 #      (test/external/pnetcdf/run.sh; needs autoconf automake libtool)
 #
@@ -300,7 +300,7 @@ if [ "${DCFA_SKIP_MPI4PY:-0}" != 1 ]; then
         result "mpi4py suite (not run)" 0 1
     fi
 fi
-# ---- 6. a Fortran application: PnetCDF (FLASH-IO, its Fortran examples), ours and MPICH's
+# ---- 6. a Fortran application: PnetCDF (FLASH-IO, its C and Fortran examples), ours and MPICH's
 if [ "${DCFA_SKIP_FORTRAN_APP:-0}" != 1 ]; then
     note "Fortran application (PnetCDF: FLASH-IO and examples), against MPICH"
     stage "Fortran application"
