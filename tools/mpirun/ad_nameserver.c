@@ -31,6 +31,9 @@
 #include <strings.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <unistd.h>
 
 #define AD_NS_CLIENTS 256
@@ -82,33 +85,107 @@ static void ad_ns_proc_addr(const struct sockaddr_storage *a, char *out, size_t 
     }
 }
 
+/* The owner of the socket whose local end is PEER and whose remote end is SELF, asked of
+ * the kernel by its 4-tuple (NETLINK_SOCK_DIAG, one exact lookup). 0, -ENOENT when no such
+ * socket, or another -errno when the kernel cannot answer. */
+static int ad_ns_diag_uid(const struct sockaddr_storage *peer, const struct sockaddr_storage *self,
+                          uid_t *uid)
+{
+    struct {
+        struct nlmsghdr nh;
+        struct inet_diag_req_v2 r;
+    } req;
+    union {
+        struct nlmsghdr nh;
+        char buf[1024];
+    } ans;
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    int fd, rc;
+
+    memset(&req, 0, sizeof(req));
+    req.nh.nlmsg_len = sizeof(req);
+    req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.nh.nlmsg_flags = NLM_F_REQUEST;
+    req.r.sdiag_family = (uint8_t)peer->ss_family;
+    req.r.sdiag_protocol = IPPROTO_TCP;
+    req.r.idiag_states = ~0u;
+    req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+    if (peer->ss_family == AF_INET) {
+        const struct sockaddr_in *p = (const struct sockaddr_in *)peer;
+        const struct sockaddr_in *s = (const struct sockaddr_in *)self;
+        req.r.id.idiag_sport = p->sin_port;
+        req.r.id.idiag_dport = s->sin_port;
+        memcpy(req.r.id.idiag_src, &p->sin_addr, 4);
+        memcpy(req.r.id.idiag_dst, &s->sin_addr, 4);
+    } else {
+        const struct sockaddr_in6 *p = (const struct sockaddr_in6 *)peer;
+        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)self;
+        req.r.id.idiag_sport = p->sin6_port;
+        req.r.id.idiag_dport = s->sin6_port;
+        memcpy(req.r.id.idiag_src, &p->sin6_addr, 16);
+        memcpy(req.r.id.idiag_dst, &s->sin6_addr, 16);
+    }
+    fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0)
+        return -errno;
+    rc = -EIO;
+    if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) ==
+        (ssize_t)sizeof(req)) {
+        struct timeval tv = {.tv_sec = 1};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        ssize_t n = recv(fd, &ans, sizeof(ans), 0);
+        if (n >= (ssize_t)sizeof(struct nlmsghdr) && NLMSG_OK(&ans.nh, (size_t)n)) {
+            if (ans.nh.nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+                ans.nh.nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+                *uid = ((const struct inet_diag_msg *)NLMSG_DATA(&ans.nh))->idiag_uid;
+                rc = 0;
+            } else if (ans.nh.nlmsg_type == NLMSG_ERROR &&
+                       ans.nh.nlmsg_len >= NLMSG_LENGTH(sizeof(struct nlmsgerr))) {
+                int e = ((const struct nlmsgerr *)NLMSG_DATA(&ans.nh))->error;
+                rc = e < 0 ? e : -EIO;
+            }
+        }
+    }
+    close(fd);
+    return rc;
+}
+
 /* The uid of the process at the other end of an accepted loopback connection: the owner of
- * the socket whose local end is our peer and whose remote end is us. 0 or -errno. */
+ * the socket whose local end is our peer and whose remote end is us. The kernel's sock_diag
+ * answers for exactly that socket; /proc/net/tcp, where the kernel has no sock_diag, is
+ * read as a listing that may miss a socket while others come and go, so it is read again
+ * before the peer counts as unknown. 0 or -errno. */
 static int ad_ns_peer_uid(int fd, uid_t *uid)
 {
     struct sockaddr_storage peer, self;
     socklen_t pl = sizeof(peer), sl = sizeof(self);
     char want_local[64], want_rem[64], local[64], rem[64], line[512];
     unsigned u;
-    int rc = -ENOENT;
+    int rc;
 
     if (getpeername(fd, (struct sockaddr *)&peer, &pl) != 0 ||
         getsockname(fd, (struct sockaddr *)&self, &sl) != 0)
         return -errno;
     if ((peer.ss_family != AF_INET && peer.ss_family != AF_INET6) || !ad_ns_loopback(&peer))
         return -EPERM;
+    rc = ad_ns_diag_uid(&peer, &self, uid);
+    if (rc == 0 || rc == -ENOENT)
+        return rc;
     ad_ns_proc_addr(&peer, want_local, sizeof(want_local));
     ad_ns_proc_addr(&self, want_rem, sizeof(want_rem));
-    FILE *f = fopen(peer.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6", "r");
-    if (f == NULL)
-        return -errno;
-    while (rc != 0 && fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "%*d: %63s %63s %*s %*s %*s %*s %u", local, rem, &u) == 3 &&
-            strcasecmp(local, want_local) == 0 && strcasecmp(rem, want_rem) == 0) {
-            *uid = (uid_t)u;
-            rc = 0;
-        }
-    fclose(f);
+    for (int pass = 0; pass < 3 && rc != 0; pass++) {
+        FILE *f = fopen(peer.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6", "r");
+        if (f == NULL)
+            return -errno;
+        rc = -ENOENT;
+        while (rc != 0 && fgets(line, sizeof(line), f) != NULL)
+            if (sscanf(line, "%*d: %63s %63s %*s %*s %*s %*s %u", local, rem, &u) == 3 &&
+                strcasecmp(local, want_local) == 0 && strcasecmp(rem, want_rem) == 0) {
+                *uid = (uid_t)u;
+                rc = 0;
+            }
+        fclose(f);
+    }
     return rc;
 }
 
