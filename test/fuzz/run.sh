@@ -65,7 +65,7 @@ daemon_sources=()
 for f in "$ROOT"/tools/mpirun/*.c; do
     [ "$(basename "$f")" = main.c ] || daemon_sources+=("$f")
 done
-if build pmi -I"$ROOT/tools/mpirun" "$ROOT/test/fuzz/fuzz_pmi.c" "${daemon_sources[@]}" &&
+if build pmi -I"$ROOT/tools/mpirun" "$ROOT/test/fuzz/fuzz_pmi.c" "${daemon_sources[@]}" -lhwloc &&
     run pmi; then
     pass=$((pass + 1))
 else

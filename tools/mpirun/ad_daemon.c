@@ -428,6 +428,8 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
         goto fail;
     if (app->wdir != NULL && chdir(app->wdir) != 0)
         goto fail;
+    if (job->num == 0) /* spawned jobs are not bound */
+        mpirun_bind_apply((int)(p - job->procs));
     fcntl(pmi_fd, F_SETFD, 0);
     for (int i = 0; i < opts->ngenv; i++)
         putenv(opts->genv[i]);
@@ -1481,9 +1483,17 @@ void ad_launch_local(struct ad_daemon *d, const struct mpirun_opts *opts)
     int code;
 
     (void)opts; /* the job's own (job->opts) */
-    for (int i = 0; i < job->nprocs && !d->ended; i++)
+    /* this host's placement from its own topology, before any rank starts */
+    if (mpirun_bind_plan(&job->opts->bind, job->nprocs, d->host, msg, sizeof(msg)) != 0)
+        ad_daemon_end(d, 2, msg);
+    for (int i = 0; i < job->nprocs && !d->ended; i++) {
         if (ad_proc_launch(d, job, &job->procs[i], &code, msg, sizeof(msg)) != 0)
             ad_daemon_end(d, code, msg);
+        else if (job->opts->bind.report) {
+            mpirun_bind_report(i, job->procs[i].rank, job->procs[i].pid, msg, sizeof(msg));
+            ad_io_write(2, msg, strlen(msg));
+        }
+    }
     d->launched = 1;
 }
 

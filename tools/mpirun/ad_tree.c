@@ -663,6 +663,13 @@ static int ad_setup_encode(struct ad_tree *t, const struct mpirun_opts *o, int s
         if (keep)
             rc |= ad_buf_add_str(b, *e);
     }
+    /* mapping and binding: each daemon plans its host's ranks (bind.h) */
+    rc |= ad_buf_add_int(b, o->bind.bind_given);
+    rc |= ad_buf_add_int(b, o->bind.bind);
+    rc |= ad_buf_add_int(b, o->bind.map);
+    rc |= ad_buf_add_int(b, o->bind.ppr);
+    rc |= ad_buf_add_int(b, o->bind.report);
+    rc |= ad_buf_add_int(b, o->bind.oversubscribe);
     return rc != 0 ? -ENOMEM : 0;
 }
 
@@ -742,6 +749,12 @@ static int ad_setup_decode(struct ad_tree *t, int *stdin_usable)
         return -ENOMEM;
     for (int i = 0; i < t->nenv; i++)
         t->env[i] = (char *)ad_take(&c);
+    o->bind.bind_given = (int)ad_take_int(&c, 0, 1);
+    o->bind.bind = (int)ad_take_int(&c, MPIRUN_RES_NONE, MPIRUN_RES_SOCKET);
+    o->bind.map = (int)ad_take_int(&c, MPIRUN_RES_NONE, MPIRUN_RES_NODE);
+    o->bind.ppr = (int)ad_take_int(&c, 0, 4096);
+    o->bind.report = (int)ad_take_int(&c, 0, 1);
+    o->bind.oversubscribe = (int)ad_take_int(&c, 0, 1);
     t->opts = o;
     return c.bad ? -EPROTO : 0;
 }
@@ -2161,7 +2174,7 @@ int ad_tree_run(const struct mpirun_opts *opts)
         goto out;
     }
     exe[n] = '\0';
-    t.cwd = cwd;
+    t.cwd = opts->wdir != NULL ? opts->wdir : cwd; /* -wdir: the daemons start there */
     t.exe = exe;
     if (ad_job_create(opts, NULL, &t.size, 0, &job) != 0) /* no rank runs here */
         goto oom;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef DCFA_VERSION
@@ -50,6 +51,17 @@ static void mpirun_usage(FILE *f)
         "                          universe size (also DCFA_OVERSUBSCRIBE=0)\n"
         "  --oversubscribe         allow it (the default)\n"
         "  --allow-run-as-root     accepted and ignored\n"
+        "  --map-by, -map-by M     where each host's ranks go: core (the default), hwthread,\n"
+        "                          socket, numa (round robin over them), node (round robin\n"
+        "                          over the hosts, then by core), ppr:N:resource (N ranks\n"
+        "                          per core, hwthread, socket, numa or node)\n"
+        "  --bind-to, -bind-to B   bind each rank to its core, hwthread, socket, numa or none.\n"
+        "                          Default: to what it is mapped by (a core when by node or\n"
+        "                          by default) if the host's ranks fit on its cores, else\n"
+        "                          none. More ranks than cores with --bind-to core is an\n"
+        "                          error unless --oversubscribe\n"
+        "  --report-bindings       one line per rank on stderr: host, pid, rank, its cpus\n"
+        "  -wdir, --wdir, -wd DIR  the ranks start in DIR (default: mpirun's directory)\n"
         "  -h, --help              this help\n"
         "  --version               print the version\n"
         "\n"
@@ -124,6 +136,7 @@ static void mpirun_opts_free(struct mpirun_opts *o)
     for (int i = 0; i < o->ngenv; i++)
         free(o->genv[i]);
     free(o->genv);
+    free(o->wdir);
     mpirun_hosts_free(o);
 }
 
@@ -135,6 +148,91 @@ static const char *mpirun_inline_value(const char *arg, const char *name)
     if (strncmp(arg, name, n) == 0 && arg[n] == '=')
         return arg + n + 1;
     return NULL;
+}
+
+/* --bind-to, --map-by, --report-bindings, -wdir (and their spellings) at
+ * argv[*i]: 0 when taken (*i on its last word), 1 when not one of them, or
+ * -EBADMSG after a message. */
+static int mpirun_place_option(struct mpirun_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *val = NULL, *opt;
+    int bind = 0;
+
+    if ((val = mpirun_inline_value(a, "--bind-to")) != NULL || strcmp(a, "--bind-to") == 0 ||
+        strcmp(a, "-bind-to") == 0) {
+        opt = "--bind-to";
+        bind = 1;
+    } else if ((val = mpirun_inline_value(a, "--map-by")) != NULL || strcmp(a, "--map-by") == 0 ||
+               strcmp(a, "-map-by") == 0) {
+        opt = "--map-by";
+    } else if ((val = mpirun_inline_value(a, "--wdir")) != NULL || strcmp(a, "--wdir") == 0 ||
+               strcmp(a, "-wdir") == 0 || strcmp(a, "-wd") == 0 || strcmp(a, "--wd") == 0) {
+        opt = "-wdir";
+    } else if (strcmp(a, "--report-bindings") == 0 || strcmp(a, "-report-bindings") == 0) {
+        o->bind.report = 1;
+        return 0;
+    } else {
+        return 1;
+    }
+    if (val == NULL)
+        val = *i + 1 < argc ? argv[++*i] : NULL;
+    if (strcmp(opt, "-wdir") == 0) {
+        if (val == NULL || *val == '\0') {
+            mpirun_bad("%s needs a directory", opt);
+            return -EBADMSG;
+        }
+        free(o->wdir);
+        return (o->wdir = strdup(val)) != NULL ? 0 : -ENOMEM;
+    }
+    if (bind ? mpirun_bind_parse_bind(&o->bind, opt, val)
+             : mpirun_bind_parse_map(&o->bind, opt, val))
+        return -EBADMSG;
+    return 0;
+}
+
+/* After the command line: -wdir made absolute (and, on this host only,
+ * checked: across hosts each daemon says when it cannot enter it) and given
+ * to every program; --map-by node across hosts places one rank per host and
+ * pass. 0 or -EBADMSG after a message. */
+static int mpirun_place_finish(struct mpirun_opts *o)
+{
+    if (o->bind.map == MPIRUN_RES_NODE && o->bind.ppr == 0 && o->ppn == 0 && o->nhosts > 0)
+        o->ppn = 1;
+    if (o->wdir == NULL)
+        return 0;
+    if (o->wdir[0] != '/') {
+        char cwd[PATH_MAX], *abs;
+        size_t len;
+        if (getcwd(cwd, sizeof(cwd)) == NULL) {
+            fprintf(stderr, "mpirun: -wdir %s: cannot find the current directory: %s\n", o->wdir,
+                    strerror(errno));
+            return -EBADMSG;
+        }
+        len = strlen(cwd) + strlen(o->wdir) + 2;
+        if ((abs = malloc(len)) == NULL)
+            return -ENOMEM;
+        snprintf(abs, len, "%s/%s", cwd, o->wdir);
+        free(o->wdir);
+        o->wdir = abs;
+    }
+    if (o->nhosts == 0) {
+        struct stat st;
+        int err = 0;
+        if (stat(o->wdir, &st) != 0)
+            err = errno;
+        else if (!S_ISDIR(st.st_mode))
+            err = ENOTDIR;
+        else if (access(o->wdir, X_OK) != 0)
+            err = errno;
+        if (err != 0) {
+            fprintf(stderr, "mpirun: -wdir %s: cannot start the ranks there: %s\n", o->wdir,
+                    strerror(err));
+            return -EBADMSG;
+        }
+    }
+    for (int a = 0; a < o->napps; a++)
+        o->apps[a].wdir = o->wdir;
+    return 0;
 }
 
 /* Parses argv[1..]. Returns 0, 1 when done already (help/version), or < 0. */
@@ -250,6 +348,10 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
                 o->universe = (int)v;
             } else if (strcmp(a, "--oversubscribe") == 0 || strcmp(a, "-oversubscribe") == 0) {
                 o->no_oversubscribe = 0;
+                o->bind.oversubscribe = 1;
+            } else if ((rc = mpirun_place_option(o, argc, argv, &i)) <= 0) {
+                if (rc < 0)
+                    return rc;
             } else if (strcmp(a, "--no-oversubscribe") == 0 ||
                        strcmp(a, "-no-oversubscribe") == 0 || strcmp(a, "--nooversubscribe") == 0) {
                 o->no_oversubscribe = 1;
@@ -275,6 +377,8 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
     }
     if (o->napps == 0)
         return mpirun_bad("%s", "no program given");
+    if (o->bind.ppr > 0 && o->bind.map == MPIRUN_RES_NODE && o->ppn == 0)
+        o->ppn = o->bind.ppr; /* ppr:N:node: N per host */
     /* With hosts and no -n: as many ranks as the hosts offer. */
     if (o->nhosts > 0 && o->napps == 1 && !o->apps[0].nprocs_given) {
         int n = mpirun_hosts_default_size(o);
@@ -283,7 +387,7 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         o->apps[0].nprocs = n;
     }
     mpirun_default_universe(o); /* the hosts' slots, else the job or the CPUs */
-    return 0;
+    return mpirun_place_finish(o);
 }
 
 int main(int argc, char **argv)
@@ -321,6 +425,7 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
     rc = ad_run(&opts);
+    mpirun_bind_plan_free();
 out:
     mpirun_opts_free(&opts);
     return rc;

@@ -2,6 +2,8 @@
 #ifndef DCFA_MPIRUN_H
 #define DCFA_MPIRUN_H
 
+#include "bind.h"
+
 #include <stddef.h>
 
 /* One application context: "-n N [-env NAME VALUE]... prog args", MPMD
@@ -39,6 +41,8 @@ struct mpirun_opts {
                              within the universe */
     double noinit_grace;  /* DCFA_NOINIT_GRACE: seconds a rank that exited without
                              MPI_Init is given before the job ends (others in MPI) */
+    struct mpirun_bind bind; /* --map-by, --bind-to, --report-bindings (bind.h) */
+    char *wdir;              /* -wdir: the ranks' directory (absolute), NULL = mpirun's */
 };
 
 /* hosts.c: DCFA_UNIVERSE_SIZE, DCFA_OVERSUBSCRIBE and DCFA_NOINIT_GRACE
