@@ -74,6 +74,11 @@ options)
     check "$NCORES" socket local --map-by socket --bind-to socket
     check "$MORE" none local --bind-to none --report-bindings
     check "$NCORES" core local --map-by node # one host: one core after the other
+    # ppr without -n: N on each resource of this host
+    run 0 -x BIND_ALLOWED="$ALLOWED" --map-by ppr:1:core "$CHECK" core local
+    [ "$(grep -c '^rank [0-9]* cpus ' "$TMP/out")" = "$NCORES" ] || fail "ppr:1:core without -n: $(cat "$TMP/out")"
+    run 0 --map-by ppr:3:node sh -c 'echo $PMI_SIZE'
+    [ "$(sort -u "$TMP/out")" = 3 ] || fail "ppr:3:node without -n: $(cat "$TMP/out")"
     # MPMD: the options hold for the whole job, ranks numbered across programs
     run 0 -n 1 -x BIND_ALLOWED="$ALLOWED" --bind-to core "$CHECK" core local : -n 1 "$CHECK" core local
     grep -q "No Errors" "$TMP/out" || fail "MPMD: $(cat "$TMP/out" "$TMP/err")"

@@ -289,6 +289,13 @@ void mpirun_bind_plan_free(void)
     bind_topo = NULL;
 }
 
+int mpirun_bind_ppr_size(const struct mpirun_bind *b)
+{
+    if (b->ppr <= 0 || bind_topo_load() != 0)
+        return 1;
+    return b->ppr * (b->map == MPIRUN_RES_NODE ? 1 : bind_count(b->map));
+}
+
 /* The first rank that would share its object beyond its room: -1 if none. */
 static int bind_overload(int n, int res, int *count)
 {
@@ -334,7 +341,7 @@ int mpirun_bind_plan(const struct mpirun_bind *b, int n, const char *host, char 
     bind_n = n;
     ncores = bind_count(MPIRUN_RES_CORE);
     if (b->ppr > 0 && !b->oversubscribe) {
-        int room = b->ppr * (b->map == MPIRUN_RES_NODE ? 1 : bind_count(b->map));
+        int room = mpirun_bind_ppr_size(b);
         if (n > room) {
             snprintf(msg, cap,
                      "mpirun: --map-by ppr:%d:%s on host '%s': %d ranks but room for %d (%d per "

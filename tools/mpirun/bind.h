@@ -37,6 +37,9 @@ struct mpirun_bind {
 int mpirun_bind_parse_bind(struct mpirun_bind *b, const char *opt, const char *value);
 int mpirun_bind_parse_map(struct mpirun_bind *b, const char *opt, const char *value);
 
+/* The ranks --map-by ppr:N:R places on this host: N x its R (1 when the
+ * topology cannot be read). */
+int mpirun_bind_ppr_size(const struct mpirun_bind *b);
 /* In the daemon, before job 0's n ranks of this host start: plans each one's
  * mask from this host's topology (restricted to the CPUs this process may
  * use). host names the host in messages (NULL: this machine's name). 0, or

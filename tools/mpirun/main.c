@@ -385,6 +385,12 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         if (n > MPIRUN_MAX_PROCS)
             return mpirun_bad("%s", "the hosts offer more than 4096 ranks: give -n");
         o->apps[0].nprocs = n;
+    } else if (o->nhosts == 0 && o->napps == 1 && !o->apps[0].nprocs_given && o->bind.ppr > 0) {
+        /* one host, ppr and no -n: N on each of its resources */
+        int n = mpirun_bind_ppr_size(&o->bind);
+        if (n > MPIRUN_MAX_PROCS)
+            return mpirun_bad("%s", "ppr places more than 4096 ranks here: give -n");
+        o->apps[0].nprocs = n;
     }
     mpirun_default_universe(o); /* the hosts' slots, else the job or the CPUs */
     return mpirun_place_finish(o);
