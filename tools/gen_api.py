@@ -27,17 +27,28 @@ Outputs
 
 Marks after a prototype, "[name]" or "[name: words]":
   [twin]          on an MPI_X_c line: MPI_X and MPI_X_c whose parameters differ
-                  only where the int form passes an int by value and the _c form
-                  an MPI_Count or MPI_Aint; the implementation is one function
-                  b_X taking the _c parameters (the int form widens) and the name
-                  of the function the program called, for its messages.
+                  only in width (the int form's int or MPI_Aint against the _c
+                  form's MPI_Count or MPI_Aint): by value (the int form widens),
+                  as an output pointer (the int form passes the address of a wide
+                  variable and narrows it once the call succeeded: a value that
+                  does not fit an int is MPI_ERR_VALUE_TOO_LARGE, or MPI_UNDEFINED
+                  with [undefined]), or as an input array (every MPI_Count or
+                  MPI_Aint array of the _c form reaches b_X as a b_counts or
+                  b_aints, src/binding/twin.h, holding either form's array).
+                  The implementation is one function b_X taking the _c
+                  parameters and the name of the function the program called,
+                  for its messages.
+  [undefined: p]  on a [twin] line: the int form's output p is MPI_UNDEFINED when
+                  the value does not fit an int (MPI_Get_count, MPI_Type_size).
   [null: p ...]   output pointers p that may be NULL (MPI_Init's argc, ...):
                   not checked here (the implementation decides).
   [out: p ...]    parameters declared void * that are pointers to a result
                   (MPI_Alloc_mem's baseptr, MPI_Comm_get_attr's attribute_val):
                   checked like the output pointers.
   [inout: p]      a communicator pointer the call reads (MPI_Comm_free's comm):
-                  not cleared (below).
+                  not cleared (below); on a [twin] line, an output pointer the call
+                  also reads (MPI_Pack's position): the int form's value is widened
+                  into the variable passed.
   [raise: x]      where the errors of the generated checks go, when not on the
                   first communicator, window, file or session passed by value:
                   a parameter of type MPI_Errhandler (MPI_Session_init, the
@@ -115,7 +126,7 @@ OUT_BASES = {"int", "MPI_Aint", "MPI_Count", "MPI_Offset", "MPI_Fint", "char",
              "MPI_Op", "MPI_Errhandler", "MPI_Info", "MPI_Win", "MPI_File", "MPI_Message",
              "MPI_Session"}
 
-MARKS = ("twin", "null", "out", "raise", "inout")
+MARKS = ("twin", "null", "out", "raise", "inout", "undefined")
 
 
 class GenError(Exception):
@@ -137,16 +148,25 @@ class Param:
         self.type = (m.group(1).strip() + " " + m.group(3).strip()).strip()
 
 
-# By-value parameter types of a [twin] pair's _c form that may stand for an int
-# of the int form (the int form widens its argument).
-TWIN_WIDER = ("MPI_Count", "MPI_Aint")
+# How a parameter of a [twin] pair's int form may differ from the _c form's:
+# (int form's type, _c form's types) -> the kind of difference (gen_pmpi).
+TWIN_WIDER = {
+    ("int", "MPI_Count"): "value", ("int", "MPI_Aint"): "value",
+    ("MPI_Aint", "MPI_Count"): "value",
+    ("int *", "MPI_Count *"): "out", ("int *", "MPI_Aint *"): "out",
+    ("MPI_Aint *", "MPI_Count *"): "out",
+    ("const int []", "const MPI_Count []"): "array",
+    ("const int []", "const MPI_Aint []"): "array",
+}
+# the type of the implementation's parameter for an array of the _c form
+TWIN_ARRAY = {"const MPI_Count []": "b_counts", "const MPI_Aint []": "b_aints"}
 
 
 def split_marks(line, lineno):
     """(prototype, {mark: [words]}) of an api.txt line."""
     marks = {}
     while True:
-        m = re.match(r"^(.*\))\s*\[(\w+)(?::([^\]]*))?\]\s*$", line)
+        m = re.match(r"^(.*?\S)\s*\[(\w+)(?::([^\]]*))?\]\s*$", line)
         if not m:
             return line, marks
         name, words = m.group(2), (m.group(3) or "").split()
@@ -173,6 +193,7 @@ class Func:
         self.name = m.group(2)
         self.short = self.name[len("MPI_"):]
         self.twin_of = None     # for both functions of a [twin] pair: the _c one
+        self.twin_kinds = None  # the int form's: how each parameter differs (TWIN_WIDER)
         self.marked_twin = "twin" in self.marks
         if self.marked_twin and not self.short.endswith("_c"):
             raise GenError("api.txt:%d: [twin] belongs on the _c line (%s)" % (lineno, self.name))
@@ -188,7 +209,7 @@ class Func:
             if p.type == "..." and i != len(self.params) - 1:
                 raise GenError("api.txt:%d: '...' must be last in %s" % (lineno, self.name))
         by_name = {p.name: p for p in self.params if p.name}
-        for mark in ("null", "out", "inout"):
+        for mark in ("null", "out", "inout", "undefined"):
             for n in self.marks.get(mark, []):
                 p = by_name.get(n)
                 if p is None:
@@ -196,7 +217,7 @@ class Func:
                                    % (lineno, mark, n, self.name))
                 if mark == "out" and p.type != "void *":
                     raise GenError("api.txt:%d: [out: %s] is for void * parameters" % (lineno, n))
-                if mark == "inout" and p.type != "MPI_Comm *":
+                if mark == "inout" and p.type != "MPI_Comm *" and not self.marked_twin:
                     raise GenError("api.txt:%d: [inout: %s] is for MPI_Comm * parameters"
                                    % (lineno, n))
                 if mark == "null" and not self.out_type(p):
@@ -265,13 +286,25 @@ def pair_twins(funcs):
             raise GenError("%s: both forms must return int" % where)
         if len(small.params) != len(big.params):
             raise GenError("%s: the two forms have different parameter counts" % where)
+        small.twin_kinds = []
         for ps, pb in zip(small.params, big.params):
             if pb.type == "..." or ps.type == "...":
                 raise GenError("%s: variadic functions cannot be twins" % where)
-            if ps.type != pb.type and not (ps.type == "int" and pb.type in TWIN_WIDER):
+            kind = "same" if ps.type == pb.type else TWIN_WIDER.get((ps.type, pb.type))
+            if kind is None:
                 raise GenError("%s: parameter '%s' is '%s' in the int form and '%s' in the _c form;"
-                               " only int -> %s by value may differ"
-                               % (where, pb.name, ps.type, pb.type, "/".join(TWIN_WIDER)))
+                               " only int/MPI_Aint -> MPI_Count/MPI_Aint may differ (by value, "
+                               "output pointer or input array)" % (where, pb.name, ps.type, pb.type))
+            small.twin_kinds.append(kind)
+        narrowed = [pb.name for ps, pb, k in zip(small.params, big.params, small.twin_kinds)
+                    if k == "out"]
+        for n in big.marks.get("inout", []) + big.marks.get("undefined", []):
+            if n not in narrowed:
+                raise GenError("%s: [inout/undefined: %s] is for an output the int form narrows"
+                               % (where, n))
+        for n in big.marks.get("undefined", []):
+            if small.params[[p.name for p in small.params].index(n)].type != "int *":
+                raise GenError("%s: [undefined: %s] is for an int output" % (where, n))
         small.twin_of = big
         big.twin_of = big
 
@@ -366,8 +399,49 @@ def impl_name(fn):
 
 
 def twin_decl(big):
-    params = ", ".join(["const char *fn"] + [p.text for p in big.params])
-    return "int %s(%s)" % (impl_name(big), params)
+    params = ["const char *fn"]
+    for p in big.params:
+        params.append("%s %s" % (TWIN_ARRAY[p.type], p.name) if p.type in TWIN_ARRAY else p.text)
+    return "int %s(%s)" % (impl_name(big), ", ".join(params))
+
+
+def twin_call(fn, kind, handle):
+    """The body of PMPI_X of a [twin] pair after its checks: b_X called with the _c form's
+    arguments; the int form widens its arrays and its outputs through variables of the _c
+    form's types, and narrows these outputs once the call succeeded."""
+    big = fn.twin_of
+    kinds = fn.twin_kinds if fn is not big else ["same"] * len(fn.params)
+    args, pre, post = ['"%s"' % fn.name], [], []
+    for p, pb, k in zip(fn.params, big.params, kinds):
+        if pb.type in TWIN_ARRAY:
+            view = "(%s){%s, NULL}" if k == "array" else "(%s){NULL, %s}"
+            args.append(view % (TWIN_ARRAY[pb.type], p.name))
+        elif k == "out":
+            wide = pb.type[:-2]
+            w = p.name + "_w"
+            if p.name in big.marks.get("inout", []):
+                pre.append("    %s %s = *%s;" % (wide, w, p.name))
+            else:
+                pre.append("    %s %s = 0;" % (wide, w))
+            args.append("&" + w)
+            if p.type == "MPI_Aint *":
+                post.append("    *%s = (MPI_Aint)%s;" % (p.name, w))
+            elif p.name in big.marks.get("undefined", []):
+                post.append("    *%s = %s > INT_MAX ? MPI_UNDEFINED : (int)%s;" % (p.name, w, w))
+            else:
+                post.append("    if (%s > INT_MAX)" % w)
+                post.append('        return mpii_err(%s, %s, MPI_ERR_VALUE_TOO_LARGE, "%s",'
+                            % (kind, handle, fn.name))
+                post.append('                        "%s=%%lld does not fit an int: use %s", '
+                            "(long long)%s);" % (p.name, big.name, w))
+                post.append("    *%s = (int)%s;" % (p.name, w))
+        else:
+            args.append(p.name)
+    call = "%s(%s)" % (impl_name(fn), ", ".join(args))
+    if not post:
+        return pre + ["    return %s;" % call]
+    return pre + ["    int rc = %s;" % call, "    if (rc != MPI_SUCCESS)", "        return rc;"] + \
+        post + ["    return MPI_SUCCESS;"]
 
 
 def gen_pmpi(fn):
@@ -383,9 +457,10 @@ def gen_pmpi(fn):
                          % (kind, handle, fn.name, p.name))
     for p in fn.new_comms():
         lines.append("    *%s = MPI_COMM_NULL; /* what a failed constructor leaves */" % p.name)
-    args = fn.call_args()
     if fn.twin_of is not None:
-        args = '"%s", %s' % (fn.name, args)
+        kind, handle = fn.err_object()
+        return lines + twin_call(fn, kind, handle) + ["}"]
+    args = fn.call_args()
     if any(p.type == "..." for p in fn.params):
         lines.append("    /* the variadic arguments cannot be forwarded; none are defined */")
     lines.append("    return %s(%s);" % (impl_name(fn), args))
@@ -449,6 +524,7 @@ def gen_stubs_c(funcs):
     out.append(" * which did, by comparing the resolved b_X with the stub. The [twin] pairs")
     out.append(" * of api.txt have no stub: PMPI_X and PMPI_X_c call b_X(name, ...).")
     out.append(" */")
+    out.append("#include <limits.h>")
     out.append("#include <stdio.h>")
     out.append("#include <stdlib.h>")
     out.append("")
@@ -456,6 +532,9 @@ def gen_stubs_c(funcs):
     out.append('#include "mpi/mpii_err.h"')
     out.append('#include "binding/api_table.h"')
     out.append('#include "binding/impl.h"')
+    out.append("")
+    out.append("/* an MPI_Aint output of a twin's int form holds the _c form's MPI_Count as it is */")
+    out.append('_Static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint and MPI_Count differ");')
     out.append("")
     out.append("extern int mpii_entry_lock_on;")
     out.append("extern int mpii_live;")
@@ -506,6 +585,7 @@ def gen_impl_h(funcs):
     out.append("#define DCFA_BINDING_IMPL_H")
     out.append("")
     out.append('#include "mpi.h"')
+    out.append('#include "binding/twin.h"')
     out.append("")
     for fn in funcs:
         if fn.twin_of is fn:

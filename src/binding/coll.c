@@ -224,29 +224,6 @@ static int coll_end(const char *fn, MPI_Comm comm, coll_sched *s, int built, int
     return coll_done(fn, comm, coll_sched_finish(s, mode, req));
 }
 
-/* ---- the int arrays of the non-_c forms: n entries converted; NULL stays NULL ------------
- * (declared in mpii.h; the neighbourhood collectives in topo.c use them too) */
-
-MPI_Count *mpii_counts_of_int(const int *a, int n)
-{
-    if (!a)
-        return NULL;
-    MPI_Count *v = util_malloc((size_t)n * sizeof *v + 1);
-    for (int i = 0; i < n; i++)
-        v[i] = a[i];
-    return v;
-}
-
-MPI_Aint *mpii_displs_of_int(const int *a, int n)
-{
-    if (!a)
-        return NULL;
-    MPI_Aint *v = util_malloc((size_t)n * sizeof *v + 1);
-    for (int i = 0; i < n; i++)
-        v[i] = a[i];
-    return v;
-}
-
 /* entries of the arrays that are significant here: every peer's (local: the local group's) */
 static int coll_nentries(MPI_Comm comm, int local)
 {
@@ -576,73 +553,73 @@ static int reduce_scatter(const char *fn, int mode, const void *sbuf, void *rbuf
     return coll_end(fn, comm, s, coll_reduce_scatter(s, sbuf, rbuf, rcounts, dt, op, c), mode, req);
 }
 
-/* ---- the int forms of the v/w collectives: their arrays converted ------------------------ */
+/* ---- the v/w collectives: the arrays of either form (binding/twin.h) as the _c form's ---- */
 
-static int gatherv_int(const char *fn, int mode, const void *sbuf, int scount, MPI_Datatype sdt,
-                       void *rbuf, const int rcounts[], const int displs[], MPI_Datatype rdt,
-                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+static int gatherv(const char *fn, int mode, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                   void *rbuf, b_counts rcounts, b_aints displs, MPI_Datatype rdt, int root,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     int n = coll_nentries_root(comm, root);
-    MPI_Count *rc_ = mpii_counts_of_int(rcounts, n);
-    MPI_Aint *d = mpii_displs_of_int(displs, n);
+    const MPI_Count *rc_ = b_counts_wide(rcounts, n);
+    const MPI_Aint *d = b_aints_wide(displs, n);
     int rc = gather(fn, mode, sbuf, scount, sdt, rbuf, 0, rc_, d, rdt, 1, root, comm, info, req);
-    free(d);
-    free(rc_);
+    b_aints_free(displs, d);
+    b_counts_free(rcounts, rc_);
     return rc;
 }
 
-static int scatterv_int(const char *fn, int mode, const void *sbuf, const int scounts[],
-                        const int displs[], MPI_Datatype sdt, void *rbuf, int rcount,
-                        MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+static int scatterv(const char *fn, int mode, const void *sbuf, b_counts scounts, b_aints displs,
+                    MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                    MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     int n = coll_nentries_root(comm, root);
-    MPI_Count *sc = mpii_counts_of_int(scounts, n);
-    MPI_Aint *d = mpii_displs_of_int(displs, n);
+    const MPI_Count *sc = b_counts_wide(scounts, n);
+    const MPI_Aint *d = b_aints_wide(displs, n);
     int rc = scatter(fn, mode, sbuf, 0, sc, d, sdt, rbuf, rcount, rdt, 1, root, comm, info, req);
-    free(d);
-    free(sc);
+    b_aints_free(displs, d);
+    b_counts_free(scounts, sc);
     return rc;
 }
 
-static int allgatherv_int(const char *fn, int mode, const void *sbuf, int scount, MPI_Datatype sdt,
-                          void *rbuf, const int rcounts[], const int displs[], MPI_Datatype rdt,
-                          MPI_Comm comm, MPI_Info info, MPI_Request *req)
+static int allgatherv(const char *fn, int mode, const void *sbuf, MPI_Count scount,
+                      MPI_Datatype sdt, void *rbuf, b_counts rcounts, b_aints displs,
+                      MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     int n = coll_nentries(comm, 0);
-    MPI_Count *rc_ = mpii_counts_of_int(rcounts, n);
-    MPI_Aint *d = mpii_displs_of_int(displs, n);
+    const MPI_Count *rc_ = b_counts_wide(rcounts, n);
+    const MPI_Aint *d = b_aints_wide(displs, n);
     int rc = allgather(fn, mode, sbuf, scount, sdt, rbuf, 0, rc_, d, rdt, 1, comm, info, req);
-    free(d);
-    free(rc_);
+    b_aints_free(displs, d);
+    b_counts_free(rcounts, rc_);
     return rc;
 }
 
 /* alltoallv (sdts, rdts NULL) and alltoallw; in place the send arrays are not read */
-static int alltoallvw_int(const char *fn, int mode, const void *sbuf, const int scounts[],
-                          const int sdispls[], MPI_Datatype sdt, const MPI_Datatype sdts[],
-                          void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
-                          const MPI_Datatype rdts[], int wform, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *req)
+static int alltoallvw_twin(const char *fn, int mode, const void *sbuf, b_counts scounts,
+                           b_aints sdispls, MPI_Datatype sdt, const MPI_Datatype sdts[], void *rbuf,
+                           b_counts rcounts, b_aints rdispls, MPI_Datatype rdt,
+                           const MPI_Datatype rdts[], int wform, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *req)
 {
     int n = coll_nentries(comm, 0), ns = sbuf == MPI_IN_PLACE ? 0 : n;
-    MPI_Count *sc = mpii_counts_of_int(scounts, ns), *rc_ = mpii_counts_of_int(rcounts, n);
-    MPI_Aint *sd = mpii_displs_of_int(sdispls, ns), *rd = mpii_displs_of_int(rdispls, n);
+    const MPI_Count *sc = b_counts_wide(scounts, ns), *rc_ = b_counts_wide(rcounts, n);
+    const MPI_Aint *sd = b_aints_wide(sdispls, ns), *rd = b_aints_wide(rdispls, n);
     int rc = alltoallvw(fn, mode, sbuf, sc, sd, sdt, sdts, rbuf, rc_, rd, rdt, rdts, wform, comm,
                         info, req);
-    free(rd);
-    free(sd);
-    free(rc_);
-    free(sc);
+    b_aints_free(rdispls, rd);
+    b_aints_free(sdispls, sd);
+    b_counts_free(rcounts, rc_);
+    b_counts_free(scounts, sc);
     return rc;
 }
 
-static int reduce_scatter_int(const char *fn, int mode, const void *sbuf, void *rbuf,
-                              const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                              MPI_Info info, MPI_Request *req)
+static int reduce_scatter_twin(const char *fn, int mode, const void *sbuf, void *rbuf,
+                               b_counts rcounts, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                               MPI_Info info, MPI_Request *req)
 {
-    MPI_Count *rc_ = mpii_counts_of_int(rcounts, coll_nentries(comm, 1));
+    const MPI_Count *rc_ = b_counts_wide(rcounts, coll_nentries(comm, 1));
     int rc = reduce_scatter(fn, mode, sbuf, rbuf, rc_, dt, op, comm, info, req);
-    free(rc_);
+    b_counts_free(rcounts, rc_);
     return rc;
 }
 
@@ -708,50 +685,27 @@ int b_Gather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Dataty
 
 /* ---- Gatherv -------------------------------------------------------------------------------- */
 
-int b_Gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-              const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm)
+int b_Gatherv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+              b_counts rcounts, b_aints displs, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    return gatherv_int("MPI_Gatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
-                       root, comm, MPI_INFO_NULL, NULL);
+    return gatherv(fn, COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm,
+                   MPI_INFO_NULL, NULL);
 }
 
-int b_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
-                MPI_Comm comm)
+int b_Igatherv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+               b_counts rcounts, b_aints displs, MPI_Datatype rdt, int root, MPI_Comm comm,
+               MPI_Request *req)
 {
-    return gather("MPI_Gatherv_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs, rdt,
-                  1, root, comm, MPI_INFO_NULL, NULL);
+    return gatherv(fn, COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm,
+                   MPI_INFO_NULL, req);
 }
 
-int b_Igatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-               const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+int b_Gatherv_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                   b_counts rcounts, b_aints displs, MPI_Datatype rdt, int root, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *req)
 {
-    return gatherv_int("MPI_Igatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
-                       rdt, root, comm, MPI_INFO_NULL, req);
-}
-
-int b_Igatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                 const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
-                 MPI_Comm comm, MPI_Request *req)
-{
-    return gather("MPI_Igatherv_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs,
-                  rdt, 1, root, comm, MPI_INFO_NULL, req);
-}
-
-int b_Gatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                   const int displs[], MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info,
-                   MPI_Request *req)
-{
-    return gatherv_int("MPI_Gatherv_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts,
-                       displs, rdt, root, comm, info, req);
-}
-
-int b_Gatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                     const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt, int root,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return gather("MPI_Gatherv_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, 0, rcounts,
-                  displs, rdt, 1, root, comm, info, req);
+    return gatherv(fn, COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm,
+                   info, req);
 }
 
 /* ---- Scatter -------------------------------------------------------------------------------- */
@@ -780,50 +734,27 @@ int b_Scatter_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datat
 
 /* ---- Scatterv ------------------------------------------------------------------------------- */
 
-int b_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-               void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
+int b_Scatterv(const char *fn, const void *sbuf, b_counts scounts, b_aints displs, MPI_Datatype sdt,
+               void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm)
 {
-    return scatterv_int("MPI_Scatterv", COLL_BLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
-                        rdt, root, comm, MPI_INFO_NULL, NULL);
+    return scatterv(fn, COLL_BLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
+                    MPI_INFO_NULL, NULL);
 }
 
-int b_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                 MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                 MPI_Comm comm)
+int b_Iscatterv(const char *fn, const void *sbuf, b_counts scounts, b_aints displs,
+                MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                MPI_Comm comm, MPI_Request *req)
 {
-    return scatter("MPI_Scatterv_c", COLL_BLOCKING, sbuf, 0, scounts, displs, sdt, rbuf, rcount,
-                   rdt, 1, root, comm, MPI_INFO_NULL, NULL);
+    return scatterv(fn, COLL_NONBLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
+                    MPI_INFO_NULL, req);
 }
 
-int b_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-                void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Request *req)
+int b_Scatterv_init(const char *fn, const void *sbuf, b_counts scounts, b_aints displs,
+                    MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                    MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return scatterv_int("MPI_Iscatterv", COLL_NONBLOCKING, sbuf, scounts, displs, sdt, rbuf, rcount,
-                        rdt, root, comm, MPI_INFO_NULL, req);
-}
-
-int b_Iscatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                  MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                  MPI_Comm comm, MPI_Request *req)
-{
-    return scatter("MPI_Iscatterv_c", COLL_NONBLOCKING, sbuf, 0, scounts, displs, sdt, rbuf, rcount,
-                   rdt, 1, root, comm, MPI_INFO_NULL, req);
-}
-
-int b_Scatterv_init(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype sdt,
-                    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
-                    MPI_Info info, MPI_Request *req)
-{
-    return scatterv_int("MPI_Scatterv_init", COLL_PERSISTENT, sbuf, scounts, displs, sdt, rbuf,
-                        rcount, rdt, root, comm, info, req);
-}
-
-int b_Scatterv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                      MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return scatter("MPI_Scatterv_init_c", COLL_PERSISTENT, sbuf, 0, scounts, displs, sdt, rbuf,
-                   rcount, rdt, 1, root, comm, info, req);
+    return scatterv(fn, COLL_PERSISTENT, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
+                    info, req);
 }
 
 /* ---- Allgather ------------------------------------------------------------------------------ */
@@ -852,50 +783,27 @@ int b_Allgather_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Dat
 
 /* ---- Allgatherv ----------------------------------------------------------------------------- */
 
-int b_Allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                 const int displs[], MPI_Datatype rdt, MPI_Comm comm)
+int b_Allgatherv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                 b_counts rcounts, b_aints displs, MPI_Datatype rdt, MPI_Comm comm)
 {
-    return allgatherv_int("MPI_Allgatherv", COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs,
-                          rdt, comm, MPI_INFO_NULL, NULL);
+    return allgatherv(fn, COLL_BLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
+                      MPI_INFO_NULL, NULL);
 }
 
-int b_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                   MPI_Comm comm)
+int b_Iallgatherv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                  b_counts rcounts, b_aints displs, MPI_Datatype rdt, MPI_Comm comm,
+                  MPI_Request *req)
 {
-    return allgather("MPI_Allgatherv_c", COLL_BLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts, displs,
-                     rdt, 1, comm, MPI_INFO_NULL, NULL);
+    return allgatherv(fn, COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
+                      MPI_INFO_NULL, req);
 }
 
-int b_Iallgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, const int rcounts[],
-                  const int displs[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
-{
-    return allgatherv_int("MPI_Iallgatherv", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, rcounts,
-                          displs, rdt, comm, MPI_INFO_NULL, req);
-}
-
-int b_Iallgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                    MPI_Comm comm, MPI_Request *req)
-{
-    return allgather("MPI_Iallgatherv_c", COLL_NONBLOCKING, sbuf, scount, sdt, rbuf, 0, rcounts,
-                     displs, rdt, 1, comm, MPI_INFO_NULL, req);
-}
-
-int b_Allgatherv_init(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                      const int rcounts[], const int displs[], MPI_Datatype rdt, MPI_Comm comm,
+int b_Allgatherv_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                      void *rbuf, b_counts rcounts, b_aints displs, MPI_Datatype rdt, MPI_Comm comm,
                       MPI_Info info, MPI_Request *req)
 {
-    return allgatherv_int("MPI_Allgatherv_init", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts,
-                          displs, rdt, comm, info, req);
-}
-
-int b_Allgatherv_init_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                        const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rdt,
-                        MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return allgather("MPI_Allgatherv_init_c", COLL_PERSISTENT, sbuf, scount, sdt, rbuf, 0, rcounts,
-                     displs, rdt, 1, comm, info, req);
+    return allgatherv(fn, COLL_PERSISTENT, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
+                      info, req);
 }
 
 /* ---- Alltoall ------------------------------------------------------------------------------- */
@@ -923,112 +831,55 @@ int b_Alltoall_init(const char *fn, const void *sbuf, MPI_Count scount, MPI_Data
 
 /* ---- Alltoallv ------------------------------------------------------------------------------ */
 
-int b_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
-                void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+int b_Alltoallv(const char *fn, const void *sbuf, b_counts scounts, b_aints sdispls,
+                MPI_Datatype sdt, void *rbuf, b_counts rcounts, b_aints rdispls, MPI_Datatype rdt,
                 MPI_Comm comm)
 {
-    return alltoallvw_int("MPI_Alltoallv", COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
-                          rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
+    return alltoallvw_twin(fn, COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf, rcounts,
+                           rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
 }
 
-int b_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                  MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
-                  MPI_Datatype rdt, MPI_Comm comm)
-{
-    return alltoallvw("MPI_Alltoallv_c", COLL_BLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
-                      rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, NULL);
-}
-
-int b_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
-                 void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
+int b_Ialltoallv(const char *fn, const void *sbuf, b_counts scounts, b_aints sdispls,
+                 MPI_Datatype sdt, void *rbuf, b_counts rcounts, b_aints rdispls, MPI_Datatype rdt,
                  MPI_Comm comm, MPI_Request *req)
 {
-    return alltoallvw_int("MPI_Ialltoallv", COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL,
-                          rbuf, rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
+    return alltoallvw_twin(fn, COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf, rcounts,
+                           rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
 }
 
-int b_Ialltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                   MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
-                   const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req)
+int b_Alltoallv_init(const char *fn, const void *sbuf, b_counts scounts, b_aints sdispls,
+                     MPI_Datatype sdt, void *rbuf, b_counts rcounts, b_aints rdispls,
+                     MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return alltoallvw("MPI_Ialltoallv_c", COLL_NONBLOCKING, sbuf, scounts, sdispls, sdt, NULL, rbuf,
-                      rcounts, rdispls, rdt, NULL, 0, comm, MPI_INFO_NULL, req);
-}
-
-int b_Alltoallv_init(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype sdt,
-                     void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rdt,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return alltoallvw_int("MPI_Alltoallv_init", COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL,
-                          rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
-}
-
-int b_Alltoallv_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                       MPI_Datatype sdt, void *rbuf, const MPI_Count rcounts[],
-                       const MPI_Aint rdispls[], MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *req)
-{
-    return alltoallvw("MPI_Alltoallv_init_c", COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL,
-                      rbuf, rcounts, rdispls, rdt, NULL, 0, comm, info, req);
+    return alltoallvw_twin(fn, COLL_PERSISTENT, sbuf, scounts, sdispls, sdt, NULL, rbuf, rcounts,
+                           rdispls, rdt, NULL, 0, comm, info, req);
 }
 
 /* ---- Alltoallw ------------------------------------------------------------------------------ */
 
-int b_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
+int b_Alltoallw(const char *fn, const void *sbuf, b_counts scounts, b_aints sdispls,
+                const MPI_Datatype sdts[], void *rbuf, b_counts rcounts, b_aints rdispls,
                 const MPI_Datatype rdts[], MPI_Comm comm)
 {
-    return alltoallvw_int("MPI_Alltoallw", COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
-                          sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm,
-                          MPI_INFO_NULL, NULL);
+    return alltoallvw_twin(fn, COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL, sdts, rbuf,
+                           rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm, MPI_INFO_NULL, NULL);
 }
 
-int b_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                  const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                  const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm)
-{
-    return alltoallvw("MPI_Alltoallw_c", COLL_BLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL,
-                      sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm, MPI_INFO_NULL,
-                      NULL);
-}
-
-int b_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
-                 const MPI_Datatype sdts[], void *rbuf, const int rcounts[], const int rdispls[],
+int b_Ialltoallw(const char *fn, const void *sbuf, b_counts scounts, b_aints sdispls,
+                 const MPI_Datatype sdts[], void *rbuf, b_counts rcounts, b_aints rdispls,
                  const MPI_Datatype rdts[], MPI_Comm comm, MPI_Request *req)
 {
-    return alltoallvw_int("MPI_Ialltoallw", COLL_NONBLOCKING, sbuf, scounts, sdispls,
-                          MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
-                          1, comm, MPI_INFO_NULL, req);
+    return alltoallvw_twin(fn, COLL_NONBLOCKING, sbuf, scounts, sdispls, MPI_DATATYPE_NULL, sdts,
+                           rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm, MPI_INFO_NULL,
+                           req);
 }
 
-int b_Ialltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                   const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                   const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
-                   MPI_Request *req)
+int b_Alltoallw_init(const char *fn, const void *sbuf, b_counts scounts, b_aints sdispls,
+                     const MPI_Datatype sdts[], void *rbuf, b_counts rcounts, b_aints rdispls,
+                     const MPI_Datatype rdts[], MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
-    return alltoallvw("MPI_Ialltoallw_c", COLL_NONBLOCKING, sbuf, scounts, sdispls,
-                      MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1,
-                      comm, MPI_INFO_NULL, req);
-}
-
-int b_Alltoallw_init(const void *sbuf, const int scounts[], const int sdispls[],
-                     const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
-                     const int rdispls[], const MPI_Datatype rdts[], MPI_Comm comm, MPI_Info info,
-                     MPI_Request *req)
-{
-    return alltoallvw_int("MPI_Alltoallw_init", COLL_PERSISTENT, sbuf, scounts, sdispls,
-                          MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts,
-                          1, comm, info, req);
-}
-
-int b_Alltoallw_init_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-                       const MPI_Datatype sdts[], void *rbuf, const MPI_Count rcounts[],
-                       const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm,
-                       MPI_Info info, MPI_Request *req)
-{
-    return alltoallvw("MPI_Alltoallw_init_c", COLL_PERSISTENT, sbuf, scounts, sdispls,
-                      MPI_DATATYPE_NULL, sdts, rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1,
-                      comm, info, req);
+    return alltoallvw_twin(fn, COLL_PERSISTENT, sbuf, scounts, sdispls, MPI_DATATYPE_NULL, sdts,
+                           rbuf, rcounts, rdispls, MPI_DATATYPE_NULL, rdts, 1, comm, info, req);
 }
 
 /* ---- Reduce --------------------------------------------------------------------------------- */
@@ -1099,47 +950,25 @@ int b_Reduce_scatter_block_init(const char *fn, const void *sbuf, void *rbuf, MP
 
 /* ---- Reduce_scatter ------------------------------------------------------------------------- */
 
-int b_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm)
+int b_Reduce_scatter(const char *fn, const void *sbuf, void *rbuf, b_counts rcounts,
+                     MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter_int("MPI_Reduce_scatter", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op,
-                              comm, MPI_INFO_NULL, NULL);
+    return reduce_scatter_twin(fn, COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op, comm, MPI_INFO_NULL,
+                               NULL);
 }
 
-int b_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
-                       MPI_Op op, MPI_Comm comm)
+int b_Ireduce_scatter(const char *fn, const void *sbuf, void *rbuf, b_counts rcounts,
+                      MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-    return reduce_scatter("MPI_Reduce_scatter_c", COLL_BLOCKING, sbuf, rbuf, rcounts, dt, op, comm,
-                          MPI_INFO_NULL, NULL);
+    return reduce_scatter_twin(fn, COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op, comm,
+                               MPI_INFO_NULL, req);
 }
 
-int b_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-                      MPI_Comm comm, MPI_Request *req)
+int b_Reduce_scatter_init(const char *fn, const void *sbuf, void *rbuf, b_counts rcounts,
+                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *req)
 {
-    return reduce_scatter_int("MPI_Ireduce_scatter", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
-                              comm, MPI_INFO_NULL, req);
-}
-
-int b_Ireduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt,
-                        MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    return reduce_scatter("MPI_Ireduce_scatter_c", COLL_NONBLOCKING, sbuf, rbuf, rcounts, dt, op,
-                          comm, MPI_INFO_NULL, req);
-}
-
-int b_Reduce_scatter_init(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-    return reduce_scatter_int("MPI_Reduce_scatter_init", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt,
-                              op, comm, info, req);
-}
-
-int b_Reduce_scatter_init_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[],
-                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                            MPI_Request *req)
-{
-    return reduce_scatter("MPI_Reduce_scatter_init_c", COLL_PERSISTENT, sbuf, rbuf, rcounts, dt, op,
-                          comm, info, req);
+    return reduce_scatter_twin(fn, COLL_PERSISTENT, sbuf, rbuf, rcounts, dt, op, comm, info, req);
 }
 
 /* ---- Scan ----------------------------------------------------------------------------------- */

@@ -690,78 +690,43 @@ static int dt_query(const char *fn, MPI_Datatype h, const void *a, const void *b
     return MPI_SUCCESS;
 }
 
-int b_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+int b_Type_get_extent(const char *fn, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_get_extent", datatype, lb, extent, &t);
-    if (rc == MPI_SUCCESS)
-        *lb = t->dt.lb, *extent = t->dt.extent;
-    return rc;
-}
-int b_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_get_extent_c", datatype, lb, extent, &t);
+    int rc = dt_query(fn, datatype, lb, extent, &t);
     if (rc == MPI_SUCCESS)
         *lb = t->dt.lb, *extent = t->dt.extent;
     return rc;
 }
 int b_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_get_extent_x", datatype, lb, extent, &t);
-    if (rc == MPI_SUCCESS)
-        *lb = t->dt.lb, *extent = t->dt.extent;
-    return rc;
+    return b_Type_get_extent("MPI_Type_get_extent_x", datatype, lb, extent);
 }
-int b_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+int b_Type_get_true_extent(const char *fn, MPI_Datatype datatype, MPI_Count *true_lb,
+                           MPI_Count *true_extent)
 {
     mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_get_true_extent", datatype, true_lb, true_extent, &t);
-    if (rc == MPI_SUCCESS)
-        *true_lb = t->dt.true_lb, *true_extent = t->dt.true_extent;
-    return rc;
-}
-int b_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
-{
-    mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, &t);
+    int rc = dt_query(fn, datatype, true_lb, true_extent, &t);
     if (rc == MPI_SUCCESS)
         *true_lb = t->dt.true_lb, *true_extent = t->dt.true_extent;
     return rc;
 }
 int b_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, &t);
-    if (rc == MPI_SUCCESS)
-        *true_lb = t->dt.true_lb, *true_extent = t->dt.true_extent;
-    return rc;
+    return b_Type_get_true_extent("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent);
 }
 
-int b_Type_size(MPI_Datatype datatype, int *size)
+int b_Type_size(const char *fn, MPI_Datatype datatype, MPI_Count *size)
 {
     mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_size", datatype, size, NULL, &t);
-    if (rc == MPI_SUCCESS)
-        *size = t->dt.size > INT_MAX ? MPI_UNDEFINED : (int)t->dt.size;
-    return rc;
-}
-int b_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
-{
-    mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_size_c", datatype, size, NULL, &t);
+    int rc = dt_query(fn, datatype, size, NULL, &t);
     if (rc == MPI_SUCCESS)
         *size = (MPI_Count)t->dt.size;
     return rc;
 }
 int b_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    mpii_dtype *t = NULL;
-    int rc = dt_query("MPI_Type_size_x", datatype, size, NULL, &t);
-    if (rc == MPI_SUCCESS)
-        *size = (MPI_Count)t->dt.size;
-    return rc;
+    return b_Type_size("MPI_Type_size_x", datatype, size);
 }
 
 /* ---- envelopes -------------------------------------------------------------------- */
@@ -968,20 +933,11 @@ static MPI_Count dt_count_of(const mpii_dtype *t, MPI_Count bytes)
         return 0;
     return bytes % (MPI_Count)t->dt.size ? MPI_UNDEFINED : bytes / (MPI_Count)t->dt.size;
 }
-static int dt_narrow(MPI_Count v) { return v > INT_MAX ? MPI_UNDEFINED : (int)v; }
 
-int b_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+int b_Get_count(const char *fn, const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     mpii_dtype *t = NULL;
-    int rc = dt_status("MPI_Get_count", status, datatype, count, &t);
-    if (rc == MPI_SUCCESS)
-        *count = dt_narrow(dt_count_of(t, status->dcfa_count));
-    return rc;
-}
-int b_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    mpii_dtype *t = NULL;
-    int rc = dt_status("MPI_Get_count_c", status, datatype, count, &t);
+    int rc = dt_status(fn, status, datatype, count, &t);
     if (rc == MPI_SUCCESS)
         *count = dt_count_of(t, status->dcfa_count);
     return rc;
@@ -992,32 +948,22 @@ static MPI_Count dt_elements(const mpii_dtype *t, MPI_Count bytes)
     MPI_Count n = mpii_dtype_elements(t, bytes);
     return n < 0 ? MPI_UNDEFINED : n;
 }
-int b_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+int b_Get_elements(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
+                   MPI_Count *count)
 {
     mpii_dtype *t = NULL;
-    int rc = dt_status("MPI_Get_elements", status, datatype, count, &t);
-    if (rc == MPI_SUCCESS)
-        *count = dt_narrow(dt_elements(t, status->dcfa_count));
-    return rc;
-}
-int b_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    mpii_dtype *t = NULL;
-    int rc = dt_status("MPI_Get_elements_c", status, datatype, count, &t);
+    int rc = dt_status(fn, status, datatype, count, &t);
     if (rc == MPI_SUCCESS)
         *count = dt_elements(t, status->dcfa_count);
     return rc;
 }
 int b_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    mpii_dtype *t = NULL;
-    int rc = dt_status("MPI_Get_elements_x", status, datatype, count, &t);
-    if (rc == MPI_SUCCESS)
-        *count = dt_elements(t, status->dcfa_count);
-    return rc;
+    return b_Get_elements("MPI_Get_elements_x", status, datatype, count);
 }
 
-static int dt_set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+int b_Status_set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatype,
+                          MPI_Count count)
 {
     mpii_dtype *t = NULL;
     int rc = dt_status(fn, status, datatype, status, &t);
@@ -1025,17 +971,9 @@ static int dt_set_elements(const char *fn, MPI_Status *status, MPI_Datatype data
         status->dcfa_count = mpii_dtype_element_bytes(t, count);
     return rc;
 }
-int b_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
-{
-    return dt_set_elements("MPI_Status_set_elements", status, datatype, count);
-}
-int b_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    return dt_set_elements("MPI_Status_set_elements_c", status, datatype, count);
-}
 int b_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    return dt_set_elements("MPI_Status_set_elements_x", status, datatype, count);
+    return b_Status_set_elements("MPI_Status_set_elements_x", status, datatype, count);
 }
 
 /* ---- pack / unpack: the packed format is the data bytes, no header ------------------------- */
@@ -1119,41 +1057,15 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
     return MPI_SUCCESS;
 }
 
-int b_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-           int *position, MPI_Comm comm)
+int b_Pack(const char *fn, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+           void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
-    const char *fn = "MPI_Pack";
-    int rc = dt_null(fn, position, "position");
-    if (rc)
-        return rc;
-    MPI_Count pos = *position;
-    rc = dt_pack(fn, comm, inbuf, incount, datatype, outbuf, outsize, &pos, 0);
-    if (rc == MPI_SUCCESS)
-        *position = (int)pos;
-    return rc;
+    return dt_pack(fn, comm, inbuf, incount, datatype, outbuf, outsize, position, 0);
 }
-int b_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-             MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+int b_Unpack(const char *fn, const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+             MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-    return dt_pack("MPI_Pack_c", comm, inbuf, incount, datatype, outbuf, outsize, position, 0);
-}
-int b_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-             MPI_Datatype datatype, MPI_Comm comm)
-{
-    const char *fn = "MPI_Unpack";
-    int rc = dt_null(fn, position, "position");
-    if (rc)
-        return rc;
-    MPI_Count pos = *position;
-    rc = dt_unpack(fn, comm, inbuf, insize, &pos, outbuf, outcount, datatype, 0);
-    if (rc == MPI_SUCCESS)
-        *position = (int)pos;
-    return rc;
-}
-int b_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-               MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
-{
-    return dt_unpack("MPI_Unpack_c", comm, inbuf, insize, position, outbuf, outcount, datatype, 0);
+    return dt_unpack(fn, comm, inbuf, insize, position, outbuf, outcount, datatype, 0);
 }
 
 static int dt_pack_size(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Datatype datatype,
@@ -1162,22 +1074,10 @@ static int dt_pack_size(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Data
     mpii_dtype *t = NULL;
     return dt_packcheck(fn, comm, count, datatype, out, &t, bytes, external);
 }
-int b_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+int b_Pack_size(const char *fn, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                MPI_Count *size)
 {
-    const char *fn = "MPI_Pack_size";
-    MPI_Count bytes = 0;
-    int rc = dt_pack_size(fn, comm, incount, datatype, size, &bytes, 0);
-    if (rc)
-        return rc;
-    if (bytes > INT_MAX)
-        return mpii_err(DT_NOOBJ, MPI_ERR_VALUE_TOO_LARGE, fn,
-                        "%lld bytes do not fit an int: use MPI_Pack_size_c", (long long)bytes);
-    *size = (int)bytes;
-    return MPI_SUCCESS;
-}
-int b_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
-{
-    return dt_pack_size("MPI_Pack_size_c", comm, incount, datatype, size, size, 0);
+    return dt_pack_size(fn, comm, incount, datatype, size, size, 0);
 }
 
 static int dt_datarep(const char *fn, const char *datarep)
@@ -1188,66 +1088,25 @@ static int dt_datarep(const char *fn, const char *datarep)
     return MPI_SUCCESS;
 }
 
-int b_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
-                    void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+int b_Pack_external(const char *fn, const char datarep[], const void *inbuf, MPI_Count incount,
+                    MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    const char *fn = "MPI_Pack_external";
-    int rc;
-    if ((rc = dt_datarep(fn, datarep)) || (rc = dt_null(fn, position, "position")))
-        return rc;
-    MPI_Count pos = *position;
-    rc = dt_pack(fn, DT_NOCOMM, inbuf, incount, datatype, outbuf, outsize, &pos, 1);
-    if (rc == MPI_SUCCESS)
-        *position = (MPI_Aint)pos;
-    return rc;
-}
-int b_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
-                      MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
-{
-    const char *fn = "MPI_Pack_external_c";
     int rc = dt_datarep(fn, datarep);
     if (rc)
         return rc;
     return dt_pack(fn, DT_NOCOMM, inbuf, incount, datatype, outbuf, outsize, position, 1);
 }
-int b_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
-                      void *outbuf, int outcount, MPI_Datatype datatype)
+int b_Unpack_external(const char *fn, const char datarep[], const void *inbuf, MPI_Count insize,
+                      MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
-    const char *fn = "MPI_Unpack_external";
-    int rc;
-    if ((rc = dt_datarep(fn, datarep)) || (rc = dt_null(fn, position, "position")))
-        return rc;
-    MPI_Count pos = *position;
-    rc = dt_unpack(fn, DT_NOCOMM, inbuf, insize, &pos, outbuf, outcount, datatype, 1);
-    if (rc == MPI_SUCCESS)
-        *position = (MPI_Aint)pos;
-    return rc;
-}
-int b_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
-                        MPI_Count *position, void *outbuf, MPI_Count outcount,
-                        MPI_Datatype datatype)
-{
-    const char *fn = "MPI_Unpack_external_c";
     int rc = dt_datarep(fn, datarep);
     if (rc)
         return rc;
     return dt_unpack(fn, DT_NOCOMM, inbuf, insize, position, outbuf, outcount, datatype, 1);
 }
-int b_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
+int b_Pack_external_size(const char *fn, const char datarep[], MPI_Count incount,
+                         MPI_Datatype datatype, MPI_Count *size)
 {
-    const char *fn = "MPI_Pack_external_size";
-    MPI_Count bytes = 0;
-    int rc;
-    if ((rc = dt_datarep(fn, datarep)) ||
-        (rc = dt_pack_size(fn, DT_NOCOMM, incount, datatype, size, &bytes, 1)))
-        return rc;
-    *size = (MPI_Aint)bytes;
-    return MPI_SUCCESS;
-}
-int b_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
-                           MPI_Count *size)
-{
-    const char *fn = "MPI_Pack_external_size_c";
     int rc = dt_datarep(fn, datarep);
     if (rc)
         return rc;

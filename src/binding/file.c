@@ -349,7 +349,7 @@ int b_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Data
     return MPI_SUCCESS;
 }
 
-static int file_type_extent(const char *fn, MPI_File fh, MPI_Datatype dt, MPI_Count *extent)
+int b_File_get_type_extent(const char *fn, MPI_File fh, MPI_Datatype dt, MPI_Count *extent)
 {
     io_file *f = NULL;
     int rc = file_get(fn, fh, &f);
@@ -364,348 +364,162 @@ static int file_type_extent(const char *fn, MPI_File fh, MPI_Datatype dt, MPI_Co
     return MPI_SUCCESS;
 }
 
-int b_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
-{
-    MPI_Count e = 0;
-    int rc = file_type_extent("MPI_File_get_type_extent", fh, datatype, &e);
-    if (rc == MPI_SUCCESS)
-        *extent = (MPI_Aint)e;
-    return rc;
-}
-
-int b_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
-{
-    return file_type_extent("MPI_File_get_type_extent_c", fh, datatype, extent);
-}
-
 /* ---- data access: explicit offsets ----------------------------------------------------------- */
 
 #define RD FILE_READ
 #define WR FILE_WRITE
 
-int b_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                   MPI_Status *status)
+int b_File_read_at(const char *fn, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                   MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_read_at", fh, RD, IO_AT, 0, IO_BLOCKING, offset, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, RD, IO_AT, 0, IO_BLOCKING, offset, buf, count, datatype, status, NULL);
 }
 
-int b_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                     MPI_Datatype datatype, MPI_Status *status)
+int b_File_read_at_all(const char *fn, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_read_at_c", fh, RD, IO_AT, 0, IO_BLOCKING, offset, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, RD, IO_AT, 1, IO_BLOCKING, offset, buf, count, datatype, status, NULL);
 }
 
-int b_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                       MPI_Status *status)
+int b_File_write_at(const char *fn, MPI_File fh, MPI_Offset offset, const void *buf,
+                    MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_read_at_all", fh, RD, IO_AT, 1, IO_BLOCKING, offset, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, WR, IO_AT, 0, IO_BLOCKING, offset, buf, count, datatype, status, NULL);
 }
 
-int b_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                         MPI_Datatype datatype, MPI_Status *status)
+int b_File_write_at_all(const char *fn, MPI_File fh, MPI_Offset offset, const void *buf,
+                        MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_read_at_all_c", fh, RD, IO_AT, 1, IO_BLOCKING, offset, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, WR, IO_AT, 1, IO_BLOCKING, offset, buf, count, datatype, status, NULL);
 }
 
-int b_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                    MPI_Datatype datatype, MPI_Status *status)
+int b_File_iread_at(const char *fn, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Request *request)
 {
-    return file_rw("MPI_File_write_at", fh, WR, IO_AT, 0, IO_BLOCKING, offset, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, RD, IO_AT, 0, IO_NONBLOCKING, offset, buf, count, datatype, NULL,
+                   request);
 }
 
-int b_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                      MPI_Datatype datatype, MPI_Status *status)
+int b_File_iwrite_at(const char *fn, MPI_File fh, MPI_Offset offset, const void *buf,
+                     MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    return file_rw("MPI_File_write_at_c", fh, WR, IO_AT, 0, IO_BLOCKING, offset, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, WR, IO_AT, 0, IO_NONBLOCKING, offset, buf, count, datatype, NULL,
+                   request);
 }
 
-int b_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                        MPI_Datatype datatype, MPI_Status *status)
+int b_File_iread_at_all(const char *fn, MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Request *request)
 {
-    return file_rw("MPI_File_write_at_all", fh, WR, IO_AT, 1, IO_BLOCKING, offset, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, RD, IO_AT, 1, IO_NONBLOCKING, offset, buf, count, datatype, NULL,
+                   request);
 }
 
-int b_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Status *status)
+int b_File_iwrite_at_all(const char *fn, MPI_File fh, MPI_Offset offset, const void *buf,
+                         MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    return file_rw("MPI_File_write_at_all_c", fh, WR, IO_AT, 1, IO_BLOCKING, offset, buf, count,
-                   datatype, status, NULL);
-}
-
-int b_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                    MPI_Request *request)
-{
-    return file_rw("MPI_File_iread_at", fh, RD, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                      MPI_Datatype datatype, MPI_Request *request)
-{
-    return file_rw("MPI_File_iread_at_c", fh, RD, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                     MPI_Datatype datatype, MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_at", fh, WR, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                       MPI_Datatype datatype, MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_at_c", fh, WR, IO_AT, 0, IO_NONBLOCKING, offset, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
-                        MPI_Request *request)
-{
-    return file_rw("MPI_File_iread_at_all", fh, RD, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Request *request)
-{
-    return file_rw("MPI_File_iread_at_all_c", fh, RD, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                         MPI_Datatype datatype, MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_at_all", fh, WR, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                           MPI_Datatype datatype, MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_at_all_c", fh, WR, IO_AT, 1, IO_NONBLOCKING, offset, buf, count,
-                   datatype, NULL, request);
+    return file_rw(fn, fh, WR, IO_AT, 1, IO_NONBLOCKING, offset, buf, count, datatype, NULL,
+                   request);
 }
 
 /* ---- data access: individual file pointer ------------------------------------------------------
  */
 
-int b_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int b_File_read(const char *fn, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Status *status)
 {
-    return file_rw("MPI_File_read", fh, RD, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, RD, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype, status, NULL);
 }
 
-int b_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                  MPI_Status *status)
+int b_File_read_all(const char *fn, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Status *status)
 {
-    return file_rw("MPI_File_read_c", fh, RD, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, RD, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype, status, NULL);
 }
 
-int b_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int b_File_write(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_read_all", fh, RD, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, WR, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype, status, NULL);
 }
 
-int b_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Status *status)
+int b_File_write_all(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_read_all_c", fh, RD, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, WR, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype, status, NULL);
 }
 
-int b_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int b_File_iread(const char *fn, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Request *request)
 {
-    return file_rw("MPI_File_write", fh, WR, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, RD, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype, NULL, request);
 }
 
-int b_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Status *status)
+int b_File_iwrite(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                  MPI_Datatype datatype, MPI_Request *request)
 {
-    return file_rw("MPI_File_write_c", fh, WR, IO_INDIV, 0, IO_BLOCKING, 0, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, WR, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype, NULL, request);
 }
 
-int b_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                     MPI_Status *status)
+int b_File_iread_all(const char *fn, MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Request *request)
 {
-    return file_rw("MPI_File_write_all", fh, WR, IO_INDIV, 1, IO_BLOCKING, 0, buf, count, datatype,
-                   status, NULL);
+    return file_rw(fn, fh, RD, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count, datatype, NULL, request);
 }
 
-int b_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Status *status)
+int b_File_iwrite_all(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                      MPI_Datatype datatype, MPI_Request *request)
 {
-    return file_rw("MPI_File_write_all_c", fh, WR, IO_INDIV, 1, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
-}
-
-int b_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
-{
-    return file_rw("MPI_File_iread", fh, RD, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype,
-                   NULL, request);
-}
-
-int b_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Request *request)
-{
-    return file_rw("MPI_File_iread_c", fh, RD, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype,
-                   NULL, request);
-}
-
-int b_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                  MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite", fh, WR, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count, datatype,
-                   NULL, request);
-}
-
-int b_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_c", fh, WR, IO_INDIV, 0, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
-{
-    return file_rw("MPI_File_iread_all", fh, RD, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Request *request)
-{
-    return file_rw("MPI_File_iread_all_c", fh, RD, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                      MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_all", fh, WR, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                        MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_all_c", fh, WR, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
+    return file_rw(fn, fh, WR, IO_INDIV, 1, IO_NONBLOCKING, 0, buf, count, datatype, NULL, request);
 }
 
 /* ---- data access: shared file pointer ----------------------------------------------------------
  */
 
-int b_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int b_File_read_shared(const char *fn, MPI_File fh, void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_read_shared", fh, RD, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, RD, IO_SHARED, 0, IO_BLOCKING, 0, buf, count, datatype, status, NULL);
 }
 
-int b_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Status *status)
+int b_File_write_shared(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_read_shared_c", fh, RD, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, WR, IO_SHARED, 0, IO_BLOCKING, 0, buf, count, datatype, status, NULL);
 }
 
-int b_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                        MPI_Status *status)
+int b_File_iread_shared(const char *fn, MPI_File fh, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Request *request)
 {
-    return file_rw("MPI_File_write_shared", fh, WR, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, RD, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count, datatype, NULL,
+                   request);
 }
 
-int b_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Status *status)
+int b_File_iwrite_shared(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request)
 {
-    return file_rw("MPI_File_write_shared_c", fh, WR, IO_SHARED, 0, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, WR, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count, datatype, NULL,
+                   request);
 }
 
-int b_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                        MPI_Request *request)
+int b_File_read_ordered(const char *fn, MPI_File fh, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_iread_shared", fh, RD, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
+    return file_rw(fn, fh, RD, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count, datatype, status, NULL);
 }
 
-int b_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Request *request)
+int b_File_write_ordered(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Status *status)
 {
-    return file_rw("MPI_File_iread_shared_c", fh, RD, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                         MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_shared", fh, WR, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                           MPI_Request *request)
-{
-    return file_rw("MPI_File_iwrite_shared_c", fh, WR, IO_SHARED, 0, IO_NONBLOCKING, 0, buf, count,
-                   datatype, NULL, request);
-}
-
-int b_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                        MPI_Status *status)
-{
-    return file_rw("MPI_File_read_ordered", fh, RD, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
-}
-
-int b_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
-                          MPI_Status *status)
-{
-    return file_rw("MPI_File_read_ordered_c", fh, RD, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
-}
-
-int b_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
-                         MPI_Status *status)
-{
-    return file_rw("MPI_File_write_ordered", fh, WR, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
-}
-
-int b_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                           MPI_Status *status)
-{
-    return file_rw("MPI_File_write_ordered_c", fh, WR, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count,
-                   datatype, status, NULL);
+    return file_rw(fn, fh, WR, IO_ORDERED, 1, IO_BLOCKING, 0, buf, count, datatype, status, NULL);
 }
 
 /* ---- split collectives
  * ----------------------------------------------------------------------------- */
 
-int b_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
-                             MPI_Datatype datatype)
+int b_File_read_at_all_begin(const char *fn, MPI_File fh, MPI_Offset offset, void *buf,
+                             MPI_Count count, MPI_Datatype datatype)
 {
-    return file_rw("MPI_File_read_at_all_begin", fh, RD, IO_AT, 1, IO_SPLIT, offset, buf, count,
-                   datatype, NULL, NULL);
-}
-
-int b_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
-                               MPI_Datatype datatype)
-{
-    return file_rw("MPI_File_read_at_all_begin_c", fh, RD, IO_AT, 1, IO_SPLIT, offset, buf, count,
-                   datatype, NULL, NULL);
+    return file_rw(fn, fh, RD, IO_AT, 1, IO_SPLIT, offset, buf, count, datatype, NULL, NULL);
 }
 
 int b_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
@@ -713,18 +527,10 @@ int b_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
     return file_end("MPI_File_read_at_all_end", fh, RD, IO_AT, status);
 }
 
-int b_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
-                              MPI_Datatype datatype)
+int b_File_write_at_all_begin(const char *fn, MPI_File fh, MPI_Offset offset, const void *buf,
+                              MPI_Count count, MPI_Datatype datatype)
 {
-    return file_rw("MPI_File_write_at_all_begin", fh, WR, IO_AT, 1, IO_SPLIT, offset, buf, count,
-                   datatype, NULL, NULL);
-}
-
-int b_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                                MPI_Datatype datatype)
-{
-    return file_rw("MPI_File_write_at_all_begin_c", fh, WR, IO_AT, 1, IO_SPLIT, offset, buf, count,
-                   datatype, NULL, NULL);
+    return file_rw(fn, fh, WR, IO_AT, 1, IO_SPLIT, offset, buf, count, datatype, NULL, NULL);
 }
 
 int b_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
@@ -732,16 +538,10 @@ int b_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
     return file_end("MPI_File_write_at_all_end", fh, WR, IO_AT, status);
 }
 
-int b_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+int b_File_read_all_begin(const char *fn, MPI_File fh, void *buf, MPI_Count count,
+                          MPI_Datatype datatype)
 {
-    return file_rw("MPI_File_read_all_begin", fh, RD, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
-                   datatype, NULL, NULL);
-}
-
-int b_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    return file_rw("MPI_File_read_all_begin_c", fh, RD, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
-                   datatype, NULL, NULL);
+    return file_rw(fn, fh, RD, IO_INDIV, 1, IO_SPLIT, 0, buf, count, datatype, NULL, NULL);
 }
 
 int b_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
@@ -749,16 +549,10 @@ int b_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
     return file_end("MPI_File_read_all_end", fh, RD, IO_INDIV, status);
 }
 
-int b_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+int b_File_write_all_begin(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                           MPI_Datatype datatype)
 {
-    return file_rw("MPI_File_write_all_begin", fh, WR, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
-                   datatype, NULL, NULL);
-}
-
-int b_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    return file_rw("MPI_File_write_all_begin_c", fh, WR, IO_INDIV, 1, IO_SPLIT, 0, buf, count,
-                   datatype, NULL, NULL);
+    return file_rw(fn, fh, WR, IO_INDIV, 1, IO_SPLIT, 0, buf, count, datatype, NULL, NULL);
 }
 
 int b_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
@@ -766,16 +560,10 @@ int b_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
     return file_end("MPI_File_write_all_end", fh, WR, IO_INDIV, status);
 }
 
-int b_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+int b_File_read_ordered_begin(const char *fn, MPI_File fh, void *buf, MPI_Count count,
+                              MPI_Datatype datatype)
 {
-    return file_rw("MPI_File_read_ordered_begin", fh, RD, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
-                   datatype, NULL, NULL);
-}
-
-int b_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    return file_rw("MPI_File_read_ordered_begin_c", fh, RD, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
-                   datatype, NULL, NULL);
+    return file_rw(fn, fh, RD, IO_ORDERED, 1, IO_SPLIT, 0, buf, count, datatype, NULL, NULL);
 }
 
 int b_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
@@ -783,17 +571,10 @@ int b_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
     return file_end("MPI_File_read_ordered_end", fh, RD, IO_ORDERED, status);
 }
 
-int b_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+int b_File_write_ordered_begin(const char *fn, MPI_File fh, const void *buf, MPI_Count count,
+                               MPI_Datatype datatype)
 {
-    return file_rw("MPI_File_write_ordered_begin", fh, WR, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
-                   datatype, NULL, NULL);
-}
-
-int b_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
-                                 MPI_Datatype datatype)
-{
-    return file_rw("MPI_File_write_ordered_begin_c", fh, WR, IO_ORDERED, 1, IO_SPLIT, 0, buf, count,
-                   datatype, NULL, NULL);
+    return file_rw(fn, fh, WR, IO_ORDERED, 1, IO_SPLIT, 0, buf, count, datatype, NULL, NULL);
 }
 
 int b_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)

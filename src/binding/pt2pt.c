@@ -932,15 +932,6 @@ static int bbuf_flush(const char *fn, int kind, int h, MPI_Request *req)
     return MPI_SUCCESS;
 }
 
-static int bbuf_detach_int(const char *fn, int kind, int h, void *buffer_addr, int *size)
-{
-    MPI_Count s = 0;
-    int rc = bbuf_detach(fn, kind, h, buffer_addr, size ? &s : NULL);
-    if (rc == MPI_SUCCESS)
-        *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
-    return rc;
-}
-
 int b_Buffer_attach(const char *fn, void *buffer, MPI_Count size)
 {
     return bbuf_attach(fn, MPII_OBJ_NONE, 0, buffer, size);
@@ -954,31 +945,17 @@ int b_Session_attach_buffer(const char *fn, MPI_Session session, void *buffer, M
     return bbuf_attach(fn, MPII_OBJ_SESSION, session, buffer, size);
 }
 
-int b_Buffer_detach(void *buffer_addr, int *size)
+int b_Buffer_detach(const char *fn, void *buffer_addr, MPI_Count *size)
 {
-    return bbuf_detach_int("MPI_Buffer_detach", MPII_OBJ_NONE, 0, buffer_addr, size);
+    return bbuf_detach(fn, MPII_OBJ_NONE, 0, buffer_addr, size);
 }
-int b_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+int b_Comm_detach_buffer(const char *fn, MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
-    return bbuf_detach("MPI_Buffer_detach_c", MPII_OBJ_NONE, 0, buffer_addr, size);
+    return bbuf_detach(fn, MPII_OBJ_COMM, comm, buffer_addr, size);
 }
-int b_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+int b_Session_detach_buffer(const char *fn, MPI_Session session, void *buffer_addr, MPI_Count *size)
 {
-    return bbuf_detach_int("MPI_Comm_detach_buffer", MPII_OBJ_COMM, comm, buffer_addr, size);
-}
-int b_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
-{
-    return bbuf_detach("MPI_Comm_detach_buffer_c", MPII_OBJ_COMM, comm, buffer_addr, size);
-}
-int b_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
-{
-    return bbuf_detach_int("MPI_Session_detach_buffer", MPII_OBJ_SESSION, session, buffer_addr,
-                           size);
-}
-int b_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
-{
-    return bbuf_detach("MPI_Session_detach_buffer_c", MPII_OBJ_SESSION, session, buffer_addr,
-                       size);
+    return bbuf_detach(fn, MPII_OBJ_SESSION, session, buffer_addr, size);
 }
 
 int b_Buffer_flush(void) { return bbuf_flush("MPI_Buffer_flush", MPII_OBJ_NONE, 0, NULL); }

@@ -757,39 +757,37 @@ static int nbr_alltoallvw(const char *fn, int mode, const void *sbuf, const MPI_
     return nbr_finish(fn, comm, s, rc, mode, req);
 }
 
-/* the int forms of v/w: converted arrays, freed after the call */
-static int nbr_alltoallvw_int(const char *fn, int mode, const void *sbuf, const int scounts[],
-                              const int sdispls[], const MPI_Aint sdispls_w[], MPI_Datatype sdt,
-                              const MPI_Datatype sdts[], void *rbuf, const int rcounts[],
-                              const int rdispls[], const MPI_Aint rdispls_w[], MPI_Datatype rdt,
-                              const MPI_Datatype rdts[], int wform, MPI_Comm comm, MPI_Info info,
-                              MPI_Request *req)
+/* the v/w forms: the arrays of either form (binding/twin.h) as the _c form's */
+static int nbr_alltoallvw_twin(const char *fn, int mode, const void *sbuf, b_counts scounts,
+                               b_aints sdispls, MPI_Datatype sdt, const MPI_Datatype sdts[],
+                               void *rbuf, b_counts rcounts, b_aints rdispls, MPI_Datatype rdt,
+                               const MPI_Datatype rdts[], int wform, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *req)
 {
     int indeg, outdeg;
     nbr_degrees(comm, &indeg, &outdeg);
-    MPI_Count *sc = mpii_counts_of_int(scounts, outdeg), *rcn = mpii_counts_of_int(rcounts, indeg);
-    MPI_Aint *sd = wform ? NULL : mpii_displs_of_int(sdispls, outdeg);
-    MPI_Aint *rd = wform ? NULL : mpii_displs_of_int(rdispls, indeg);
-    int rc = nbr_alltoallvw(fn, mode, sbuf, sc, wform ? sdispls_w : sd, sdt, sdts, rbuf, rcn,
-                            wform ? rdispls_w : rd, rdt, rdts, wform, comm, info, req);
-    free(rd);
-    free(sd);
-    free(rcn);
-    free(sc);
+    const MPI_Count *sc = b_counts_wide(scounts, outdeg), *rcn = b_counts_wide(rcounts, indeg);
+    const MPI_Aint *sd = b_aints_wide(sdispls, outdeg), *rd = b_aints_wide(rdispls, indeg);
+    int rc = nbr_alltoallvw(fn, mode, sbuf, sc, sd, sdt, sdts, rbuf, rcn, rd, rdt, rdts, wform,
+                            comm, info, req);
+    b_aints_free(rdispls, rd);
+    b_aints_free(sdispls, sd);
+    b_counts_free(rcounts, rcn);
+    b_counts_free(scounts, sc);
     return rc;
 }
 
-static int nbr_allgatherv_int(const char *fn, int mode, const void *sbuf, int scount,
-                              MPI_Datatype sdt, void *rbuf, const int rcounts[], const int displs[],
-                              MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
+static int nbr_allgatherv_twin(const char *fn, int mode, const void *sbuf, MPI_Count scount,
+                               MPI_Datatype sdt, void *rbuf, b_counts rcounts, b_aints displs,
+                               MPI_Datatype rdt, MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     int indeg, outdeg;
     nbr_degrees(comm, &indeg, &outdeg);
-    MPI_Count *rc_ = mpii_counts_of_int(rcounts, indeg);
-    MPI_Aint *d = mpii_displs_of_int(displs, indeg);
+    const MPI_Count *rc_ = b_counts_wide(rcounts, indeg);
+    const MPI_Aint *d = b_aints_wide(displs, indeg);
     int rc = nbr_allgatherv(fn, mode, sbuf, scount, sdt, rbuf, rc_, d, rdt, comm, info, req);
-    free(d);
-    free(rc_);
+    b_aints_free(displs, d);
+    b_counts_free(rcounts, rc_);
     return rc;
 }
 
@@ -819,57 +817,30 @@ int b_Neighbor_allgather_init(const char *fn, const void *sendbuf, MPI_Count sen
                          recvtype, comm, info, request);
 }
 
-int b_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                          MPI_Comm comm)
+int b_Neighbor_allgatherv(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, b_counts recvcounts, b_aints displs,
+                          MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_allgatherv_int("MPI_Neighbor_allgatherv", COLL_BLOCKING, sendbuf, sendcount,
-                              sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
-                              NULL);
+    return nbr_allgatherv_twin(fn, COLL_BLOCKING, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                               displs, recvtype, comm, MPI_INFO_NULL, NULL);
 }
 
-int b_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                            MPI_Datatype recvtype, MPI_Comm comm)
+int b_Ineighbor_allgatherv(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, b_counts recvcounts,
+                           b_aints displs, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request)
 {
-    return nbr_allgatherv("MPI_Neighbor_allgatherv_c", COLL_BLOCKING, sendbuf, sendcount, sendtype,
-                          recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL, NULL);
+    return nbr_allgatherv_twin(fn, COLL_NONBLOCKING, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, comm, MPI_INFO_NULL, request);
 }
 
-int b_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                           MPI_Comm comm, MPI_Request *request)
-{
-    return nbr_allgatherv_int("MPI_Ineighbor_allgatherv", COLL_NONBLOCKING, sendbuf, sendcount,
-                              sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
-                              request);
-}
-
-int b_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return nbr_allgatherv("MPI_Ineighbor_allgatherv_c", COLL_NONBLOCKING, sendbuf, sendcount,
-                          sendtype, recvbuf, recvcounts, displs, recvtype, comm, MPI_INFO_NULL,
-                          request);
-}
-
-int b_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const int recvcounts[], const int displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+int b_Neighbor_allgatherv_init(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                               MPI_Datatype sendtype, void *recvbuf, b_counts recvcounts,
+                               b_aints displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                MPI_Request *request)
 {
-    return nbr_allgatherv_int("MPI_Neighbor_allgatherv_init", COLL_PERSISTENT, sendbuf, sendcount,
-                              sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-}
-
-int b_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, const MPI_Count recvcounts[],
-                                 const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request)
-{
-    return nbr_allgatherv("MPI_Neighbor_allgatherv_init_c", COLL_PERSISTENT, sendbuf, sendcount,
-                          sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+    return nbr_allgatherv_twin(fn, COLL_PERSISTENT, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, comm, info, request);
 }
 
 int b_Neighbor_alltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
@@ -897,123 +868,60 @@ int b_Neighbor_alltoall_init(const char *fn, const void *sendbuf, MPI_Count send
                         recvtype, comm, info, request);
 }
 
-int b_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+int b_Neighbor_alltoallv(const char *fn, const void *sendbuf, b_counts sendcounts, b_aints sdispls,
+                         MPI_Datatype sendtype, void *recvbuf, b_counts recvcounts, b_aints rdispls,
+                         MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_alltoallvw_int("MPI_Neighbor_alltoallv", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
-                              NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL, recvtype,
-                              NULL, 0, comm, MPI_INFO_NULL, NULL);
+    return nbr_alltoallvw_twin(fn, COLL_BLOCKING, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                               recvbuf, recvcounts, rdispls, recvtype, NULL, 0, comm, MPI_INFO_NULL,
+                               NULL);
 }
 
-int b_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                           const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                           MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return nbr_alltoallvw("MPI_Neighbor_alltoallv_c", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
-                          sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0, comm,
-                          MPI_INFO_NULL, NULL);
-}
-
-int b_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                          MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+int b_Ineighbor_alltoallv(const char *fn, const void *sendbuf, b_counts sendcounts, b_aints sdispls,
+                          MPI_Datatype sendtype, void *recvbuf, b_counts recvcounts,
+                          b_aints rdispls, MPI_Datatype recvtype, MPI_Comm comm,
                           MPI_Request *request)
 {
-    return nbr_alltoallvw_int("MPI_Ineighbor_alltoallv", COLL_NONBLOCKING, sendbuf, sendcounts,
-                              sdispls, NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL,
-                              recvtype, NULL, 0, comm, MPI_INFO_NULL, request);
+    return nbr_alltoallvw_twin(fn, COLL_NONBLOCKING, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                               recvbuf, recvcounts, rdispls, recvtype, NULL, 0, comm, MPI_INFO_NULL,
+                               request);
 }
 
-int b_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                            const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return nbr_alltoallvw("MPI_Ineighbor_alltoallv_c", COLL_NONBLOCKING, sendbuf, sendcounts,
-                          sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0,
-                          comm, MPI_INFO_NULL, request);
-}
-
-int b_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                              MPI_Info info, MPI_Request *request)
-{
-    return nbr_alltoallvw_int("MPI_Neighbor_alltoallv_init", COLL_PERSISTENT, sendbuf, sendcounts,
-                              sdispls, NULL, sendtype, NULL, recvbuf, recvcounts, rdispls, NULL,
-                              recvtype, NULL, 0, comm, info, request);
-}
-
-int b_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                MPI_Request *request)
-{
-    return nbr_alltoallvw("MPI_Neighbor_alltoallv_init_c", COLL_PERSISTENT, sendbuf, sendcounts,
-                          sdispls, sendtype, NULL, recvbuf, recvcounts, rdispls, recvtype, NULL, 0,
-                          comm, info, request);
-}
-
-int b_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    return nbr_alltoallvw_int("MPI_Neighbor_alltoallw", COLL_BLOCKING, sendbuf, sendcounts, NULL,
-                              sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, NULL,
-                              rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL, NULL);
-}
-
-int b_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                           const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                           const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    return nbr_alltoallvw("MPI_Neighbor_alltoallw_c", COLL_BLOCKING, sendbuf, sendcounts, sdispls,
-                          MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
-                          MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL, NULL);
-}
-
-int b_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                          MPI_Request *request)
-{
-    return nbr_alltoallvw_int("MPI_Ineighbor_alltoallw", COLL_NONBLOCKING, sendbuf, sendcounts,
-                              NULL, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
-                              NULL, rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL,
-                              request);
-}
-
-int b_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
-                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                            const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-{
-    return nbr_alltoallvw("MPI_Ineighbor_alltoallw_c", COLL_NONBLOCKING, sendbuf, sendcounts,
-                          sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
-                          MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL, request);
-}
-
-int b_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+int b_Neighbor_alltoallv_init(const char *fn, const void *sendbuf, b_counts sendcounts,
+                              b_aints sdispls, MPI_Datatype sendtype, void *recvbuf,
+                              b_counts recvcounts, b_aints rdispls, MPI_Datatype recvtype,
                               MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    return nbr_alltoallvw_int("MPI_Neighbor_alltoallw_init", COLL_PERSISTENT, sendbuf, sendcounts,
-                              NULL, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
-                              NULL, rdispls, MPI_DATATYPE_NULL, recvtypes, 1, comm, info, request);
+    return nbr_alltoallvw_twin(fn, COLL_PERSISTENT, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                               recvbuf, recvcounts, rdispls, recvtype, NULL, 0, comm, info,
+                               request);
 }
 
-int b_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                void *recvbuf, const MPI_Count recvcounts[],
-                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int b_Neighbor_alltoallw(const char *fn, const void *sendbuf, b_counts sendcounts, b_aints sdispls,
+                         const MPI_Datatype sendtypes[], void *recvbuf, b_counts recvcounts,
+                         b_aints rdispls, const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return nbr_alltoallvw("MPI_Neighbor_alltoallw_init_c", COLL_PERSISTENT, sendbuf, sendcounts,
-                          sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
-                          MPI_DATATYPE_NULL, recvtypes, 1, comm, info, request);
+    return nbr_alltoallvw_twin(fn, COLL_BLOCKING, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL,
+                               sendtypes, recvbuf, recvcounts, rdispls, MPI_DATATYPE_NULL,
+                               recvtypes, 1, comm, MPI_INFO_NULL, NULL);
+}
+
+int b_Ineighbor_alltoallw(const char *fn, const void *sendbuf, b_counts sendcounts, b_aints sdispls,
+                          const MPI_Datatype sendtypes[], void *recvbuf, b_counts recvcounts,
+                          b_aints rdispls, const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request)
+{
+    return nbr_alltoallvw_twin(fn, COLL_NONBLOCKING, sendbuf, sendcounts, sdispls,
+                               MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
+                               MPI_DATATYPE_NULL, recvtypes, 1, comm, MPI_INFO_NULL, request);
+}
+
+int b_Neighbor_alltoallw_init(const char *fn, const void *sendbuf, b_counts sendcounts,
+                              b_aints sdispls, const MPI_Datatype sendtypes[], void *recvbuf,
+                              b_counts recvcounts, b_aints rdispls, const MPI_Datatype recvtypes[],
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return nbr_alltoallvw_twin(fn, COLL_PERSISTENT, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL,
+                               sendtypes, recvbuf, recvcounts, rdispls, MPI_DATATYPE_NULL,
+                               recvtypes, 1, comm, info, request);
 }

@@ -86,15 +86,10 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
     return osc_win_create(fn, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, c, NULL, win);
 }
 
-int b_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                 MPI_Win *win)
+int b_Win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                 MPI_Comm comm, MPI_Win *win)
 {
-    return win_create("MPI_Win_create", base, size, disp_unit, info, comm, win);
-}
-int b_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                   MPI_Win *win)
-{
-    return win_create("MPI_Win_create_c", base, size, disp_unit, info, comm, win);
+    return win_create(fn, base, size, disp_unit, info, comm, win);
 }
 
 static int win_allocate(const char *fn, int flavor, MPI_Aint size, MPI_Aint disp_unit,
@@ -109,29 +104,15 @@ static int win_allocate(const char *fn, int flavor, MPI_Aint size, MPI_Aint disp
     return osc_win_create(fn, flavor, NULL, size, disp_unit, info, c, baseptr, win);
 }
 
-int b_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                   MPI_Win *win)
+int b_Win_allocate(const char *fn, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                   void *baseptr, MPI_Win *win)
 {
-    return win_allocate("MPI_Win_allocate", MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
-                        baseptr, win);
+    return win_allocate(fn, MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm, baseptr, win);
 }
-int b_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                     MPI_Win *win)
+int b_Win_allocate_shared(const char *fn, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                          MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    return win_allocate("MPI_Win_allocate_c", MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, comm,
-                        baseptr, win);
-}
-int b_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                          MPI_Win *win)
-{
-    return win_allocate("MPI_Win_allocate_shared", MPI_WIN_FLAVOR_SHARED, size, disp_unit, info,
-                        comm, baseptr, win);
-}
-int b_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                            void *baseptr, MPI_Win *win)
-{
-    return win_allocate("MPI_Win_allocate_shared_c", MPI_WIN_FLAVOR_SHARED, size, disp_unit, info,
-                        comm, baseptr, win);
+    return win_allocate(fn, MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, comm, baseptr, win);
 }
 
 int b_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
@@ -144,8 +125,8 @@ int b_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     return osc_win_create(fn, MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, info, c, NULL, win);
 }
 
-static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *size,
-                            MPI_Aint *disp_unit, void *baseptr)
+int b_Win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                       void *baseptr)
 {
     osc_win *w;
     int rc = win_lookup(fn, win, &w);
@@ -162,20 +143,6 @@ static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *siz
                         "rank=%d is not a valid rank: the window has %d ranks (%s)", rank,
                         osc_win_size(w), osc_win_label(w));
     return osc_win_shared_query(fn, w, rank, size, disp_unit, baseptr);
-}
-
-int b_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
-{
-    MPI_Aint du = 0;
-    int rc =
-        win_shared_query("MPI_Win_shared_query", win, rank, size, disp_unit ? &du : NULL, baseptr);
-    if (rc == MPI_SUCCESS)
-        *disp_unit = (int)du;
-    return rc;
-}
-int b_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
-{
-    return win_shared_query("MPI_Win_shared_query_c", win, rank, size, disp_unit, baseptr);
 }
 
 int b_Win_attach(MPI_Win win, void *base, MPI_Aint size)
@@ -515,127 +482,70 @@ static int b_gacc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
     return win_rma(fn, win, &a, req, want_req);
 }
 
-int b_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+int b_Put(const char *fn, const void *origin_addr, MPI_Count origin_count,
+          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    return b_put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+    return b_put(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
-int b_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-            MPI_Datatype target_datatype, MPI_Win win)
+int b_Rput(const char *fn, const void *origin_addr, MPI_Count origin_count,
+           MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    return b_put("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                 target_count, target_datatype, win, NULL, 0);
-}
-int b_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-           MPI_Request *request)
-{
-    return b_put("MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                 target_count, target_datatype, win, request, 1);
-}
-int b_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-    return b_put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+    return b_put(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
 
-int b_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+int b_Get(const char *fn, void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+          MPI_Datatype target_datatype, MPI_Win win)
 {
-    return b_get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+    return b_get(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, NULL, 0);
 }
-int b_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-            MPI_Datatype target_datatype, MPI_Win win)
+int b_Rget(const char *fn, void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+           MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    return b_get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                 target_count, target_datatype, win, NULL, 0);
-}
-int b_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-           MPI_Request *request)
-{
-    return b_get("MPI_Rget", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                 target_count, target_datatype, win, request, 1);
-}
-int b_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-    return b_get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+    return b_get(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                  target_count, target_datatype, win, request, 1);
 }
 
-int b_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                 int target_rank, MPI_Aint target_disp, int target_count,
-                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int b_Accumulate(const char *fn, const void *origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                 MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    return b_acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank,
-                 target_disp, target_count, target_datatype, op, win, NULL, 0);
+    return b_acc(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, op, win, NULL, 0);
 }
-int b_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int b_Raccumulate(const char *fn, const void *origin_addr, MPI_Count origin_count,
+                  MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                  MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                  MPI_Request *request)
 {
-    return b_acc("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
-                 target_disp, target_count, target_datatype, op, win, NULL, 0);
-}
-int b_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                  int target_rank, MPI_Aint target_disp, int target_count,
-                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    return b_acc("MPI_Raccumulate", origin_addr, origin_count, origin_datatype, target_rank,
-                 target_disp, target_count, target_datatype, op, win, request, 1);
-}
-int b_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    return b_acc("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
-                 target_disp, target_count, target_datatype, op, win, request, 1);
+    return b_acc(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, op, win, request, 1);
 }
 
-int b_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                     void *result_addr, int result_count, MPI_Datatype result_datatype,
-                     int target_rank, MPI_Aint target_disp, int target_count,
-                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int b_Get_accumulate(const char *fn, const void *origin_addr, MPI_Count origin_count,
+                     MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                     MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                     MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    return b_gacc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
-                  result_count, result_datatype, target_rank, target_disp, target_count,
-                  target_datatype, op, win, NULL, 0);
+    return b_gacc(fn, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                  NULL, 0);
 }
-int b_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                       MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int b_Rget_accumulate(const char *fn, const void *origin_addr, MPI_Count origin_count,
+                      MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                      MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                      MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                      MPI_Request *request)
 {
-    return b_gacc("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
-                  result_count, result_datatype, target_rank, target_disp, target_count,
-                  target_datatype, op, win, NULL, 0);
-}
-int b_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                      void *result_addr, int result_count, MPI_Datatype result_datatype,
-                      int target_rank, MPI_Aint target_disp, int target_count,
-                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    return b_gacc("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
-                  result_count, result_datatype, target_rank, target_disp, target_count,
-                  target_datatype, op, win, request, 1);
-}
-int b_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
-                        MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
-                        MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                        MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                        MPI_Win win, MPI_Request *request)
-{
-    return b_gacc("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
-                  result_count, result_datatype, target_rank, target_disp, target_count,
-                  target_datatype, op, win, request, 1);
+    return b_gacc(fn, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                  request, 1);
 }
 
 /* one predefined element; compare_and_swap: integer, logical, byte or one-byte character

@@ -171,11 +171,6 @@ int mpii_allreduce(const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt
 int mpii_allgather(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, void *rbuf,
                    MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c);
 
-/* ---- bindings: the int count/displacement arrays of the non-_c forms as MPI_Count /
- * MPI_Aint arrays of n entries, to free(); NULL stays NULL (src/binding/coll.c) ---- */
-MPI_Count *mpii_counts_of_int(const int *a, int n);
-MPI_Aint *mpii_displs_of_int(const int *a, int n);
-
 /* ---- point-to-point inside the library (src/mpi/pt2pt) --------------------------
  * Blocking helpers used by collectives and communicator construction; `coll`
  * selects the collective context (ctx + 1) so user traffic never matches. */
