@@ -62,14 +62,14 @@ int b_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dataty
 static int part_req(const char *fn, MPI_Request h, int want_send, core_req **out)
 {
     core_req *r = mpii_req_get(h);
-    if (!r || r->kind != CORE_REQ_PERSIST || !r->owner)
+    if (!r || r->kind != MPII_REQ_PERSIST || !r->owner)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, fn,
                         "request: not a partitioned request");
     if (want_send >= 0 && mpii_part_is_send(r) != want_send)
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, fn,
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_REQUEST, fn,
                         "request: a partitioned %s request", want_send ? "receive" : "send");
-    if (!r->u.persist.active)
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, fn,
+    if (!mpii_persist_of(r)->active)
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_REQUEST, fn,
                         "request: not active (call MPI_Start first)");
     *out = r;
     return MPI_SUCCESS;
@@ -79,14 +79,14 @@ static int part_ready(const char *fn, core_req *r, int p)
 {
     int n = mpii_part_partitions(r);
     if (p < 0 || p >= n)
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_ARG, fn, "partition=%d is outside 0..%d", p,
-                        n - 1);
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_ARG, fn, "partition=%d is outside 0..%d",
+                        p, n - 1);
     int rc = mpii_part_ready(r, p);
     if (rc == MPI_ERR_ARG)
-        return mpii_err(MPII_OBJ_COMM, r->comm, rc, fn,
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, rc, fn,
                         "partition %d was already marked ready in this round", p);
     if (rc != MPI_SUCCESS)
-        return mpii_err(MPII_OBJ_COMM, r->comm, rc, fn, "cannot send partition %d", p);
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, rc, fn, "cannot send partition %d", p);
     return MPI_SUCCESS;
 }
 
@@ -105,7 +105,7 @@ int b_Pready_range(int partition_low, int partition_high, MPI_Request request)
     if (rc != MPI_SUCCESS)
         return rc;
     if (partition_low > partition_high)
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_ARG, fn,
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_ARG, fn,
                         "partition_low=%d > partition_high=%d", partition_low, partition_high);
     for (int p = partition_low; p <= partition_high && rc == MPI_SUCCESS; p++)
         rc = part_ready(fn, r, p);
@@ -120,7 +120,7 @@ int b_Pready_list(int length, const int array_of_partitions[], MPI_Request reque
     if (rc != MPI_SUCCESS)
         return rc;
     if (length < 0 || (length > 0 && !array_of_partitions))
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_ARG, fn,
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_ARG, fn,
                         "length=%d with array_of_partitions=%p", length,
                         (const void *)array_of_partitions);
     for (int i = 0; i < length && rc == MPI_SUCCESS; i++)
@@ -132,7 +132,7 @@ int b_Parrived(MPI_Request request, int partition, int *flag)
 {
     static const char fn[] = "MPI_Parrived";
     core_req *r = mpii_req_get(request);
-    if (r && r->kind == CORE_REQ_PERSIST && r->owner && !r->u.persist.active) {
+    if (r && r->kind == MPII_REQ_PERSIST && r->owner && !mpii_persist_of(r)->active) {
         if (flag)
             *flag = 1; /* an inactive request: nothing to wait for */
         return MPI_SUCCESS;
@@ -141,10 +141,10 @@ int b_Parrived(MPI_Request request, int partition, int *flag)
     if (rc != MPI_SUCCESS)
         return rc;
     if (!flag)
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_ARG, fn, "flag: NULL pointer");
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_ARG, fn, "flag: NULL pointer");
     int n = mpii_part_partitions(r);
     if (partition < 0 || partition >= n)
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_ARG, fn, "partition=%d is outside 0..%d",
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_ARG, fn, "partition=%d is outside 0..%d",
                         partition, n - 1);
     *flag = mpii_part_arrived(r, partition);
     return MPI_SUCCESS;

@@ -84,7 +84,7 @@ static inline __attribute__((always_inline)) int pt2pt_send(const char *fn, int 
     if (rc != MPI_SUCCESS)
         return pt2pt_opfail(fn, comm, rc);
     mpii_req_wait_one(r);
-    rc = r->status.MPI_ERROR;
+    rc = mpii_req_error(r);
     mpii_req_release(r);
     return pt2pt_opfail(fn, comm, rc);
 }
@@ -245,21 +245,17 @@ static int pt2pt_init(const char *fn, int is_send, int mode, const void *buf, MP
     int rc = pt2pt_check(fn, is_send ? CHK_SEND : CHK_RECV, buf, count, dt, peer, tag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    core_req *r = core_req_alloc(CORE_REQ_PERSIST);
-    r->comm = comm;
-    r->u.persist.is_send = is_send;
-    r->u.persist.mode = mode;
-    r->u.persist.buf = buf;
-    r->u.persist.count = (size_t)count;
-    r->u.persist.dt = dt;
-    r->u.persist.peer = peer;
-    r->u.persist.tag = tag;
-    r->u.persist.comm = comm;
-    mpii_dtype *t = mpii_dtype_get(dt);
-    if (!t->predefined) {
-        mpii_dtype_ref(t);
-        r->dtype = t;
-    }
+    core_req *r = mpii_persist_new(comm);
+    mpii_persist *p = mpii_persist_of(r);
+    *p = (mpii_persist){.is_send = is_send,
+                        .mode = mode,
+                        .buf = buf,
+                        .count = (MPI_Aint)count,
+                        .dt = dt,
+                        .peer = peer,
+                        .tag = tag,
+                        .comm = comm};
+    mpii_hold_dtype(r, mpii_dtype_get(dt));
     *req = pt2pt_handle(r);
     return MPI_SUCCESS;
 }
@@ -288,29 +284,28 @@ int b_Recv_init(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int
 int b_Start(MPI_Request *req)
 {
     core_req *r = req ? mpii_req_get(*req) : NULL;
-    if (!r || r->kind != CORE_REQ_PERSIST)
+    if (!r || r->kind != MPII_REQ_PERSIST)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Start", "request: not a persistent request");
-    if (r->u.persist.active)
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, "MPI_Start", "request: already active");
+    mpii_persist *p = mpii_persist_of(r);
+    if (p->active)
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_REQUEST, "MPI_Start",
+                        "request: already active");
     core_req *a;
     if (r->owner)
         return mpii_part_start(r);
-    if (r->u.persist.coll) {
-        coll_sched_start(r->u.persist.coll, &a);
-        r->u.persist.active = a;
+    if (p->coll) {
+        coll_sched_start(p->coll, &a);
+        p->active = a;
         return MPI_SUCCESS;
     }
-    mpii_comm *c = mpii_comm_get(r->u.persist.comm);
+    mpii_comm *c = mpii_comm_get(p->comm);
     if (!c)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COMM, "MPI_Start", "the request's communicator was freed");
-    int rc = r->u.persist.is_send
-                 ? mpii_start_send(r->u.persist.buf, (MPI_Aint)r->u.persist.count, r->u.persist.dt,
-                                   r->u.persist.peer, r->u.persist.tag, c, 0, r->u.persist.mode, &a)
-                 : mpii_start_recv((void *)r->u.persist.buf, (MPI_Aint)r->u.persist.count,
-                                   r->u.persist.dt, r->u.persist.peer, r->u.persist.tag, c, 0, &a);
+    int rc = p->is_send ? mpii_start_send(p->buf, p->count, p->dt, p->peer, p->tag, c, 0, p->mode, &a)
+                        : mpii_start_recv((void *)p->buf, p->count, p->dt, p->peer, p->tag, c, 0, &a);
     if (rc != MPI_SUCCESS)
-        return pt2pt_opfail("MPI_Start", r->comm, rc);
-    r->u.persist.active = a;
+        return pt2pt_opfail("MPI_Start", r->up.obj, rc);
+    p->active = a;
     return MPI_SUCCESS;
 }
 
@@ -347,7 +342,7 @@ static int pt2pt_empty(MPI_Status *st)
 
 static int pt2pt_finish(const char *fn, core_req *r, MPI_Request *h, MPI_Status *st)
 {
-    int comm = r->comm;
+    int comm = r->up.obj;
     const char *coll = coll_sched_req_name(r); /* a collective's request: say which */
     int rc = mpii_req_finish(r, h, st);
     if (rc == MPI_ERR_TRUNCATE && coll)
@@ -390,7 +385,7 @@ int b_Test(MPI_Request *req, int *flag, MPI_Status *status)
 /* multiple completion: errors go to MPI_ERROR of each status and MPI_ERR_IN_STATUS */
 static int pt2pt_finish_many(core_req *r, MPI_Request *h, MPI_Status *st, int *any_err, int *comm)
 {
-    *comm = r->comm;
+    *comm = r->up.obj;
     int rc = mpii_req_finish(r, h, st);
     if (st != MPI_STATUS_IGNORE)
         st->MPI_ERROR = rc;
@@ -407,13 +402,10 @@ static MPI_Status *pt2pt_st(MPI_Status *sts, int i)
 /* the status of a complete request without finishing it; returns its error */
 static int pt2pt_peek(core_req *r, MPI_Status *st)
 {
-    core_req *a = r->kind == CORE_REQ_PERSIST ? r->u.persist.active : r;
-    if (st != MPI_STATUS_IGNORE) {
-        int err = st->MPI_ERROR;
-        *st = a->status;
-        st->MPI_ERROR = err;
-    }
-    return a->status.MPI_ERROR;
+    core_req *a = r->kind == MPII_REQ_PERSIST ? mpii_persist_of(r)->active : r;
+    if (st != MPI_STATUS_IGNORE)
+        mpii_status_of(&a->status, st);
+    return mpii_req_error(a);
 }
 
 static int pt2pt_check_array(const char *fn, int count, MPI_Request reqs[])
@@ -651,7 +643,7 @@ int b_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI
             st->MPI_ERROR = err;
         if (err != MPI_SUCCESS) {
             any_err = 1;
-            comm = r->comm;
+            comm = r->up.obj;
         }
     }
     return pt2pt_in_status(fn, any_err, comm);
@@ -681,7 +673,7 @@ int b_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcou
             st->MPI_ERROR = err;
         if (err != MPI_SUCCESS) {
             any_err = 1;
-            comm = r->comm;
+            comm = r->up.obj;
         }
         indices[n++] = i;
     }
@@ -694,9 +686,9 @@ int b_Request_free(MPI_Request *req)
     core_req *r = req ? mpii_req_get(*req) : NULL;
     if (!r)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Request_free", "request: invalid request");
-    if (r->kind == CORE_REQ_PERSIST) {
-        if (r->u.persist.active)
-            mpii_req_detach(r->u.persist.active);
+    if (r->kind == MPII_REQ_PERSIST) {
+        if (mpii_persist_of(r)->active)
+            mpii_req_detach(mpii_persist_of(r)->active);
         mpii_req_release(r);
     } else if (r->complete) {
         mpii_req_release(r);
@@ -712,15 +704,15 @@ int b_Cancel(MPI_Request *req)
     core_req *r = req ? mpii_req_get(*req) : NULL;
     if (!r)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Cancel", "request: invalid request");
-    if (r->kind == CORE_REQ_GREQ)
+    if (r->kind == MPII_REQ_GREQ)
         return mpii_greq_cancel(r);
     /* erroneous for nonblocking and persistent collectives: report it, the operation goes on */
-    if (r->kind == CORE_REQ_SCHED || (r->kind == CORE_REQ_PERSIST && r->u.persist.coll))
-        return mpii_err(MPII_OBJ_COMM, r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
+    if (r->kind == MPII_REQ_SCHED || (r->kind == MPII_REQ_PERSIST && mpii_persist_of(r)->coll))
+        return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_REQUEST, "MPI_Cancel",
                         "request: a collective operation cannot be cancelled (complete it with "
                         "MPI_Wait or MPI_Test)");
-    if (r->kind == CORE_REQ_PERSIST)
-        r = r->u.persist.active;
+    if (r->kind == MPII_REQ_PERSIST)
+        r = mpii_persist_of(r)->active;
     if (r && r->kind == CORE_REQ_RECV)
         core_cancel_recv(r);
     else if (r && r->kind == CORE_REQ_SEND)
@@ -746,13 +738,10 @@ int b_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
         }
         return MPI_SUCCESS;
     }
-    MPI_Status tmp;
+    core_status tmp;
     core_iprobe(source, tag, c->ctx, flag, &tmp, NULL);
-    if (*flag && status != MPI_STATUS_IGNORE) {
-        int err = status->MPI_ERROR;
-        *status = tmp;
-        status->MPI_ERROR = err;
-    }
+    if (*flag && status != MPI_STATUS_IGNORE)
+        mpii_status_of(&tmp, status);
     return MPI_SUCCESS;
 }
 
@@ -788,16 +777,13 @@ int b_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *messag
         return MPI_SUCCESS;
     }
     core_msg *m = NULL;
-    MPI_Status tmp;
+    core_status tmp;
     core_iprobe(source, tag, c->ctx, flag, &tmp, &m);
     *message = MPI_MESSAGE_NULL; /* undefined by the standard when nothing matched */
     if (*flag) {
         *message = mpii_msg_put(m);
-        if (status != MPI_STATUS_IGNORE) {
-            int err = status->MPI_ERROR;
-            *status = tmp;
-            status->MPI_ERROR = err;
-        }
+        if (status != MPI_STATUS_IGNORE)
+            mpii_status_of(&tmp, status);
     }
     return MPI_SUCCESS;
 }
@@ -821,11 +807,11 @@ int b_Imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Me
     if (!message)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "message: NULL pointer");
     if (*message == MPI_MESSAGE_NO_PROC) {
-        core_req *r = core_req_alloc(CORE_REQ_DONE);
-        r->status.MPI_SOURCE = MPI_PROC_NULL;
-        r->status.MPI_TAG = MPI_ANY_TAG;
+        core_req *r = core_req_alloc(MPII_REQ_DONE);
+        r->status.source = MPI_PROC_NULL;
+        r->status.tag = MPI_ANY_TAG;
         r->complete = 1;
-        r->comm = MPI_COMM_WORLD;
+        r->up.obj = MPI_COMM_WORLD;
         *req = pt2pt_handle(r);
         *message = MPI_MESSAGE_NULL;
         return MPI_SUCCESS;
@@ -843,10 +829,10 @@ int b_Imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Me
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, fn, "message: not a matched message handle");
     core_req *r;
     core_imrecv(buf, (size_t)count, &t->dt, m, &r);
-    r->comm = MPI_COMM_WORLD;
+    r->up.obj = MPI_COMM_WORLD;
     if (!t->predefined) {
         mpii_dtype_ref(t);
-        r->dtype = t;
+        r->up.ref = t;
     }
     *req = pt2pt_handle(r);
     *message = MPI_MESSAGE_NULL;
@@ -1047,7 +1033,7 @@ int b_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_fu
 int b_Grequest_complete(MPI_Request req)
 {
     core_req *r = mpii_req_get(req);
-    if (!r || r->kind != CORE_REQ_GREQ)
+    if (!r || r->kind != MPII_REQ_GREQ)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                         "request: not a generalized request");
     core_req_complete(r);

@@ -11,8 +11,8 @@ static void core_cancel_decided(core_req *r, int withdrawn)
 {
     r->u.send.cancel = 2;
     if (withdrawn) {
-        r->status.dcfa_cancelled = 1;
-        r->status.dcfa_count = 0;
+        r->status.cancelled = 1;
+        r->status.count = 0;
         core_send_move(r, CORE_SE_WITHDRAWN, CORE_S_DONE);
         core_req_complete(r);
     } else if (r->u.send.proto_done) {

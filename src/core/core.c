@@ -535,7 +535,6 @@ core_req *core_req_alloc(int kind)
     r->kind = kind;
     r->id = id;
     r->qn.next = r->qn.prev = &r->qn;
-    r->status.MPI_ERROR = MPI_SUCCESS;
     return r;
 }
 
@@ -571,10 +570,10 @@ void core_req_complete(core_req *r)
 
 void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, int err)
 {
-    r->status.MPI_SOURCE = src;
-    r->status.MPI_TAG = tag;
-    r->status.dcfa_count = (long long)bytes;
-    r->status.MPI_ERROR = err;
+    r->status.source = src;
+    r->status.tag = tag;
+    r->status.count = (int64_t)bytes;
+    r->status.error = err;
 }
 
 /* ---- sends: the protocol choice, in one place ---------------------------------------- */
@@ -652,7 +651,7 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
     return UTIL_OK;
 }
 
-int core_iprobe(int32_t src_rank, int32_t tag, uint32_t ctx, int *flag, MPI_Status *status,
+int core_iprobe(int32_t src_rank, int32_t tag, uint32_t ctx, int *flag, core_status *status,
                 core_msg **msg)
 {
     core_msg *m = core_match_unexpected(ctx, src_rank, tag, msg != NULL);
@@ -662,11 +661,7 @@ int core_iprobe(int32_t src_rank, int32_t tag, uint32_t ctx, int *flag, MPI_Stat
     }
     *flag = m != NULL;
     if (m && status) {
-        status->MPI_SOURCE = m->src;
-        status->MPI_TAG = m->tag;
-        status->MPI_ERROR = MPI_SUCCESS;
-        status->dcfa_count = (long long)m->size;
-        status->dcfa_cancelled = 0;
+        *status = (core_status){.source = m->src, .tag = m->tag, .count = (int64_t)m->size};
     }
     if (msg)
         *msg = m;
@@ -700,8 +695,8 @@ int core_cancel_recv(core_req *r)
         return 0;
     util_queue_remove(&r->qn);
     core_req_mem_drop(r);
-    r->status.dcfa_cancelled = 1;
-    r->status.dcfa_count = 0;
+    r->status.cancelled = 1;
+    r->status.count = 0;
     core_recv_move(r, CORE_RE_CANCEL, CORE_R_DONE);
     core_req_complete(r);
     return 1;
@@ -869,7 +864,7 @@ void core_stats_report(int rank)
 
 static const char *core_tag_str(int32_t tag, char *buf, size_t len)
 {
-    if (tag == MPI_ANY_TAG)
+    if (tag == CORE_ANY_TAG)
         return "MPI_ANY_TAG";
     snprintf(buf, len, "%d", tag);
     return buf;
@@ -877,7 +872,7 @@ static const char *core_tag_str(int32_t tag, char *buf, size_t len)
 
 static const char *core_src_str(int32_t src, char *buf, size_t len)
 {
-    if (src == MPI_ANY_SOURCE)
+    if (src == CORE_ANY_SOURCE)
         return "MPI_ANY_SOURCE";
     snprintf(buf, len, "rank %d", src);
     return buf;

@@ -1,10 +1,11 @@
 /* core: requests, matching, progress and the point-to-point protocols.
  * This is what the MPI layer calls to move a message; it knows processes by
- * their process id (lpid) and messages by (context, source rank, tag). */
+ * their process id (lpid) and messages by (context, source rank, tag). It
+ * knows nothing of MPI's objects: no handle, status or error class of <mpi.h>
+ * reaches it; src/mpi converts (docs/architecture.md). */
 #ifndef DCFA_CORE_H
 #define DCFA_CORE_H
 
-#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "util/util.h"
@@ -14,12 +15,23 @@
 enum core_req_kind {
     CORE_REQ_SEND = 1,
     CORE_REQ_RECV,
-    CORE_REQ_PERSIST,   /* persistent pt2pt: holds the active request */
-    CORE_REQ_GREQ,      /* generalized request */
-    CORE_REQ_COLL,      /* nonblocking collective / schedule (mpi layer) */
-    CORE_REQ_DONE,      /* born complete (e.g. MPI_PROC_NULL operations) */
-    CORE_REQ_SCHED,     /* collective schedule (src/mpi/coll/sched.c) */
+    CORE_REQ_UPPER, /* the first kind of the layer above: requests it makes and completes
+                       itself (core_req_complete), their state in u.other */
 };
+
+/* A source rank or tag that matches any (the MPI layer's MPI_ANY_SOURCE and MPI_ANY_TAG
+ * have these values, so ranks and tags reach core as they are) */
+enum { CORE_ANY_SOURCE = -2, CORE_ANY_TAG = -1 };
+
+/* What a finished operation reports: src/mpi makes an MPI_Status of it. */
+typedef struct core_status {
+    int32_t source; /* the sender's rank in its communicator */
+    int32_t tag;
+    int error; /* 0; < 0: a util.h status (core's: UTIL_ETRUNC, UTIL_EIO, ...);
+                  > 0: a code of the layer above, in requests it completes itself */
+    int cancelled;
+    int64_t count; /* bytes */
+} core_status;
 
 enum core_send_mode { CORE_SEND_STD = 0, CORE_SEND_SYNC, CORE_SEND_READY, CORE_SEND_BUFFERED };
 
@@ -63,12 +75,14 @@ struct core_req {
     int kind;
     int id;                 /* index in the request table: the wire id and the handle index */
     volatile int complete;
-    int persistent_inactive;/* persistent request not started / completed-and-reported */
-    MPI_Status status;      /* MPI_SOURCE, MPI_TAG, MPI_ERROR, dcfa_cancelled, dcfa_count (bytes) */
+    core_status status;
     core_req_cb on_complete;/* called once when complete becomes 1 (may be NULL) */
-    int comm;               /* MPI layer: communicator handle, for the error handler */
-    void *dtype;            /* MPI layer: datatype reference released with the request */
-    void *owner;            /* the layer above's data (persistent parent, schedule, greq state) */
+    /* the layer above's, 0 from core_req_alloc and never read by core */
+    struct {
+        int obj;   /* src/mpi: the communicator its errors go to (a handle) */
+        void *ref; /* src/mpi: the datatype it holds, released with the request */
+    } up;
+    void *owner;            /* the layer above's (a sub-request's parent, a partitioned request) */
     util_qnode qn;          /* posted queue / backlog link */
     struct core_rndv *rndv; /* core: rendezvous state (registration, bulk transfer), allocated for
                                large messages only so that small ones keep a small request */
@@ -96,9 +110,9 @@ struct core_req {
             size_t count;
             const core_dt *dt;
             size_t capacity;    /* bytes the buffer holds */
-            int lpid;           /* -1 for MPI_ANY_SOURCE */
-            int32_t src;        /* rank or MPI_ANY_SOURCE */
-            int32_t tag;        /* tag or MPI_ANY_TAG */
+            int lpid;           /* -1 for CORE_ANY_SOURCE */
+            int32_t src;        /* rank or CORE_ANY_SOURCE */
+            int32_t tag;        /* tag or CORE_ANY_TAG */
             uint32_t ctx;
             int state;          /* protocol state (core private) */
             uint32_t rtr_seq;   /* receiver-first: the message sequence our RTR is bound to */
@@ -107,24 +121,12 @@ struct core_req {
             int cancel;         /* cancel asked while an RTR was outstanding */
         } recv;
         struct {
-            core_req *active;   /* the request of the current start, NULL when inactive */
-            int is_send;
-            int mode;
-            const void *buf;
-            size_t count;
-            int dt;             /* MPI_Datatype handle */
-            int peer;           /* rank */
-            int tag;
-            int comm;           /* MPI_Comm handle */
-            void *coll;         /* persistent collective: its schedule (then the rest is unused) */
-        } persist;
-        struct {
-            void *state;        /* owned by the layer that made it */
+            void *state; /* kind >= CORE_REQ_UPPER: the layer above's state */
         } other;
     } u;
 };
 
-/* matched-but-not-received message (MPI_Mprobe) */
+/* a message matched but not received (MPI_Mprobe's) */
 typedef struct core_msg core_msg;
 
 /* The key/value exchange the core publishes its fabric addresses ("cards")
@@ -187,11 +189,11 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
  * made, packets waiting for credit): the caller takes the general path. */
 int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_rank, int32_t tag,
                         uint32_t ctx);
-/* lpid: the source's process id, or -1 with src_rank == MPI_ANY_SOURCE */
+/* lpid: the source's process id, or -1 with src_rank == CORE_ANY_SOURCE */
 int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank, int32_t tag,
                uint32_t ctx, core_req **out);
 /* *flag set when a matching message is there; with msg != NULL it is taken out of the queue */
-int core_iprobe(int32_t src_rank, int32_t tag, uint32_t ctx, int *flag, MPI_Status *status,
+int core_iprobe(int32_t src_rank, int32_t tag, uint32_t ctx, int *flag, core_status *status,
                 core_msg **msg);
 int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *msg, core_req **out);
 /* 1 if the receive was cancelled, 0 if it is too late */

@@ -146,7 +146,7 @@ static int core_unpack_to(core_req *r, const void *data, size_t size, size_t *go
 void core_recv_finish(core_req *r, int32_t src, int32_t tag, size_t got, int truncated)
 {
     core_req_mem_drop(r);
-    core_req_set_status(r, src, tag, got, truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    core_req_set_status(r, src, tag, got, truncated ? UTIL_ETRUNC : UTIL_OK);
     core_req_complete(r);
 }
 

@@ -8,8 +8,8 @@
 static inline int core_matches(uint32_t pctx, int32_t psrc, int32_t ptag, uint32_t ctx, int32_t src,
                                int32_t tag)
 {
-    return pctx == ctx && (psrc == MPI_ANY_SOURCE || psrc == src) &&
-           (ptag == MPI_ANY_TAG || ptag == tag);
+    return pctx == ctx && (psrc == CORE_ANY_SOURCE || psrc == src) &&
+           (ptag == CORE_ANY_TAG || ptag == tag);
 }
 
 core_req *core_match_posted(uint32_t ctx, int32_t src, int32_t tag)
@@ -139,8 +139,8 @@ int core_posted_blocks_rtr(const core_req *r)
     for (util_qnode *n = core_s.posted.head.next; n != &r->qn && n != &core_s.posted.head; n = n->next) {
         core_req *o = UTIL_CONTAINER(n, core_req, qn);
         if (o->u.recv.ctx == r->u.recv.ctx &&
-            (o->u.recv.src == MPI_ANY_SOURCE || o->u.recv.src == r->u.recv.src) &&
-            (o->u.recv.tag == MPI_ANY_TAG || o->u.recv.tag == r->u.recv.tag))
+            (o->u.recv.src == CORE_ANY_SOURCE || o->u.recv.src == r->u.recv.src) &&
+            (o->u.recv.tag == CORE_ANY_TAG || o->u.recv.tag == r->u.recv.tag))
             return 1;
     }
     return 0;

@@ -288,7 +288,7 @@ void core_data_arrived(core_conn *c, const wire_hdr *h, const wire_frag *f, cons
     r->u.recv.received += n;
     if (r->u.recv.received == r->u.recv.expected) {
         size_t got = r->u.recv.expected < cap ? r->u.recv.expected : cap;
-        core_recv_done(r, CORE_RE_DATA, r->status.MPI_SOURCE, r->status.MPI_TAG, got,
+        core_recv_done(r, CORE_RE_DATA, r->status.source, r->status.tag, got,
                        r->u.recv.expected > cap);
     }
 }

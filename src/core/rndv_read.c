@@ -126,7 +126,7 @@ static void core_read_finished(core_xfer *x, int status)
         wire_done d = {.req = x->peer_req, .size = take};
         core_st.cma_bytes += take;
         core_conn_send_ctl(c, WIRE_DONE, c->peer_stage ? WIRE_F_STAGED : 0, NULL, &d, sizeof d);
-        core_recv_done(r, ev, r->status.MPI_SOURCE, r->status.MPI_TAG, take, size > take);
+        core_recv_done(r, ev, r->status.source, r->status.tag, take, size > take);
         return;
     }
     if (status == UTIL_EPERM && x->off == 0) {
@@ -140,10 +140,10 @@ static void core_read_finished(core_xfer *x, int status)
     }
     /* anything else is an error of this message: both sides are told, nobody hangs */
     util_log("rendezvous: reading %zu bytes (ctx %u tag %d) from %s failed at byte %zu: %s", x->len,
-             r->u.recv.ctx, r->status.MPI_TAG, util_proc(c->lpid), x->off, strerror(-status));
+             r->u.recv.ctx, r->status.tag, util_proc(c->lpid), x->off, strerror(-status));
     wire_done d = {.req = x->peer_req, .size = 0};
     core_conn_send_ctl(c, WIRE_DONE, WIRE_F_ERROR, NULL, &d, sizeof d);
-    core_req_set_status(r, r->status.MPI_SOURCE, r->status.MPI_TAG, 0, MPI_ERR_OTHER);
+    core_req_set_status(r, r->status.source, r->status.tag, 0, UTIL_EIO);
     core_recv_move(r, ev, CORE_R_DONE);
     core_req_complete(r);
 }
@@ -157,8 +157,8 @@ void core_rts_matched(core_req *r, int lpid, const wire_hdr *env, const wire_rnd
     size_t take = size < r->u.recv.capacity ? size : r->u.recv.capacity;
     r->u.recv.lpid = lpid;
     r->u.recv.expected = size;
-    r->status.MPI_SOURCE = env->src;
-    r->status.MPI_TAG = env->tag;
+    r->status.source = env->src;
+    r->status.tag = env->tag;
     const core_dt *dt = r->u.recv.dt;
     /* the sender has a pool: map it now, whatever this message's path, so that its DONE or
      * CTS can tell the sender, whose later messages up to DCFA_STAGE_EAGER then come as
@@ -209,7 +209,7 @@ void core_read_done_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
     if (h->flags & WIRE_F_ERROR) {
         util_log("%s could not read message %u (ctx %u tag %d, %zu bytes) from this process",
                  util_proc(c->lpid), s->u.send.seq, s->u.send.ctx, s->u.send.tag, s->u.send.bytes);
-        s->status.MPI_ERROR = MPI_ERR_OTHER;
+        s->status.error = UTIL_EIO;
     }
     if (s->rndv && s->rndv->split == 1) {
         s->rndv->split = 2; /* my part of a split is still being written (rndv_split.c) */

@@ -20,7 +20,7 @@
 void core_rtr_maybe_send(core_req *r)
 {
     if (r->u.recv.capacity <= core_s.eager_max || util_cfg.rndv_mode == 1 /* read */ ||
-        r->u.recv.lpid < 0 || r->u.recv.lpid == core_s.self || r->u.recv.tag == MPI_ANY_TAG ||
+        r->u.recv.lpid < 0 || r->u.recv.lpid == core_s.self || r->u.recv.tag == CORE_ANY_TAG ||
         !r->u.recv.dt->contig)
         return;
     core_conn *c = core_conn_get(r->u.recv.lpid);

@@ -10,7 +10,7 @@
  * (single-copy reads fail and fall back to the copy path).
  *
  * Input: byte 0 chooses the requests posted first (bit 0 a receive from rank
- * 1, bit 1 an MPI_ANY_SOURCE receive, bit 2 a rendezvous send to process 1,
+ * 1, bit 1 an CORE_ANY_SOURCE receive, bit 2 a rendezvous send to process 1,
  * bit 3 a synchronous eager send, bit 4 a large receive); byte 1 which header
  * fields the harness makes valid (bit 0 version, bit 1 message sequence
  * number, bit 2 credit). Then packets: 32 header bytes (the mark is set by the
@@ -164,7 +164,7 @@ static void post_requests(uint8_t what)
     if (what & 1)
         core_irecv(rbuf[0], 200, &bytes_dt, 1, 1, 5, 7, &r);
     if (what & 2)
-        core_irecv(rbuf[1], 100, &bytes_dt, -1, MPI_ANY_SOURCE, MPI_ANY_TAG, 7, &r);
+        core_irecv(rbuf[1], 100, &bytes_dt, -1, CORE_ANY_SOURCE, CORE_ANY_TAG, 7, &r);
     if (what & 4)
         core_isend(sbuf, 5000, &bytes_dt, 1, 0, 9, 7, CORE_SEND_STD, &r);
     if (what & 8)

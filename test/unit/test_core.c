@@ -40,15 +40,15 @@ static void send_wait(const void *buf, size_t n, int to, int tag, int mode)
 static size_t recv_wait(void *buf, size_t n, int from, int tag, int *err, int *src_out, int *tag_out)
 {
     core_req *r;
-    core_irecv(buf, n, &bytes_dt, from, from < 0 ? MPI_ANY_SOURCE : from, tag, 7, &r);
+    core_irecv(buf, n, &bytes_dt, from, from < 0 ? CORE_ANY_SOURCE : from, tag, 7, &r);
     core_wait(r);
-    size_t got = (size_t)r->status.dcfa_count;
+    size_t got = (size_t)r->status.count;
     if (err)
-        *err = r->status.MPI_ERROR;
+        *err = r->status.error;
     if (src_out)
-        *src_out = r->status.MPI_SOURCE;
+        *src_out = r->status.source;
     if (tag_out)
-        *tag_out = r->status.MPI_TAG;
+        *tag_out = r->status.tag;
     core_req_free(r);
     return got;
 }
@@ -135,7 +135,7 @@ static void wrap(void)
         recv_wait(buf, 0, 0, 40, NULL, NULL, NULL);
         for (unsigned i = 0;; i++) {
             int tag = 0;
-            size_t got = recv_wait(buf, sizeof buf, 0, MPI_ANY_TAG, NULL, NULL, &tag);
+            size_t got = recv_wait(buf, sizeof buf, 0, CORE_ANY_TAG, NULL, NULL, &tag);
             if (tag == 42) {
                 unsigned sent;
                 memcpy(&sent, buf, sizeof sent);
@@ -204,7 +204,7 @@ static void wildcards(void)
         recv_wait(&one, 1, 0, 12, NULL, &src, &tag);    /* overtakes tag 11 by tag, legally */
         CHECK(one == 42 && src == 0 && tag == 12, "tag-selective receive got %u from %d tag %d", one, src, tag);
         for (int i = 0; i < M; i++) {
-            size_t got = recv_wait(buf, 300000, -1, MPI_ANY_TAG, NULL, &src, &tag);
+            size_t got = recv_wait(buf, 300000, -1, CORE_ANY_TAG, NULL, &src, &tag);
             CHECK(got == sizes[i] && verify(buf, got, 100u + (unsigned)i) && src == 0 && tag == 11,
                   "wildcard receive %d: %zu bytes (want %zu) from %d tag %d", i, got, sizes[i], src, tag);
         }
@@ -229,7 +229,8 @@ static void rendezvous(const char *what, int post_first)
         if (post_first)
             barrier();
         core_wait(r);
-        CHECK(r->status.dcfa_count == (long long)n && verify(buf, n, 77), "%s: 3 MiB message wrong", what);
+        CHECK(r->status.count == (long long)n && verify(buf, n, 77), "%s: 3 MiB message wrong",
+              what);
         core_req_free(r);
     }
     free(buf);
@@ -246,9 +247,11 @@ static void truncation(void)
     } else {
         int err;
         size_t got = recv_wait(small, sizeof small, 0, 4, &err, NULL, NULL);
-        CHECK(err == MPI_ERR_TRUNCATE && got == sizeof small && verify(small, got, 9), "eager truncation");
+        CHECK(err == UTIL_ETRUNC && got == sizeof small && verify(small, got, 9),
+              "eager truncation");
         got = recv_wait(small, sizeof small, 0, 4, &err, NULL, NULL);
-        CHECK(err == MPI_ERR_TRUNCATE && got == sizeof small && verify(small, got, 9), "rendezvous truncation");
+        CHECK(err == UTIL_ETRUNC && got == sizeof small && verify(small, got, 9),
+              "rendezvous truncation");
     }
     barrier();
 }
@@ -302,8 +305,8 @@ static void badread(int post_first)
         core_req *r;
         core_isend(hole, n, &bytes_dt, 1, 0, 6, 7, CORE_SEND_STD, &r);
         core_wait(r);
-        CHECK(r->status.MPI_ERROR == MPI_ERR_OTHER, "send from an unmapped buffer: status %d, want MPI_ERR_OTHER",
-              r->status.MPI_ERROR);
+        CHECK(r->status.error == UTIL_EIO, "send from an unmapped buffer: status %d, want UTIL_EIO",
+              r->status.error);
         core_req_free(r);
     } else {
         core_req *r;
@@ -311,8 +314,9 @@ static void badread(int post_first)
         if (post_first)
             barrier();
         core_wait(r);
-        CHECK(r->status.MPI_ERROR == MPI_ERR_OTHER, "receive of a message that cannot be read: status %d, want MPI_ERR_OTHER",
-              r->status.MPI_ERROR);
+        CHECK(r->status.error == UTIL_EIO,
+              "receive of a message that cannot be read: status %d, want UTIL_EIO",
+              r->status.error);
         core_req_free(r);
     }
     free(buf);

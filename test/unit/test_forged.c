@@ -70,7 +70,7 @@ static size_t recv_wait(void *buf, size_t n, int lpid, int32_t src, int tag, uin
     core_req *r;
     core_irecv(buf, n, &bytes_dt, lpid, src, tag, ctx, &r);
     core_wait(r);
-    size_t got = (size_t)r->status.dcfa_count;
+    size_t got = (size_t)r->status.count;
     core_req_free(r);
     return got;
 }
@@ -110,7 +110,7 @@ static int scenario(const char *name)
     } else if (!strcmp(name, "anysource")) {
         if (me == 0) {
             core_req *r;
-            core_irecv(buf, sizeof buf, &bytes_dt, -1, MPI_ANY_SOURCE, 5, 7, &r);
+            core_irecv(buf, sizeof buf, &bytes_dt, -1, CORE_ANY_SOURCE, 5, 7, &r);
             go();
             core_wait(r);
             return 0;

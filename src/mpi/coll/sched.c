@@ -260,8 +260,8 @@ void coll_sched_set_name(coll_sched *s, const char *fn) { s->name = fn; }
 
 const char *coll_sched_req_name(const core_req *r)
 {
-    const coll_sched *s = r->kind == CORE_REQ_SCHED     ? r->u.other.state
-                          : r->kind == CORE_REQ_PERSIST ? r->u.persist.coll
+    const coll_sched *s = r->kind == MPII_REQ_SCHED     ? r->u.other.state
+                          : r->kind == MPII_REQ_PERSIST ? mpii_persist_of(r)->coll
                                                         : NULL;
     return s ? s->name : NULL;
 }
@@ -438,7 +438,7 @@ static void sched_round_end(coll_sched *s)
 {
     for (int i = 0; i < s->nmsgs; i++) {
         core_req *r = s->msgs[i];
-        sched_seterr(s, r->status.MPI_ERROR);
+        sched_seterr(s, mpii_req_error(r));
         mpii_req_release(r);
     }
     s->nmsgs = 0;
@@ -455,10 +455,10 @@ static void sched_complete(coll_sched *s)
     core_req *r = s->req;
     s->req = NULL;
     if (r) {
-        r->status.MPI_SOURCE = MPI_ANY_SOURCE;
-        r->status.MPI_TAG = MPI_ANY_TAG;
-        r->status.dcfa_count = s->count;
-        r->status.MPI_ERROR = s->err;
+        r->status.source = MPI_ANY_SOURCE;
+        r->status.tag = MPI_ANY_TAG;
+        r->status.count = s->count;
+        r->status.error = s->err;
         core_req_complete(r);
     }
 }
@@ -540,9 +540,9 @@ int coll_sched_wait(coll_sched *s)
 
 int coll_sched_start(coll_sched *s, core_req **out)
 {
-    core_req *r = core_req_alloc(CORE_REQ_SCHED);
+    core_req *r = core_req_alloc(MPII_REQ_SCHED);
     r->u.other.state = s;
-    r->comm = s->comm->handle;
+    r->up.obj = s->comm->handle;
     s->req = r;
     s->has_req = 1;
     *out = r;
@@ -555,11 +555,11 @@ int coll_sched_start(coll_sched *s, core_req **out)
 int coll_sched_req_finish(core_req *r, MPI_Status *st)
 {
     coll_sched *s = r->u.other.state;
-    int err = r->status.MPI_ERROR;
+    int err = r->status.error;
     if (st && st != MPI_STATUS_IGNORE) {
-        st->MPI_SOURCE = r->status.MPI_SOURCE;
-        st->MPI_TAG = r->status.MPI_TAG;
-        st->dcfa_count = r->status.dcfa_count;
+        st->MPI_SOURCE = r->status.source;
+        st->MPI_TAG = r->status.tag;
+        st->dcfa_count = r->status.count;
         st->dcfa_cancelled = 0;
     }
     core_req_free(r);
@@ -582,9 +582,8 @@ int coll_sched_finish(coll_sched *s, int mode, MPI_Request *req)
     default:
         coll_sched_round(s);
         s->persistent = 1;
-        r = core_req_alloc(CORE_REQ_PERSIST);
-        r->comm = s->comm->handle;
-        r->u.persist.coll = s;
+        r = mpii_persist_new(s->comm->handle);
+        mpii_persist_of(r)->coll = s;
         *req = MPII_HANDLE(MPII_KIND_REQUEST, r->id);
         return MPI_SUCCESS;
     }

@@ -99,7 +99,7 @@ void coll_sched_round(coll_sched *s);
 
 /* Run it to completion and free it (blocking collectives); the error class. */
 int coll_sched_wait(coll_sched *s);
-/* Start it; *out is a request (kind CORE_REQ_SCHED) that completes when the
+/* Start it; *out is a request (kind MPII_REQ_SCHED) that completes when the
  * last round has. A non-persistent schedule is freed with its request. */
 int coll_sched_start(coll_sched *s, core_req **out);
 /* Keep the schedule after completion so coll_sched_start can run it again
@@ -135,7 +135,7 @@ const char *coll_sched_req_name(const core_req *r);
 enum coll_mode { COLL_BLOCKING = 0, COLL_NONBLOCKING, COLL_PERSISTENT };
 int coll_sched_finish(coll_sched *s, int mode, MPI_Request *req);
 
-/* The request side (src/mpi/pt2pt calls these for CORE_REQ_SCHED requests):
+/* The request side (src/mpi/pt2pt calls these for MPII_REQ_SCHED requests):
  * status out, request freed (and the schedule, unless persistent); the error class. */
 int coll_sched_req_finish(core_req *r, MPI_Status *st);
 /* Cancel is not allowed on a collective; MPI_Request_free of an active one

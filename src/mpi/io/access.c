@@ -31,12 +31,12 @@ static void io_status(MPI_Status *st, MPI_Offset bytes)
 
 static MPI_Request io_done_request(io_file *f, int err, MPI_Offset bytes)
 {
-    core_req *r = core_req_alloc(CORE_REQ_DONE);
-    r->status.MPI_SOURCE = MPI_UNDEFINED;
-    r->status.MPI_TAG = MPI_UNDEFINED;
-    r->status.MPI_ERROR = err;
-    r->status.dcfa_count = bytes;
-    r->comm = f->comm->handle;
+    core_req *r = core_req_alloc(MPII_REQ_DONE);
+    r->status.source = MPI_UNDEFINED;
+    r->status.tag = MPI_UNDEFINED;
+    r->status.error = err;
+    r->status.count = bytes;
+    r->up.obj = f->comm->handle;
     r->complete = 1;
     return MPII_HANDLE(MPII_KIND_REQUEST, r->id);
 }

@@ -1109,12 +1109,11 @@ static int srv_poll(osc_win *w)
     int ev = 0;
     while (s->rx->complete) {
         core_req *r = s->rx;
-        if (r->status.MPI_ERROR != MPI_SUCCESS || r->status.MPI_SOURCE < 0 ||
-            r->status.MPI_SOURCE >= w->size)
+        if (r->status.error != 0 || r->status.source < 0 || r->status.source >= w->size)
             util_die("RMA: a request to %s could not be received (error %d)", osc_win_label(w),
-                     r->status.MPI_ERROR);
-        int o = r->status.MPI_SOURCE;
-        size_t len = (size_t)r->status.dcfa_count;
+                     r->status.error);
+        int o = r->status.source;
+        size_t len = (size_t)r->status.count;
         core_req_free(r);
         s->rx = NULL;
         srv_batch(w, o, s->rxbuf, len);

@@ -3,6 +3,7 @@
  * to the message mode of its target. */
 #include "mpi/osc/osc_impl.h"
 #include "mpi/op/op.h"
+#include "mpi/pt2pt/pt2pt.h"
 
 #include <string.h>
 
@@ -20,11 +21,11 @@ static const char *osc_kind_verb(int kind)
 
 static core_req *osc_req_done(osc_win *w)
 {
-    core_req *r = core_req_alloc(CORE_REQ_DONE);
-    r->comm = w->comm->handle;
+    core_req *r = core_req_alloc(MPII_REQ_DONE);
+    r->up.obj = w->comm->handle;
     r->complete = 1;
-    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
-    r->status.MPI_TAG = MPI_ANY_TAG;
+    r->status.source = MPI_ANY_SOURCE;
+    r->status.tag = MPI_ANY_TAG;
     return r;
 }
 

@@ -179,7 +179,7 @@ int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest,
         free(cp);
         return mpii_errclass(rc);
     }
-    r->comm = c->handle;
+    r->up.obj = c->handle;
     bb->pending++;
     r->owner = cp;
     r->on_complete = bsend_done;
@@ -187,10 +187,10 @@ int mpii_bsend_start(const void *buf, MPI_Aint count, MPI_Datatype dt, int dest,
         bsend_done(r);
     mpii_req_detach(r);
     /* the user's request is complete: the data is in the attached buffer */
-    core_req *u = core_req_alloc(CORE_REQ_DONE);
-    u->status.MPI_SOURCE = MPI_UNDEFINED;
-    u->status.MPI_TAG = MPI_UNDEFINED;
-    u->comm = c->handle;
+    core_req *u = core_req_alloc(MPII_REQ_DONE);
+    u->status.source = MPI_UNDEFINED;
+    u->status.tag = MPI_UNDEFINED;
+    u->up.obj = c->handle;
     u->complete = 1;
     *out = u;
     return MPI_SUCCESS;

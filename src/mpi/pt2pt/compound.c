@@ -42,10 +42,10 @@ int mpii_isendrecv(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest
                    void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int src, int rtag, mpii_comm *c,
                    void *tmp, core_req **out)
 {
-    core_req *r = core_req_alloc(CORE_REQ_COLL);
+    core_req *r = core_req_alloc(MPII_REQ_COLL);
     mpii_compound *s = util_calloc(1, sizeof *s);
     r->u.other.state = s;
-    r->comm = c->handle;
+    r->up.obj = c->handle;
     s->tmp = tmp;
     int rc = mpii_start_recv(rbuf, rcount, rdt, src, rtag, c, 0, &s->recv);
     if (rc == MPI_SUCCESS)
@@ -72,14 +72,14 @@ int mpii_isendrecv(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest
 int mpii_greq_start(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
                     MPI_Grequest_cancel_function *cancel, void *extra, core_req **out)
 {
-    core_req *r = core_req_alloc(CORE_REQ_GREQ);
+    core_req *r = core_req_alloc(MPII_REQ_GREQ);
     mpii_greq *g = util_calloc(1, sizeof *g);
     g->query = query;
     g->free_fn = free_fn;
     g->cancel = cancel;
     g->extra = extra;
     r->u.other.state = g;
-    r->comm = MPI_COMM_WORLD;
+    r->up.obj = MPI_COMM_WORLD;
     *out = r;
     return MPI_SUCCESS;
 }
@@ -93,7 +93,7 @@ int mpii_greq_cancel(core_req *r)
 int mpii_req_finish_other(core_req *r, MPI_Status *st)
 {
     int err = MPI_SUCCESS;
-    if (r->kind == CORE_REQ_GREQ) {
+    if (r->kind == MPII_REQ_GREQ) {
         mpii_greq *g = r->u.other.state;
         MPI_Status tmp;
         memset(&tmp, 0, sizeof tmp);
@@ -116,14 +116,11 @@ int mpii_req_finish_other(core_req *r, MPI_Status *st)
         return err;
     }
     mpii_compound *s = r->u.other.state;
-    if (st != MPI_STATUS_IGNORE) {
-        int e = st->MPI_ERROR;
-        *st = s->recv->status;
-        st->MPI_ERROR = e;
-    }
-    err = s->recv->status.MPI_ERROR;
+    if (st != MPI_STATUS_IGNORE)
+        mpii_status_of(&s->recv->status, st);
+    err = mpii_req_error(s->recv);
     if (err == MPI_SUCCESS)
-        err = s->send->status.MPI_ERROR;
+        err = mpii_req_error(s->send);
     mpii_req_release(s->recv);
     mpii_req_release(s->send);
     free(s->tmp);

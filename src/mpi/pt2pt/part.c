@@ -1,6 +1,6 @@
 /* Partitioned point-to-point (MPI 4.1 chapter 4), on the core's point-to-point.
  *
- * A partitioned request is a persistent request (CORE_REQ_PERSIST) whose
+ * A partitioned request is a persistent request (MPII_REQ_PERSIST) whose
  * owner is an mpii_part. Pairing: at MPI_Psend_init the sender sends a small
  * SETUP message {base, partitions, bytes per partition} on the
  * communicator's collective context with tag PART_TAG_SETUP + tag; the k-th
@@ -97,13 +97,13 @@ void mpii_part_finalize(void)
 
 static core_req *part_of(mpii_part *pt, MPI_Comm comm)
 {
-    core_req *r = core_req_alloc(CORE_REQ_PERSIST);
-    r->comm = comm;
+    core_req *r = mpii_persist_new(comm);
     r->owner = pt;
-    r->u.persist.comm = comm;
-    r->u.persist.peer = pt->peer;
-    r->u.persist.tag = pt->tag;
-    r->u.persist.is_send = pt->is_send;
+    mpii_persist *p = mpii_persist_of(r);
+    p->comm = comm;
+    p->peer = pt->peer;
+    p->tag = pt->tag;
+    p->is_send = pt->is_send;
     return r;
 }
 
@@ -161,7 +161,7 @@ static void part_got_setup(mpii_part *pt)
     pt->have_setup = 1;
     pt->base = (uint32_t)pt->setup[0];
     int64_t np = pt->setup[1], ps = pt->setup[2];
-    int err = pt->setup_req->status.MPI_ERROR;
+    int err = mpii_req_error(pt->setup_req);
     mpii_req_release(pt->setup_req);
     pt->setup_req = NULL;
     if (err != MPI_SUCCESS || np < 0 || ps < 0 ||
@@ -206,15 +206,15 @@ static void part_unpack(mpii_part *pt, int q)
     pt->unpacked[q] = 1;
 }
 
-/* the round's request (r->u.persist.active, a CORE_REQ_DONE completed here) is over */
+/* the round's request (mpii_persist_of(r)->active, a MPII_REQ_DONE completed here) is over */
 static void part_round_done(mpii_part *pt, core_req *a, int err)
 {
     /* a receive reports what the sender sends, which may be less than its room */
     size_t total = pt->have_setup ? (size_t)pt->setup[1] * (size_t)pt->setup[2] : 0;
-    a->status.MPI_SOURCE = pt->is_send ? MPI_ANY_SOURCE : pt->peer;
-    a->status.MPI_TAG = pt->is_send ? MPI_ANY_TAG : pt->tag;
-    a->status.dcfa_count = pt->is_send || err != MPI_SUCCESS ? 0 : (long long)total;
-    a->status.MPI_ERROR = err;
+    a->status.source = pt->is_send ? MPI_ANY_SOURCE : pt->peer;
+    a->status.tag = pt->is_send ? MPI_ANY_TAG : pt->tag;
+    a->status.count = pt->is_send || err != MPI_SUCCESS ? 0 : (long long)total;
+    a->status.error = err;
     a->complete = 1;
 }
 
@@ -223,7 +223,7 @@ static void part_round_done(mpii_part *pt, core_req *a, int err)
 void mpii_part_poll(core_req *r)
 {
     mpii_part *pt = r->owner;
-    core_req *a = r->u.persist.active;
+    core_req *a = mpii_persist_of(r)->active;
     if (!a || a->complete)
         return;
     if (pt->peer == MPI_PROC_NULL) {
@@ -259,8 +259,8 @@ void mpii_part_poll(core_req *r)
             continue;
         if (pt->stage && !pt->unpacked[q])
             part_unpack(pt, q);
-        if (pt->sub[q]->status.MPI_ERROR != MPI_SUCCESS && err == MPI_SUCCESS)
-            err = pt->sub[q]->status.MPI_ERROR;
+        if (mpii_req_error(pt->sub[q]) != MPI_SUCCESS && err == MPI_SUCCESS)
+            err = mpii_req_error(pt->sub[q]);
         mpii_req_release(pt->sub[q]);
         pt->sub[q] = NULL;
     }
@@ -270,9 +270,9 @@ void mpii_part_poll(core_req *r)
 int mpii_part_start(core_req *r)
 {
     mpii_part *pt = r->owner;
-    core_req *a = core_req_alloc(CORE_REQ_DONE);
-    a->comm = r->comm;
-    r->u.persist.active = a;
+    core_req *a = core_req_alloc(MPII_REQ_DONE);
+    a->up.obj = r->up.obj;
+    mpii_persist_of(r)->active = a;
     pt->posted = 0;
     if (pt->is_send) {
         memset(pt->ready, 0, (size_t)pt->partitions);
@@ -310,7 +310,7 @@ int mpii_part_ready(core_req *r, int p)
 int mpii_part_arrived(core_req *r, int p)
 {
     mpii_part *pt = r->owner;
-    core_req *a = r->u.persist.active;
+    core_req *a = mpii_persist_of(r)->active;
     if (!a || pt->peer == MPI_PROC_NULL || a->complete)
         return 1;
     mpii_progress();

@@ -68,19 +68,28 @@ void mpii_pt2pt_finalize(void)
     util_htab_destroy(&mpii_msgs);
 }
 
+/* mpii_req_release of a point-to-point request (CORE_REQ_SEND, CORE_REQ_RECV) */
+static inline void mpii_req_release_op(core_req *r)
+{
+    if (r->up.ref)
+        mpii_dtype_release(r->up.ref);
+    core_req_free(r);
+}
+
 void mpii_req_release(core_req *r)
 {
-    if (r->kind == CORE_REQ_SCHED) {
+    if (r->kind == MPII_REQ_SCHED) {
         (void)coll_sched_req_finish(r, MPI_STATUS_IGNORE);
         return;
     }
-    if (r->kind == CORE_REQ_PERSIST && r->u.persist.coll)
-        coll_sched_free(r->u.persist.coll);   /* deferred while a start of it runs */
-    if (r->kind == CORE_REQ_PERSIST && r->owner)
-        mpii_part_free(r->owner);
-    if (r->dtype)
-        mpii_dtype_release(r->dtype);
-    core_req_free(r);
+    if (r->kind == MPII_REQ_PERSIST) {
+        if (mpii_persist_of(r)->coll)
+            coll_sched_free(mpii_persist_of(r)->coll); /* deferred while a start of it runs */
+        if (r->owner)
+            mpii_part_free(r->owner);
+        free(mpii_persist_of(r));
+    }
+    mpii_req_release_op(r);
 }
 
 void mpii_req_detach(core_req *r)
@@ -92,13 +101,21 @@ void mpii_req_detach(core_req *r)
 
 /* ---- starting operations ----------------------------------------------------------- */
 
+core_req *mpii_persist_new(MPI_Comm comm)
+{
+    core_req *r = core_req_alloc(MPII_REQ_PERSIST);
+    r->up.obj = comm;
+    r->u.other.state = util_calloc(1, sizeof(mpii_persist));
+    return r;
+}
+
 core_req *mpii_req_null_op(mpii_comm *c)
 {
-    core_req *r = core_req_alloc(CORE_REQ_DONE);
-    r->status.MPI_SOURCE = MPI_PROC_NULL;
-    r->status.MPI_TAG = MPI_ANY_TAG;
-    r->status.dcfa_count = 0;
-    r->comm = c->handle;
+    core_req *r = core_req_alloc(MPII_REQ_DONE);
+    r->status.source = MPI_PROC_NULL;
+    r->status.tag = MPI_ANY_TAG;
+    r->status.count = 0;
+    r->up.obj = c->handle;
     r->complete = 1;
     return r;
 }
@@ -121,9 +138,7 @@ static void mpii_status_out(const core_req *r, MPI_Status *st)
 {
     if (st == MPI_STATUS_IGNORE)
         return;
-    int err = st->MPI_ERROR;
-    *st = r->status;
-    st->MPI_ERROR = err;    /* only the multiple-completion calls set MPI_ERROR */
+    mpii_status_of(&r->status, st);
 }
 
 static void mpii_status_empty(MPI_Status *st)
@@ -139,17 +154,17 @@ static void mpii_status_empty(MPI_Status *st)
 /* the request a handle waits on: for persistent requests their active operation */
 static core_req *mpii_req_active(core_req *r)
 {
-    if (r->kind == CORE_REQ_PERSIST)
-        return r->u.persist.active;
+    if (r->kind == MPII_REQ_PERSIST)
+        return mpii_persist_of(r)->active;
     return r;
 }
 
 int mpii_req_is_done_other(core_req *r)
 {
-    if (r->kind == CORE_REQ_PERSIST && r->owner)
+    if (r->kind == MPII_REQ_PERSIST && r->owner)
         mpii_part_poll(r);
     core_req *a = mpii_req_active(r);
-    if (r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL || r->kind == CORE_REQ_SCHED)
+    if (r->kind == MPII_REQ_GREQ || r->kind == MPII_REQ_COLL || r->kind == MPII_REQ_SCHED)
         return r->complete;
     return !a || a->complete;
 }
@@ -158,27 +173,28 @@ int mpii_req_finish(core_req *r, MPI_Request *h, MPI_Status *st)
 {
     int err;
     if (__builtin_expect(r->kind != CORE_REQ_SEND && r->kind != CORE_REQ_RECV, 0)) {
-        if (r->kind == CORE_REQ_PERSIST) {
-            core_req *a = r->u.persist.active;
+        if (r->kind == MPII_REQ_PERSIST) {
+            core_req *a = mpii_persist_of(r)->active;
             if (!a) {
                 mpii_status_empty(st);
                 return MPI_SUCCESS;
             }
             mpii_status_out(a, st);
-            err = a->status.MPI_ERROR;
+            err = mpii_req_error(a);
             mpii_req_release(a);
-            r->u.persist.active = NULL;
+            mpii_persist_of(r)->active = NULL;
             return err;
         }
-        if (r->kind == CORE_REQ_SCHED || r->kind == CORE_REQ_GREQ || r->kind == CORE_REQ_COLL) {
-            err = r->kind == CORE_REQ_SCHED ? coll_sched_req_finish(r, st) : mpii_req_finish_other(r, st);
+        if (r->kind == MPII_REQ_SCHED || r->kind == MPII_REQ_GREQ || r->kind == MPII_REQ_COLL) {
+            err = r->kind == MPII_REQ_SCHED ? coll_sched_req_finish(r, st)
+                                            : mpii_req_finish_other(r, st);
             *h = MPI_REQUEST_NULL;
             return err;
         }
     }
     mpii_status_out(r, st);
-    err = r->status.MPI_ERROR;
-    mpii_req_release(r);
+    err = mpii_req_error(r);
+    mpii_req_release_op(r);
     *h = MPI_REQUEST_NULL;
     return err;
 }
@@ -229,9 +245,11 @@ core_msg *mpii_msg_take(MPI_Message h)
 static int mpii_wait_release(core_req *r, MPI_Status *st)
 {
     mpii_req_wait_one(r);
-    if (st && st != MPI_STATUS_IGNORE)
-        *st = r->status;
-    int err = r->status.MPI_ERROR;
+    int err = mpii_req_error(r);
+    if (st && st != MPI_STATUS_IGNORE) {
+        mpii_status_of(&r->status, st);
+        st->MPI_ERROR = err;
+    }
     mpii_req_release(r);
     return err;
 }

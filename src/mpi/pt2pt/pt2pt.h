@@ -6,6 +6,33 @@
 #include "mpi/mpii.h"
 #include "core/core.h"
 
+/* The kinds of request src/mpi makes and completes itself (core's own are CORE_REQ_SEND and
+ * CORE_REQ_RECV); their state is r->u.other.state. */
+enum mpii_req_kind {
+    MPII_REQ_PERSIST = CORE_REQ_UPPER, /* persistent: an mpii_persist */
+    MPII_REQ_GREQ,                     /* generalized request: an mpii_greq (compound.c) */
+    MPII_REQ_COLL,                     /* MPI_Isendrecv's: an mpii_compound (compound.c) */
+    MPII_REQ_DONE,                     /* born complete (MPI_PROC_NULL's operations) */
+    MPII_REQ_SCHED,                    /* a collective schedule's: its coll_sched */
+};
+
+/* A persistent request's operation: what MPI_Start starts */
+typedef struct mpii_persist {
+    core_req *active; /* the request of the current start, NULL when inactive */
+    int is_send;
+    int mode; /* enum core_send_mode */
+    const void *buf;
+    MPI_Aint count;
+    MPI_Datatype dt;
+    int peer; /* rank */
+    int tag;
+    MPI_Comm comm;
+    struct coll_sched *coll; /* persistent collective: its schedule (then the rest is unused) */
+} mpii_persist;
+static inline mpii_persist *mpii_persist_of(const core_req *r) { return r->u.other.state; }
+/* a persistent request (MPII_REQ_PERSIST) with its operation zeroed; its errors go to comm */
+core_req *mpii_persist_new(MPI_Comm comm);
+
 /* MPI_DATATYPE_NULL with count 0 stands for a message of no data (an extension: MPICH takes
  * it in every send, receive and partitioned init, and its test suite sends that way); any
  * other use of it stays MPI_ERR_TYPE. The bindings pass their datatype through this. */
@@ -35,12 +62,35 @@ void mpii_bbuf_drop(mpii_bbuf **slot);        /* detach if attached (object tear
 void mpii_bbuf_flush(mpii_bbuf *bb);          /* waits until no send of bb is in flight */
 int mpii_bbuf_iflush(mpii_bbuf *bb, core_req **out); /* a request completing then */
 
+/* Ranks and tags reach core as they are; a status comes back as core's (core.h) and is
+ * converted here. */
+_Static_assert(CORE_ANY_SOURCE == MPI_ANY_SOURCE && CORE_ANY_TAG == MPI_ANY_TAG,
+               "core's wildcards are MPI's");
+
+/* the MPI error class of a finished request: core reports util.h statuses (< 0), the
+ * requests src/mpi completes itself carry their class */
+static inline int mpii_req_error(const core_req *r)
+{
+    int e = r->status.error;
+    return __builtin_expect(e < 0, 0) ? mpii_errclass(e) : e;
+}
+
+/* core's status as an MPI_Status; MPI_ERROR is left as it is (only the calls completing many
+ * requests set it) */
+static inline void mpii_status_of(const core_status *cs, MPI_Status *st)
+{
+    st->MPI_SOURCE = cs->source;
+    st->MPI_TAG = cs->tag;
+    st->dcfa_cancelled = cs->cancelled;
+    st->dcfa_count = cs->count;
+}
+
 /* a derived datatype lives as long as the operations that use it */
 static inline void mpii_hold_dtype(core_req *r, mpii_dtype *t)
 {
     if (!t->predefined) {
         mpii_dtype_ref(t);
-        r->dtype = t;
+        r->up.ref = t;
     }
 }
 
@@ -59,7 +109,7 @@ static inline int mpii_start_send_t(const void *buf, MPI_Aint count, mpii_dtype 
                         c->ctx + (coll ? 1u : 0u), mode, out);
     if (rc != UTIL_OK)
         return mpii_errclass(rc);
-    (*out)->comm = c->handle;
+    (*out)->up.obj = c->handle;
     mpii_hold_dtype(*out, t);
     return MPI_SUCCESS;
 }
@@ -75,7 +125,7 @@ static inline int mpii_start_recv_t(void *buf, MPI_Aint count, mpii_dtype *t, in
     int rc = core_irecv(buf, (size_t)count, &t->dt, lpid, src, tag, c->ctx + (coll ? 1u : 0u), out);
     if (rc != UTIL_OK)
         return mpii_errclass(rc);
-    (*out)->comm = c->handle;
+    (*out)->up.obj = c->handle;
     mpii_hold_dtype(*out, t);
     return MPI_SUCCESS;
 }
@@ -104,7 +154,7 @@ int mpii_req_inactive(MPI_Request h);        /* null or inactive persistent */
 static inline core_req *mpii_req_active_of(MPI_Request h)
 {
     core_req *r = mpii_req_get(h);
-    return r && !(r->kind == CORE_REQ_PERSIST && !r->u.persist.active) ? r : NULL;
+    return r && !(r->kind == MPII_REQ_PERSIST && !mpii_persist_of(r)->active) ? r : NULL;
 }
 void mpii_req_wait_slow(core_req *r);
 /* progress until r is done, yielding when idle */
@@ -115,7 +165,7 @@ static inline void mpii_req_wait_one(core_req *r)
 }
 void mpii_req_release(core_req *r);          /* drops the datatype reference and frees */
 void mpii_req_detach(core_req *r);           /* freed by the library once complete */
-/* completion of CORE_REQ_GREQ / CORE_REQ_COLL requests, provided by their owners */
+/* completion of MPII_REQ_GREQ / MPII_REQ_COLL requests, provided by their owners */
 int mpii_req_finish_other(core_req *r, MPI_Status *st);
 void mpii_progress(void);
 
@@ -127,7 +177,7 @@ int mpii_greq_start(MPI_Grequest_query_function *query, MPI_Grequest_free_functi
                     MPI_Grequest_cancel_function *cancel, void *extra, core_req **out);
 int mpii_greq_cancel(core_req *r);
 
-/* part.c: partitioned requests are CORE_REQ_PERSIST with owner an mpii_part */
+/* part.c: partitioned requests are MPII_REQ_PERSIST with owner an mpii_part */
 typedef struct mpii_part mpii_part;
 int mpii_part_init(int is_send, void *buf, int partitions, MPI_Count count, MPI_Datatype dt,
                    int peer, int tag, mpii_comm *c, core_req **out);
