@@ -1012,17 +1012,7 @@ static int dt_pack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count i
         return mpii_err(DT_NOOBJ, MPI_ERR_TRUNCATE, fn,
                         "%lld bytes do not fit at position %lld of a %lld-byte buffer",
                         (long long)bytes, (long long)*position, (long long)outsize);
-    char *dst = (char *)outbuf + *position;
-    if (external) {
-        /* native packed bytes first: external32 sizes may differ (long) */
-        size_t native = (size_t)incount * t->dt.size;
-        char *tmp = util_malloc(native ? native : 1);
-        core_dt_pack(inbuf, (size_t)incount, &t->dt, 0, tmp, native);
-        mpii_dtype_external32(t, tmp, dst, incount, 1);
-        free(tmp);
-    } else {
-        core_dt_pack(inbuf, (size_t)incount, &t->dt, 0, dst, (size_t)bytes);
-    }
+    mpii_dtype_pack(t, inbuf, incount, (char *)outbuf + *position, bytes, external);
     *position += bytes;
     return MPI_SUCCESS;
 }
@@ -1043,16 +1033,7 @@ static int dt_unpack(const char *fn, MPI_Comm comm, const void *inbuf, MPI_Count
         return mpii_err(DT_NOOBJ, MPI_ERR_TRUNCATE, fn,
                         "%lld bytes wanted at position %lld of a %lld-byte buffer", (long long)bytes,
                         (long long)*position, (long long)insize);
-    const char *src = (const char *)inbuf + *position;
-    if (external && bytes > 0) {
-        size_t native = (size_t)outcount * t->dt.size;
-        char *tmp = util_malloc(native ? native : 1);
-        mpii_dtype_external32(t, tmp, (void *)(uintptr_t)src, outcount, 0);
-        core_dt_unpack(outbuf, (size_t)outcount, &t->dt, 0, tmp, native);
-        free(tmp);
-    } else {
-        core_dt_unpack(outbuf, (size_t)outcount, &t->dt, 0, src, (size_t)bytes);
-    }
+    mpii_dtype_unpack(t, (const char *)inbuf + *position, bytes, outbuf, outcount, external);
     *position += bytes;
     return MPI_SUCCESS;
 }

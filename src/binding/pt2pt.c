@@ -51,16 +51,21 @@ static int pt2pt_check(const char *fn, int kind, const void *buf, MPI_Aint count
     return pt2pt_check_t(fn, kind, buf, count, dt, peer, tag, comm, out, &t);
 }
 
-static int pt2pt_opfail(const char *fn, MPI_Comm comm, int err)
+static int pt2pt_opfail_report(const char *fn, MPI_Comm comm, int err)
 {
-    if (err == MPI_SUCCESS)
-        return MPI_SUCCESS;
     if (err == MPI_ERR_TRUNCATE)
         return mpii_err(MPII_OBJ_COMM, comm, err, fn, "message truncated: the receive buffer is too small");
     if (err == MPI_ERR_BUFFER)
         return mpii_err(MPII_OBJ_COMM, comm, err, fn,
                         "no room in the attached buffer (MPI_Buffer_attach) for this buffered send");
     return mpii_err(MPII_OBJ_COMM, comm, err, fn, "operation failed");
+}
+
+/* the error of an operation, reported naming the call (inline: nothing on success) */
+static inline int pt2pt_opfail(const char *fn, MPI_Comm comm, int err)
+{
+    return __builtin_expect(err == MPI_SUCCESS, 1) ? MPI_SUCCESS
+                                                   : pt2pt_opfail_report(fn, comm, err);
 }
 
 static MPI_Request pt2pt_handle(core_req *r) { return MPII_HANDLE(MPII_KIND_REQUEST, r->id); }
@@ -75,18 +80,7 @@ static inline __attribute__((always_inline)) int pt2pt_send(const char *fn, int 
     int rc = pt2pt_check_t(fn, CHK_SEND, buf, count, dt, dest, tag, comm, &c, &t);
     if (rc != MPI_SUCCESS)
         return rc;
-    if ((mode == CORE_SEND_STD || mode == CORE_SEND_READY) && t->dt.contig && dest != MPI_PROC_NULL &&
-        core_send_eager_now(mpii_buf_at(buf, t->dt.true_lb), (size_t)count * t->dt.size,
-                            mpii_comm_peer_lpid(c, dest), c->rank, tag, c->ctx) == UTIL_OK)
-        return MPI_SUCCESS;
-    core_req *r;
-    rc = mpii_start_send_t(buf, count, t, dest, tag, c, 0, mode, &r);
-    if (rc != MPI_SUCCESS)
-        return pt2pt_opfail(fn, comm, rc);
-    mpii_req_wait_one(r);
-    rc = mpii_req_error(r);
-    mpii_req_release(r);
-    return pt2pt_opfail(fn, comm, rc);
+    return pt2pt_opfail(fn, comm, mpii_send_t(buf, count, t, dest, tag, c, mode));
 }
 
 int b_Send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
@@ -114,14 +108,7 @@ int b_Recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, int sour
     int rc = pt2pt_check_t(fn, CHK_RECV, buf, count, dt, source, tag, comm, &c, &t);
     if (rc != MPI_SUCCESS)
         return rc;
-    core_req *r;
-    rc = mpii_start_recv_t(buf, count, t, source, tag, c, 0, &r);
-    if (rc != MPI_SUCCESS)
-        return pt2pt_opfail(fn, comm, rc);
-    mpii_req_wait_one(r);
-    MPI_Request h = pt2pt_handle(r);
-    rc = mpii_req_finish(r, &h, status);
-    return pt2pt_opfail(fn, comm, rc);
+    return pt2pt_opfail(fn, comm, mpii_recv_t(buf, count, t, source, tag, c, status));
 }
 
 int b_Sendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
@@ -135,18 +122,8 @@ int b_Sendrecv(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype 
         rc = pt2pt_check(fn, CHK_RECV, rbuf, rcount, rdt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    core_req *rr, *sr;
-    rc = mpii_start_recv(rbuf, rcount, rdt, source, rtag, c, 0, &rr);
-    if (rc != MPI_SUCCESS)
-        return pt2pt_opfail(fn, comm, rc);
-    rc = mpii_start_send(sbuf, scount, sdt, dest, stag, c, 0, CORE_SEND_STD, &sr);
-    if (rc != MPI_SUCCESS)
-        return pt2pt_opfail(fn, comm, rc);
-    mpii_req_wait_one(sr);
-    mpii_req_wait_one(rr);
-    mpii_req_release(sr);
-    MPI_Request h = pt2pt_handle(rr);
-    rc = mpii_req_finish(rr, &h, status);
+    rc = mpii_sendrecv_user(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, c,
+                            status);
     return pt2pt_opfail(fn, comm, rc);
 }
 
@@ -160,26 +137,7 @@ int b_Sendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype 
         rc = pt2pt_check(fn, CHK_RECV, buf, count, dt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* send a packed copy so the receive can land in place */
-    mpii_dtype *t = mpii_dtype_get(dt);
-    size_t bytes = (size_t)count * t->dt.size;
-    void *tmp = util_malloc(bytes);
-    if (bytes)
-        core_dt_pack(buf, (size_t)count, &t->dt, 0, tmp, bytes);
-    core_req *rr, *sr;
-    rc = mpii_start_recv(buf, count, dt, source, rtag, c, 0, &rr);
-    if (rc == MPI_SUCCESS)
-        rc = mpii_start_send(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, c, 0, CORE_SEND_STD, &sr);
-    if (rc != MPI_SUCCESS) {
-        free(tmp);
-        return pt2pt_opfail(fn, comm, rc);
-    }
-    mpii_req_wait_one(sr);
-    mpii_req_wait_one(rr);
-    mpii_req_release(sr);
-    free(tmp);
-    MPI_Request h = pt2pt_handle(rr);
-    rc = mpii_req_finish(rr, &h, status);
+    rc = mpii_sendrecv_replace(buf, count, dt, dest, stag, source, rtag, c, status);
     return pt2pt_opfail(fn, comm, rc);
 }
 
@@ -290,22 +248,14 @@ int b_Start(MPI_Request *req)
     if (p->active)
         return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_REQUEST, "MPI_Start",
                         "request: already active");
-    core_req *a;
     if (r->owner)
         return mpii_part_start(r);
-    if (p->coll) {
-        coll_sched_start(p->coll, &a);
-        p->active = a;
-        return MPI_SUCCESS;
-    }
-    mpii_comm *c = mpii_comm_get(p->comm);
-    if (!c)
+    mpii_comm *c = NULL;
+    if (!p->coll && !(c = mpii_comm_get(p->comm)))
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_COMM, "MPI_Start", "the request's communicator was freed");
-    int rc = p->is_send ? mpii_start_send(p->buf, p->count, p->dt, p->peer, p->tag, c, 0, p->mode, &a)
-                        : mpii_start_recv((void *)p->buf, p->count, p->dt, p->peer, p->tag, c, 0, &a);
+    int rc = mpii_persist_start(r, c);
     if (rc != MPI_SUCCESS)
         return pt2pt_opfail("MPI_Start", r->up.obj, rc);
-    p->active = a;
     return MPI_SUCCESS;
 }
 
@@ -513,10 +463,7 @@ int b_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
         rc = pt2pt_testany("MPI_Waitany", count, reqs, index, &flag, status);
         if (flag || rc != MPI_SUCCESS)
             return rc;
-        if (core_progress() > 0)
-            util_backoff_reset(&b);
-        else
-            util_backoff_wait(&b);
+        mpii_progress_wait(&b);
     }
 }
 
@@ -558,10 +505,7 @@ int b_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MP
         rc = pt2pt_testsome("MPI_Waitsome", incount, reqs, outcount, indices, statuses);
         if (rc != MPI_SUCCESS || *outcount != 0)
             return rc;
-        if (core_progress() > 0)
-            util_backoff_reset(&b);
-        else
-            util_backoff_wait(&b);
+        mpii_progress_wait(&b);
     }
 }
 
@@ -711,12 +655,7 @@ int b_Cancel(MPI_Request *req)
         return mpii_err(MPII_OBJ_COMM, r->up.obj, MPI_ERR_REQUEST, "MPI_Cancel",
                         "request: a collective operation cannot be cancelled (complete it with "
                         "MPI_Wait or MPI_Test)");
-    if (r->kind == MPII_REQ_PERSIST)
-        r = mpii_persist_of(r)->active;
-    if (r && r->kind == CORE_REQ_RECV)
-        core_cancel_recv(r);
-    else if (r && r->kind == CORE_REQ_SEND)
-        core_cancel_send(r);
+    mpii_req_cancel(r);
     return MPI_SUCCESS;
 }
 
@@ -738,10 +677,7 @@ int b_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
         }
         return MPI_SUCCESS;
     }
-    core_status tmp;
-    core_iprobe(source, tag, c->ctx, flag, &tmp, NULL);
-    if (*flag && status != MPI_STATUS_IGNORE)
-        mpii_status_of(&tmp, status);
+    mpii_iprobe(source, tag, c, flag, status, NULL);
     return MPI_SUCCESS;
 }
 
@@ -776,15 +712,7 @@ int b_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *messag
         }
         return MPI_SUCCESS;
     }
-    core_msg *m = NULL;
-    core_status tmp;
-    core_iprobe(source, tag, c->ctx, flag, &tmp, &m);
-    *message = MPI_MESSAGE_NULL; /* undefined by the standard when nothing matched */
-    if (*flag) {
-        *message = mpii_msg_put(m);
-        if (status != MPI_STATUS_IGNORE)
-            mpii_status_of(&tmp, status);
-    }
+    mpii_iprobe(source, tag, c, flag, status, message);
     return MPI_SUCCESS;
 }
 
@@ -807,12 +735,7 @@ int b_Imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Me
     if (!message)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_ARG, fn, "message: NULL pointer");
     if (*message == MPI_MESSAGE_NO_PROC) {
-        core_req *r = core_req_alloc(MPII_REQ_DONE);
-        r->status.source = MPI_PROC_NULL;
-        r->status.tag = MPI_ANY_TAG;
-        r->complete = 1;
-        r->up.obj = MPI_COMM_WORLD;
-        *req = pt2pt_handle(r);
+        *req = pt2pt_handle(mpii_req_no_proc());
         *message = MPI_MESSAGE_NULL;
         return MPI_SUCCESS;
     }
@@ -828,12 +751,7 @@ int b_Imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Me
     if (!m)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, fn, "message: not a matched message handle");
     core_req *r;
-    core_imrecv(buf, (size_t)count, &t->dt, m, &r);
-    r->up.obj = MPI_COMM_WORLD;
-    if (!t->predefined) {
-        mpii_dtype_ref(t);
-        r->up.ref = t;
-    }
+    mpii_imrecv(buf, count, t, m, &r);
     *req = pt2pt_handle(r);
     *message = MPI_MESSAGE_NULL;
     return MPI_SUCCESS;
@@ -1005,14 +923,8 @@ int b_Isendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype
         rc = pt2pt_check(fn, CHK_RECV, buf, count, dt, source, rtag, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    mpii_dtype *t = mpii_dtype_get(dt);
-    size_t bytes = (size_t)count * t->dt.size;
-    void *tmp = util_malloc(bytes);
-    if (bytes)
-        core_dt_pack(buf, (size_t)count, &t->dt, 0, tmp, bytes);
     core_req *r;
-    rc = mpii_isendrecv(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, buf, count, dt, source, rtag, c,
-                        tmp, &r);
+    rc = mpii_isendrecv_replace(buf, count, dt, dest, stag, source, rtag, c, &r);
     if (rc != MPI_SUCCESS)
         return pt2pt_opfail(fn, comm, rc);
     *req = pt2pt_handle(r);
@@ -1036,6 +948,6 @@ int b_Grequest_complete(MPI_Request req)
     if (!r || r->kind != MPII_REQ_GREQ)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                         "request: not a generalized request");
-    core_req_complete(r);
+    mpii_greq_complete(r);
     return MPI_SUCCESS;
 }

@@ -58,6 +58,12 @@ MPI_Count mpii_dtype_external32_size(const mpii_dtype *t);
 /* convert `count` packed elements of t from native to external32 (to_ext) or back */
 void mpii_dtype_external32(const mpii_dtype *t, void *native, void *ext, MPI_Count count,
                            int to_ext);
+/* MPI_Pack/MPI_Pack_external: count elements of t at buf as `bytes` packed bytes at out
+ * (native, or external32); MPI_Unpack/MPI_Unpack_external: the reverse */
+void mpii_dtype_pack(const mpii_dtype *t, const void *buf, MPI_Count count, void *out,
+                     MPI_Count bytes, int external);
+void mpii_dtype_unpack(const mpii_dtype *t, const void *in, MPI_Count bytes, void *buf,
+                       MPI_Count count, int external);
 /* MPI_Type_create_f90_integer/real/complex (combiner MPI_COMBINER_F90_*; p is
  * ignored for integers): one handle per (combiner, p, r); MPI_ERR_ARG if no
  * type has that precision and range */

@@ -656,6 +656,35 @@ void mpii_dtype_external32(const mpii_dtype *t, void *native, void *ext, MPI_Cou
         }
 }
 
+void mpii_dtype_pack(const mpii_dtype *t, const void *buf, MPI_Count count, void *out,
+                     MPI_Count bytes, int external)
+{
+    if (!external) {
+        core_dt_pack(buf, (size_t)count, &t->dt, 0, out, (size_t)bytes);
+        return;
+    }
+    /* native packed bytes first: external32 sizes may differ (long) */
+    size_t native = (size_t)count * t->dt.size;
+    char *tmp = util_malloc(native ? native : 1);
+    core_dt_pack(buf, (size_t)count, &t->dt, 0, tmp, native);
+    mpii_dtype_external32(t, tmp, out, count, 1);
+    free(tmp);
+}
+
+void mpii_dtype_unpack(const mpii_dtype *t, const void *in, MPI_Count bytes, void *buf,
+                       MPI_Count count, int external)
+{
+    if (!external || bytes == 0) {
+        core_dt_unpack(buf, (size_t)count, &t->dt, 0, in, (size_t)bytes);
+        return;
+    }
+    size_t native = (size_t)count * t->dt.size;
+    char *tmp = util_malloc(native ? native : 1);
+    mpii_dtype_external32(t, tmp, (void *)(uintptr_t)in, count, 0);
+    core_dt_unpack(buf, (size_t)count, &t->dt, 0, tmp, native);
+    free(tmp);
+}
+
 MPI_Datatype mpii_dtype_match_size(int typeclass, int size)
 {
     switch (typeclass) {

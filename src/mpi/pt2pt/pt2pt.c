@@ -132,6 +132,111 @@ int mpii_start_recv(void *buf, MPI_Aint count, MPI_Datatype dt, int src, int tag
     return mpii_start_recv_t(buf, count, mpii_dtype_get(dt), src, tag, c, coll, out);
 }
 
+/* ---- what the bindings call (pt2pt.h) ------------------------------------------------- */
+
+int mpii_sendrecv_user(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest, int stag,
+                       void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int src, int rtag,
+                       mpii_comm *c, MPI_Status *st)
+{
+    core_req *rr, *sr;
+    int rc = mpii_start_recv(rbuf, rcount, rdt, src, rtag, c, 0, &rr);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = mpii_start_send(sbuf, scount, sdt, dest, stag, c, 0, CORE_SEND_STD, &sr);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_req_wait_one(sr);
+    mpii_req_wait_one(rr);
+    mpii_req_release(sr);
+    MPI_Request h = MPII_HANDLE(MPII_KIND_REQUEST, rr->id);
+    return mpii_req_finish(rr, &h, st);
+}
+
+/* a packed copy of count elements of dt at buf: what a replacing send sends, so that its
+ * receive can land in place */
+static void *mpii_packed_copy(const void *buf, MPI_Aint count, MPI_Datatype dt, size_t *bytes)
+{
+    mpii_dtype *t = mpii_dtype_get(dt);
+    *bytes = (size_t)count * t->dt.size;
+    void *tmp = util_malloc(*bytes);
+    if (*bytes)
+        core_dt_pack(buf, (size_t)count, &t->dt, 0, tmp, *bytes);
+    return tmp;
+}
+
+int mpii_sendrecv_replace(void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int stag, int src,
+                          int rtag, mpii_comm *c, MPI_Status *st)
+{
+    size_t bytes;
+    void *tmp = mpii_packed_copy(buf, count, dt, &bytes);
+    core_req *rr, *sr;
+    int rc = mpii_start_recv(buf, count, dt, src, rtag, c, 0, &rr);
+    if (rc == MPI_SUCCESS)
+        rc = mpii_start_send(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, c, 0, CORE_SEND_STD, &sr);
+    if (rc != MPI_SUCCESS) {
+        free(tmp);
+        return rc;
+    }
+    mpii_req_wait_one(sr);
+    mpii_req_wait_one(rr);
+    mpii_req_release(sr);
+    free(tmp);
+    MPI_Request h = MPII_HANDLE(MPII_KIND_REQUEST, rr->id);
+    return mpii_req_finish(rr, &h, st);
+}
+
+int mpii_isendrecv_replace(void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int stag, int src,
+                           int rtag, mpii_comm *c, core_req **out)
+{
+    size_t bytes;
+    void *tmp = mpii_packed_copy(buf, count, dt, &bytes);
+    return mpii_isendrecv(tmp, (MPI_Aint)bytes, MPI_BYTE, dest, stag, buf, count, dt, src, rtag, c,
+                          tmp, out);
+}
+
+int mpii_persist_start(core_req *r, mpii_comm *c)
+{
+    mpii_persist *p = mpii_persist_of(r);
+    core_req *a;
+    int rc = MPI_SUCCESS;
+    if (p->coll)
+        coll_sched_start(p->coll, &a);
+    else if (p->is_send)
+        rc = mpii_start_send(p->buf, p->count, p->dt, p->peer, p->tag, c, 0, p->mode, &a);
+    else
+        rc = mpii_start_recv((void *)p->buf, p->count, p->dt, p->peer, p->tag, c, 0, &a);
+    if (rc == MPI_SUCCESS)
+        p->active = a;
+    return rc;
+}
+
+void mpii_req_cancel(core_req *r)
+{
+    if (r->kind == MPII_REQ_PERSIST)
+        r = mpii_persist_of(r)->active;
+    if (r && r->kind == CORE_REQ_RECV)
+        core_cancel_recv(r);
+    else if (r && r->kind == CORE_REQ_SEND)
+        core_cancel_send(r);
+}
+
+void mpii_imrecv(void *buf, MPI_Aint count, mpii_dtype *t, core_msg *m, core_req **out)
+{
+    core_imrecv(buf, (size_t)count, &t->dt, m, out);
+    (*out)->up.obj = MPI_COMM_WORLD;
+    mpii_hold_dtype(*out, t);
+}
+
+core_req *mpii_req_no_proc(void)
+{
+    core_req *r = core_req_alloc(MPII_REQ_DONE);
+    r->status.source = MPI_PROC_NULL;
+    r->status.tag = MPI_ANY_TAG;
+    r->complete = 1;
+    r->up.obj = MPI_COMM_WORLD;
+    return r;
+}
+
 /* ---- completion ---------------------------------------------------------------------- */
 
 static void mpii_status_out(const core_req *r, MPI_Status *st)
@@ -205,12 +310,8 @@ void mpii_req_wait_slow(core_req *r)
 {
     util_backoff b;
     util_backoff_reset(&b);
-    while (!mpii_req_is_done(r)) {
-        if (core_progress() > 0)
-            util_backoff_reset(&b);
-        else
-            util_backoff_wait(&b);
-    }
+    while (!mpii_req_is_done(r))
+        mpii_progress_wait(&b);
 }
 
 void mpii_progress(void)

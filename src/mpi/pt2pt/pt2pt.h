@@ -168,6 +168,84 @@ void mpii_req_detach(core_req *r);           /* freed by the library once comple
 /* completion of MPII_REQ_GREQ / MPII_REQ_COLL requests, provided by their owners */
 int mpii_req_finish_other(core_req *r, MPI_Status *st);
 void mpii_progress(void);
+/* one turn of a wait loop: progress, backing off while nothing moves */
+static inline void mpii_progress_wait(util_backoff *b)
+{
+    if (core_progress() > 0)
+        util_backoff_reset(b);
+    else
+        util_backoff_wait(b);
+}
+
+/* ---- the operations the bindings call, with checked arguments; each returns an MPI error
+ * class (inline: the small-message path) ---- */
+
+/* MPI_Send and its modes: a contiguous message that fits one eager packet goes out at once
+ * and no request is made (core_send_eager_now); any other waits on one */
+static inline __attribute__((always_inline)) int mpii_send_t(const void *buf, MPI_Aint count,
+                                                             mpii_dtype *t, int dest, int tag,
+                                                             mpii_comm *c, int mode)
+{
+    if ((mode == CORE_SEND_STD || mode == CORE_SEND_READY) && t->dt.contig &&
+        dest != MPI_PROC_NULL &&
+        core_send_eager_now(mpii_buf_at(buf, t->dt.true_lb), (size_t)count * t->dt.size,
+                            mpii_comm_peer_lpid(c, dest), c->rank, tag, c->ctx) == UTIL_OK)
+        return MPI_SUCCESS;
+    core_req *r;
+    int rc = mpii_start_send_t(buf, count, t, dest, tag, c, 0, mode, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_req_wait_one(r);
+    rc = mpii_req_error(r);
+    mpii_req_release(r);
+    return rc;
+}
+
+/* MPI_Recv */
+static inline int mpii_recv_t(void *buf, MPI_Aint count, mpii_dtype *t, int src, int tag,
+                              mpii_comm *c, MPI_Status *st)
+{
+    core_req *r;
+    int rc = mpii_start_recv_t(buf, count, t, src, tag, c, 0, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mpii_req_wait_one(r);
+    MPI_Request h = MPII_HANDLE(MPII_KIND_REQUEST, r->id);
+    return mpii_req_finish(r, &h, st);
+}
+
+/* MPI_Sendrecv, MPI_Sendrecv_replace (the message sent from a packed copy): the receive's
+ * status and error, as MPI_Recv's (mpii_sendrecv, the library's own, also reports the send's) */
+int mpii_sendrecv_user(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest, int stag,
+                       void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int src, int rtag,
+                       mpii_comm *c, MPI_Status *st);
+int mpii_sendrecv_replace(void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int stag, int src,
+                          int rtag, mpii_comm *c, MPI_Status *st);
+int mpii_isendrecv_replace(void *buf, MPI_Aint count, MPI_Datatype dt, int dest, int stag, int src,
+                           int rtag, mpii_comm *c, core_req **out);
+/* MPI_Start of a persistent point-to-point or collective request (not a partitioned one:
+ * mpii_part_start); c is the communicator of a point-to-point one */
+int mpii_persist_start(core_req *r, mpii_comm *c);
+/* MPI_Cancel of a point-to-point operation (of a persistent request: its active one); too
+ * late is no error */
+void mpii_req_cancel(core_req *r);
+MPI_Message mpii_msg_put(core_msg *m);
+/* MPI_Iprobe (msg NULL) and MPI_Improbe (*msg the matched message, or MPI_MESSAGE_NULL) */
+static inline void mpii_iprobe(int src, int tag, const mpii_comm *c, int *flag, MPI_Status *st,
+                               MPI_Message *msg)
+{
+    core_msg *m = NULL;
+    core_status cs;
+    core_iprobe(src, tag, c->ctx, flag, &cs, msg ? &m : NULL);
+    if (msg)
+        *msg = *flag ? mpii_msg_put(m) : MPI_MESSAGE_NULL; /* undefined when nothing matched */
+    if (*flag && st != MPI_STATUS_IGNORE)
+        mpii_status_of(&cs, st);
+}
+/* MPI_Imrecv of a matched message; its errors go to MPI_COMM_WORLD's handler */
+void mpii_imrecv(void *buf, MPI_Aint count, mpii_dtype *t, core_msg *m, core_req **out);
+/* MPI_Imrecv of MPI_MESSAGE_NO_PROC: a complete request, as from MPI_PROC_NULL */
+core_req *mpii_req_no_proc(void);
 
 /* compound.c */
 int mpii_isendrecv(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest, int stag,
@@ -176,6 +254,7 @@ int mpii_isendrecv(const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, int dest
 int mpii_greq_start(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
                     MPI_Grequest_cancel_function *cancel, void *extra, core_req **out);
 int mpii_greq_cancel(core_req *r);
+void mpii_greq_complete(core_req *r); /* MPI_Grequest_complete */
 
 /* part.c: partitioned requests are MPII_REQ_PERSIST with owner an mpii_part */
 typedef struct mpii_part mpii_part;
@@ -190,7 +269,6 @@ int mpii_part_arrived(core_req *r, int p); /* 1 once every byte of partition p i
 void mpii_part_free(mpii_part *pt);
 void mpii_part_finalize(void);
 
-MPI_Message mpii_msg_put(core_msg *m);
 core_msg *mpii_msg_take(MPI_Message h);
 
 #endif
