@@ -8,8 +8,8 @@
 #   --build DIR    our build tree (default: <repo>/build): mpirun, test programs
 #   --prefix DIR   an install of it, for the MPICH suite (default DIR/prefix,
 #                  made with cmake --install when missing)
-#   --stages LIST  comma list of: launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross
-#                  (default: all)
+#   --stages LIST  comma list of: launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross,
+#                  twonet (default: all)
 #   --install      apt-get install what a stage needs when it is missing
 #                  (mpich, slurmctld slurmd slurm-client munge)
 #
@@ -23,7 +23,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build
 PREFIX=""
-STAGES=launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross
+STAGES=launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross,twonet
 INSTALL=0
 while [ $# -gt 0 ]; do
     case $1 in
@@ -440,6 +440,37 @@ st_mpich_cross() {
     "$HOSTS_SH" down
 }
 
+# ---- stage twonet: two networks that cannot reach each other (docs/gateway.md) -----------
+# cluster hosts on network A, booster hosts on B, gateway hosts on both, IP forwarding off
+nothing_left() { # NAME: no namespace, veth, bridge or holder of hosts.sh remains
+    local left
+    left="$(ip netns list 2>/dev/null | grep -E '^dcfa-[hcbg][0-9]' | tr '\n' ' ')$(ip -br link 2>/dev/null | grep -E '^dcfa-' | cut -d' ' -f1 | tr '\n' ' ')"
+    [ -d "${DCFA_HOSTS_STATE:-/run/dcfa-hosts}" ] && left+=" $(ls "${DCFA_HOSTS_STATE:-/run/dcfa-hosts}" | tr '\n' ' ')"
+    [ -z "$left" ] && ok "$1" || bad "$1: left behind: $left"
+}
+st_twonet() {
+    if ! "$HOSTS_SH" up2 2 2 2 >"$TMP/hosts.log" 2>&1; then
+        bad "two networks: cannot bring them up: $(cat "$TMP/hosts.log")"
+        "$HOSTS_SH" down
+        return
+    fi
+    # up2 checked it; the test says so: a cluster host cannot reach a booster address,
+    # not even through a gateway's kernel
+    ok "two networks up: dcfa-c1,c2 on A, dcfa-b1,b2 on B, dcfa-g1,g2 on both, forwarding off, A cannot reach B"
+    local fw=""
+    for h in dcfa-c1 dcfa-c2 dcfa-b1 dcfa-b2 dcfa-g1 dcfa-g2; do fw+=$("$DCFA_RSH" "$h" 'cat /proc/sys/net/ipv4/ip_forward'); done
+    [ "$fw" = 000000 ] && ok "IP forwarding is off on every host" || bad "IP forwarding: $fw"
+    # the launcher's tree reaches every host (rsh: the management path), PMI across both
+    run "twonet pmi_basic" 0 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 -ppn 2 "$PMI_BASIC" &&
+        { grep -q "No Errors" "$TMP/out" && ok "KVS across two networks through the daemon tree" ||
+            bad "twonet KVS: $(cat "$TMP/out")"; }
+    run "twonet placement" 0 -hosts dcfa-c1,dcfa-b1,dcfa-g1 -ppn 1 sh -c 'echo "$(hostname) $PMI_RANK"' &&
+        { [ "$(sort -k2 -n "$TMP/out" | tr '\n' ' ')" = "dcfa-c1 0 dcfa-b1 1 dcfa-g1 2 " ] &&
+            ok "ranks started on a cluster, a booster and a gateway host" || bad "twonet placement: $(cat "$TMP/out")"; }
+    "$HOSTS_SH" down
+    nothing_left "two networks down: no namespace, veth or bridge left"
+}
+
 for need in "$MPIRUN" "$LT" "$PMI_BASIC" "$PMI_ABORT"; do
     [ -x "$need" ] || { echo "run_multihost: $need is missing: build first (cmake --build $BUILD)" >&2; echo "0 passed, 1 failed"; exit 1; }
 done
@@ -452,6 +483,7 @@ has mpi_remote && stage mpi_remote st_mpi_remote
 has mpi_cross && stage mpi_cross st_mpi_cross
 has spawn && stage spawn st_spawn
 has mpich_cross && stage mpich_cross st_mpich_cross
+has twonet && stage twonet st_twonet
 echo "== summary ($((SECONDS - T0)) s)"
 for s in "${SUMMARY[@]}"; do echo "  $s"; done
 [ $NOTRUN = 0 ] || echo "  $NOTRUN stage(s) NOT RUN: waiting for the ofi fabric"
