@@ -79,7 +79,9 @@ core_conn *core_conn_first(int lpid)
     char card[CORE_CARD_MAX];
     core_fab *f = core_fab_choose(lpid, card, sizeof card, why, sizeof why);
     if (!f) {
-        core_s.conn_failure = UTIL_ECONN;
+        /* no fabric reaches the peer (core_conn_failure_text says why), or its card is not
+         * there (logged) */
+        core_s.conn_failure = core_conn_failure_text()[0] ? UTIL_EUNREACH : UTIL_ECONN;
         return NULL;
     }
     return core_conn_make(lpid, f, card, 0, why);

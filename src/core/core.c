@@ -40,13 +40,24 @@ static void core_card_key(int lpid, char *key, size_t len)
 }
 
 /* open the fabrics (once); my cards into core_s.cards, after "job:<job id>" (no fabric's:
- * it tells processes of other jobs what to call mine, core_proc_name) */
+ * it tells processes of other jobs what to call mine, core_proc_name), "host:<host name>"
+ * and "net:<my networks>" (the host's IPv4 networks: messages name the hosts of a pair no
+ * fabric reaches, and say whether they share a network, docs/gateway.md) */
 static int core_fabrics_open(void)
 {
     if (core_s.fabs_open)
         return UTIL_OK;
     const fab_ops *opened[CORE_MAX_FABS];
-    int n = snprintf(core_s.cards, sizeof core_s.cards, "job:%s;", core_s.job_id);
+    char host[128] = "";
+    char nets[400];
+    const util_net *mine;
+    if (gethostname(host, sizeof host - 1) != 0 || strpbrk(host, "; "))
+        snprintf(host, sizeof host, "unknown");
+    int nn = util_net_list(&mine);
+    if (util_net_format(mine, nn, nets, sizeof nets) != UTIL_OK)
+        nets[0] = 0;
+    int n = snprintf(core_s.cards, sizeof core_s.cards, "job:%s;host:%s;net:%s;", core_s.job_id,
+                     host, nets);
     int rc = fab_select_open(&core_s.fp, util_cfg.fabrics, opened, CORE_MAX_FABS, &core_s.nfabs,
                              core_s.cards + n, sizeof core_s.cards - (size_t)n);
     if (rc != UTIL_OK)
@@ -192,6 +203,43 @@ int core_proc_cards(int lpid, char *buf, size_t len)
     return core_cards_get(lpid, buf, len);
 }
 
+/* the one line for a peer no fabric reaches: the two hosts, whether they share a network
+ * (the cards' "net:" entries), and each fabric's answer; kept for the MPI layer's error
+ * message (core_conn_failure_text: printed only by an error handler that prints) */
+static char core_unreach_text[700];
+
+const char *core_conn_failure_text(void) { return core_unreach_text; }
+
+static void core_unreachable(int lpid, const char *cards, const char *why)
+{
+    char mine[CORE_CARD_MAX], host[140], peer_host[140], nets[420], peer_nets[420];
+    (void)core_self_cards(mine, sizeof mine);
+    if (fab_select_card(mine, "host", host, sizeof host) != UTIL_OK ||
+        fab_select_card(cards, "host", peer_host, sizeof peer_host) != UTIL_OK) {
+        snprintf(core_unreach_text, sizeof core_unreach_text,
+                 "no fabric reaches %s: %s (its addresses: %.300s; DCFA_FABRICS=%s)",
+                 util_proc(lpid), why, cards, util_cfg.fabrics);
+        return;
+    }
+    const char *common = "";
+    if (fab_select_card(mine, "net", nets, sizeof nets) == UTIL_OK &&
+        fab_select_card(cards, "net", peer_nets, sizeof peer_nets) == UTIL_OK) {
+        util_net a[UTIL_NET_MAX], b[UTIL_NET_MAX];
+        int na = util_net_parse(nets + 4, strlen(nets + 4), a, UTIL_NET_MAX);
+        int nb = util_net_parse(peer_nets + 4, strlen(peer_nets + 4), b, UTIL_NET_MAX);
+        if (na >= 0 && nb >= 0 && !util_net_common(a, na, b, nb))
+            common = "no network in common and no gateway between them; ";
+    }
+    snprintf(core_unreach_text, sizeof core_unreach_text,
+             "host %s cannot reach %s on host %s: %s%s (networks here %s, there %s; "
+             "DCFA_FABRICS=%s)",
+             host + 5, util_proc(lpid), peer_host + 5, common, why,
+             fab_select_card(mine, "net", nets, sizeof nets) == UTIL_OK ? nets + 4 : "?",
+             fab_select_card(cards, "net", peer_nets, sizeof peer_nets) == UTIL_OK ? peer_nets + 4
+                                                                                   : "?",
+             util_cfg.fabrics);
+}
+
 core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_t whylen)
 {
     char cards[CORE_CARD_MAX];
@@ -206,8 +254,7 @@ core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_
         opened[i] = core_s.fabs[i].ops;
     const fab_ops *f = fab_select_choose(opened, core_s.nfabs, cards, card, cardlen, why, whylen);
     if (!f) {
-        util_log("no fabric reaches %s: %s (its addresses: %s; DCFA_FABRICS=%s)", util_proc(lpid),
-                 why, cards, util_cfg.fabrics);
+        core_unreachable(lpid, cards, why);
         return NULL;
     }
     for (int i = 0; i < core_s.nfabs; i++)

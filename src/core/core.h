@@ -156,6 +156,9 @@ int core_finalize(void);
  * processes they are named by their gid (fab_gid: job hash and rank). */
 uint64_t core_gid(int lpid);
 int core_lpid_of(uint64_t gid);         /* -1 when not known here */
+/* why the last connection failed with UTIL_EUNREACH (no fabric nor gateway reaches the peer):
+ * one line naming both hosts, for the error message; "" when none did */
+const char *core_conn_failure_text(void);
 /* The lpid of process gid, added with its cards ("<fabric>:...;...") when new; a
  * negative status when it cannot be reached (logged). */
 int core_proc_add(uint64_t gid, const char *cards);

@@ -22,9 +22,10 @@ enum {
     UTIL_ETRUNC = -EMSGSIZE, /* message larger than the receive buffer */
     UTIL_EIO = -EIO,
     UTIL_ENOENT = -ENOENT,
-    UTIL_ECONN = -ECONNRESET, /* peer gone */
-    UTIL_EPERM = -EPERM,      /* not permitted (e.g. the kernel refuses cross-memory attach) */
-    UTIL_EACCES = -EACCES,    /* a shared-memory segment another user made: refused */
+    UTIL_ECONN = -ECONNRESET,      /* peer gone */
+    UTIL_EPERM = -EPERM,           /* not permitted (e.g. the kernel refuses cross-memory attach) */
+    UTIL_EACCES = -EACCES,         /* a shared-memory segment another user made: refused */
+    UTIL_EUNREACH = -EHOSTUNREACH, /* no fabric (nor gateway) reaches the peer */
 };
 
 /* ---- logging ------------------------------------------------------------ */
@@ -338,6 +339,23 @@ void util_tunable_fix(int i);
  * Computed once; [A-Za-z0-9._:-] only, at most UTIL_NODE_KEY_MAX chars. */
 #define UTIL_NODE_KEY_MAX 127
 const char *util_node_key(void);
+
+/* ---- networks (net.c) ---------------------------------------------------------
+ * The IPv4 networks of this host (interfaces that are up: address and prefix, host byte
+ * order), found once; util_net_reaches: the kernel has a route to the address. The card's
+ * "net:" entry is util_net_format's text ("10.77.1.1/24,127.0.0.1/8"); util_net_common says
+ * whether two such lists share a network other than loopback (docs/gateway.md). */
+#define UTIL_NET_MAX 16
+typedef struct {
+    uint32_t addr;
+    int prefix;
+} util_net;
+int util_net_list(const util_net **out); /* the count; *out valid for the process's life */
+int util_net_on(const util_net *n, uint32_t addr);
+int util_net_reaches(uint32_t addr);
+int util_net_format(const util_net *nets, int n, char *buf, size_t len);
+int util_net_parse(const char *s, size_t len, util_net *nets, int max); /* count, or <0 */
+int util_net_common(const util_net *a, int na, const util_net *b, int nb);
 
 /* ---- shared-memory segments (/dev/shm) -------------------------------------------
  * util_shm_create makes a new segment exclusively (O_CREAT | O_EXCL, mode

@@ -467,6 +467,26 @@ st_twonet() {
     run "twonet placement" 0 -hosts dcfa-c1,dcfa-b1,dcfa-g1 -ppn 1 sh -c 'echo "$(hostname) $PMI_RANK"' &&
         { [ "$(sort -k2 -n "$TMP/out" | tr '\n' ' ')" = "dcfa-c1 0 dcfa-b1 1 dcfa-g1 2 " ] &&
             ok "ranks started on a cluster, a booster and a gateway host" || bad "twonet placement: $(cat "$TMP/out")"; }
+    if have_ofi; then
+        (
+            ofi_env
+            # a pair on one network talks directly
+            run "twonet same network" 0 -hosts dcfa-c1,dcfa-c2 -ppn 1 -n 2 "$MPIT/sendrecv" &&
+                { grep -q "No Errors" "$TMP/out" && ok "two cluster hosts talk over network A" || bad "twonet A: $(cat "$TMP/out")"; }
+            # a pair without a common network and no gateway: the first message fails at once
+            # with a line naming both hosts (not libfabric's connection timeout, minutes later)
+            local t0=$SECONDS
+            run "twonet unreachable" 15 -hosts dcfa-c1,dcfa-b1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
+                { [ $((SECONDS - t0)) -lt 20 ] &&
+                    grep -Eq "^mpirun: rank [01] \(pid [0-9]+ on dcfa-[cb]1\) aborted the job with exit code 15: MPI_Sendrecv: operation failed: host dcfa-([cb])1 cannot reach rank [01] on host dcfa-[cb]1: no network in common and no gateway between them" "$TMP/err" &&
+                    ok "no common network, no gateway: the first message fails in $((SECONDS - t0)) s naming both hosts" ||
+                    bad "twonet unreachable: $((SECONDS - t0)) s, stderr $(head -c 600 "$TMP/err")"; }
+            echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
+        )
+        eval "$(cat "$TMP/counts")"
+    else
+        not_run "MPI programs across two networks"
+    fi
     "$HOSTS_SH" down
     nothing_left "two networks down: no namespace, veth or bridge left"
 }

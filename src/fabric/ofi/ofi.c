@@ -36,7 +36,9 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -802,11 +804,24 @@ static int ofi_card_parse(const char *card, char *addr, size_t *addrlen)
     return ofi_card_parse2(card, addr, addrlen, NULL, NULL, &has_serve);
 }
 
+/* the same provider, and, when both addresses are IPv4 (tcp, sockets, udp), the peer's on a
+ * network of this host (util_net_reaches): two hosts on networks that cannot reach each
+ * other are not connected over a route no packet takes (docs/gateway.md); other address
+ * formats reach every peer of the provider */
 static int ofi_reachable(const char *peer_card)
 {
     char addr[128];
     size_t len = sizeof addr;
-    return ofi_card_parse(peer_card, addr, &len) == UTIL_OK;
+    if (ofi_card_parse(peer_card, addr, &len) != UTIL_OK)
+        return 0;
+    struct sockaddr_in mine, peer;
+    if (len != sizeof peer || ofi.addrlen != sizeof mine)
+        return 1;
+    memcpy(&mine, ofi.addr, sizeof mine);
+    memcpy(&peer, addr, sizeof peer);
+    if (mine.sin_family != AF_INET || peer.sin_family != AF_INET)
+        return 1;
+    return util_net_reaches(ntohl(peer.sin_addr.s_addr));
 }
 
 /* ---- connections ------------------------------------------------------------------- */

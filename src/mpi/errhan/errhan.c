@@ -600,6 +600,9 @@ int mpii_errclass(int status)
         return MPI_ERR_PROC_ABORTED;
     case UTIL_EACCES: /* a shared-memory segment another user made: refused */
         return MPI_ERR_ACCESS;
+    case UTIL_EUNREACH: /* no network in common: the message names the two hosts */
+        mpii_cause("%s", core_conn_failure_text());
+        return MPI_ERR_OTHER;
     default:
         return MPI_ERR_OTHER;
     }
