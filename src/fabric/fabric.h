@@ -328,6 +328,9 @@ void fab_shm_name(char *buf, size_t len, const char *job, int rank, const uint64
 /* the name key in a process's shm card (its last field, 32 hex digits; `cards` may be
  * several joined by ';'): UTIL_OK or UTIL_EPROTO */
 int fab_shm_card_key(const char *cards, uint64_t key[2]);
+/* gw: pairs that share no network, through the job's gateway daemons (docs/gateway.md);
+ * opened in auto mode when DCFA_GATEWAYS names them (mpirun --gateways) */
+extern const fab_ops fab_gw_ops;
 #ifdef DCFA_HAVE_OFI
 extern const fab_ops fab_ofi_ops;
 /* the provider fi_getinfo would give (for mpiinfo), or why there is none */

@@ -2,7 +2,8 @@
  *
  * DCFA_FABRICS names the fabrics to open: "auto" (the default) opens shm, and
  * ofi too when the job may have processes on other nodes (fewer local ranks
- * than ranks, or unknown); a comma list ("ofi", "shm,ofi") opens exactly
+ * than ranks, or unknown), and gw when the job has gateway daemons
+ * (DCFA_GATEWAYS, mpirun --gateways); a comma list ("ofi", "shm,ofi") opens exactly
  * those. Each opened fabric contributes its card; the process publishes them
  * joined by ';'. A connection takes the opened fabric of highest priority
  * whose reachable() accepts the peer's card for it; the peer's card only
@@ -18,6 +19,7 @@ static const fab_ops *const fab_builtin[] = {
 #ifdef DCFA_HAVE_OFI
     &fab_ofi_ops,
 #endif
+    &fab_gw_ops,
 };
 enum { FAB_NBUILTIN = sizeof fab_builtin / sizeof fab_builtin[0] };
 
@@ -59,8 +61,10 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
     fab_builtin_names(built, sizeof built);
     if (!spec || !*spec || !strcmp(spec, "auto")) {
         int spans = p->local_nprocs < 0 || p->local_nprocs < p->nprocs;
+        int gateways = util_cfg.gateways && *util_cfg.gateways;
         for (int i = 0; i < FAB_NBUILTIN; i++) {
-            if (fab_builtin[i] == &fab_shm_ops || spans) {
+            if (fab_builtin[i] == &fab_gw_ops ? gateways
+                                              : fab_builtin[i] == &fab_shm_ops || spans) {
                 explicit[nwant] = 0;
                 want[nwant++] = fab_builtin[i];
             }
@@ -179,12 +183,13 @@ void fab_select_report(char *buf, size_t len)
     fab_ofi_probe(prov, sizeof prov);
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
-             "ofi: libfabric %s)",
+             "ofi: libfabric %s; gw: through the gateway daemons of mpirun --gateways)",
              built, prov);
 #else
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
-             "ofi: not built, libfabric not found by CMake or -DDCFA_OFI=OFF)",
+             "ofi: not built, libfabric not found by CMake or -DDCFA_OFI=OFF; gw: through the "
+             "gateway daemons of mpirun --gateways)",
              built);
 #endif
 }

@@ -244,8 +244,14 @@ const util_tunable util_tunables[] = {
      0, UTIL_LVL_DEV, UTIL_CAT_RMA},
     {"DCFA_FABRICS", UTIL_T_STR, &util_cfg.fabrics, "auto", NULL,
      "fabrics to open, highest priority first per connection: auto (shm, plus ofi when the job may "
-     "span nodes) or a comma list such as ofi or shm,ofi",
+     "span nodes, and gw when mpirun --gateways set DCFA_GATEWAYS) or a comma list such as ofi or "
+     "shm,ofi",
      0, UTIL_LVL_USER, UTIL_CAT_FABRIC},
+    {"DCFA_GATEWAYS", UTIL_T_STR, &util_cfg.gateways, "", NULL,
+     "set by mpirun --gateways for the ranks: the job's gateway daemons, "
+     "'host:port:address/prefix,...' joined by ';'; the gw fabric opens when it is set "
+     "(docs/gateway.md)",
+     0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
     {"DCFA_OFI_PROVIDER", UTIL_T_STR, &util_cfg.ofi_provider, "", NULL,
      "libfabric provider for the ofi fabric, '+' standing for ';' (tcp+ofi_rxm); empty: "
      "libfabric's choice (FI_PROVIDER honoured)",
@@ -347,6 +353,13 @@ static const util_tunable util_other_vars[] = {
      "1: MPI_Init runs the process as a singleton even when another MPI's launcher (Open MPI's "
      "mpirun, PMIx, srun without --mpi=pmi2) started it; 0: it says so in one line and exits 1",
      0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
+    {"DCFA_GATEWAY_HOSTS", UTIL_T_STR, NULL, "", NULL,
+     "set by mpirun --gateways for its daemons: the hosts that run a gateway daemon for the job", 0,
+     UTIL_LVL_DEV, UTIL_CAT_LAUNCH},
+    {"DCFA_GW_TOKENS", UTIL_T_INT, NULL, "32", NULL,
+     "gateway daemon: packets each process may have in the gateway at once (per-hop tokens; the "
+     "gateway's buffers are at most this many packets per process)",
+     0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_NAMESERVER", UTIL_T_STR, NULL, "", NULL,
      "host:port of a name server (mpirun --nameserver) for MPI_Publish_name/MPI_Lookup_name across "
      "jobs and singletons; empty: mpirun's own table",

@@ -241,6 +241,7 @@ typedef struct util_config {
     size_t rma_inline;          /* DCFA_RMA_INLINE: data up to this size travels inside the batch */
     int rma_assist;             /* DCFA_RMA_ASSIST: the assist thread serves windows in message mode */
     const char *fabrics;        /* DCFA_FABRICS: auto, or a comma list of fabrics to open */
+    const char *gateways;       /* DCFA_GATEWAYS: the job's gateway daemons (mpirun --gateways) */
     const char *ofi_provider;   /* DCFA_OFI_PROVIDER: libfabric provider ('+' for ';') */
     const char *ofi_iface;      /* DCFA_OFI_IFACE: network interface (libfabric domain) */
     int mr_cache;               /* DCFA_MR_CACHE: registrations kept cached per fabric */

@@ -9,6 +9,7 @@
 #                                C (1-4) cluster hosts dcfa-c1.., B (1-4) booster hosts
 #                                dcfa-b1.., G (0-2) gateway hosts dcfa-g1.. on both
 #   test/hosts/hosts.sh down     remove everything this script made
+#   test/hosts/hosts.sh down2    remove the two-network hosts only (up2's)
 #   test/hosts/hosts.sh list     print the host names that are up
 #   test/hosts/hosts.sh addr H [A|B]  print host H's address (on network A or B)
 #
@@ -50,7 +51,7 @@ TTL=${DCFA_HOSTS_TTL:-3600}
 # a failed 'up' removes what it made before it says why
 die() {
     echo "hosts.sh: $*" >&2
-    down >/dev/null 2>&1
+    ${DOWN:-down} >/dev/null 2>&1
     exit 1
 }
 
@@ -78,8 +79,14 @@ host_down() { # NAME (dcfa-h1, dcfa-c2, ...)
 
 down() {
     local h
-    for h in "$PREFIX"{1,2,3,4} dcfa-c{1,2,3,4} dcfa-b{1,2,3,4} dcfa-g{1,2}; do host_down "$h"; done
+    for h in "$PREFIX"{1,2,3,4}; do host_down "$h"; done
     ip link del "$BRIDGE" 2>/dev/null
+    down2
+}
+
+down2() {
+    local h
+    for h in dcfa-c{1,2,3,4} dcfa-b{1,2,3,4} dcfa-g{1,2}; do host_down "$h"; done
     ip link del dcfa-brA 2>/dev/null
     ip link del dcfa-brB 2>/dev/null
     rmdir "$STATE" 2>/dev/null
@@ -163,7 +170,7 @@ up2() {
     case $nb in 1|2|3|4) ;; *) die "up2: B must be 1 to 4, not '$nb'" ;; esac
     case $ng in 0|1|2) ;; *) die "up2: G must be 0 to 2, not '$ng'" ;; esac
     [ "$(id -u)" = 0 ] || die "up2: must run as root (namespaces, veth)"
-    down
+    down2
     mkdir -p "$STATE" || die "up2: cannot create $STATE"
     bridge_make dcfa-brA
     bridge_make dcfa-brB
@@ -211,9 +218,10 @@ addr() {
 }
 case ${1:-} in
 up) up "${2:-2}" ;;
-up2) up2 "${2:-2}" "${3:-2}" "${4:-1}" ;;
+up2) DOWN=down2 up2 "${2:-2}" "${3:-2}" "${4:-1}" ;;
 down) down ;;
+down2) down2 ;;
 addr) addr "${2:-}" "${3:-A}" ;;
 list) for f in "$STATE"/*.pid; do [ -f "$f" ] && basename "$f" .pid; done; exit 0 ;;
-*) echo "usage: $0 up N | up2 C B G | down | list | addr HOST [A|B]" >&2; exit 2 ;;
+*) echo "usage: $0 up N | up2 C B G | down | down2 | list | addr HOST [A|B]" >&2; exit 2 ;;
 esac

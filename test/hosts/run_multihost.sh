@@ -48,7 +48,8 @@ PASS=0 FAIL=0 NOTRUN=0
 SUMMARY=()
 
 cleanup() {
-    "$HOSTS_SH" down >/dev/null 2>&1
+    # only what this run's stages make (another run's one-network hosts may be up)
+    if [ "$STAGES" = twonet ]; then "$HOSTS_SH" down2; else "$HOSTS_SH" down; fi >/dev/null 2>&1
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -442,16 +443,16 @@ st_mpich_cross() {
 
 # ---- stage twonet: two networks that cannot reach each other (docs/gateway.md) -----------
 # cluster hosts on network A, booster hosts on B, gateway hosts on both, IP forwarding off
-nothing_left() { # NAME: no namespace, veth, bridge or holder of hosts.sh remains
-    local left
-    left="$(ip netns list 2>/dev/null | grep -E '^dcfa-[hcbg][0-9]' | tr '\n' ' ')$(ip -br link 2>/dev/null | grep -E '^dcfa-' | cut -d' ' -f1 | tr '\n' ' ')"
-    [ -d "${DCFA_HOSTS_STATE:-/run/dcfa-hosts}" ] && left+=" $(ls "${DCFA_HOSTS_STATE:-/run/dcfa-hosts}" | tr '\n' ' ')"
+nothing_left() { # NAME: no namespace, veth, bridge or holder of up2's hosts remains
+    local left st=${DCFA_HOSTS_STATE:-/run/dcfa-hosts}
+    left="$(ip netns list 2>/dev/null | grep -E '^dcfa-[cbg][0-9]' | tr '\n' ' ')$(ip -br link 2>/dev/null | grep -E '^dcfa-(v[cbg]|br[AB])' | cut -d' ' -f1 | tr '\n' ' ')"
+    left+="$(ls "$st" 2>/dev/null | grep -E '^dcfa-[cbg][0-9]' | tr '\n' ' ')"
     [ -z "$left" ] && ok "$1" || bad "$1: left behind: $left"
 }
 st_twonet() {
     if ! "$HOSTS_SH" up2 2 2 2 >"$TMP/hosts.log" 2>&1; then
         bad "two networks: cannot bring them up: $(cat "$TMP/hosts.log")"
-        "$HOSTS_SH" down
+        "$HOSTS_SH" down2
         return
     fi
     # up2 checked it; the test says so: a cluster host cannot reach a booster address,
@@ -481,13 +482,38 @@ st_twonet() {
                     grep -Eq "^mpirun: rank [01] \(pid [0-9]+ on dcfa-[cb]1\) aborted the job with exit code 15: MPI_Sendrecv: operation failed: host dcfa-([cb])1 cannot reach rank [01] on host dcfa-[cb]1: no network in common and no gateway between them" "$TMP/err" &&
                     ok "no common network, no gateway: the first message fails in $((SECONDS - t0)) s naming both hosts" ||
                     bad "twonet unreachable: $((SECONDS - t0)) s, stderr $(head -c 600 "$TMP/err")"; }
+            # through the gateway daemons: cluster and booster ranks in one world (pairs on
+            # one network direct, the others through dcfa-g1 or dcfa-g2; forwarding is off)
+            export DCFA_FABRICS=auto # shm, ofi and gw (DCFA_GATEWAYS is set by mpirun)
+            mpi_set "gateway" 4 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 -ppn 1
+            # two ranks per host (shm within a host) through one gateway
+            MPI_SET="sendrecv wildcard rndv_mixed coll_algos rma_atomic" \
+                mpi_set "gateway-ppn2" 4 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 2
+            DCFA_STATS=1 run "gateway stats" 0 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
+                { grep -q "^dcfa-conn rank=0 peer=1 fabric=gw provider=tcp+gateway" "$TMP/err" &&
+                    ok "DCFA_STATS: rank 0 reaches its booster peer through the gateway" ||
+                    bad "gateway stats: $(grep dcfa-conn "$TMP/err" | head -3)"; }
+            # bad input: a gateway with one network, a gateway that is also a ranks' host
+            run "gateway with one network" 1 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c2 -ppn 1 -n 2 "$MPIT/sendrecv" &&
+                one_line "a gateway with one network: one line naming it" \
+                    "^mpirun: gateway host 'dcfa-c2' has one network \(10.77.1.2/24\): a gateway needs an interface on each of two networks$"
+            run "gateway also a ranks' host" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
+                one_line "a gateway that is also a ranks' host: one line" "^mpirun: gateway 'dcfa-c1' is also a host for ranks$"
+            sleep 0.5
+            local left=""
+            for h in dcfa-c1 dcfa-c2 dcfa-b1 dcfa-b2 dcfa-g1 dcfa-g2; do
+                [ "$(ip netns pids "$h" | wc -l)" = 1 ] || left+=" $h: $(ip netns pids "$h" | tr '\n' ' ')"
+                left+=$("$DCFA_RSH" "$h" "ls /dev/shm | grep '^dcfa-' | sed 's/^/$h:/'" 2>/dev/null | tr '\n' ' ')
+            done
+            [ -z "$left" ] && ok "gateways: no process (gateway daemon, rank) or /dev/shm entry left on any host" ||
+                bad "gateways: left behind: $left"
             echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
         )
         eval "$(cat "$TMP/counts")"
     else
         not_run "MPI programs across two networks"
     fi
-    "$HOSTS_SH" down
+    "$HOSTS_SH" down2
     nothing_left "two networks down: no namespace, veth or bridge left"
 }
 

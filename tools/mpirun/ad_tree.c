@@ -47,6 +47,7 @@
 #include "ad.h"
 #include "assist/ns_wire.h"
 #include "util/node_key.h"
+#include "ad_gateway.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -163,8 +164,25 @@ struct ad_tree {
     /* root: what spawns need */
     char (*hostkey)[UTIL_NODE_KEY_CAP]; /* [nhosts] node key of each host */
     char (*hostname)[256];               /* [nhosts] its gethostname() */
+    char (*hostgw)[440];                 /* [nhosts] its gateway daemon: "<port>:<networks>" */
+    pid_t gw_pid;                        /* remote: this host's gateway daemon, 0: none */
     int place_host, place_used; /* the next free slot: host, slots of it taken this pass */
 };
+
+/* this host runs a gateway daemon for the job: named in DCFA_GATEWAY_HOSTS (mpirun
+ * --gateways, in the environment SETUP carries) */
+static int ad_is_gateway_host(const char *host)
+{
+    const char *l = getenv("DCFA_GATEWAY_HOSTS");
+    size_t n = strlen(host);
+    for (const char *s = l; s && *s;) {
+        size_t k = strcspn(s, ",");
+        if (k == n && strncmp(s, host, n) == 0)
+            return 1;
+        s += k + (s[k] == ',');
+    }
+    return 0;
+}
 
 /* ---- frames ------------------------------------------------------------------ */
 
@@ -312,6 +330,8 @@ int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid)
 {
     struct ad_tree *t = ad_t(d);
 
+    if (t->gw_pid > 0 && pid == t->gw_pid) /* the gateway daemon lives as long as the daemon */
+        return 1;
     for (int i = 0; i < t->nkids; i++)
         if (t->kids[i].pid == pid)
             return 1;
@@ -775,6 +795,7 @@ static void ad_setup_free(struct ad_tree *t)
     free(t->kids);
     free(t->hostkey);
     free(t->hostname);
+    free(t->hostgw);
     ad_buf_free(&t->setup);
     ad_buf_free(&t->ready);
 }
@@ -813,7 +834,8 @@ static int ad_tree_node_of(struct ad_tree *t, int *node_of)
 
     t->hostkey = calloc((size_t)t->nhosts, sizeof(*t->hostkey));
     t->hostname = calloc((size_t)t->nhosts, sizeof(*t->hostname));
-    if (t->hostkey == NULL || t->hostname == NULL || keys == NULL) {
+    t->hostgw = calloc((size_t)t->nhosts, sizeof(*t->hostgw));
+    if (t->hostkey == NULL || t->hostname == NULL || t->hostgw == NULL || keys == NULL) {
         free(keys);
         return -ENOMEM;
     }
@@ -824,9 +846,11 @@ static int ad_tree_node_of(struct ad_tree *t, int *node_of)
             long node = ad_take_int(&c, 1, t->nhosts);
             const char *key = ad_take(&c);
             const char *name = ad_take(&c);
+            const char *gw = ad_take(&c);
             if (!c.bad) {
                 snprintf(t->hostkey[node - 1], UTIL_NODE_KEY_CAP, "%s", key);
                 snprintf(t->hostname[node - 1], sizeof(t->hostname[0]), "%s", name);
+                snprintf(t->hostgw[node - 1], sizeof(t->hostgw[0]), "%s", gw);
             }
         }
     }
@@ -899,8 +923,23 @@ static void ad_tree_check_ready(struct ad_daemon *d, struct ad_tree *t)
     }
     for (int r = 0; r < t->size; r++)
         ad_put32(wire + 4 * r, (uint32_t)node_of[r]);
+    /* the gateway daemons (docs/gateway.md) after the nodes: "host:port:networks;..." */
+    struct ad_buf start = {0};
+    ad_buf_add(&start, (const char *)wire, (size_t)t->size * 4);
+    if (t->opts->ngateways > 0) {
+        for (int h = t->nhosts - t->opts->ngateways; h < t->nhosts; h++) {
+            char one[800];
+            int n =
+                snprintf(one, sizeof(one), "%s%s:%s", h > t->nhosts - t->opts->ngateways ? ";" : "",
+                         t->hosts[h], t->hostgw[h]);
+            ad_buf_add(&start, one, (size_t)n);
+        }
+        ad_buf_add(&start, "", 1);
+        setenv("DCFA_GATEWAYS", start.data + (size_t)t->size * 4, 1);
+    }
     for (int i = 0; i < t->nkids; i++)
-        ad_link_send(&t->kids[i], AD_M_START, 0, wire, (size_t)t->size * 4);
+        ad_link_send(&t->kids[i], AD_M_START, 0, start.data, start.len);
+    ad_buf_free(&start);
     ad_tree_start(d, t, node_of);
     free(node_of);
     free(wire);
@@ -1392,7 +1431,7 @@ static int ad_place_next(struct ad_tree *t)
 
     if (++t->place_used >= per) {
         t->place_used = 0;
-        t->place_host = (h + 1) % t->nhosts;
+        t->place_host = (h + 1) % (t->nhosts - o->ngateways); /* gateways: no ranks */
     }
     return h;
 }
@@ -1718,11 +1757,14 @@ static void ad_from_parent(struct ad_daemon *d, struct ad_tree *t, int type, int
     switch (type) {
     case AD_M_START: {
         int *node_of = calloc((size_t)t->size, sizeof(int));
-        if (node_of == NULL || len != (size_t)t->size * 4) {
+        size_t nodes = (size_t)t->size * 4;
+        if (node_of == NULL || len < nodes || (len > nodes && p[len - 1] != '\0')) {
             free(node_of);
             ad_daemon_end(d, 1, "mpirun: bad START message");
             return;
         }
+        if (len > nodes) /* the gateways, for the ranks (and the processes they spawn) */
+            setenv("DCFA_GATEWAYS", p + nodes, 1);
         for (int r = 0; r < t->size; r++)
             node_of[r] = (int)ad_get32((const unsigned char *)p + 4 * r);
         for (int i = 0; i < t->nkids; i++)
@@ -2345,6 +2387,13 @@ int ad_remote_main(void)
     ad_buf_add_int(&t.ready, t.node);
     ad_buf_add_str(&t.ready, key);
     ad_buf_add_str(&t.ready, host);
+    {
+        char gwinfo[440] = "";
+        if (!setup_err && ad_is_gateway_host(d.host) &&
+            ad_gateway_start(d.host, gwinfo, sizeof(gwinfo), &t.gw_pid, msg, sizeof(msg)) != 0)
+            setup_err = 1;
+        ad_buf_add_str(&t.ready, gwinfo);
+    }
     if (setup_err) {
         ad_daemon_end(&d, 1, msg);
         ad_enter_phase(&d, AD_TERM);
@@ -2357,6 +2406,10 @@ int ad_remote_main(void)
         ad_daemon_end(&d, 1, "mpirun: out of memory");
     ad_kill_stragglers(&d);
     ad_tree_cleanup_links(&t);
+    if (t.gw_pid > 0) { /* the gateway daemon ends with the job */
+        kill(t.gw_pid, SIGTERM);
+        waitpid(t.gw_pid, NULL, 0);
+    }
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
     for (int j = 0; j < d.njobs; j++)

@@ -209,9 +209,9 @@ int mpirun_hosts_default_size(const struct mpirun_opts *o)
     if (o->nhosts == 0)
         return 0;
     if (o->ppn > 0)
-        n = (long)o->ppn * o->nhosts;
+        n = (long)o->ppn * (o->nhosts - o->ngateways);
     else
-        for (int i = 0; i < o->nhosts; i++)
+        for (int i = 0; i < o->nhosts - o->ngateways; i++)
             n += o->hosts[i].slots;
     return n > INT_MAX ? INT_MAX : (int)n;
 }
@@ -225,9 +225,38 @@ void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of)
         host_of[r] = h;
         if (++used == per) {
             used = 0;
-            h = (h + 1) % o->nhosts;
+            h = (h + 1) % (o->nhosts - o->ngateways); /* gateway hosts get no ranks */
         }
     }
+}
+
+int mpirun_gateways_add(struct mpirun_opts *o, const char *list)
+{
+    int first = o->nhosts;
+    if (o->nhosts == 0) {
+        fprintf(stderr, "mpirun: --gateways needs -hosts or -hostfile (the ranks' hosts)\n");
+        return -EINVAL;
+    }
+    for (const char *s = list; *s;) {
+        size_t k = strcspn(s, ",");
+        for (int i = 0; i < o->nhosts; i++) {
+            if (strlen(o->hosts[i].name) == k && strncmp(o->hosts[i].name, s, k) == 0) {
+                fprintf(stderr, "mpirun: gateway '%.*s' is %s\n", (int)k, s,
+                        i < first ? "also a host for ranks" : "named twice");
+                return -EINVAL;
+            }
+        }
+        if (!mpirun_host_name_ok(s, k)) {
+            fprintf(stderr, "mpirun: bad gateway '%.*s' in '%s'\n", (int)k, s, list);
+            return -EINVAL;
+        }
+        int rc = mpirun_host_add(o, s, k, 1);
+        if (rc != 0)
+            return rc;
+        s += k + (s[k] == ',');
+    }
+    o->ngateways = o->nhosts - first;
+    return 0;
 }
 
 /* ---- settings from the environment: the universe size, the grace of a rank

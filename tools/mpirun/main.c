@@ -44,6 +44,9 @@ static void mpirun_usage(FILE *f)
         "  -hostfile, -f FILE      hosts from FILE: one per line, name[:N] or name slots=N,\n"
         "                          '#' comments\n"
         "  -ppn N                  N ranks per host and pass (overrides the slots)\n"
+        "  --gateways G1,...       hosts on two networks that run the job's gateway daemons\n"
+        "                          (no ranks): ranks without a common network talk through\n"
+        "                          them (docs/gateway.md)\n"
         "  -usize, --universe-size N   the universe size the ranks are told (MPI_UNIVERSE_SIZE);\n"
         "                          also DCFA_UNIVERSE_SIZE. Default: the hosts' slots, else\n"
         "                          the job size or the number of CPUs, the larger\n"
@@ -239,6 +242,7 @@ static int mpirun_place_finish(struct mpirun_opts *o)
 static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
 {
     const char *tmo = getenv("MPIEXEC_TIMEOUT");
+    const char *gateways = NULL;
     int i = 1, rc;
     long v;
 
@@ -335,6 +339,10 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
                     return mpirun_bad("%s needs a number of ranks per host between 1 and 4096", a);
                 o->ppn = (int)v;
                 i++;
+            } else if (strcmp(a, "--gateways") == 0 || strcmp(a, "-gateways") == 0) {
+                if (i + 1 >= argc || argv[i + 1][0] == '\0')
+                    return mpirun_bad("%s needs a list of hosts", a);
+                gateways = argv[++i];
             } else if (strcmp(a, "-l") == 0 || strcmp(a, "--prefix-output") == 0 ||
                        strcmp(a, "-prefix-output") == 0 || strcmp(a, "--tag-output") == 0) {
                 o->prefix_output = 1;
@@ -379,6 +387,15 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         return mpirun_bad("%s", "no program given");
     if (o->bind.ppr > 0 && o->bind.map == MPIRUN_RES_NODE && o->ppn == 0)
         o->ppn = o->bind.ppr; /* ppr:N:node: N per host */
+    /* gateway hosts after the ranks' hosts: daemons start there, ranks do not (placement,
+     * slots and the universe count only the hosts before them) */
+    if (gateways != NULL) {
+        int rc = mpirun_gateways_add(o, gateways);
+        if (rc != 0)
+            return rc == -EINVAL ? -EBADMSG : rc;
+        if (setenv("DCFA_GATEWAY_HOSTS", gateways, 1) != 0)
+            return -ENOMEM;
+    }
     /* With hosts and no -n: as many ranks as the hosts offer. */
     if (o->nhosts > 0 && o->napps == 1 && !o->apps[0].nprocs_given) {
         int n = mpirun_hosts_default_size(o);

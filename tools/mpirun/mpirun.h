@@ -35,6 +35,7 @@ struct mpirun_opts {
     int prefix_output;         /* -l: "[rank] " before every output line */
     struct mpirun_host *hosts; /* -hosts / -hostfile; none = this node only */
     int nhosts;
+    int ngateways;        /* --gateways: the last ngateways of hosts, which get no ranks */
     int ppn;              /* -ppn: ranks per host and pass, 0 = the hosts' slots */
     int universe;         /* -usize / DCFA_UNIVERSE_SIZE, else the default (main.c) */
     int no_oversubscribe; /* --no-oversubscribe / DCFA_OVERSUBSCRIBE=0: spawns stay
@@ -68,5 +69,8 @@ int mpirun_hosts_default_size(const struct mpirun_opts *o);
 /* Rank placement by block: host_of[r] for r < size. Pass after pass, each
  * host in order takes ppn (or its slots) consecutive ranks. */
 void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of);
+/* --gateways: the hosts of list ("g1,g2") appended as gateway hosts (no ranks); they must
+ * not be ranks' hosts too (docs/gateway.md) */
+int mpirun_gateways_add(struct mpirun_opts *o, const char *list);
 
 #endif

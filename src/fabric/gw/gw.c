@@ -1,0 +1,561 @@
+/* gw: the fabric of pairs that share no network, through a gateway daemon (docs/gateway.md).
+ *
+ * mpirun --gateways starts a gateway daemon of the job on each gateway host
+ * (tools/mpirun/ad_gateway.c) and gives the ranks their addresses (DCFA_GATEWAYS,
+ * "host:port:networks;..."). At open, a process connects to every gateway that shares a
+ * network with it (TCP, one connection each), says who it is (HELLO) and gets its tokens
+ * (WELCOME). A connection to a peer is then only a choice of gateway: the peer's card lists
+ * its networks, the gateways that share a network with both ends are the candidates, and the
+ * pair (a, b) of ranks takes candidate (a + b) % n. Each packet of the protocol engine goes
+ * as one DATA frame (gw_wire.h: destination and source gids, then the packet unchanged: its
+ * header carries context, tag, source rank, sequence and credit) to that gateway, which
+ * writes it to the destination's connection. So the protocol engine is the one of every
+ * fabric: a queue fabric (FAB_CAP_RX_QUEUE) without one-sided access, whose rendezvous go as
+ * CTS and DATA packets through the same path.
+ *
+ * Flow control: end to end the core's credits (a receiver queues at most the ring blocks of
+ * each connection); per hop, tokens: a DATA frame towards a gateway takes one, the gateway
+ * returns it once the frame has left for its destination. Without a token tx_block gives
+ * NULL and the packet waits in the core's backlog. Receiving never waits: every frame that
+ * arrives is queued on its connection at once (bounded by the credits). */
+#include "fabric/fabric.h"
+#include "fabric/gw/gw_wire.h"
+#include "util/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+enum { GW_MAX = 8, GW_TIMEOUT_MS = 10000 };
+
+typedef struct gw_link {
+    char host[64];
+    uint32_t addr; /* its address on my network (host order) */
+    unsigned port;
+    util_net nets[UTIL_NET_MAX];
+    int nn;
+    int fd; /* -1: not mine (no network in common) or lost */
+    uint32_t tokens;
+    gw_buf *cur;          /* given by tx_block, not posted yet */
+    gw_buf *oq, *oq_tail; /* posted, not written yet */
+    gw_frame rh;          /* the frame being read */
+    size_t rhgot;
+    gw_buf *rin;
+    size_t ringot;
+    struct fab_conn *rconn;
+} gw_link;
+
+struct fab_conn {
+    int peer;
+    uint64_t gid;
+    gw_link *link;
+    gw_buf *head, *tail;
+};
+
+static struct {
+    fab_params p;
+    fab_caps caps;
+    uint64_t gid;
+    util_net nets[UTIL_NET_MAX];
+    int nn;
+    gw_link link[GW_MAX];
+    int nlinks;
+    struct fab_conn **conns; /* by lpid */
+    int nconns;
+    gw_buf *free; /* buffers of either direction, for reuse */
+    size_t bytes; /* allocated in them */
+} gw;
+
+/* ---- setting up ---------------------------------------------------------------------- */
+
+/* my networks but loopback */
+static int gw_my_nets(util_net *out)
+{
+    const util_net *all;
+    int n = util_net_list(&all), k = 0;
+    for (int i = 0; i < n; i++)
+        if ((all[i].addr >> 24) != 127)
+            out[k++] = all[i];
+    return k;
+}
+
+/* "host:port:networks" */
+static int gw_link_parse(gw_link *l, const char *s, size_t len)
+{
+    const char *c1 = memchr(s, ':', len);
+    const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - s)) : NULL;
+    if (!c1 || !c2 || (size_t)(c1 - s) >= sizeof l->host)
+        return UTIL_EINVAL;
+    memcpy(l->host, s, (size_t)(c1 - s));
+    l->host[c1 - s] = 0;
+    char *end;
+    unsigned long port = strtoul(c1 + 1, &end, 10);
+    if (end != c2 || port == 0 || port > 65535)
+        return UTIL_EINVAL;
+    l->port = (unsigned)port;
+    l->nn = util_net_parse(c2 + 1, len - (size_t)(c2 + 1 - s), l->nets, UTIL_NET_MAX);
+    return l->nn < 0 ? UTIL_EINVAL : UTIL_OK;
+}
+
+/* wait for fd to be ready for events, at most the remaining time until deadline */
+static int gw_wait(int fd, short events, uint64_t deadline)
+{
+    for (;;) {
+        uint64_t now = util_now_ns();
+        if (now >= deadline)
+            return UTIL_EAGAIN;
+        struct pollfd pf = {.fd = fd, .events = events};
+        int rc = poll(&pf, 1, (int)((deadline - now) / 1000000 + 1));
+        if (rc > 0)
+            return UTIL_OK;
+        if (rc < 0 && errno != EINTR)
+            return -errno;
+    }
+}
+
+static int gw_io_all(int fd, void *buf, size_t len, int out, uint64_t deadline)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = out ? send(fd, (char *)buf + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL)
+                        : recv(fd, (char *)buf + done, len - done, MSG_DONTWAIT);
+        if (n > 0) {
+            done += (size_t)n;
+            continue;
+        }
+        if (n == 0)
+            return UTIL_ECONN;
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -errno;
+        int rc = gw_wait(fd, out ? POLLOUT : POLLIN, deadline);
+        if (rc != UTIL_OK)
+            return rc;
+    }
+    return UTIL_OK;
+}
+
+/* connect to gateway l at its address on my network, HELLO, WELCOME */
+static int gw_link_open(gw_link *l)
+{
+    uint64_t deadline = util_now_ns() + (uint64_t)GW_TIMEOUT_MS * 1000000;
+    const char *step = "connect";
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)l->port),
+                             .sin_addr.s_addr = htonl(l->addr)};
+    int rc = UTIL_OK;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        rc = errno == EINPROGRESS ? gw_wait(fd, POLLOUT, deadline) : -errno;
+        int err = 0;
+        socklen_t el = sizeof err;
+        if (rc == UTIL_OK && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err)
+            rc = -err;
+    }
+    gw_frame h = {.kind = GW_HELLO,
+                  .version = GW_WIRE_VERSION,
+                  .src = gw.gid,
+                  .arg = (uint32_t)gw.p.packet_max};
+    if (rc == UTIL_OK) {
+        step = "send HELLO to";
+        rc = gw_io_all(fd, &h, sizeof h, 1, deadline);
+    }
+    if (rc == UTIL_OK) {
+        step = "hear WELCOME from";
+        rc = gw_io_all(fd, &h, sizeof h, 0, deadline);
+        if (rc == UTIL_OK && (h.kind != GW_WELCOME || h.version != GW_WIRE_VERSION || !h.arg))
+            rc = UTIL_EPROTO;
+    }
+    if (rc != UTIL_OK) {
+        util_log("gw: cannot %s the gateway daemon on host %s at %u.%u.%u.%u:%u: %s", step, l->host,
+                 l->addr >> 24, (l->addr >> 16) & 255, (l->addr >> 8) & 255, l->addr & 255, l->port,
+                 rc == UTIL_EAGAIN ? "no answer within 10 s" : strerror(-rc));
+        close(fd);
+        return rc;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    l->fd = fd;
+    l->tokens = h.arg;
+    return UTIL_OK;
+}
+
+static int gw_open(const fab_params *p, char *card, size_t cardlen)
+{
+    memset(&gw, 0, sizeof gw);
+    gw.p = *p;
+    gw.gid = p->up->gid_of(p->self);
+    gw.caps = (fab_caps){
+        .provider = "tcp+gateway", .flags = FAB_CAP_RX_QUEUE, .priority = 10, .poll_interval = 1};
+    const char *list = util_cfg.gateways;
+    if (!list || !*list) {
+        util_log("gw: no gateway daemon (DCFA_GATEWAYS is empty: start the job with mpirun "
+                 "--gateways)");
+        return UTIL_EINVAL;
+    }
+    gw.nn = gw_my_nets(gw.nets);
+    for (const char *s = list; *s && gw.nlinks < GW_MAX;) {
+        size_t k = strcspn(s, ";");
+        gw_link *l = &gw.link[gw.nlinks];
+        l->fd = -1;
+        if (gw_link_parse(l, s, k) != UTIL_OK) {
+            util_log("gw: DCFA_GATEWAYS: bad entry '%.*s'", (int)k, s);
+            goto fail;
+        }
+        gw.nlinks++;
+        /* its address on a network of mine: the gateways of the other side are not mine */
+        for (int i = 0; i < l->nn && !l->addr; i++)
+            for (int j = 0; j < gw.nn; j++)
+                if (l->nets[i].prefix == gw.nets[j].prefix &&
+                    util_net_on(&gw.nets[j], l->nets[i].addr))
+                    l->addr = l->nets[i].addr;
+        if (l->addr && gw_link_open(l) != UTIL_OK)
+            goto fail;
+        s += k + (s[k] == ';');
+    }
+    char nets[400];
+    if (util_net_format(gw.nets, gw.nn, nets, sizeof nets) != UTIL_OK ||
+        (size_t)snprintf(card, cardlen, "gw:%s", nets) >= cardlen) {
+        util_log("gw: this host's networks do not fit in a card");
+        goto fail;
+    }
+    return UTIL_OK;
+fail:
+    for (int i = 0; i < gw.nlinks; i++)
+        if (gw.link[i].fd >= 0)
+            close(gw.link[i].fd);
+    gw.nlinks = 0;
+    return UTIL_EINVAL;
+}
+
+/* ---- sending ------------------------------------------------------------------------- */
+
+/* write what l has posted, as far as its socket takes it; a lost gateway ends the process */
+/* a buffer for a frame of at most the largest packet */
+static gw_buf *gw_buf_take(void)
+{
+    gw_buf *b = gw.free;
+    if (b) {
+        gw.free = b->next;
+        return b;
+    }
+    gw.bytes += sizeof *b + gw.p.packet_max;
+    return util_malloc(sizeof *b + gw.p.packet_max);
+}
+
+static void gw_buf_give(gw_buf *b)
+{
+    b->next = gw.free;
+    gw.free = b;
+}
+
+static void gw_flush_done(gw_buf *b, void *arg)
+{
+    (void)arg;
+    gw_buf_give(b);
+}
+
+static void gw_flush(gw_link *l)
+{
+    int rc = gw_queue_write(l->fd, &l->oq, &l->oq_tail, gw_flush_done, NULL);
+    if (rc != 0)
+        util_die("gw: lost the gateway daemon on host %s: %s", l->host, strerror(-rc));
+}
+
+static void *gw_tx_block(fab_conn *c, uint32_t pos)
+{
+    (void)pos;
+    gw_link *l = c->link;
+    if (l->tokens == 0)
+        return NULL; /* the gateway holds all it may of mine: the backlog waits for TOKENS */
+    if (!l->cur)
+        l->cur = gw_buf_take();
+    return l->cur->pkt;
+}
+
+static void gw_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
+{
+    (void)pos;
+    gw_link *l = c->link;
+    gw_buf *t = l->cur;
+    if (!t || block != t->pkt || bytes > gw.p.packet_max)
+        util_die("gw: a packet posted that tx_block did not give");
+    l->cur = NULL;
+    l->tokens--;
+    t->h = (gw_frame){.len = (uint32_t)bytes,
+                      .kind = GW_DATA,
+                      .version = GW_WIRE_VERSION,
+                      .dst = c->gid,
+                      .src = gw.gid};
+    t->total = sizeof t->h + bytes;
+    t->off = 0;
+    t->next = NULL;
+    if (l->oq_tail)
+        l->oq_tail->next = t;
+    else
+        l->oq = t;
+    l->oq_tail = t;
+    gw_flush(l);
+}
+
+/* ---- receiving ----------------------------------------------------------------------- */
+
+static fab_conn *gw_conn_of(uint64_t src)
+{
+    int lpid = gw.p.up->lpid_of(src);
+    if (lpid < 0)
+        return NULL;
+    if (lpid >= gw.nconns || !gw.conns[lpid])
+        gw.p.up->incoming(&fab_gw_ops, lpid); /* the core makes its side: gw_connect */
+    return lpid < gw.nconns ? gw.conns[lpid] : NULL;
+}
+
+/* read what l has; returns the frames taken */
+static int gw_read(gw_link *l)
+{
+    int events = 0;
+    for (;;) {
+        ssize_t n;
+        if (l->rhgot < sizeof l->rh) {
+            n = recv(l->fd, (char *)&l->rh + l->rhgot, sizeof l->rh - l->rhgot, MSG_DONTWAIT);
+            if (n > 0) {
+                l->rhgot += (size_t)n;
+                if (l->rhgot < sizeof l->rh)
+                    continue;
+                gw_frame *h = &l->rh;
+                if (h->version != GW_WIRE_VERSION || h->len > gw.p.packet_max ||
+                    (h->kind != GW_DATA && h->kind != GW_TOKENS) ||
+                    (h->kind == GW_DATA && h->dst != gw.gid))
+                    util_die("gw: a malformed frame from the gateway daemon on host %s (kind %u, "
+                             "%u bytes)",
+                             l->host, h->kind, h->len);
+                if (h->kind == GW_TOKENS) {
+                    l->tokens += h->arg;
+                    l->rhgot = 0;
+                    events++;
+                    continue;
+                }
+                l->rconn = gw_conn_of(h->src);
+                if (!l->rconn)
+                    util_die("gw: a packet through the gateway on host %s from process %llx, "
+                             "which this process does not know",
+                             l->host, (unsigned long long)h->src);
+                gw_buf *r = gw_buf_take();
+                r->h = *h;
+                r->next = NULL;
+                l->rin = r;
+                l->ringot = 0;
+                if (h->len)
+                    continue;
+            } else {
+                goto none;
+            }
+        } else {
+            n = recv(l->fd, l->rin->pkt + l->ringot, l->rin->h.len - l->ringot, MSG_DONTWAIT);
+            if (n <= 0)
+                goto none;
+            l->ringot += (size_t)n;
+            if (l->ringot < l->rin->h.len)
+                continue;
+        }
+        /* a whole packet: on its connection's queue */
+        fab_conn *c = l->rconn;
+        if (c->tail)
+            c->tail->next = l->rin;
+        else
+            c->head = l->rin;
+        c->tail = l->rin;
+        l->rin = NULL;
+        l->rhgot = 0;
+        events++;
+        continue;
+    none:
+        if (n == 0)
+            util_die("gw: the gateway daemon on host %s closed its connection", l->host);
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            util_die("gw: lost the gateway daemon on host %s: %s", l->host, strerror(errno));
+        return events;
+    }
+}
+
+static int gw_poll(void)
+{
+    int events = 0;
+    for (int i = 0; i < gw.nlinks; i++) {
+        gw_link *l = &gw.link[i];
+        if (l->fd < 0)
+            continue;
+        if (l->oq)
+            gw_flush(l);
+        events += gw_read(l);
+    }
+    return events;
+}
+
+static void *gw_rx_peek(fab_conn *c) { return c->head ? c->head->pkt : NULL; }
+
+static void gw_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
+{
+    (void)pos, (void)block, (void)blocks;
+    gw_buf *r = c->head;
+    c->head = r->next;
+    if (!c->head)
+        c->tail = NULL;
+    gw_buf_give(r);
+}
+
+/* ---- connections --------------------------------------------------------------------- */
+
+/* the gateway of the pair (me, the peer with these networks): among the gateways I am
+ * connected to that share a network with the peer, number (a + b) % n for ranks a and b */
+static gw_link *gw_route(uint64_t peer_gid, const util_net *nets, int nn)
+{
+    gw_link *cand[GW_MAX];
+    int n = 0;
+    for (int i = 0; i < gw.nlinks; i++)
+        if (gw.link[i].fd >= 0 && util_net_common(gw.link[i].nets, gw.link[i].nn, nets, nn))
+            cand[n++] = &gw.link[i];
+    if (n == 0)
+        return NULL;
+    unsigned a = (unsigned)FAB_GID_RANK(gw.gid), b = (unsigned)FAB_GID_RANK(peer_gid);
+    return cand[(a + b) % (unsigned)n];
+}
+
+static int gw_card_nets(const char *card, util_net *nets)
+{
+    if (strncmp(card, "gw:", 3) != 0)
+        return UTIL_EINVAL;
+    return util_net_parse(card + 3, strlen(card + 3), nets, UTIL_NET_MAX);
+}
+
+static int gw_reachable(const char *peer_card)
+{
+    util_net nets[UTIL_NET_MAX];
+    int nn = gw_card_nets(peer_card, nets);
+    return nn >= 0 && gw_route(0, nets, nn) != NULL;
+}
+
+static unsigned gw_ring_blocks(const char *peer_card)
+{
+    (void)peer_card;
+    return 0;
+}
+
+static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, fab_conn **out,
+                      void **rx_ring)
+{
+    (void)passive;
+    util_net nets[UTIL_NET_MAX];
+    int nn = gw_card_nets(peer_card, nets);
+    uint64_t gid = gw.p.up->gid_of(peer);
+    gw_link *l = nn >= 0 ? gw_route(gid, nets, nn) : NULL;
+    if (!l) {
+        util_log("gw: no gateway of this job shares a network with %s", util_proc(peer));
+        return UTIL_EUNREACH;
+    }
+    if (peer >= gw.nconns) {
+        int n = gw.nconns ? gw.nconns : 16;
+        while (n <= peer)
+            n *= 2;
+        gw.conns = util_realloc(gw.conns, (size_t)n * sizeof *gw.conns);
+        memset(gw.conns + gw.nconns, 0, (size_t)(n - gw.nconns) * sizeof *gw.conns);
+        gw.nconns = n;
+    }
+    fab_conn *c = util_calloc(1, sizeof *c);
+    c->peer = peer;
+    c->gid = gid;
+    c->link = l;
+    gw.conns[peer] = c;
+    *out = c;
+    *rx_ring = NULL;
+    gw.p.up->ready(ctx, UTIL_OK); /* nothing to set up: packets may go */
+    return UTIL_OK;
+}
+
+static void gw_disconnect(fab_conn *c) { (void)c; }
+
+/* ---- the rest ------------------------------------------------------------------------ */
+
+static void gw_close(void)
+{
+    /* what is posted reaches the gateway before the connection closes (the gateway then
+     * forwards it; what comes for this process after is dropped there) */
+    uint64_t deadline = util_now_ns() + (uint64_t)GW_TIMEOUT_MS * 1000000;
+    for (int i = 0; i < gw.nlinks; i++) {
+        gw_link *l = &gw.link[i];
+        while (l->fd >= 0 && l->oq && util_now_ns() < deadline) {
+            gw_flush(l);
+            if (l->oq)
+                (void)gw_wait(l->fd, POLLOUT, deadline);
+        }
+        if (l->fd >= 0)
+            close(l->fd);
+        l->fd = -1;
+        free(l->cur);
+        while (l->oq) {
+            gw_buf *t = l->oq;
+            l->oq = t->next;
+            free(t);
+        }
+        free(l->rin);
+    }
+    for (int i = 0; i < gw.nconns; i++) {
+        fab_conn *c = gw.conns[i];
+        if (!c)
+            continue;
+        while (c->head) {
+            gw_buf *r = c->head;
+            c->head = r->next;
+            free(r);
+        }
+        free(c);
+    }
+    free(gw.conns);
+    while (gw.free) {
+        gw_buf *b = gw.free;
+        gw.free = b->next;
+        free(b);
+    }
+    memset(&gw, 0, sizeof gw);
+}
+
+static const fab_caps *gw_caps(void) { return &gw.caps; }
+
+static void gw_footprint(fab_conn *c, fab_usage *u)
+{
+    *u = (fab_usage){0};
+    if (!c)
+        u->endpoint = gw.bytes;
+}
+
+static const fab_chan_ops gw_chan = {
+    .ring_blocks = gw_ring_blocks,
+    .connect = gw_connect,
+    .disconnect = gw_disconnect,
+    .tx_block = gw_tx_block,
+    .tx_post = gw_tx_post,
+    .rx_peek = gw_rx_peek,
+    .rx_free = gw_rx_free,
+};
+
+const fab_ops fab_gw_ops = {
+    .name = "gw",
+    .open = gw_open,
+    .close = gw_close,
+    .caps = gw_caps,
+    .reachable = gw_reachable,
+    .poll = gw_poll,
+    .footprint = gw_footprint,
+    .chan = &gw_chan,
+};
