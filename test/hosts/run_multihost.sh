@@ -493,6 +493,31 @@ st_twonet() {
                 { grep -q "^dcfa-conn rank=0 peer=1 fabric=gw provider=tcp+gateway" "$TMP/err" &&
                     ok "DCFA_STATS: rank 0 reaches its booster peer through the gateway" ||
                     bad "gateway stats: $(grep dcfa-conn "$TMP/err" | head -3)"; }
+            # a gateway daemon killed during the job: the job ends, the line names its host
+            "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c" ||
+                bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"
+            timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$TMP/pingpong" --sizes 8 \
+                --reps 100000 --iters 100000 --max-ms 100000 >"$TMP/out" 2>"$TMP/err" </dev/null &
+            local mp=$! gp="" t0
+            for i in $(seq 1 100); do
+                for p in $(ip netns pids dcfa-g1); do # the daemon's child that is not a shell
+                    local pp
+                    pp=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)
+                    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$MPIRUN --dcfa-daemon" &&
+                        tr '\0' ' ' <"/proc/$pp/cmdline" 2>/dev/null | grep -q "^$MPIRUN --dcfa-daemon" && gp=$p
+                done
+                [ -n "$gp" ] && break
+                sleep 0.1
+            done
+            sleep 2 # the ranks are in their ping-pong through it
+            t0=$SECONDS
+            [ -n "$gp" ] && kill -KILL "$gp"
+            wait $mp
+            local st=$?
+            [ -n "$gp" ] && [ $st = 1 ] && [ $((SECONDS - t0)) -lt 20 ] &&
+                grep -Eq "gw: (lost the gateway daemon on host dcfa-g1|the gateway daemon on host dcfa-g1 closed its connection)" "$TMP/err" &&
+                ok "a gateway daemon killed: the job ends in $((SECONDS - t0)) s with a line naming dcfa-g1" ||
+                bad "gateway killed (pid '$gp'): status $st after $((SECONDS - t0)) s: $(head -c 400 "$TMP/err")"
             # bad input: a gateway with one network, a gateway that is also a ranks' host
             run "gateway with one network" 1 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c2 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 one_line "a gateway with one network: one line naming it" \
