@@ -302,16 +302,24 @@ static int gw_loop(int lfd)
                 continue;
             }
         }
-        for (int i = 0; i < n; i++) {
-            struct gw_conn *c = &gw.c[i];
-            if (c->fd < 0)
-                continue;
-            if (c->owed && c->hello) {
-                gw_ctl(c, GW_TOKENS, c->owed);
-                c->owed = 0;
+        /* until no token is owed: a frame written to a connection after its sender's turn
+         * in this pass owes that sender a token, which must go now (poll would not wake up
+         * for it: both processes may be waiting for nothing else) */
+        for (int more = 1; more;) {
+            more = 0;
+            for (int i = 0; i < n; i++) {
+                struct gw_conn *c = &gw.c[i];
+                if (c->fd < 0)
+                    continue;
+                if (c->owed && c->hello) {
+                    gw_ctl(c, GW_TOKENS, c->owed);
+                    c->owed = 0;
+                }
+                if (c->oq && gw_write(c) != 0)
+                    gw_close(c);
             }
-            if (c->oq && gw_write(c) != 0)
-                gw_close(c);
+            for (int i = 0; i < n; i++)
+                more |= gw.c[i].fd >= 0 && gw.c[i].hello && gw.c[i].owed;
         }
         if (pfd[0].revents & POLLIN)
             gw_accept(lfd);
