@@ -645,6 +645,45 @@ static const char *assist_local_get(const char *key)
     return NULL;
 }
 
+/* PMI-2 separates fields with ';' and has no escape for it, but a process's cards
+ * are joined by ';' ("job:...;shm:...;ofi:..."): values put over PMI-2 carry ';' as
+ * "%3B" and '%' as "%25", and kvs-get turns them back (job attributes, which the
+ * process manager writes, are taken as they are). 0, or -1 when out[cap] is short. */
+static int assist_pmi2_escape(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (; *in; in++) {
+        const char *rep = *in == ';' ? "%3B" : *in == '%' ? "%25" : NULL;
+        size_t n = rep ? 3 : 1;
+        if (o + n >= cap)
+            return -1;
+        if (rep)
+            memcpy(out + o, rep, 3);
+        else
+            out[o] = *in;
+        o += n;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+static void assist_pmi2_unescape(char *v)
+{
+    char *o = v;
+    for (const char *i = v; *i; i++) {
+        if (i[0] == '%' && i[1] == '3' && (i[2] == 'B' || i[2] == 'b')) {
+            *o++ = ';';
+            i += 2;
+        } else if (i[0] == '%' && i[1] == '2' && i[2] == '5') {
+            *o++ = '%';
+            i += 2;
+        } else {
+            *o++ = *i;
+        }
+    }
+    *o = '\0';
+}
+
 int assist_kvs_put(const char *key, const char *value)
 {
     char req[ASSIST_WIRE_LINE_MAX], reply[ASSIST_WIRE_LINE_MAX];
@@ -659,11 +698,14 @@ int assist_kvs_put(const char *key, const char *value)
     } else if (assist_st.singleton) {
         rc = assist_local_put(key, value);
     } else if (assist_st.version == 2) {
-        if (strchr(key, ';') != NULL || strchr(value, ';') != NULL) {
-            rc = -EINVAL; /* PMI-2 has no escape for ';' */
+        char esc[3 * ASSIST_VALUE_MAX + 1];
+        if (strchr(key, ';') != NULL || assist_pmi2_escape(value, esc, sizeof esc) != 0) {
+            rc = -EINVAL; /* PMI-2 has no escape for ';' in keys */
         } else {
-            snprintf(req, sizeof(req), "cmd=kvs-put;key=%s;value=%s;", key, value);
-            rc = assist_chan_call2(req, "kvs-put-response", reply, sizeof(reply));
+            int n = snprintf(req, sizeof(req), "cmd=kvs-put;key=%s;value=%s;", key, esc);
+            rc = n < 0 || (size_t)n >= sizeof(req)
+                     ? -EINVAL
+                     : assist_chan_call2(req, "kvs-put-response", reply, sizeof(reply));
         }
     } else {
         snprintf(req, sizeof(req), "cmd=put kvsname=%s key=%s value=%s\n", assist_st.kvsname, key,
@@ -719,6 +761,8 @@ static int assist_get2(const char *key, char *value, int maxlen)
         value[0] = '\0';
         rc = 0;
     }
+    if (rc == 0 && strncmp(key, "PMI_", 4) != 0)
+        assist_pmi2_unescape(value);
     return rc;
 }
 
