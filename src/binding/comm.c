@@ -228,7 +228,7 @@ int b_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create";
     mpii_comm *c, *n = NULL;
-    mpii_group *g;
+    mpii_group *g = NULL;
     int rc = comm_lookup(fn, "comm", comm, &c);
     if (rc == MPI_SUCCESS)
         rc = comm_ptr(fn, comm, newcomm, "newcomm");
@@ -244,7 +244,7 @@ int b_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newco
 {
     static const char fn[] = "MPI_Comm_create_group";
     mpii_comm *c, *n = NULL;
-    mpii_group *g;
+    mpii_group *g = NULL;
     int rc = comm_lookup_intra(fn, "comm", comm, &c);
     if (rc == MPI_SUCCESS)
         rc = comm_ptr(fn, comm, newcomm, "newcomm");
@@ -429,7 +429,7 @@ int b_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info in
                              MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_from_group";
-    mpii_group *g;
+    mpii_group *g = NULL;
     mpii_comm *n = NULL;
     int rc = comm_from_group_args(fn, "group", group, stringtag, info, errhandler, &g);
     if (rc != MPI_SUCCESS)
@@ -454,7 +454,7 @@ int b_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_
                                    MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create_from_groups";
-    mpii_group *lg, *rg = mpii_group_get(remote_group);
+    mpii_group *lg = NULL, *rg = mpii_group_get(remote_group);
     mpii_comm *n = NULL;
     int rc = comm_from_group_args(fn, "local_group", local_group, stringtag, info, errhandler, &lg);
     if (rc != MPI_SUCCESS)

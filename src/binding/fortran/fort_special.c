@@ -23,9 +23,7 @@ static void set_ierror(MPI_Fint *ierror, int rc)
 
 /* argv of n elements of len chars at a (stride between elements: step
  * elements), up to the first blank one, as a NULL-terminated C array (one
- * allocation); NULL on no memory. Trailing blanks are Fortran's padding and
- * go; leading ones go only from commands (max 1): an argument " x" keeps its
- * blank, as with MPICH (its f08/spawn/spawnargvf90 passes " Ss"). */
+ * allocation); NULL on no memory */
 static char **spawn_argv(const char *a, size_t len, size_t step, size_t max)
 {
     size_t n = 0, bytes = 0;
@@ -47,7 +45,7 @@ static char **spawn_argv(const char *a, size_t len, size_t step, size_t max)
         size_t l = len;
         while (l > 0 && e[l - 1] == ' ')
             l--;
-        while (max == 1 && l > 0 && *e == ' ') {
+        while (l > 0 && *e == ' ') {
             e++;
             l--;
         }
