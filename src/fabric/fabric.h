@@ -328,6 +328,9 @@ void fab_shm_name(char *buf, size_t len, const char *job, int rank, const uint64
 /* the name key in a process's shm card (its last field, 32 hex digits; `cards` may be
  * several joined by ';'): UTIL_OK or UTIL_EPROTO */
 int fab_shm_card_key(const char *cards, uint64_t key[2]);
+/* sock: packets over connected stream sockets, made by the assist daemon (or by the process
+ * itself, DCFA_SOCK_CONNECT=self); docs/fabric.md */
+extern const fab_ops fab_sock_ops;
 #ifdef DCFA_HAVE_OFI
 extern const fab_ops fab_ofi_ops;
 /* the provider fi_getinfo would give (for mpiinfo), or why there is none */

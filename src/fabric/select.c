@@ -15,6 +15,7 @@
 
 static const fab_ops *const fab_builtin[] = {
     &fab_shm_ops,
+    &fab_sock_ops,
 #ifdef DCFA_HAVE_OFI
     &fab_ofi_ops,
 #endif
@@ -59,8 +60,13 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
     fab_builtin_names(built, sizeof built);
     if (!spec || !*spec || !strcmp(spec, "auto")) {
         int spans = p->local_nprocs < 0 || p->local_nprocs < p->nprocs;
+        /* other nodes through ofi (sock is opened only when named) */
+        const fab_ops *net = NULL;
+#ifdef DCFA_HAVE_OFI
+        net = &fab_ofi_ops;
+#endif
         for (int i = 0; i < FAB_NBUILTIN; i++) {
-            if (fab_builtin[i] == &fab_shm_ops || spans) {
+            if (fab_builtin[i] == &fab_shm_ops || (spans && fab_builtin[i] == net)) {
                 explicit[nwant] = 0;
                 want[nwant++] = fab_builtin[i];
             }
@@ -179,11 +185,12 @@ void fab_select_report(char *buf, size_t len)
     fab_ofi_probe(prov, sizeof prov);
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
-             "ofi: libfabric %s)",
+             "sock: stream sockets handed over by the assist daemon; ofi: libfabric %s)",
              built, prov);
 #else
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
+             "sock: stream sockets handed over by the assist daemon; "
              "ofi: not built, libfabric not found by CMake or -DDCFA_OFI=OFF)",
              built);
 #endif
