@@ -11,6 +11,7 @@
 #include "util/util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const fab_ops *const fab_builtin[] = {
@@ -60,10 +61,13 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
     fab_builtin_names(built, sizeof built);
     if (!spec || !*spec || !strcmp(spec, "auto")) {
         int spans = p->local_nprocs < 0 || p->local_nprocs < p->nprocs;
-        /* other nodes through ofi (sock is opened only when named) */
-        const fab_ops *net = NULL;
+        /* a confined rank (mpirun --isolate) reaches other nodes only through the sockets its
+         * daemon hands over; otherwise ofi does */
+        const char *iso = getenv("DCFA_ISOLATE");
+        const fab_ops *net = iso && *iso ? &fab_sock_ops : NULL;
 #ifdef DCFA_HAVE_OFI
-        net = &fab_ofi_ops;
+        if (!net)
+            net = &fab_ofi_ops;
 #endif
         for (int i = 0; i < FAB_NBUILTIN; i++) {
             if (fab_builtin[i] == &fab_shm_ops || (spans && fab_builtin[i] == net)) {

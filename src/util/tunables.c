@@ -244,7 +244,7 @@ const util_tunable util_tunables[] = {
      0, UTIL_LVL_DEV, UTIL_CAT_RMA},
     {"DCFA_FABRICS", UTIL_T_STR, &util_cfg.fabrics, "auto", NULL,
      "fabrics to open, highest priority first per connection: auto (shm, plus ofi when the job may "
-     "span nodes) or a comma list such as ofi, "
+     "span nodes, sock instead of ofi for ranks under DCFA_ISOLATE) or a comma list such as ofi, "
      "shm,ofi or sock",
      0, UTIL_LVL_USER, UTIL_CAT_FABRIC},
     {"DCFA_SOCK_CREDIT", UTIL_T_SIZE, &util_cfg.sock_credit, "1048576", NULL,
@@ -401,6 +401,11 @@ static const util_tunable util_other_vars[] = {
      "set by the assist daemon: the rank's endpoint token (16 hex digits), which its sock card "
      "carries and the daemon checks in every request for a connection to it",
      0, UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
+    {"DCFA_ISOLATE", UTIL_T_STR, NULL, "", NULL,
+     "confine each rank (mpirun --isolate, which sets it): net = a network namespace with only "
+     "loopback, its connections the sockets the assist daemon hands over; the fabric auto choice "
+     "then opens sock instead of ofi (docs/launcher.md)",
+     0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
     {"DCFA_UNIVERSE_HOSTS", UTIL_T_INT, NULL, "0", NULL,
      "set by mpirun: the hosts of the job's universe (above 1, the ofi fabric is opened for "
      "spawned jobs)",

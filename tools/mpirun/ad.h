@@ -325,6 +325,11 @@ int ad_ep_pair(struct ad_proc *p, int *child_fd);
 void ad_ep_child_env(const struct ad_proc *p, int child_fd);
 void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 void ad_ep_close(struct ad_proc *p);
+#define AD_ISOLATE_NET 1 /* a network namespace with only loopback */
+/* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
+int ad_isolate_parse(const char *spec, char *err, size_t cap);
+/* in the child before exec: confine it as modes ask; 0, or -errno with err */
+int ad_isolate_child(int modes, char *err, size_t cap);
 
 /* ad_singleton.c: "mpirun --dcfa-singleton FD JOBID". */
 int ad_singleton_main(int argc, char **argv);

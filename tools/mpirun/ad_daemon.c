@@ -430,6 +430,16 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
         goto fail;
     if (app->wdir != NULL && chdir(app->wdir) != 0)
         goto fail;
+    const char *iso = getenv("DCFA_ISOLATE");
+    if (iso != NULL && *iso != '\0') {
+        char why[300];
+        int modes = ad_isolate_parse(iso, why, sizeof(why));
+        if (modes < 0 || ad_isolate_child(modes, why, sizeof(why)) != 0) {
+            dprintf(2, "mpirun: %s\n", why);
+            errno = EPERM;
+            goto fail;
+        }
+    }
     ad_ep_child_env(p, ep_fd);
     fcntl(pmi_fd, F_SETFD, 0);
     for (int i = 0; i < opts->ngenv; i++)

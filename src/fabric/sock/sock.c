@@ -1,6 +1,6 @@
 /* sock fabric: connections over connected stream sockets (docs/fabric.md "sock").
  *
- * Made for ranks that cannot make connections themselves (confined: a network
+ * Made for ranks that cannot make connections themselves (mpirun --isolate: a network
  * namespace with only loopback): the assist daemon, which keeps the host's network, makes
  * each connection and hands both ends over the endpoint channel (SCM_RIGHTS); the rank then
  * moves every byte itself. Without a daemon that offers it (DCFA_SOCK_CONNECT=self), each
