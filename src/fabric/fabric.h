@@ -331,6 +331,9 @@ int fab_shm_card_key(const char *cards, uint64_t key[2]);
 /* gw: pairs that share no network, through the job's gateway daemons (docs/gateway.md);
  * opened in auto mode when DCFA_GATEWAYS names them (mpirun --gateways) */
 extern const fab_ops fab_gw_ops;
+/* sock: packets over connected stream sockets, made by the assist daemon (or by the process
+ * itself, DCFA_SOCK_CONNECT=self); docs/fabric.md */
+extern const fab_ops fab_sock_ops;
 #ifdef DCFA_HAVE_OFI
 extern const fab_ops fab_ofi_ops;
 /* the provider fi_getinfo would give (for mpiinfo), or why there is none */

@@ -12,10 +12,12 @@
 #include "util/util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const fab_ops *const fab_builtin[] = {
     &fab_shm_ops,
+    &fab_sock_ops,
 #ifdef DCFA_HAVE_OFI
     &fab_ofi_ops,
 #endif
@@ -62,9 +64,18 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
     if (!spec || !*spec || !strcmp(spec, "auto")) {
         int spans = p->local_nprocs < 0 || p->local_nprocs < p->nprocs;
         int gateways = util_cfg.gateways && *util_cfg.gateways;
+        /* a confined rank (mpirun --isolate) reaches other nodes only through the sockets its
+         * daemon hands over; otherwise ofi does */
+        const char *iso = getenv("DCFA_ISOLATE");
+        const fab_ops *net = iso && *iso ? &fab_sock_ops : NULL;
+#ifdef DCFA_HAVE_OFI
+        if (!net)
+            net = &fab_ofi_ops;
+#endif
         for (int i = 0; i < FAB_NBUILTIN; i++) {
-            if (fab_builtin[i] == &fab_gw_ops ? gateways
-                                              : fab_builtin[i] == &fab_shm_ops || spans) {
+            if (fab_builtin[i] == &fab_gw_ops
+                    ? gateways
+                    : fab_builtin[i] == &fab_shm_ops || (spans && fab_builtin[i] == net)) {
                 explicit[nwant] = 0;
                 want[nwant++] = fab_builtin[i];
             }
@@ -183,11 +194,13 @@ void fab_select_report(char *buf, size_t len)
     fab_ofi_probe(prov, sizeof prov);
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
-             "ofi: libfabric %s; gw: through the gateway daemons of mpirun --gateways)",
+             "sock: stream sockets handed over by the assist daemon; ofi: libfabric %s; gw: through "
+             "the gateway daemons of mpirun --gateways)",
              built, prov);
 #else
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
+             "sock: stream sockets handed over by the assist daemon; "
              "ofi: not built, libfabric not found by CMake or -DDCFA_OFI=OFF; gw: through the "
              "gateway daemons of mpirun --gateways)",
              built);

@@ -244,13 +244,23 @@ const util_tunable util_tunables[] = {
      0, UTIL_LVL_DEV, UTIL_CAT_RMA},
     {"DCFA_FABRICS", UTIL_T_STR, &util_cfg.fabrics, "auto", NULL,
      "fabrics to open, highest priority first per connection: auto (shm, plus ofi when the job may "
-     "span nodes, and gw when mpirun --gateways set DCFA_GATEWAYS) or a comma list such as ofi or "
-     "shm,ofi",
+     "span nodes, sock instead of ofi for ranks under DCFA_ISOLATE, and gw when mpirun --gateways "
+     "set DCFA_GATEWAYS) or a comma list such as ofi, shm,ofi or sock",
      0, UTIL_LVL_USER, UTIL_CAT_FABRIC},
     {"DCFA_GATEWAYS", UTIL_T_STR, &util_cfg.gateways, "", NULL,
      "set by mpirun --gateways for the ranks: the job's gateway daemons, "
      "'host:port:address/prefix,...' joined by ';'; the gw fabric opens when it is set "
      "(docs/gateway.md)",
+     0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
+    {"DCFA_SOCK_CREDIT", UTIL_T_SIZE, &util_cfg.sock_credit, "1048576", NULL,
+     "sock fabric: bytes a sender may have in flight per connection (its credit window, rounded "
+     "up to a power of two of ring blocks): the kernel's socket buffers hold what the fabric's "
+     "own buffers (128 KiB each way) do not",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_SOCK_CONNECT", UTIL_T_ENUM, &util_cfg.sock_connect, "auto", "auto,daemon,self",
+     "sock fabric: who makes its connections: daemon (the assist daemon hands over connected "
+     "sockets, DCFA_SOCK_EP_FD), self (a listening socket on 127.0.0.1 of this process, one node "
+     "only: for tests), auto (daemon when the daemon offers it, else self)",
      0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
     {"DCFA_OFI_PROVIDER", UTIL_T_STR, &util_cfg.ofi_provider, "", NULL,
      "libfabric provider for the ofi fabric, '+' standing for ';' (tcp+ofi_rxm); empty: "
@@ -394,6 +404,20 @@ static const util_tunable util_other_vars[] = {
     {"DCFA_PROCESS_MAPPING", UTIL_T_STR, NULL, "", NULL,
      "set by the assist daemon: which ranks share a node, so start-up asks it nothing more", 0,
      UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
+    {"DCFA_SOCK_EP_FD", UTIL_T_INT, NULL, "-1", NULL,
+     "set by the assist daemon: the rank's end of its endpoint channel, over which the daemon "
+     "hands "
+     "over connected sockets (sock fabric, docs/fabric.md)",
+     0, UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
+    {"DCFA_SOCK_TOKEN", UTIL_T_STR, NULL, "", NULL,
+     "set by the assist daemon: the rank's endpoint token (16 hex digits), which its sock card "
+     "carries and the daemon checks in every request for a connection to it",
+     0, UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
+    {"DCFA_ISOLATE", UTIL_T_STR, NULL, "", NULL,
+     "confine each rank (mpirun --isolate, which sets it): net = a network namespace with only "
+     "loopback, its connections the sockets the assist daemon hands over; the fabric auto choice "
+     "then opens sock instead of ofi (docs/launcher.md)",
+     0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
     {"DCFA_UNIVERSE_HOSTS", UTIL_T_INT, NULL, "0", NULL,
      "set by mpirun: the hosts of the job's universe (above 1, the ofi fabric is opened for "
      "spawned jobs)",

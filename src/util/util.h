@@ -242,6 +242,8 @@ typedef struct util_config {
     int rma_assist;             /* DCFA_RMA_ASSIST: the assist thread serves windows in message mode */
     const char *fabrics;        /* DCFA_FABRICS: auto, or a comma list of fabrics to open */
     const char *gateways;       /* DCFA_GATEWAYS: the job's gateway daemons (mpirun --gateways) */
+    int sock_connect;           /* DCFA_SOCK_CONNECT: 0 auto, 1 daemon, 2 self */
+    size_t sock_credit;         /* DCFA_SOCK_CREDIT: bytes in flight per sock connection */
     const char *ofi_provider;   /* DCFA_OFI_PROVIDER: libfabric provider ('+' for ';') */
     const char *ofi_iface;      /* DCFA_OFI_IFACE: network interface (libfabric domain) */
     int mr_cache;               /* DCFA_MR_CACHE: registrations kept cached per fabric */

@@ -13,7 +13,8 @@
  *     completion now or through fab_op from poll;
  *   - a bulk read that cannot succeed (bad key, or on shm a bad address)
  *     completes with an error instead of hanging, and the connection works on.
- * Run with no argument: every fabric; or name one (shm, ofi). Over ofi the
+ * sock runs with its own connections (no daemon hands any over here).
+ * Run with no argument: every fabric; or name one (shm, sock, ofi). Over ofi the
  * traffic stays on loopback (DCFA_OFI_IFACE=lo is set here). */
 #include "fabric/fabric.h"
 #include "util/util.h"
@@ -350,6 +351,9 @@ static int rank_main(int rank, int both_start)
      * receives 300 packets: over tcp it offered rank 0 one after DCFA_OFI_LANE_AFTER) */
     int lane_expected = self == 1 && !strncmp(caps->provider, "tcp", 3) && util_cfg.ofi_lanes > 0 &&
                         util_cfg.ofi_lane_after <= NPACKETS;
+    /* sock: its send and receive buffers hold the credit window each */
+    if (!strcmp(F->name, "sock"))
+        lane_expected = 1;
     CHECK(caps->flags & FAB_CAP_RX_QUEUE
               ? u.endpoint > 0 && u.endpoint < 4096 &&
                     (lane_expected ? u.rings >= (size_t)NBLOCKS * BLOCK : u.rings == 0)
@@ -405,6 +409,7 @@ int main(int argc, char **argv)
 {
     const fab_ops *all[] = {
         &fab_shm_ops,
+        &fab_sock_ops, /* its own connections (DCFA_SOCK_CONNECT=self): no daemon here */
 #ifdef DCFA_HAVE_OFI
         &fab_ofi_ops,
 #endif

@@ -150,6 +150,8 @@ struct ad_proc {
     pid_t pid;             /* also its process group id; 0 = not started */
     int running;           /* started and not yet reaped */
     int pmi_fd;            /* daemon end of the PMI socketpair, -1 when closed */
+    int ep_fd;             /* daemon end of the endpoint channel (ad_ep.c), -1 when closed */
+    uint64_t ep_token;     /* the rank's endpoint token (its sock card carries it) */
     char *pmi_in;          /* input not yet handled (allocated at the first read) */
     size_t pmi_inlen, pmi_incap;
     struct ad_spawn_req *spawn; /* PMI-1: a spawn whose blocks are arriving */
@@ -315,6 +317,20 @@ void ad_pmi_spawn_reply(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
 /* The answer to a name request of proc p that went up the tree. */
 void ad_pmi_name_reply(struct ad_daemon *d, struct ad_proc *p, int op, int rc, const char *port);
 
+/* ad_ep.c: endpoints handed over to the ranks (the sock fabric), and their confinement.
+ * ad_ep_pair: the endpoint channel and token of p before it starts (the rank's end in
+ * *child_fd); ad_ep_child_env: in the child, DCFA_SOCK_EP_FD and DCFA_SOCK_TOKEN;
+ * ad_ep_input: p's requests, each granted (a connected socket to each end) or refused. */
+int ad_ep_pair(struct ad_proc *p, int *child_fd);
+void ad_ep_child_env(const struct ad_proc *p, int child_fd);
+void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
+void ad_ep_close(struct ad_proc *p);
+#define AD_ISOLATE_NET 1 /* a network namespace with only loopback */
+/* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
+int ad_isolate_parse(const char *spec, char *err, size_t cap);
+/* in the child before exec: confine it as modes ask; 0, or -errno with err */
+int ad_isolate_child(int modes, char *err, size_t cap);
+
 /* ad_singleton.c: "mpirun --dcfa-singleton FD JOBID". */
 int ad_singleton_main(int argc, char **argv);
 /* Singleton mode, each round of the loop: the singleton is done once it
@@ -349,6 +365,7 @@ enum ad_fd_kind {
     AD_FD_LINK_OUT, /* room to write to it */
     AD_FD_LINK_ERR, /* a child's remote-start command's stderr */
     AD_FD_ADOPTED,  /* singleton mode: the singleton's pidfd */
+    AD_FD_EP,       /* a rank's endpoint channel (ad_ep.c) */
 };
 
 struct ad_link;

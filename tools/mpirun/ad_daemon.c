@@ -202,6 +202,7 @@ void ad_job_destroy(struct ad_job *job)
         struct ad_proc *p = &job->procs[r];
         if (p->pmi_fd >= 0)
             close(p->pmi_fd);
+        ad_ep_close(p);
         ad_stream_close(&p->out);
         ad_stream_close(&p->err);
         free(p->pmi_in);
@@ -256,6 +257,7 @@ int ad_job_create(const struct mpirun_opts *opts, const char *jobid, const int *
         p->local_id = r;
         p->local_n = size;
         p->pmi_fd = -1;
+        p->ep_fd = -1;
         ad_stream_init(&p->out, -1, 1, 0, r, opts->prefix_output);
         ad_stream_init(&p->err, -1, 2, 0, r, opts->prefix_output);
     }
@@ -406,7 +408,7 @@ static void ad_putenv_int(const char *name, long v)
 /* In the child after fork: never returns. */
 static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_app *app,
                           const struct ad_job *job, const struct ad_proc *p, int node_procs,
-                          int in_fd, int out_fd, int err_fd, int pmi_fd, int exec_fd)
+                          int in_fd, int out_fd, int err_fd, int pmi_fd, int exec_fd, int ep_fd)
 {
     sigset_t none;
     int err;
@@ -430,6 +432,17 @@ static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_ap
         goto fail;
     if (job->num == 0) /* spawned jobs are not bound */
         mpirun_bind_apply((int)(p - job->procs));
+    const char *iso = getenv("DCFA_ISOLATE");
+    if (iso != NULL && *iso != '\0') {
+        char why[300];
+        int modes = ad_isolate_parse(iso, why, sizeof(why));
+        if (modes < 0 || ad_isolate_child(modes, why, sizeof(why)) != 0) {
+            dprintf(2, "mpirun: %s\n", why);
+            errno = EPERM;
+            goto fail;
+        }
+    }
+    ad_ep_child_env(p, ep_fd);
     fcntl(pmi_fd, F_SETFD, 0);
     for (int i = 0; i < opts->ngenv; i++)
         putenv(opts->genv[i]);
@@ -483,7 +496,7 @@ static int ad_proc_launch(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     const struct mpirun_opts *opts = job->opts;
     const struct mpirun_app *app = &opts->apps[p->appnum];
     int sv[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
-    int execp[2] = {-1, -1}, inp[2] = {-1, -1};
+    int execp[2] = {-1, -1}, inp[2] = {-1, -1}, ep_child = -1;
     int want_stdin = job->num == 0 && p->rank == 0 && d->stdin_open;
     char label[64];
     int err = 0, rc = -EIO;
@@ -494,7 +507,8 @@ static int ad_proc_launch(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     ad_proc_label(job, p, label, sizeof(label));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
         pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
-        pipe2(execp, O_CLOEXEC) != 0 || (want_stdin && pipe2(inp, O_CLOEXEC) != 0)) {
+        pipe2(execp, O_CLOEXEC) != 0 || (want_stdin && pipe2(inp, O_CLOEXEC) != 0) ||
+        ad_ep_pair(p, &ep_child) != 0) {
         rc = -errno;
         snprintf(msg, len, "mpirun: cannot create pipes for %s: %s", label, strerror(errno));
         goto out;
@@ -507,7 +521,7 @@ static int ad_proc_launch(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     if (pid == 0)
         ad_child_exec(opts, app, job, p, ad_running(d) - job->nrunning + job->nprocs, inp[0],
-                      outp[1], errp[1], sv[1], execp[1]);
+                      outp[1], errp[1], sv[1], execp[1], ep_child);
     setpgid(pid, pid); /* also done by the child: whichever runs first */
     p->pid = pid;
     p->running = 1;
@@ -538,6 +552,8 @@ static int ad_proc_launch(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     rc = 0;
 out:
+    if (ep_child >= 0)
+        close(ep_child);
     for (int i = 0; i < 2; i++) {
         int *fds[] = {sv, outp, errp, execp, inp};
         for (size_t k = 0; k < sizeof(fds) / sizeof(fds[0]); k++)
@@ -570,6 +586,7 @@ static void ad_proc_exited(struct ad_daemon *d, struct ad_job *job, struct ad_pr
         close(p->pmi_fd);
         p->pmi_fd = -1;
     }
+    ad_ep_close(p);
     if (p->rank == 0 && job->num == 0 && d->stdin_pipe >= 0) {
         if (d->tree != NULL && d->stdin_len > 0)
             ad_tree_stdin_ack(d, 1);
@@ -840,7 +857,7 @@ static int ad_loop_nfds(struct ad_daemon *d)
     int n = 8;
 
     for (int j = 0; j < d->njobs; j++)
-        n += 3 * d->jobs[j]->nprocs;
+        n += 4 * d->jobs[j]->nprocs;
     if (d->tree != NULL)
         n += ad_tree_nfds(d);
     return n;
@@ -909,6 +926,10 @@ int ad_loop(struct ad_daemon *d)
                     pfds[n] = (struct pollfd){.fd = p->pmi_fd, .events = POLLIN};
                     refs[n++] = (struct ad_fd_ref){AD_FD_PMI, job, p, NULL};
                 }
+                if (p->ep_fd >= 0) {
+                    pfds[n] = (struct pollfd){.fd = p->ep_fd, .events = POLLIN};
+                    refs[n++] = (struct ad_fd_ref){AD_FD_EP, job, p, NULL};
+                }
                 if (p->out.fd >= 0 && output_ok) {
                     pfds[n] = (struct pollfd){.fd = p->out.fd, .events = POLLIN};
                     refs[n++] = (struct ad_fd_ref){AD_FD_OUT, job, p, NULL};
@@ -948,6 +969,9 @@ int ad_loop(struct ad_daemon *d)
                 break;
             case AD_FD_PMI:
                 ad_pmi_input(d, refs[i].job, refs[i].proc);
+                break;
+            case AD_FD_EP:
+                ad_ep_input(d, refs[i].job, refs[i].proc);
                 break;
             case AD_FD_OUT:
                 ad_stream_read(&refs[i].proc->out);

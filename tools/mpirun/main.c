@@ -53,6 +53,10 @@ static void mpirun_usage(FILE *f)
         "  --no-oversubscribe      refuse a spawn that would run more processes than the\n"
         "                          universe size (also DCFA_OVERSUBSCRIBE=0)\n"
         "  --oversubscribe         allow it (the default)\n"
+        "  --isolate MODE          confine each rank (also DCFA_ISOLATE): net = a network\n"
+        "                          namespace with only loopback; its connections to other\n"
+        "                          ranks are sockets the assist daemon hands over (root,\n"
+        "                          or unprivileged user namespaces)\n"
         "  --allow-run-as-root     accepted and ignored\n"
         "  --map-by, -map-by M     where each host's ranks go: core (the default), hwthread,\n"
         "                          socket, numa (round robin over them), node (round robin\n"
@@ -254,6 +258,12 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
     /* the environment first: the options win */
     if ((rc = mpirun_env_read(o)) != 0)
         return rc;
+    const char *iso = getenv("DCFA_ISOLATE");
+    if (iso != NULL) {
+        char why[200];
+        if (ad_isolate_parse(iso, why, sizeof(why)) < 0)
+            return mpirun_bad("DCFA_ISOLATE: %s", why);
+    }
     while (i < argc) {
         struct mpirun_app *app, *apps = realloc(o->apps, (size_t)(o->napps + 1) * sizeof(*apps));
         if (apps == NULL)
@@ -363,6 +373,14 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
             } else if (strcmp(a, "--no-oversubscribe") == 0 ||
                        strcmp(a, "-no-oversubscribe") == 0 || strcmp(a, "--nooversubscribe") == 0) {
                 o->no_oversubscribe = 1;
+            } else if (strcmp(a, "--isolate") == 0 || strcmp(a, "-isolate") == 0) {
+                char why[200];
+                if (i + 1 >= argc)
+                    return mpirun_bad("%s", "--isolate needs a mode (net)");
+                if (ad_isolate_parse(argv[i + 1], why, sizeof(why)) < 0)
+                    return mpirun_bad("%s", why);
+                /* the daemons (here and on other hosts) and the ranks read it */
+                setenv("DCFA_ISOLATE", argv[++i], 1);
             } else if (strcmp(a, "--allow-run-as-root") == 0 ||
                        strcmp(a, "-allow-run-as-root") == 0) {
                 /* compatibility: nothing to do */

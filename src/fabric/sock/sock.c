@@ -1,0 +1,866 @@
+/* sock fabric: connections over connected stream sockets (docs/fabric.md "sock").
+ *
+ * Made for ranks that cannot make connections themselves (mpirun --isolate: a network
+ * namespace with only loopback): the assist daemon, which keeps the host's network, makes
+ * each connection and hands both ends over the endpoint channel (SCM_RIGHTS); the rank then
+ * moves every byte itself. Without a daemon that offers it (DCFA_SOCK_CONNECT=self), each
+ * process listens on 127.0.0.1 and connects by itself: the same fabric on one node, for tests.
+ *
+ * A packet channel without one-sided memory (FAB_CAP_RX_QUEUE alone): each packet goes as a
+ * frame (sock_wire.h) on the sender's socket; the receiver reads whatever arrived into its
+ * connection's buffer and hands complete frames to the core in order (rx_peek, rx_free).
+ * The core's credits bound what is in flight (DCFA_SOCK_CREDIT, a window larger than the
+ * rings of the other fabrics: each credit comes back after a round trip through two
+ * processes' progress); the kernel's socket buffers hold what the fabric's own (fixed) buffers
+ * do not. Rendezvous goes as CTS and DATA packets (the core's copy path).
+ *
+ * A connection sends on one socket only: the one it opened, or, when the peer opened first,
+ * the peer's. When both open at once each keeps sending on its own and also reads the other's,
+ * so each direction stays one ordered stream. */
+#include "fabric/fabric.h"
+#include "fabric/sock/sock_wire.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define SOCK_FDS_MAX   2            /* sockets a connection reads: its own and the peer's */
+#define SOCK_BUF_BYTES (128u << 10) /* a connection's send buffer, and its receive buffer */
+/* no packet is shorter than the core's header (32 bytes, which packet_bytes reads) */
+#define SOCK_PACKET_MIN 32
+
+/* what epoll reports: a connection's socket, a socket not yet known, the listener, the
+ * endpoint channel */
+enum { SOCK_REF_CONN = 1, SOCK_REF_PENDING, SOCK_REF_LISTEN, SOCK_REF_EP };
+typedef struct sock_ref {
+    int kind;
+    int fd;
+    struct fab_conn *c;  /* SOCK_REF_CONN */
+    struct sock_pend *p; /* SOCK_REF_PENDING */
+} sock_ref;
+
+/* a linear byte buffer: data in [head, tail) */
+typedef struct sock_buf {
+    uint8_t *b;
+    size_t head, tail, cap;
+} sock_buf;
+
+struct fab_conn {
+    int peer;  /* lpid */
+    void *ctx; /* the core's */
+    int tx_fd; /* the socket I send on; -1 while the daemon's answer is awaited */
+    uint32_t req_seq;
+    sock_ref refs[SOCK_FDS_MAX]; /* the sockets I read */
+    int nrefs;
+    sock_buf tx, rx;
+    int peeked;    /* rx_peek gave the frame at rx.head: no move until rx_free */
+    int bye_in;    /* the peer said BYE */
+    int closing;   /* disconnect() was called */
+    int in_flush;  /* on the list of connections with bytes to send */
+    int eofs;      /* sockets that reached their end */
+    char name[64]; /* the peer, for messages */
+};
+
+/* a socket whose opener is not known yet: its hello has not arrived */
+typedef struct sock_pend {
+    sock_ref ref;
+    uint8_t buf[sizeof(sock_frame) + sizeof(sock_hello)];
+    size_t got;
+    int daemon_rank; /* handed over by the daemon for this rank of my job; -1 accepted here */
+    struct sock_pend *next;
+} sock_pend;
+
+static struct {
+    int open;
+    fab_params p;
+    fab_caps caps;
+    int daemon; /* connections come from the daemon (else: self) */
+    int ep_fd;  /* the endpoint channel */
+    int lfd;    /* self: the listening socket */
+    int epfd;   /* epoll */
+    sock_ref lref, epref;
+    uint64_t job_hash;
+    char token[17];
+    fab_conn **conns; /* by lpid */
+    int nconns;
+    fab_conn **flush; /* connections with bytes to send */
+    int nflush, flush_cap;
+    sock_pend *pend;
+    uint32_t seq;
+    size_t bufcap;
+    unsigned nblocks; /* the credit window in ring blocks (ring_blocks) */
+} sk = {.ep_fd = -1, .lfd = -1, .epfd = -1};
+
+static size_t sock_pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static fab_gid sock_gid_self(void)
+{
+    return sk.p.up->gid_of ? sk.p.up->gid_of(sk.p.self) : FAB_GID(sk.job_hash, sk.p.self);
+}
+
+static int sock_lpid_of(fab_gid g)
+{
+    if (sk.p.up->lpid_of)
+        return sk.p.up->lpid_of(g);
+    return FAB_GID_JOB(g) == sk.job_hash ? FAB_GID_RANK(g) : -1;
+}
+
+static void sock_watch(sock_ref *r)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = r};
+    if (epoll_ctl(sk.epfd, EPOLL_CTL_ADD, r->fd, &ev) != 0)
+        util_die("sock: epoll_ctl: %m");
+}
+
+static void sock_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    (void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* fails on AF_UNIX */
+}
+
+/* ---- sending ------------------------------------------------------------------------- */
+
+static void sock_flush_add(fab_conn *c)
+{
+    if (c->in_flush)
+        return;
+    if (sk.nflush == sk.flush_cap) {
+        sk.flush_cap = sk.flush_cap ? 2 * sk.flush_cap : 16;
+        fab_conn **f = realloc(sk.flush, (size_t)sk.flush_cap * sizeof *f);
+        if (!f)
+            util_die("sock: out of memory");
+        sk.flush = f;
+    }
+    sk.flush[sk.nflush++] = c;
+    c->in_flush = 1;
+}
+
+/* write what waits; 1 when everything went */
+static int sock_tx_flush(fab_conn *c)
+{
+    while (c->tx_fd >= 0 && c->tx.head < c->tx.tail) {
+        ssize_t n = send(c->tx_fd, c->tx.b + c->tx.head, c->tx.tail - c->tx.head,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) {
+            c->tx.head += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        util_die("sock: cannot send to %s: %m (it ended or its connection broke)", c->name);
+    }
+    if (c->tx.head == c->tx.tail) {
+        c->tx.head = c->tx.tail = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* room for a frame of up to `bytes` at the buffer's end (moving what waits to the front) */
+static uint8_t *sock_tx_room(fab_conn *c, size_t bytes)
+{
+    size_t need = sizeof(sock_frame) + sock_pad8(bytes);
+    if (c->tx.cap - c->tx.tail < need && c->tx.head > 0) {
+        memmove(c->tx.b, c->tx.b + c->tx.head, c->tx.tail - c->tx.head);
+        c->tx.tail -= c->tx.head;
+        c->tx.head = 0;
+    }
+    if (c->tx.cap - c->tx.tail < need)
+        return NULL;
+    return c->tx.b + c->tx.tail;
+}
+
+static void sock_tx_frame(fab_conn *c, unsigned kind, const void *body, size_t len)
+{
+    uint8_t *at = sock_tx_room(c, len);
+    if (!at)
+        util_die("sock: no room to send a frame to %s", c->name);
+    sock_frame f = {.len = (uint32_t)len, .check = sock_frame_check((uint32_t)len, kind)};
+    memcpy(at, &f, sizeof f);
+    if (len)
+        memcpy(at + sizeof f, body, len);
+    c->tx.tail += sizeof f + sock_pad8(len);
+}
+
+static void *sock_tx_block(fab_conn *c, uint32_t pos)
+{
+    (void)pos;
+    uint8_t *at = sock_tx_room(c, sk.p.packet_max);
+    return at ? at + sizeof(sock_frame) : NULL;
+}
+
+static void sock_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
+{
+    (void)pos;
+    sock_frame *f = (sock_frame *)((uint8_t *)block - sizeof(sock_frame));
+    f->len = (uint32_t)bytes;
+    f->check = sock_frame_check((uint32_t)bytes, SOCK_FRAME_PACKET);
+    c->tx.tail += sizeof *f + sock_pad8(bytes);
+    if (!sock_tx_flush(c))
+        sock_flush_add(c);
+}
+
+/* ---- receiving ----------------------------------------------------------------------- */
+
+_Noreturn static void sock_corrupt(fab_conn *c, const char *why, const sock_frame *f)
+{
+    util_die("sock: malformed frame from %s: %s (length %u, check %08x); aborting: the "
+             "connection is corrupt",
+             c->name, why, f->len, f->check);
+}
+
+/* the frame at rx.head when it has arrived whole: its kind, or 0 */
+static unsigned sock_rx_frame(fab_conn *c, sock_frame *f)
+{
+    size_t have = c->rx.tail - c->rx.head;
+    if (have < sizeof *f)
+        return 0;
+    memcpy(f, c->rx.b + c->rx.head, sizeof *f);
+    unsigned kind = (f->check ^ f->len ^ SOCK_FRAME_MAGIC) >> 24;
+    if (sock_frame_check(f->len, kind) != f->check ||
+        (kind != SOCK_FRAME_PACKET && kind != SOCK_FRAME_BYE))
+        sock_corrupt(c, "not a frame header", f);
+    if (kind == SOCK_FRAME_BYE ? f->len != 0
+                               : (f->len < SOCK_PACKET_MIN || f->len > sk.p.packet_max))
+        sock_corrupt(c, "a length no packet has", f);
+    if (have < sizeof *f + sock_pad8(f->len))
+        return 0;
+    if (kind == SOCK_FRAME_PACKET && sk.p.up->packet_bytes &&
+        sk.p.up->packet_bytes(c->rx.b + c->rx.head + sizeof *f) != f->len)
+        sock_corrupt(c, "a packet whose header gives another length", f);
+    return kind;
+}
+
+static void *sock_rx_peek(fab_conn *c)
+{
+    sock_frame f;
+    for (;;) {
+        unsigned kind = sock_rx_frame(c, &f);
+        if (kind == 0) {
+            if (__builtin_expect(c->nrefs && c->eofs == c->nrefs && !c->bye_in && !c->closing, 0))
+                util_die("sock: %s closed its connection to this process before finalizing (it "
+                         "exited or failed)",
+                         c->name);
+            return NULL;
+        }
+        if (kind == SOCK_FRAME_BYE) {
+            c->bye_in = 1;
+            c->rx.head += sizeof f;
+            continue;
+        }
+        if (c->bye_in)
+            sock_corrupt(c, "a packet after the peer's BYE", &f);
+        c->peeked = 1;
+        return c->rx.b + c->rx.head + sizeof f;
+    }
+}
+
+static void sock_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
+{
+    (void)pos;
+    (void)blocks;
+    sock_frame *f = (sock_frame *)((uint8_t *)block - sizeof(sock_frame));
+    c->rx.head += sizeof *f + sock_pad8(f->len);
+    c->peeked = 0;
+    if (c->rx.head == c->rx.tail)
+        c->rx.head = c->rx.tail = 0;
+}
+
+/* read what socket r of connection c has; 1 when bytes came */
+static int sock_rx_read(fab_conn *c, sock_ref *r)
+{
+    if (!c->peeked && c->rx.head > 0 && c->rx.cap - c->rx.tail < c->rx.cap / 2) {
+        memmove(c->rx.b, c->rx.b + c->rx.head, c->rx.tail - c->rx.head);
+        c->rx.tail -= c->rx.head;
+        c->rx.head = 0;
+    }
+    if (c->rx.tail == c->rx.cap)
+        return 0; /* full: the core consumes first (credits bound what the peer sends) */
+    ssize_t n = recv(r->fd, c->rx.b + c->rx.tail, c->rx.cap - c->rx.tail, MSG_DONTWAIT);
+    if (n > 0) {
+        c->rx.tail += (size_t)n;
+        return 1;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (n == 0 || errno == ECONNRESET) {
+        /* the end of the peer's stream: expected after its BYE (or on the socket it does not
+         * send on, once it is done), an error otherwise */
+        (void)epoll_ctl(sk.epfd, EPOLL_CTL_DEL, r->fd, NULL);
+        c->eofs++;
+        sock_frame f;
+        while (!c->bye_in && !c->peeked && sock_rx_frame(c, &f) == SOCK_FRAME_BYE) {
+            c->bye_in = 1;
+            c->rx.head += sizeof f;
+        }
+        return 1; /* rx_peek judges it once what came before is consumed */
+    }
+    util_die("sock: cannot read from %s: %m", c->name);
+}
+
+/* ---- connections ----------------------------------------------------------------------- */
+
+static void sock_conn_add_fd(fab_conn *c, int fd)
+{
+    if (c->nrefs == SOCK_FDS_MAX)
+        util_die("sock: a third socket for the connection to %s", c->name);
+    sock_ref *r = &c->refs[c->nrefs++];
+    *r = (sock_ref){.kind = SOCK_REF_CONN, .fd = fd, .c = c};
+    sock_watch(r);
+}
+
+static fab_conn *sock_conn_new(int peer, void *ctx)
+{
+    fab_conn *c = util_calloc(1, sizeof *c);
+    c->peer = peer;
+    c->ctx = ctx;
+    c->tx_fd = -1;
+    c->tx.cap = c->rx.cap = sk.bufcap;
+    c->tx.b = util_malloc(sk.bufcap);
+    c->rx.b = util_malloc(sk.bufcap);
+    snprintf(c->name, sizeof c->name, "%s", util_proc(peer));
+    sk.conns[peer] = c;
+    return c;
+}
+
+/* my hello goes first on a socket I opened */
+static void sock_conn_hello(fab_conn *c)
+{
+    sock_hello h = {.version = SOCK_VERSION, .gid = sock_gid_self()};
+    sock_tx_frame(c, SOCK_FRAME_HELLO, &h, sizeof h);
+}
+
+/* the card's parts: daemon "sock:d:<job>/<rank>/<token>", self "sock:s:<node>/<port>" */
+static int sock_card_daemon(const char *card, char *job, size_t joblen, int *rank, uint64_t *token)
+{
+    const char *s = card + 7, *slash = strchr(s, '/');
+    if (strncmp(card, "sock:d:", 7) != 0 || !slash || (size_t)(slash - s) >= joblen)
+        return UTIL_EPROTO;
+    memcpy(job, s, (size_t)(slash - s));
+    job[slash - s] = 0;
+    char *end;
+    long r = strtol(slash + 1, &end, 10);
+    if (*end != '/' || r < 0 || r > FAB_RANK_MAX)
+        return UTIL_EPROTO;
+    *rank = (int)r;
+    unsigned long long t = strtoull(end + 1, &end, 16);
+    if (*end != 0)
+        return UTIL_EPROTO;
+    *token = t;
+    return UTIL_OK;
+}
+
+static int sock_card_self(const char *card, int *port)
+{
+    const char *node = util_node_key();
+    size_t nl = strlen(node);
+    if (strncmp(card, "sock:s:", 7) != 0 || strncmp(card + 7, node, nl) != 0 || card[7 + nl] != '/')
+        return UTIL_EPROTO;
+    char *end;
+    long v = strtol(card + 8 + nl, &end, 10);
+    if (*end != 0 || v <= 0 || v > 65535)
+        return UTIL_EPROTO;
+    *port = (int)v;
+    return UTIL_OK;
+}
+
+static int sock_ep_send(const sock_ep_msg *m)
+{
+    for (;;) {
+        ssize_t n = send(sk.ep_fd, m, sizeof *m, MSG_NOSIGNAL);
+        if (n == (ssize_t)sizeof *m)
+            return UTIL_OK;
+        if (n < 0 && errno == EINTR)
+            continue;
+        util_log("sock: cannot write to the assist daemon's endpoint channel: %m");
+        return UTIL_ECONN;
+    }
+}
+
+static int sock_connect(int peer, const char *card, int passive, void *ctx, fab_conn **out,
+                        void **rx_ring)
+{
+    *rx_ring = NULL;
+    if (peer < 0 || peer == sk.p.self || (peer < sk.nconns && sk.conns[peer]))
+        return UTIL_EINVAL;
+    if (peer >= sk.nconns) { /* a process of another job */
+        util_log("sock: a connection to %s, of another job: not supported by this fabric yet",
+                 util_proc(peer));
+        return UTIL_ECONN;
+    }
+    if (passive) {
+        /* incoming() for a socket already here (sock_pend_done made the connection) */
+        return UTIL_EINVAL;
+    }
+    fab_conn *c = sock_conn_new(peer, ctx);
+    if (sk.daemon) {
+        sock_ep_msg m = {.magic = SOCK_EP_MAGIC, .version = SOCK_VERSION, .type = SOCK_EP_REQUEST};
+        if (sock_card_daemon(card, m.job, sizeof m.job, &m.rank, &m.token) != UTIL_OK) {
+            util_log("sock: %s's card '%s' is not one of a daemon's endpoint", c->name, card);
+            goto fail;
+        }
+        c->req_seq = m.seq = ++sk.seq;
+        if (sock_ep_send(&m) != UTIL_OK)
+            goto fail;
+    } else {
+        int port;
+        if (sock_card_self(card, &port) != UTIL_OK) {
+            util_log("sock: %s's card '%s' names no listening socket of this node", c->name, card);
+            goto fail;
+        }
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        /* blocking connect to loopback: immediate (the listener's backlog takes it) */
+        if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+            util_log("sock: cannot connect to %s at 127.0.0.1:%d: %m", c->name, port);
+            if (fd >= 0)
+                close(fd);
+            goto fail;
+        }
+        sock_nonblock(fd);
+        c->tx_fd = fd;
+        sock_conn_add_fd(c, fd);
+    }
+    sock_conn_hello(c);
+    (void)sock_tx_flush(c);
+    if (c->tx.head != c->tx.tail)
+        sock_flush_add(c);
+    *out = c;
+    sk.p.up->ready(ctx, UTIL_OK); /* packets may be queued from now on */
+    return UTIL_OK;
+fail:
+    sk.conns[peer] = NULL;
+    free(c->tx.b);
+    free(c->rx.b);
+    free(c);
+    return UTIL_ECONN;
+}
+
+/* a socket whose hello arrived from lpid: it becomes the connection's (made now, through the
+ * core, when there is none) */
+static void sock_pend_done(sock_pend *p, int lpid)
+{
+    fab_conn *c = lpid >= 0 && lpid < sk.nconns ? sk.conns[lpid] : NULL;
+    int fd = p->ref.fd;
+    if (lpid < 0 || lpid >= sk.nconns || lpid == sk.p.self) {
+        util_log("sock: a connection from %s, which this process does not know: closed",
+                 lpid < 0 ? "a process of another job" : util_proc(lpid));
+        close(fd);
+        return;
+    }
+    if (!c) {
+        /* the core makes its side now: incoming() calls connect(passive = 1), which takes
+         * this connection (no ctx yet) and sends on the peer's socket */
+        c = sock_conn_new(lpid, NULL);
+        c->tx_fd = fd;
+        sock_conn_add_fd(c, fd);
+        if (sk.p.up->incoming(&fab_sock_ops, lpid) != UTIL_OK)
+            util_die("sock: cannot accept the connection %s opened", c->name);
+        return;
+    }
+    sock_conn_add_fd(c, fd); /* both opened at once: I read it, and send on mine */
+}
+
+/* read the hello of a socket not known yet */
+static void sock_pend_read(sock_pend *p)
+{
+    ssize_t n = recv(p->ref.fd, p->buf + p->got, sizeof p->buf - p->got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    const char *why = NULL;
+    if (n <= 0)
+        why = n == 0 ? "it closed before its hello" : "it failed before its hello";
+    else if ((p->got += (size_t)n) < sizeof p->buf)
+        return;
+    sock_frame f;
+    sock_hello h;
+    memcpy(&f, p->buf, sizeof f);
+    memcpy(&h, p->buf + sizeof f, sizeof h);
+    int lpid = -1;
+    if (!why && (f.len != sizeof h || f.check != sock_frame_check(f.len, SOCK_FRAME_HELLO) ||
+                 h.version != SOCK_VERSION))
+        why = "its first frame is no hello of this version";
+    if (!why) {
+        lpid = sock_lpid_of(h.gid);
+        if (p->daemon_rank >= 0 && lpid != p->daemon_rank)
+            why = "its hello names another process than the daemon said";
+    }
+    /* off the pending list */
+    for (sock_pend **pp = &sk.pend; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    (void)epoll_ctl(sk.epfd, EPOLL_CTL_DEL, p->ref.fd, NULL);
+    if (why) {
+        util_log("sock: a connection %s was refused: %s",
+                 p->daemon_rank >= 0 ? "handed over" : "accepted", why);
+        close(p->ref.fd);
+    } else {
+        sock_pend_done(p, lpid);
+    }
+    free(p);
+}
+
+static void sock_pend_add(int fd, int daemon_rank)
+{
+    sock_nonblock(fd);
+    sock_pend *p = util_calloc(1, sizeof *p);
+    p->ref = (sock_ref){.kind = SOCK_REF_PENDING, .fd = fd, .p = p};
+    p->daemon_rank = daemon_rank;
+    p->next = sk.pend;
+    sk.pend = p;
+    sock_watch(&p->ref);
+}
+
+/* one message from the daemon: a grant or refusal of my request, or a peer's socket */
+static int sock_ep_read(void)
+{
+    sock_ep_msg m;
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    ssize_t n = recvmsg(sk.ep_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    if (n == 0)
+        util_die("sock: the assist daemon closed the endpoint channel (it ended)");
+    if (n < 0)
+        util_die("sock: cannot read the assist daemon's endpoint channel: %m");
+    int fd = -1;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+            cm->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    int stype = 0;
+    socklen_t sl = sizeof stype;
+    int is_stream =
+        fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_TYPE, &stype, &sl) == 0 && stype == SOCK_STREAM;
+    if (n != (ssize_t)sizeof m || m.magic != SOCK_EP_MAGIC || m.version != SOCK_VERSION ||
+        (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+        util_die(
+            "sock: a malformed message from the assist daemon on the endpoint channel (%zd bytes)",
+            n);
+    m.job[sizeof m.job - 1] = 0;
+    m.text[sizeof m.text - 1] = 0;
+    fab_conn *c = NULL;
+    if (m.type == SOCK_EP_GRANT || m.type == SOCK_EP_REFUSE)
+        for (int i = 0; i < sk.nconns && !c; i++)
+            if (sk.conns[i] && sk.conns[i]->req_seq == m.seq && sk.conns[i]->tx_fd < 0)
+                c = sk.conns[i];
+    switch (m.type) {
+    case SOCK_EP_GRANT:
+        if (!c)
+            util_die("sock: the assist daemon granted request %u, which this process has not made",
+                     m.seq);
+        if (!is_stream)
+            util_die("sock: the assist daemon answered request %u (a connection to %s) with %s",
+                     m.seq, c->name, fd < 0 ? "no socket" : "an fd that is no stream socket");
+        sock_nonblock(fd);
+        c->tx_fd = fd;
+        sock_conn_add_fd(c, fd);
+        if (!sock_tx_flush(c))
+            sock_flush_add(c);
+        return 1;
+    case SOCK_EP_REFUSE:
+        if (fd >= 0)
+            close(fd);
+        util_die("sock: the assist daemon refused request %u (a connection to %s): %s", m.seq,
+                 c ? c->name : "an unknown peer", m.text);
+    case SOCK_EP_INCOMING:
+        if (!is_stream)
+            util_die("sock: the assist daemon handed over %s from %s rank %d",
+                     fd < 0 ? "no socket" : "an fd that is no stream socket", m.job, (int)m.rank);
+        if (strcmp(m.job, sk.p.job_id) != 0) {
+            util_log("sock: the assist daemon handed over a socket from job %s: not supported yet",
+                     m.job);
+            close(fd);
+            return 1;
+        }
+        sock_pend_add(fd, m.rank);
+        return 1;
+    default:
+        util_die("sock: a message of unknown type %u from the assist daemon", m.type);
+    }
+}
+
+static void sock_accept(void)
+{
+    for (;;) {
+        int fd = accept4(sk.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+                util_log("sock: accept: %m");
+            return;
+        }
+        sock_pend_add(fd, -1);
+    }
+}
+
+static int sock_poll(void)
+{
+    int events = 0;
+    for (int i = 0; i < sk.nflush;) {
+        fab_conn *c = sk.flush[i];
+        if (sock_tx_flush(c)) {
+            c->in_flush = 0;
+            sk.flush[i] = sk.flush[--sk.nflush];
+            events++;
+        } else {
+            i++;
+        }
+    }
+    struct epoll_event ev[32];
+    int n = epoll_wait(sk.epfd, ev, 32, 0);
+    for (int i = 0; i < n; i++) {
+        sock_ref *r = ev[i].data.ptr;
+        switch (r->kind) {
+        case SOCK_REF_CONN:
+            events += sock_rx_read(r->c, r);
+            break;
+        case SOCK_REF_PENDING:
+            sock_pend_read(r->p);
+            events++;
+            break;
+        case SOCK_REF_LISTEN:
+            sock_accept();
+            events++;
+            break;
+        case SOCK_REF_EP:
+            events += sock_ep_read();
+            break;
+        }
+    }
+    return events;
+}
+
+/* the core asks (incoming): the connection made in sock_pend_done is the one */
+static int sock_connect_entry(int peer, const char *card, int passive, void *ctx, fab_conn **out,
+                              void **rx_ring)
+{
+    if (passive && peer >= 0 && peer < sk.nconns && sk.conns[peer] && !sk.conns[peer]->ctx) {
+        fab_conn *c = sk.conns[peer];
+        *rx_ring = NULL;
+        c->ctx = ctx; /* no hello: the peer knows who is on the socket it opened */
+        *out = c;
+        sk.p.up->ready(ctx, UTIL_OK);
+        return UTIL_OK;
+    }
+    return sock_connect(peer, card, passive, ctx, out, rx_ring);
+}
+
+/* wait until everything of c is sent (finalize), at most a few seconds */
+static void sock_drain_tx(fab_conn *c)
+{
+    for (int waited = 0; !sock_tx_flush(c) && waited < 10000; waited++) {
+        struct pollfd pf = {.fd = c->tx_fd, .events = POLLOUT};
+        (void)poll(&pf, 1, 1);
+    }
+}
+
+static void sock_disconnect(fab_conn *c)
+{
+    c->closing = 1;
+    c->ctx = NULL;
+    sock_tx_frame(c, SOCK_FRAME_BYE, NULL, 0);
+    sock_drain_tx(c);
+    if (c->tx_fd >= 0)
+        (void)shutdown(c->tx_fd, SHUT_WR);
+    for (int i = 0; i < c->nrefs; i++)
+        if (c->refs[i].fd != c->tx_fd)
+            (void)shutdown(c->refs[i].fd, SHUT_WR);
+}
+
+static void sock_conn_free(fab_conn *c)
+{
+    for (int i = 0; i < sk.nflush; i++)
+        if (sk.flush[i] == c)
+            sk.flush[i--] = sk.flush[--sk.nflush];
+    for (int i = 0; i < c->nrefs; i++) {
+        /* wait briefly for the peer's end so that closing sends no reset over its last bytes */
+        char tmp[256];
+        struct pollfd pf = {.fd = c->refs[i].fd, .events = POLLIN};
+        for (int k = 0; k < 200 && poll(&pf, 1, 10) > 0; k++)
+            if (recv(c->refs[i].fd, tmp, sizeof tmp, MSG_DONTWAIT) <= 0)
+                break;
+        close(c->refs[i].fd);
+    }
+    free(c->tx.b);
+    free(c->rx.b);
+    free(c);
+}
+
+/* ---- the endpoint ---------------------------------------------------------------------- */
+
+static int sock_open(const fab_params *p, char *card, size_t cardlen)
+{
+    sk.p = *p;
+    sk.job_hash = fab_job_hash(p->job_id);
+    /* room for two largest frames at least; what does not fit waits in the kernel's buffers
+     * (receiving) or in the core's backlog (sending: tx_block gives NULL) */
+    sk.bufcap = SOCK_BUF_BYTES + 2 * (p->packet_max + 64);
+    sk.nblocks = p->nblocks;
+    while ((size_t)sk.nblocks * p->block_size < util_cfg.sock_credit && sk.nblocks < (1u << 24))
+        sk.nblocks *= 2;
+    sk.nconns = p->nprocs;
+    sk.conns = util_calloc((size_t)p->nprocs, sizeof *sk.conns);
+    sk.epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (sk.epfd < 0) {
+        util_log("sock: epoll_create1: %m");
+        return UTIL_ENOMEM;
+    }
+    const char *epfd = getenv("DCFA_SOCK_EP_FD");
+    const char *token = getenv("DCFA_SOCK_TOKEN");
+    int have_daemon = epfd && *epfd && token && strlen(token) == 16;
+    sk.daemon = util_cfg.sock_connect == 1 || (util_cfg.sock_connect == 0 && have_daemon);
+    int n;
+    if (sk.daemon) {
+        if (!have_daemon) {
+            util_log("sock: DCFA_SOCK_CONNECT=daemon, but no daemon offers endpoints "
+                     "(DCFA_SOCK_EP_FD and DCFA_SOCK_TOKEN unset: not started by our mpirun?)");
+            goto fail;
+        }
+        sk.ep_fd = atoi(epfd);
+        int stype = 0;
+        socklen_t sl = sizeof stype;
+        if (getsockopt(sk.ep_fd, SOL_SOCKET, SO_TYPE, &stype, &sl) != 0 ||
+            stype != SOCK_SEQPACKET) {
+            util_log("sock: DCFA_SOCK_EP_FD=%s is not the assist daemon's endpoint channel", epfd);
+            goto fail;
+        }
+        (void)fcntl(sk.ep_fd, F_SETFD, FD_CLOEXEC);
+        snprintf(sk.token, sizeof sk.token, "%s", token);
+        sk.epref = (sock_ref){.kind = SOCK_REF_EP, .fd = sk.ep_fd};
+        sock_watch(&sk.epref);
+        n = snprintf(card, cardlen, "sock:d:%s/%d/%s", p->job_id, p->self, sk.token);
+    } else {
+        sk.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t al = sizeof a;
+        if (sk.lfd < 0 || bind(sk.lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
+            listen(sk.lfd, 128) != 0 || getsockname(sk.lfd, (struct sockaddr *)&a, &al) != 0) {
+            util_log("sock: cannot listen on 127.0.0.1: %m");
+            goto fail;
+        }
+        sk.lref = (sock_ref){.kind = SOCK_REF_LISTEN, .fd = sk.lfd};
+        sock_watch(&sk.lref);
+        n = snprintf(card, cardlen, "sock:s:%s/%d", util_node_key(), ntohs(a.sin_port));
+    }
+    if (n < 0 || (size_t)n >= cardlen || strpbrk(card, " ;")) {
+        util_log("sock: the card does not fit, or the job id or node key has ' ' or ';'");
+        goto fail;
+    }
+    sk.caps = (fab_caps){.provider = sk.daemon ? "daemon" : "self",
+                         .flags = FAB_CAP_RX_QUEUE,
+                         .priority = 40,
+                         .inline_limit = 0,
+                         .max_bulk = 0,
+                         .poll_interval = 1};
+    sk.open = 1;
+    return UTIL_OK;
+fail:
+    if (sk.lfd >= 0)
+        close(sk.lfd);
+    sk.lfd = -1;
+    close(sk.epfd);
+    sk.epfd = -1;
+    free(sk.conns);
+    sk.conns = NULL;
+    return UTIL_ECONN;
+}
+
+static void sock_close(void)
+{
+    if (!sk.open)
+        return;
+    for (int i = 0; i < sk.nconns; i++)
+        if (sk.conns[i]) {
+            if (!sk.conns[i]->closing)
+                sock_disconnect(sk.conns[i]);
+            sock_conn_free(sk.conns[i]);
+        }
+    while (sk.pend) {
+        sock_pend *p = sk.pend;
+        sk.pend = p->next;
+        close(p->ref.fd);
+        free(p);
+    }
+    free(sk.conns);
+    free(sk.flush);
+    sk.conns = NULL;
+    sk.flush = NULL;
+    sk.nflush = sk.flush_cap = 0;
+    if (sk.lfd >= 0)
+        close(sk.lfd);
+    close(sk.epfd);
+    sk.lfd = sk.epfd = -1;
+    sk.open = 0;
+}
+
+static const fab_caps *sock_caps(void) { return &sk.caps; }
+
+static int sock_reachable(const char *card)
+{
+    char job[SOCK_EP_JOB_MAX];
+    int rank, port;
+    uint64_t token;
+    if (sk.daemon)
+        return sock_card_daemon(card, job, sizeof job, &rank, &token) == UTIL_OK &&
+               strcmp(job, sk.p.job_id) == 0;
+    return sock_card_self(card, &port) == UTIL_OK;
+}
+
+static void sock_footprint(fab_conn *c, fab_usage *u)
+{
+    memset(u, 0, sizeof *u);
+    if (c) {
+        u->rings = c->tx.cap + c->rx.cap; /* the send and receive buffers */
+        u->endpoint = sizeof *c;
+    } else
+        u->endpoint = (size_t)sk.nconns * sizeof *sk.conns;
+}
+
+static unsigned sock_ring_blocks(const char *card)
+{
+    (void)card;
+    return sk.nblocks; /* from tunables that must agree: the same at both ends */
+}
+
+static const fab_chan_ops sock_chan = {
+    .ring_blocks = sock_ring_blocks,
+    .connect = sock_connect_entry,
+    .disconnect = sock_disconnect,
+    .tx_block = sock_tx_block,
+    .tx_post = sock_tx_post,
+    .rx_peek = sock_rx_peek,
+    .rx_free = sock_rx_free,
+};
+
+const fab_ops fab_sock_ops = {
+    .name = "sock",
+    .open = sock_open,
+    .close = sock_close,
+    .caps = sock_caps,
+    .reachable = sock_reachable,
+    .poll = sock_poll,
+    .footprint = sock_footprint,
+    .chan = &sock_chan,
+};

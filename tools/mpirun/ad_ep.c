@@ -1,0 +1,308 @@
+/* ad: endpoints handed over to the ranks, and the confinement they run in (docs/launcher.md
+ * "Endpoints and isolation").
+ *
+ * Each rank gets, besides its PMI channel, an endpoint channel: a SOCK_SEQPACKET socketpair
+ * (the rank's end is DCFA_SOCK_EP_FD) and a random token (DCFA_SOCK_TOKEN) that its sock card
+ * carries. A rank asks on it for a connection to another rank of its job (SOCK_EP_REQUEST,
+ * src/fabric/sock/sock_wire.h); the daemon checks the request (the job is the asker's, the
+ * rank exists and runs here, the token is that rank's), makes a connected pair of stream
+ * sockets, and hands one end to the asker (GRANT) and the other to the peer (INCOMING), both as
+ * SCM_RIGHTS; a request it cannot grant gets REFUSE naming it, and nothing else happens. The
+ * daemon never touches the bytes that then flow.
+ *
+ * mpirun --isolate net (DCFA_ISOLATE=net) starts each rank in a network namespace of its own
+ * with only loopback: unshare(CLONE_NEWNET) as root, inside a new user namespace otherwise. */
+#include "ad.h"
+#include "fabric/sock/sock_wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int ad_ep_pair(struct ad_proc *p, int *child_fd)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return -errno;
+    uint64_t t = 0;
+    if (getrandom(&t, sizeof t, GRND_NONBLOCK) != (ssize_t)sizeof t) {
+        close(sv[0]);
+        close(sv[1]);
+        return -EIO;
+    }
+    p->ep_fd = sv[0];
+    p->ep_token = t;
+    ad_set_nonblock(p->ep_fd);
+    *child_fd = sv[1];
+    return 0;
+}
+
+void ad_ep_child_env(const struct ad_proc *p, int child_fd)
+{
+    char buf[32];
+    if (child_fd < 0)
+        return;
+    fcntl(child_fd, F_SETFD, 0);
+    snprintf(buf, sizeof buf, "%d", child_fd);
+    setenv("DCFA_SOCK_EP_FD", buf, 1);
+    snprintf(buf, sizeof buf, "%016llx", (unsigned long long)p->ep_token);
+    setenv("DCFA_SOCK_TOKEN", buf, 1);
+}
+
+void ad_ep_close(struct ad_proc *p)
+{
+    if (p->ep_fd >= 0)
+        close(p->ep_fd);
+    p->ep_fd = -1;
+}
+
+/* one message to a rank's endpoint channel, with fd (or -1); 0 or -errno */
+static int ad_ep_send(struct ad_proc *p, const sock_ep_msg *m, int fd)
+{
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof *m};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        memset(cbuf, 0, sizeof cbuf);
+        mh.msg_control = cbuf;
+        mh.msg_controllen = sizeof cbuf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
+    for (;;) {
+        ssize_t n = sendmsg(p->ep_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n == (ssize_t)sizeof *m)
+            return 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n < 0 ? -errno : -EIO;
+    }
+}
+
+static void ad_ep_refuse(struct ad_proc *p, const sock_ep_msg *req, int status, const char *fmt,
+                         ...) __attribute__((format(printf, 4, 5)));
+static void ad_ep_refuse(struct ad_proc *p, const sock_ep_msg *req, int status, const char *fmt,
+                         ...)
+{
+    sock_ep_msg m = {.magic = SOCK_EP_MAGIC,
+                     .version = SOCK_VERSION,
+                     .type = SOCK_EP_REFUSE,
+                     .seq = req->seq,
+                     .rank = req->rank,
+                     .status = status};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m.text, sizeof m.text, fmt, ap);
+    va_end(ap);
+    (void)ad_ep_send(p, &m, -1);
+}
+
+/* the local process of job with that rank, or NULL */
+static struct ad_proc *ad_ep_local(struct ad_job *job, int rank)
+{
+    for (int i = 0; i < job->nprocs; i++)
+        if (job->procs[i].rank == rank)
+            return &job->procs[i];
+    return NULL;
+}
+
+static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                          const sock_ep_msg *req)
+{
+    char job_of[SOCK_EP_JOB_MAX];
+    (void)d;
+    memcpy(job_of, req->job, sizeof job_of);
+    job_of[sizeof job_of - 1] = 0;
+    int rank = req->rank;
+    if (strcmp(job_of, job->jobid) != 0) {
+        ad_ep_refuse(p, req, -EACCES,
+                     "rank %d asked for rank %d of job '%.40s', another job's process (endpoints "
+                     "are handed over within a job)",
+                     p->rank, rank, job_of);
+        return;
+    }
+    if (rank == p->rank) {
+        ad_ep_refuse(p, req, -EINVAL, "rank %d asked for a connection to itself", p->rank);
+        return;
+    }
+    if (rank < 0 || rank >= job->size) {
+        ad_ep_refuse(p, req, -ENOENT, "rank %d asked for rank %d of job %s, which has no such rank",
+                     p->rank, rank, job->jobid);
+        return;
+    }
+    struct ad_proc *q = ad_ep_local(job, rank);
+    if (q == NULL) {
+        ad_ep_refuse(p, req, -EHOSTUNREACH,
+                     "rank %d asked for rank %d of job %s, which runs on another host (endpoints "
+                     "across hosts are not handed over yet)",
+                     p->rank, rank, job->jobid);
+        return;
+    }
+    if (req->token != q->ep_token) {
+        ad_ep_refuse(p, req, -EACCES,
+                     "rank %d asked for rank %d of job %s with token %016llx, which is not that "
+                     "rank's (a forged card)",
+                     p->rank, rank, job->jobid, (unsigned long long)req->token);
+        return;
+    }
+    if (q->ep_fd < 0 || !q->running) {
+        ad_ep_refuse(p, req, -ECONNREFUSED, "rank %d asked for rank %d of job %s, which has ended",
+                     p->rank, rank, job->jobid);
+        return;
+    }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        ad_ep_refuse(p, req, -errno, "rank %d asked for rank %d of job %s: socketpair: %s", p->rank,
+                     rank, job->jobid, strerror(errno));
+        return;
+    }
+    sock_ep_msg in = {
+        .magic = SOCK_EP_MAGIC, .version = SOCK_VERSION, .type = SOCK_EP_INCOMING, .rank = p->rank};
+    snprintf(in.job, sizeof in.job, "%s", job->jobid);
+    int rc = ad_ep_send(q, &in, sv[1]);
+    if (rc == 0) {
+        sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
+                         .version = SOCK_VERSION,
+                         .type = SOCK_EP_GRANT,
+                         .seq = req->seq,
+                         .rank = rank};
+        snprintf(g.job, sizeof g.job, "%s", job->jobid);
+        (void)ad_ep_send(p, &g, sv[0]);
+    } else {
+        ad_ep_refuse(p, req, rc,
+                     "rank %d asked for rank %d of job %s, whose endpoint channel "
+                     "takes nothing (%s)",
+                     p->rank, rank, job->jobid, strerror(-rc));
+    }
+    close(sv[0]);
+    close(sv[1]);
+}
+
+void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
+{
+    for (int k = 0; k < 16 && p->ep_fd >= 0; k++) {
+        sock_ep_msg m;
+        char cbuf[CMSG_SPACE(4 * sizeof(int))];
+        struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+        memset(&m, 0, sizeof m);
+        ssize_t n = recvmsg(p->ep_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) { /* the rank closed it or ended: nothing more to hand over */
+            ad_ep_close(p);
+            return;
+        }
+        /* a rank sends no fds: any it sent are closed, unused */
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+            if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+                for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                    int fd;
+                    memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+                    close(fd);
+                }
+        if (n != (ssize_t)sizeof m || m.magic != SOCK_EP_MAGIC || m.version != SOCK_VERSION ||
+            m.type != SOCK_EP_REQUEST || (mh.msg_flags & MSG_TRUNC)) {
+            ad_ep_refuse(p, &m, -EPROTO,
+                         "rank %d sent a malformed endpoint request (%zd bytes, type %u, version "
+                         "%u)",
+                         p->rank, n, m.type, m.version);
+            continue;
+        }
+        ad_ep_request(d, job, p, &m);
+    }
+}
+
+/* ---- isolation ------------------------------------------------------------------------ */
+
+int ad_isolate_parse(const char *spec, char *err, size_t cap)
+{
+    int modes = 0;
+    for (const char *s = spec; s && *s;) {
+        size_t n = strcspn(s, ",");
+        if (n == 3 && !strncmp(s, "net", 3))
+            modes |= AD_ISOLATE_NET;
+        else if (n == 4 && !strncmp(s, "none", 4))
+            ;
+        else {
+            snprintf(err, cap, "--isolate %s: '%.*s' is not a mode (net)", spec, (int)n, s);
+            return -EINVAL;
+        }
+        s += n;
+        if (*s == ',')
+            s++;
+    }
+    return modes;
+}
+
+static int ad_write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int e = errno;
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -(n < 0 ? e : EIO);
+}
+
+int ad_isolate_child(int modes, char *err, size_t cap)
+{
+    if (!(modes & AD_ISOLATE_NET))
+        return 0;
+    if (unshare(CLONE_NEWNET) != 0) {
+        /* not root: a user namespace of our own first, in which we may make a network one; the
+         * rank keeps its uid and gid (mapped to themselves) */
+        uid_t uid = getuid();
+        gid_t gid = getgid();
+        char map[64];
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
+            snprintf(err, cap,
+                     "--isolate net: cannot make a network namespace: %s (needs root, or "
+                     "unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1)",
+                     strerror(errno));
+            return -errno;
+        }
+        snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
+        int rc = ad_write_file("/proc/self/uid_map", map);
+        if (rc == 0)
+            rc = ad_write_file("/proc/self/setgroups", "deny");
+        snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
+        if (rc == 0)
+            rc = ad_write_file("/proc/self/gid_map", map);
+        if (rc != 0) {
+            snprintf(err, cap, "--isolate net: cannot map the user namespace's ids: %s",
+                     strerror(-rc));
+            return rc;
+        }
+    }
+    /* bring up loopback, the only interface of the new namespace */
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0 ||
+        (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) != 0)) {
+        snprintf(err, cap, "--isolate net: cannot bring up loopback: %s", strerror(errno));
+        if (s >= 0)
+            close(s);
+        return -EIO;
+    }
+    close(s);
+    return 0;
+}
