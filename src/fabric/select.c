@@ -194,8 +194,8 @@ void fab_select_report(char *buf, size_t len)
     fab_ofi_probe(prov, sizeof prov);
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
-             "sock: stream sockets handed over by the assist daemon; ofi: libfabric %s; gw: through "
-             "the gateway daemons of mpirun --gateways)",
+             "sock: stream sockets handed over by the assist daemon; ofi: libfabric %s; "
+             "gw: through the gateway daemons of mpirun --gateways)",
              built, prov);
 #else
     snprintf(buf, len,
