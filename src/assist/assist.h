@@ -33,6 +33,10 @@ int assist_init(int *rank, int *size, int *appnum);
 /* 1 when started without a process manager (after assist_init), also once
  * a daemon was started for it on demand; else 0. */
 int assist_is_singleton(void);
+/* 1 when this process's launcher is another MPI's (Hydra, Slurm) or none: nobody removes
+ * the job's /dev/shm entries when its processes end, so a process that ends the job (abort,
+ * the launcher's SIGTERM) removes those of this node itself (our daemon does otherwise) */
+int assist_cleanup_is_mine(void);
 
 /* Short id of this job, only [A-Za-z0-9_]: DCFA_JOBID under our mpirun, a
  * hash of the PMI kvsname under other process managers, "s<pid>" for a

@@ -598,6 +598,8 @@ fail:
     return rc;
 }
 
+int assist_cleanup_is_mine(void) { return !assist_st.own_daemon || assist_st.adopted; }
+
 int assist_is_singleton(void)
 {
     return assist_st.initialized && (assist_st.singleton || assist_st.adopted);
@@ -855,10 +857,10 @@ int assist_abort(int exitcode, const char *msg)
      * managers (Hydra, Slurm) end the ranks with SIGKILL and know nothing of them: the
      * aborting rank removes this node's entries itself, before and after asking for the end
      * (a rank still running may make one in between). */
-    if (!assist_st.own_daemon || assist_st.adopted)
+    if (assist_cleanup_is_mine())
         util_shm_unlink_job(assist_st.jobid);
     rc = assist_abort_send(exitcode, msg);
-    if (!assist_st.own_daemon || assist_st.adopted)
+    if (assist_cleanup_is_mine())
         util_shm_unlink_job(assist_st.jobid);
     return rc;
 }

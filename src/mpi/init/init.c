@@ -66,7 +66,11 @@ static void mpii_on_sigterm(int sig)
     int saved = errno;
     if (assist_channel_lost())
         mpii_launcher_gone();
-    /* an ordinary SIGTERM: end the way the default action does */
+    /* an ordinary SIGTERM: end the way the default action does. Hydra and Slurm end a job
+     * with it (every rank gets one) and remove nothing from /dev/shm: the job's entries of
+     * this node go first (faults.term_hydra) */
+    if (assist_cleanup_is_mine())
+        util_shm_unlink_job(assist_job_id());
     signal(sig, SIG_DFL);
     raise(sig);
     errno = saved;
