@@ -69,11 +69,11 @@ finish() {
 }
 # its daemon: the process of the hidden mode for job "s<pid>"
 daemon_pids() { pgrep -f -- "--dcfa-singleton [0-9]+ s$JOB\$"; }
-# gone: within 5 s, the daemon, the pids given and every /dev/shm entry of
+# gone: within 15 s (a loaded machine; it takes 1-2 s when idle), the daemon, the pids given and every /dev/shm entry of
 # the singleton's jobs are gone
 gone() {
     local i p left
-    for i in $(seq 50); do
+    for i in $(seq 150); do
         left=$(daemon_pids)
         for p in "$@"; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
         [ -z "$left" ] && break
@@ -92,9 +92,9 @@ gone() {
     return 0
 }
 has() { grep -qFx -- "$1" "$TMP/out" || { show; fail "no line '$1'"; }; }
-# await N REGEX: within 10 s, N lines of the singleton's stdout match
+# await N REGEX: within 30 s, N lines of the singleton's stdout match
 await() {
-    for _ in $(seq 100); do
+    for _ in $(seq 300); do
         [ "$(grep -Ec -- "$2" "$TMP/out")" -ge "$1" ] && return 0
         sleep 0.1
     done
@@ -147,7 +147,7 @@ names)
     # with DCFA_NAMESERVER the names go there: no daemon
     ( exec "$MPIRUN" --nameserver --port 0 >"$TMP/ns.out" 2>"$TMP/ns.err" ) &
     NSPID=$!
-    for _ in $(seq 50); do [ -s "$TMP/ns.out" ] && break; sleep 0.1; done
+    for _ in $(seq 300); do [ -s "$TMP/ns.out" ] && break; sleep 0.1; done
     start names DCFA_NAMESERVER="$(head -n 1 "$TMP/ns.out")"
     finish 0
     gone
@@ -221,7 +221,7 @@ after)
     bash -c '"$1" after 5 >"$2/out" 2>"$2/err" </dev/null & echo $! >"$2/spid"; exec sleep 60' \
         zombie-parent "$PROG" "$TMP" &
     ZPID=$!
-    for _ in $(seq 50); do [ -s "$TMP/spid" ] && break; sleep 0.1; done
+    for _ in $(seq 300); do [ -s "$TMP/spid" ] && break; sleep 0.1; done
     JOB=$(cat "$TMP/spid")
     await 1 '^finalized$'
     kids=$(children)
