@@ -19,6 +19,12 @@
 # Needs root (namespaces). Every stage that brings hosts up takes them down,
 # also on failure. The last line is "N passed, N failed".
 set -u
+# The test hosts have fixed names (hosts.sh): one holder at a time on this machine. Runs
+# that would overlap (two checkouts, a developer's manual hosts.sh session) take the same
+# lock, DCFA_HOSTS_LOCK (/tmp/dcfa-hosts.lock), and wait for each other.
+if [ -z "${DCFA_HOSTS_LOCKED:-}" ] && command -v flock > /dev/null; then
+    DCFA_HOSTS_LOCKED=1 exec flock "${DCFA_HOSTS_LOCK:-/tmp/dcfa-hosts.lock}" bash "$0" "$@"
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build
