@@ -12,10 +12,7 @@
 
 int main(int argc, char **argv)
 {
-    int rank, size;
     mtest_init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     struct if_nameindex *ifs = if_nameindex();
     int n = 0;
     for (struct if_nameindex *i = ifs; i && i->if_index; i++, n++)
@@ -32,14 +29,6 @@ int main(int argc, char **argv)
                 rc == 0 ? "connected" : strerror(errno));
     close(s);
     /* and the ranks still talk: a ring of sizes eager and rendezvous */
-    for (int len = 1; len <= (1 << 20); len *= 32) {
-        char *out = malloc((size_t)len), *in = malloc((size_t)len);
-        mtest_fill(out, (size_t)len, rank, len);
-        MPI_Sendrecv(out, len, MPI_CHAR, (rank + 1) % size, len, in, len, MPI_CHAR,
-                     (rank + size - 1) % size, len, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        mtest_verify("ring", in, (size_t)len, (rank + size - 1) % size, len);
-        free(out);
-        free(in);
-    }
+    mtest_ring_sizes(MPI_COMM_WORLD, 1 << 20);
     return mtest_finalize();
 }

@@ -277,4 +277,22 @@ static inline void mtest_self_exe(char *buf, size_t len)
     buf[n] = '\0';
 }
 
+/* A ring over comm at 1 B, 32 B, ... up to max bytes (eager and rendezvous sizes): each rank
+ * sends to the next and checks what the previous one sent. */
+static inline void mtest_ring_sizes(MPI_Comm comm, int max)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int len = 1; len <= max; len *= 32) {
+        char *out = mtest_malloc((size_t)len), *in = mtest_malloc((size_t)len);
+        mtest_fill(out, (size_t)len, rank, len);
+        MPI_Sendrecv(out, len, MPI_CHAR, (rank + 1) % size, len, in, len, MPI_CHAR,
+                     (rank + size - 1) % size, len, comm, MPI_STATUS_IGNORE);
+        mtest_verify("ring", in, (size_t)len, (rank + size - 1) % size, len);
+        free(out);
+        free(in);
+    }
+}
+
 #endif /* MTEST_H */

@@ -325,11 +325,16 @@ int ad_ep_pair(struct ad_proc *p, int *child_fd);
 void ad_ep_child_env(const struct ad_proc *p, int child_fd);
 void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 void ad_ep_close(struct ad_proc *p);
-#define AD_ISOLATE_NET 1 /* a network namespace with only loopback */
+#define AD_ISOLATE_NET     1 /* a network namespace with only loopback */
+#define AD_ISOLATE_SECCOMP 2 /* a filter: no socket but AF_UNIX (ad_seccomp.c) */
 /* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
 int ad_isolate_parse(const char *spec, char *err, size_t cap);
 /* in the child before exec: confine it as modes ask; 0, or -errno with err */
 int ad_isolate_child(int modes, char *err, size_t cap);
+/* ad_seccomp.c: 1 when this architecture has the filter; in the child before exec, install it
+ * (after PR_SET_NO_NEW_PRIVS): 0, or -errno with err */
+int ad_seccomp_supported(void);
+int ad_seccomp_install(char *err, size_t cap);
 
 /* ad_singleton.c: "mpirun --dcfa-singleton FD JOBID". */
 int ad_singleton_main(int argc, char **argv);

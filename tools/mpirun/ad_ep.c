@@ -11,7 +11,8 @@
  * daemon never touches the bytes that then flow.
  *
  * mpirun --isolate net (DCFA_ISOLATE=net) starts each rank in a network namespace of its own
- * with only loopback: unshare(CLONE_NEWNET) as root, inside a new user namespace otherwise. */
+ * with only loopback: unshare(CLONE_NEWNET) as root, inside a new user namespace otherwise;
+ * --isolate seccomp adds a system call filter (ad_seccomp.c). */
 #include "ad.h"
 #include "fabric/sock/sock_wire.h"
 
@@ -237,10 +238,13 @@ int ad_isolate_parse(const char *spec, char *err, size_t cap)
         size_t n = strcspn(s, ",");
         if (n == 3 && !strncmp(s, "net", 3))
             modes |= AD_ISOLATE_NET;
+        else if (n == 7 && !strncmp(s, "seccomp", 7) && ad_seccomp_supported())
+            modes |= AD_ISOLATE_SECCOMP;
         else if (n == 4 && !strncmp(s, "none", 4))
             ;
         else {
-            snprintf(err, cap, "--isolate %s: '%.*s' is not a mode (net)", spec, (int)n, s);
+            snprintf(err, cap, "--isolate %s: '%.*s' is not a mode (net, seccomp%s)", spec, (int)n,
+                     s, ad_seccomp_supported() ? "" : " on x86_64 and aarch64");
             return -EINVAL;
         }
         s += n;
@@ -261,10 +265,8 @@ static int ad_write_file(const char *path, const char *text)
     return n == (ssize_t)strlen(text) ? 0 : -(n < 0 ? e : EIO);
 }
 
-int ad_isolate_child(int modes, char *err, size_t cap)
+static int ad_isolate_net(char *err, size_t cap)
 {
-    if (!(modes & AD_ISOLATE_NET))
-        return 0;
     if (unshare(CLONE_NEWNET) != 0) {
         /* not root: a user namespace of our own first, in which we may make a network one; the
          * rank keeps its uid and gid (mapped to themselves) */
@@ -305,4 +307,12 @@ int ad_isolate_child(int modes, char *err, size_t cap)
     }
     close(s);
     return 0;
+}
+
+int ad_isolate_child(int modes, char *err, size_t cap)
+{
+    int rc = (modes & AD_ISOLATE_NET) ? ad_isolate_net(err, cap) : 0;
+    if (rc == 0 && (modes & AD_ISOLATE_SECCOMP)) /* last: the above needs an AF_INET socket */
+        rc = ad_seccomp_install(err, cap);
+    return rc;
 }

@@ -53,10 +53,11 @@ static void mpirun_usage(FILE *f)
         "  --no-oversubscribe      refuse a spawn that would run more processes than the\n"
         "                          universe size (also DCFA_OVERSUBSCRIBE=0)\n"
         "  --oversubscribe         allow it (the default)\n"
-        "  --isolate MODE          confine each rank (also DCFA_ISOLATE): net = a network\n"
-        "                          namespace with only loopback; its connections to other\n"
-        "                          ranks are sockets the assist daemon hands over (root,\n"
-        "                          or unprivileged user namespaces)\n"
+        "  --isolate MODE[,MODE]   confine each rank (also DCFA_ISOLATE): net = a network\n"
+        "                          namespace with only loopback (root, or unprivileged user\n"
+        "                          namespaces); seccomp = a filter that denies socket() but\n"
+        "                          AF_UNIX (no root); its connections to other ranks are\n"
+        "                          sockets the assist daemon hands over\n"
         "  --allow-run-as-root     accepted and ignored\n"
         "  --map-by, -map-by M     where each host's ranks go: core (the default), hwthread,\n"
         "                          socket, numa (round robin over them), node (round robin\n"
@@ -376,7 +377,7 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
             } else if (strcmp(a, "--isolate") == 0 || strcmp(a, "-isolate") == 0) {
                 char why[200];
                 if (i + 1 >= argc)
-                    return mpirun_bad("%s", "--isolate needs a mode (net)");
+                    return mpirun_bad("%s", "--isolate needs a mode (net, seccomp)");
                 if (ad_isolate_parse(argv[i + 1], why, sizeof(why)) < 0)
                     return mpirun_bad("%s", why);
                 /* the daemons (here and on other hosts) and the ranks read it */
