@@ -419,6 +419,11 @@ static const util_tunable util_other_vars[] = {
      "connections the sockets the assist daemon hands over; the fabric auto choice "
      "then opens sock instead of ofi (docs/launcher.md)",
      0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
+    {"DCFA_RELAY", UTIL_T_BOOL, NULL, "0", NULL,
+     "the assist daemon forwards the bytes of the sockets it hands over (mpirun --relay, which "
+     "sets it): two socket pairs joined by the daemon instead of one, the host-offload baseline "
+     "(docs/launcher.md)",
+     0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
     {"DCFA_UNIVERSE_HOSTS", UTIL_T_INT, NULL, "0", NULL,
      "set by mpirun: the hosts of the job's universe (above 1, the ofi fabric is opened for "
      "spawned jobs)",

@@ -17,25 +17,11 @@
 #define __NR_io_uring_setup 425
 #endif
 
-/* the "Seccomp:" mode of /proc/self/status: 0 none, 1 strict, 2 filter */
-static int seccomp_mode(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    int mode = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "Seccomp: %d", &mode) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return mode;
-}
-
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
-    mtest_check(seccomp_mode() == 2, "Seccomp: %d in /proc/self/status, not 2 (a filter)",
-                seccomp_mode());
+    long long mode = mtest_proc_value("/proc/self/status", "Seccomp");
+    mtest_check(mode == 2, "Seccomp: %lld in /proc/self/status, not 2 (a filter)", mode);
     static const struct {
         int family, type;
         const char *name;

@@ -277,6 +277,21 @@ static inline void mtest_self_exe(char *buf, size_t len)
     buf[n] = '\0';
 }
 
+/* The number after "key:" on a line of a /proc file (/proc/self/status, /proc/PID/io), or -1. */
+static inline long long mtest_proc_value(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    long long v = -1;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n) && line[n] == ':' && sscanf(line + n + 1, "%lld", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
 /* A ring over comm at 1 B, 32 B, ... up to max bytes (eager and rendezvous sizes): each rank
  * sends to the next and checks what the previous one sent. */
 static inline void mtest_ring_sizes(MPI_Comm comm, int max)

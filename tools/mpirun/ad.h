@@ -335,6 +335,13 @@ int ad_isolate_child(int modes, char *err, size_t cap);
  * (after PR_SET_NO_NEW_PRIVS): 0, or -errno with err */
 int ad_seccomp_supported(void);
 int ad_seccomp_install(char *err, size_t cap);
+/* ad_relay.c: mpirun --relay (DCFA_RELAY=1), the daemon forwards the bytes. ad_relay_pair: a
+ * relayed connection, sv[0] for the asker and sv[1] for the peer (0 or -errno); ad_relay_fd:
+ * the epoll set the loop watches (-1 before the first); ad_relay_run: move what is ready. */
+int ad_relay_enabled(void);
+int ad_relay_pair(int sv[2]);
+int ad_relay_fd(void);
+void ad_relay_run(void);
 
 /* ad_singleton.c: "mpirun --dcfa-singleton FD JOBID". */
 int ad_singleton_main(int argc, char **argv);
@@ -371,6 +378,7 @@ enum ad_fd_kind {
     AD_FD_LINK_ERR, /* a child's remote-start command's stderr */
     AD_FD_ADOPTED,  /* singleton mode: the singleton's pidfd */
     AD_FD_EP,       /* a rank's endpoint channel (ad_ep.c) */
+    AD_FD_RELAY,    /* the relay's epoll set (ad_relay.c) */
 };
 
 struct ad_link;

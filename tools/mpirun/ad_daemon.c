@@ -851,7 +851,8 @@ static void ad_check_deadlines(struct ad_daemon *d, double now)
     }
 }
 
-/* Entries the loop may poll: a few of its own, three per rank, the tree's. */
+/* Entries the loop may poll: a few of its own (the relay's set among them), four per rank, the
+ * tree's. */
 static int ad_loop_nfds(struct ad_daemon *d)
 {
     int n = 8;
@@ -940,6 +941,10 @@ int ad_loop(struct ad_daemon *d)
                 }
             }
         }
+        if (ad_relay_fd() >= 0) {
+            pfds[n] = (struct pollfd){.fd = ad_relay_fd(), .events = POLLIN};
+            refs[n++] = (struct ad_fd_ref){.kind = AD_FD_RELAY};
+        }
         if (d->tree != NULL)
             n = ad_tree_pollfds(d, pfds, refs, n);
         int prc = poll(pfds, (nfds_t)n, ad_poll_timeout(d, now));
@@ -972,6 +977,9 @@ int ad_loop(struct ad_daemon *d)
                 break;
             case AD_FD_EP:
                 ad_ep_input(d, refs[i].job, refs[i].proc);
+                break;
+            case AD_FD_RELAY:
+                ad_relay_run();
                 break;
             case AD_FD_OUT:
                 ad_stream_read(&refs[i].proc->out);

@@ -8,7 +8,8 @@
  * rank exists and runs here, the token is that rank's), makes a connected pair of stream
  * sockets, and hands one end to the asker (GRANT) and the other to the peer (INCOMING), both as
  * SCM_RIGHTS; a request it cannot grant gets REFUSE naming it, and nothing else happens. The
- * daemon never touches the bytes that then flow.
+ * daemon never touches the bytes that then flow, unless mpirun --relay asked it to forward them
+ * (ad_relay.c).
  *
  * mpirun --isolate net (DCFA_ISOLATE=net) starts each rank in a network namespace of its own
  * with only loopback: unshare(CLONE_NEWNET) as root, inside a new user namespace otherwise;
@@ -163,16 +164,19 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
                      p->rank, rank, job->jobid);
         return;
     }
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        ad_ep_refuse(p, req, -errno, "rank %d asked for rank %d of job %s: socketpair: %s", p->rank,
-                     rank, job->jobid, strerror(errno));
+    int sv[2]; /* one pair, or with --relay two whose other ends the daemon joins */
+    int rc = ad_relay_enabled()                                            ? ad_relay_pair(sv)
+             : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ? -errno
+                                                                           : 0;
+    if (rc != 0) {
+        ad_ep_refuse(p, req, rc, "rank %d asked for rank %d of job %s: socketpair: %s", p->rank,
+                     rank, job->jobid, strerror(-rc));
         return;
     }
     sock_ep_msg in = {
         .magic = SOCK_EP_MAGIC, .version = SOCK_VERSION, .type = SOCK_EP_INCOMING, .rank = p->rank};
     snprintf(in.job, sizeof in.job, "%s", job->jobid);
-    int rc = ad_ep_send(q, &in, sv[1]);
+    rc = ad_ep_send(q, &in, sv[1]);
     if (rc == 0) {
         sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
                          .version = SOCK_VERSION,

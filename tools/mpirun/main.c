@@ -58,6 +58,9 @@ static void mpirun_usage(FILE *f)
         "                          namespaces); seccomp = a filter that denies socket() but\n"
         "                          AF_UNIX (no root); its connections to other ranks are\n"
         "                          sockets the assist daemon hands over\n"
+        "  --relay                 the assist daemon forwards the bytes of the sockets it\n"
+        "                          hands over instead of passing both ends of one pair (the\n"
+        "                          host-offload baseline; also DCFA_RELAY=1)\n"
         "  --allow-run-as-root     accepted and ignored\n"
         "  --map-by, -map-by M     where each host's ranks go: core (the default), hwthread,\n"
         "                          socket, numa (round robin over them), node (round robin\n"
@@ -382,6 +385,8 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
                     return mpirun_bad("%s", why);
                 /* the daemons (here and on other hosts) and the ranks read it */
                 setenv("DCFA_ISOLATE", argv[++i], 1);
+            } else if (strcmp(a, "--relay") == 0 || strcmp(a, "-relay") == 0) {
+                setenv("DCFA_RELAY", "1", 1); /* the daemons read it */
             } else if (strcmp(a, "--allow-run-as-root") == 0 ||
                        strcmp(a, "-allow-run-as-root") == 0) {
                 /* compatibility: nothing to do */
