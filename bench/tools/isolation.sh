@@ -1,0 +1,67 @@
+#!/bin/bash
+# Isolation bench, one host (docs/bench.md "Isolation"): latency (pingpong), bandwidth (bw) at
+# 8 B-4 MiB and the time to the first message to a new peer (firstmsg), 2 ranks, for
+#   shm        the normal path between ranks of one node
+#   sock_self  sock, each process makes its own connections (127.0.0.1)
+#   sock_daemon  sock, the daemon hands the socket pairs over, no confinement
+#   iso_net    mpirun --isolate net: the same handed-over sockets, ranks confined (direct)
+#   iso_sec    mpirun --isolate seccomp: the same, under the filter
+#   relay      mpirun --isolate net --relay: the daemon forwards the bytes
+# ROUNDS rounds (default 3), the configurations interleaved in each; the table gives each
+# figure's median over the rounds. Usage: bench/tools/isolation.sh BUILD_DIR [OUT_DIR]
+set -eu
+build=$(cd "${1:?usage: isolation.sh BUILD_DIR [OUT_DIR]}" && pwd)
+out=${2:-bench/out/isolation}
+rounds=${ROUNDS:-3}
+sizes=${SIZES:-8,64,1024,8192,65536,524288,4194304}
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+for p in pingpong bw firstmsg; do
+    "$build/bin/mpicc" -O2 -o "$out/$p" "$here/../src/$p.c"
+done
+run() { # config program args...
+    local cfg=$1
+    shift
+    local env=() opt=()
+    case $cfg in
+    shm) ;;
+    sock_self) env=(DCFA_FABRICS=sock DCFA_SOCK_CONNECT=self) ;;
+    sock_daemon) env=(DCFA_FABRICS=sock DCFA_SOCK_CONNECT=daemon) ;;
+    iso_net) env=(DCFA_FABRICS=sock) opt=(--isolate net) ;;
+    iso_sec) env=(DCFA_FABRICS=sock) opt=(--isolate seccomp) ;;
+    relay) env=(DCFA_FABRICS=sock) opt=(--isolate net --relay) ;;
+    esac
+    env "${env[@]}" timeout 600 "$build/mpirun" "${opt[@]}" -n 2 "$@" |
+        sed "s/^{/{\"config\":\"$cfg\",\"round\":$round,/"
+}
+: >"$out/results.jsonl"
+for round in $(seq 1 "$rounds"); do
+    for cfg in shm sock_self sock_daemon iso_net iso_sec relay; do
+        run $cfg "$out/pingpong" --sizes "$sizes" --max-ms 300 >>"$out/results.jsonl"
+        run $cfg "$out/bw" --mode uni --sizes "$sizes" --max-ms 300 >>"$out/results.jsonl"
+        run $cfg "$out/firstmsg" --reps 50 >>"$out/results.jsonl"
+    done
+done
+python3 - "$out/results.jsonl" <<'PY' | tee "$out/table.md"
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
+cfgs = ['shm', 'sock_self', 'sock_daemon', 'iso_net', 'iso_sec', 'relay']
+def med(cfg, bench, key, size=None):
+    v = [r[key] for r in rows if r['config'] == cfg and r['bench'] == bench
+         and (size is None or r.get('bytes') == size)]
+    return statistics.median(v) if v else float('nan')
+sizes = sorted({r['bytes'] for r in rows if r['bench'] == 'pingpong'})
+def name(b):
+    return f'{b >> 20} MiB' if b >= 1 << 20 else f'{b >> 10} KiB' if b >= 1024 else f'{b} B'
+print('| figure | ' + ' | '.join(cfgs) + ' | iso_net / sock_daemon | relay / iso_net |')
+print('|---' * (len(cfgs) + 3) + '|')
+def line(label, vals):
+    a, b = vals[cfgs.index('iso_net')], vals[cfgs.index('sock_daemon')]
+    c = vals[cfgs.index('relay')]
+    print(f'| {label} | ' + ' | '.join(f'{v:.3g}' for v in vals) + f' | {a / b:.2f} | {c / a:.2f} |')
+for s in sizes:
+    line(f'latency {name(s)} (us)', [med(c, 'pingpong', 'lat_us_med', s) for c in cfgs])
+for s in sizes:
+    line(f'bandwidth {name(s)} (MB/s)', [med(c, 'bw', 'mbps_med', s) for c in cfgs])
+line('first message, round trip (us)', [med(c, 'firstmsg', 'first_us') for c in cfgs])
+PY
