@@ -339,6 +339,10 @@ static const util_tunable util_other_vars[] = {
      "mpirun: the remote shell command that starts the assist daemon on another host (words split "
      "at blanks; docs/launcher.md)",
      0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
+    {"DCFA_BIND_TO", UTIL_T_STR, NULL, "", NULL,
+     "mpirun: the --bind-to of a run that gives none (core, hwthread, socket, numa or none; "
+     "empty: the default of docs/launcher.md)",
+     0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
     {"DCFA_LAUNCH_TIMEOUT", UTIL_T_INT, NULL, "60", NULL,
      "mpirun: seconds a remote daemon has to start and report back before the job ends with a "
      "message naming its host",

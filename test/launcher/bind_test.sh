@@ -56,6 +56,9 @@ default)
     check "$MORE" none local
     check "$NCORES" core local --map-by core
     check "$NCORES" none local --bind-to none
+    # DCFA_BIND_TO: the default's replacement; an option on the command line wins
+    DCFA_BIND_TO=none check "$NCORES" none local
+    DCFA_BIND_TO=none check "$NCORES" core local --bind-to core
     # a host with one CPU for mpirun (taskset): one rank is bound to it
     taskset -c "$FIRST" "$MPIRUN" -n 1 -x BIND_ALLOWED="$FIRST" "$CHECK" core local >"$TMP/out" 2>"$TMP/err" ||
         fail "under taskset -c $FIRST: $(cat "$TMP/out" "$TMP/err")"
@@ -124,6 +127,8 @@ bad)
     err_is "^mpirun: --bind-to board: not a level to bind to \(core, hwthread, socket, numa or none\)$"
     run 2 -n 1 --bind-to
     err_is "^mpirun: --bind-to needs core, hwthread, socket, numa or none$"
+    DCFA_BIND_TO=board run 2 -n 1 "${prog[@]}"
+    err_is "^mpirun: DCFA_BIND_TO board: not a level to bind to \(core, hwthread, socket, numa or none\)$"
     [ -e "$TMP/started" ] && fail "a rank started after a bad binding"
     # mpirun restricted to one CPU: two ranks cannot each have a core
     taskset -c "$FIRST" "$MPIRUN" -n 2 --bind-to core "${prog[@]}" >"$TMP/out" 2>"$TMP/err"

@@ -207,6 +207,12 @@ static int mpirun_place_option(struct mpirun_opts *o, int argc, char **argv, int
  * pass. 0 or -EBADMSG after a message. */
 static int mpirun_place_finish(struct mpirun_opts *o)
 {
+    /* DCFA_BIND_TO: the --bind-to of every run that gives none (as a job script's or a
+     * test harness's environment: test hosts that share one machine's cores say none) */
+    const char *bind_env = getenv("DCFA_BIND_TO");
+    if (!o->bind.bind_given && bind_env != NULL && *bind_env != '\0' &&
+        mpirun_bind_parse_bind(&o->bind, "DCFA_BIND_TO", bind_env))
+        return -EBADMSG;
     if (o->bind.map == MPIRUN_RES_NODE && o->bind.ppr == 0 && o->ppn == 0 && o->nhosts > 0)
         o->ppn = 1;
     if (o->wdir == NULL)
