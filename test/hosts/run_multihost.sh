@@ -9,7 +9,7 @@
 #   --prefix DIR   an install of it, for the MPICH suite (default DIR/prefix,
 #                  made with cmake --install when missing)
 #   --stages LIST  comma list of: launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross,
-#                  twonet (default: all)
+#                  isolate,twonet (default: all)
 #   --install      apt-get install what a stage needs when it is missing
 #                  (mpich, slurmctld slurmd slurm-client munge)
 #
@@ -29,7 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build
 PREFIX=""
-STAGES=launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross,twonet
+STAGES=launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross,isolate,twonet
 INSTALL=0
 while [ $# -gt 0 ]; do
     case $1 in
@@ -447,6 +447,49 @@ st_mpich_cross() {
     "$HOSTS_SH" down
 }
 
+# ---- stage isolate: isolated ranks (--isolate net: network namespaces with only loopback) on
+# 2 hosts; the daemons make the TCP connections between the hosts and hand them over
+# (docs/launcher.md "Endpoints across hosts"); every byte then goes rank to rank -----------
+no_errors() { # NAME: stdout has " No Errors"
+    grep -q "No Errors" "$TMP/out" && ok "$1" || bad "$1: no 'No Errors': $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"
+}
+st_isolate() {
+    hosts_up 2 || return
+    (
+        export DCFA_ISOLATE=net
+        unset DCFA_FABRICS # auto: shm within a host, sock (handed-over sockets) across
+        local H="-hosts dcfa-h1,dcfa-h2" line
+        run "isolate ring" 0 $H -ppn 1 -n 2 "$MPIT/isolate_net" &&
+            no_errors "isolated ranks on 2 hosts: no interface but lo, a ring of 1 B to 4 MiB over the daemons' TCP connection"
+        run "isolate ring ppn 2" 0 $H -ppn 2 -n 4 "$MPIT/isolate_net" &&
+            no_errors "isolated, 2 ranks per host: shm within a host, handed-over TCP across, ring 1 B to 4 MiB"
+        if "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c"; then
+            run "isolate pingpong" 0 $H -ppn 1 -n 2 "$TMP/pingpong" --sizes 1,64,4096,65536,1048576,4194304 --reps 5 --iters 20 &&
+                { [ "$(grep -c '"bench":"pingpong"' "$TMP/out")" = 6 ] &&
+                    ok "isolated ping-pong across hosts, one-way latency: $(sed -n 's/.*"bytes":\([0-9]*\),.*"lat_us_med":\([0-9.]*\),.*/\1 B \2 us/p' "$TMP/out" | tr '\n' ' ')" ||
+                    bad "isolate pingpong: $(head -c 400 "$TMP/out")"; }
+        else
+            bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"
+        fi
+        # a malicious rank across hosts (forged tokens refused by the peer's daemon, nothing
+        # reaches the peer, then the true request granted); shm only: no MPI message between
+        # the two hosts, rank 1 leaves its token in $TMP
+        mkdir -p "$TMP/bad"
+        run "isolate malicious" 0 $H -ppn 1 -n 2 -genv DCFA_FABRICS shm -genv SOCK_BAD_DIR "$TMP/bad" "$MPIT/sock_handover_bad" &&
+            no_errors "a malicious isolated rank across hosts: forged requests refused with their reason, nothing granted, then the true one granted a TCP socket"
+        echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
+    )
+    eval "$(cat "$TMP/counts")"
+    sleep 0.5
+    local left="" h
+    for h in dcfa-h1 dcfa-h2; do
+        [ "$(ip netns pids "$h" | wc -l)" = 1 ] || left+=" $h: $(ip netns pids "$h" | tr '\n' ' ')"
+        left+=$("$DCFA_RSH" "$h" "ls /dev/shm | grep '^dcfa-' | sed 's/^/$h:/'" 2>/dev/null | tr '\n' ' ')
+    done
+    [ -z "$left" ] && ok "isolate: no process or /dev/shm entry left on either host" || bad "isolate: left behind: $left"
+    "$HOSTS_SH" down
+}
+
 # ---- stage twonet: two networks that cannot reach each other (docs/gateway.md) -----------
 # cluster hosts on network A, booster hosts on B, gateway hosts on both, IP forwarding off
 nothing_left() { # NAME: no namespace, veth, bridge or holder of up2's hosts remains
@@ -564,6 +607,7 @@ has mpi_remote && stage mpi_remote st_mpi_remote
 has mpi_cross && stage mpi_cross st_mpi_cross
 has spawn && stage spawn st_spawn
 has mpich_cross && stage mpich_cross st_mpich_cross
+has isolate && stage isolate st_isolate
 has twonet && stage twonet st_twonet
 echo "== summary ($((SECONDS - T0)) s)"
 for s in "${SUMMARY[@]}"; do echo "  $s"; done
