@@ -477,6 +477,11 @@ st_isolate() {
         mkdir -p "$TMP/bad"
         run "isolate malicious" 0 $H -ppn 1 -n 2 -genv DCFA_FABRICS shm -genv SOCK_BAD_DIR "$TMP/bad" "$MPIT/sock_handover_bad" &&
             no_errors "a malicious isolated rank across hosts: forged requests refused with their reason, nothing granted, then the true one granted a TCP socket"
+        # 1 GiB between two isolated ranks on two hosts: the daemons' CPU time and bytes
+        run "daemon counters" 0 $H -ppn 1 -n 2 --bind-to none -genv DCFA_FABRICS sock "$MPIT/daemon_counters" && {
+            grep "its daemon" "$TMP/err" | sed 's/^/    /'
+            no_errors "1 GiB between isolated ranks on 2 hosts: each daemon's CPU time grew < 50 ms, its rchar/wchar < 1 MiB"
+        }
         echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
     )
     eval "$(cat "$TMP/counts")"
