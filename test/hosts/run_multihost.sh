@@ -9,7 +9,7 @@
 #   --prefix DIR   an install of it, for the MPICH suite (default DIR/prefix,
 #                  made with cmake --install when missing)
 #   --stages LIST  comma list of: launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross,
-#                  twonet (default: all)
+#                  isolate,twonet (default: all)
 #   --install      apt-get install what a stage needs when it is missing
 #                  (mpich, slurmctld slurmd slurm-client munge)
 #
@@ -29,7 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build
 PREFIX=""
-STAGES=launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross,twonet
+STAGES=launch,hydra,slurm,mpi_remote,mpi_cross,spawn,mpich_cross,isolate,twonet
 INSTALL=0
 while [ $# -gt 0 ]; do
     case $1 in
@@ -450,6 +450,109 @@ st_mpich_cross() {
     "$HOSTS_SH" down
 }
 
+# ---- stage isolate: isolated ranks (--isolate net: network namespaces with only loopback) on
+# 2 hosts; the daemons make the TCP connections between the hosts and hand them over
+# (docs/launcher.md "Endpoints across hosts"); every byte then goes rank to rank -----------
+no_errors() { # NAME: stdout has " No Errors"
+    grep -q "No Errors" "$TMP/out" && ok "$1" || bad "$1: no 'No Errors': $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"
+}
+st_isolate() {
+    hosts_up 2 || return
+    (
+        export DCFA_ISOLATE=net
+        unset DCFA_FABRICS # auto: shm within a host, sock (handed-over sockets) across
+        local H="-hosts dcfa-h1,dcfa-h2" line
+        run "isolate ring" 0 $H -ppn 1 -n 2 "$MPIT/isolate_net" &&
+            no_errors "isolated ranks on 2 hosts: no interface but lo, a ring of 1 B to 1 MiB over the daemons' TCP connection"
+        run "isolate ring ppn 2" 0 $H -ppn 2 -n 4 "$MPIT/isolate_net" &&
+            no_errors "isolated, 2 ranks per host: shm within a host, handed-over TCP across, ring 1 B to 1 MiB"
+        if "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c"; then
+            run "isolate pingpong" 0 $H -ppn 1 -n 2 --bind-to none "$TMP/pingpong" --sizes 1,64,4096,65536,1048576,4194304 --reps 5 --iters 20 &&
+                { [ "$(grep -c '"bench":"pingpong"' "$TMP/out")" = 6 ] &&
+                    ok "isolated ping-pong across hosts, one-way latency: $(sed -n 's/.*"bytes":\([0-9]*\),.*"lat_us_med":\([0-9.]*\),.*/\1 B \2 us/p' "$TMP/out" | tr '\n' ' ')" ||
+                    bad "isolate pingpong: $(head -c 400 "$TMP/out")"; }
+        else
+            bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"
+        fi
+        # a malicious rank across hosts (forged tokens refused by the peer's daemon, nothing
+        # reaches the peer, then the true request granted); shm only: no MPI message between
+        # the two hosts, rank 1 leaves its token in $TMP
+        mkdir -p "$TMP/bad"
+        run "isolate malicious" 0 $H -ppn 1 -n 2 -genv DCFA_FABRICS shm -genv SOCK_BAD_DIR "$TMP/bad" "$MPIT/sock_handover_bad" &&
+            no_errors "a malicious isolated rank across hosts: forged requests refused with their reason, nothing granted, then the true one granted a TCP socket"
+        # 1 GiB between two isolated ranks on two hosts: the daemons' CPU time and bytes
+        run "daemon counters" 0 $H -ppn 1 -n 2 --bind-to none -genv DCFA_FABRICS sock "$MPIT/daemon_counters" && {
+            grep "its daemon" "$TMP/err" | sed 's/^/    /'
+            no_errors "1 GiB between isolated ranks on 2 hosts: each daemon's CPU time grew < 50 ms, its rchar/wchar < 1 MiB"
+        }
+        # a daemon killed while its isolated rank is in a ping-pong with the other host's: the
+        # job ends at once (status 1, the cause named), nothing is left (checked below)
+        timeout 60 "$MPIRUN" $H -ppn 1 -n 2 "$TMP/pingpong" --sizes 8 --reps 100000 --iters 100000 \
+            --max-ms 100000 >"$TMP/out" 2>"$TMP/err" </dev/null &
+        local mp=$! dp="" i st t0
+        for i in $(seq 1 100); do dp=$(daemon_pid_on dcfa-h2); [ -n "$dp" ] && break; sleep 0.1; done
+        sleep 2 # the ranks are in their ping-pong over the handed-over connection
+        # first, a forger on dcfa-h1 at dcfa-h2's daemon's data port: a HELLO without the job's
+        # key (zeros) is answered with a refusal, and the job goes on
+        local port ans
+        port=$(ip netns exec dcfa-h2 ss -ltnpH 2>/dev/null | grep "pid=$dp," | awk '{print $4}' | sed 's/.*://' | head -n 1)
+        ans=$("$DCFA_RSH" dcfa-h1 "timeout 5 bash -c 'exec 3<>/dev/tcp/$("$HOSTS_SH" addr dcfa-h2)/$port; head -c 32 <&3 >/dev/null; head -c 96 /dev/zero >&3; head -c 184 <&3'" 2>/dev/null | tr -d '\0')
+        [ -n "$port" ] && [[ $ans == *"not from a daemon of this job (no valid MAC): refused"* ]] && kill -0 $mp 2>/dev/null &&
+            ok "a HELLO without the job's key at a daemon's data port (port $port) is refused, the job goes on" ||
+            bad "forged HELLO at port '$port': answer '$(echo "$ans" | head -c 200)'"
+        t0=$SECONDS
+        [ -n "$dp" ] && kill -KILL "$dp"
+        wait $mp
+        st=$?
+        # (the first failure mpirun hears of is named: the lost daemon, or rank 0 whose peer's
+        # connection ended when the orphaned rank 1 ended itself)
+        [ -n "$dp" ] && [ $st = 1 ] && [ $((SECONDS - t0)) -lt 20 ] &&
+            grep -Eq "^mpirun: lost the assist daemon on host 'dcfa-h2'|rank 1 closed its connection to this process before finalizing" "$TMP/err" &&
+            ok "a daemon killed under its isolated rank: the job ends in $((SECONDS - t0)) s, status 1, the cause named" ||
+            bad "isolated, daemon killed (pid '$dp'): status $st after $((SECONDS - t0)) s: $(head -c 400 "$TMP/err")"
+        # the MPI test programs (pt2pt, communicators, collectives, RMA), isolated on 2 hosts
+        mpi_set "isolate" 4 $H -ppn 2
+        MPI_SET="flood many2one head2head pt2pt_sizes coll_ref" mpi_set "isolate-1ppn" 4 $H -ppn 1 -n 4
+        echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
+    )
+    eval "$(cat "$TMP/counts")"
+    # the MPICH suite's pt2pt and coll folders, isolated on 2 hosts, within a time budget
+    if [ -x "$PREFIX/bin/mpicc" ] || cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null; then
+        # the two hosts share this machine's cores: no rank binding, and a waiting rank yields at
+        # once (a 2 ms spin per wait, each host thinking its cores its own, ran out the budget
+        # with 49 of 127 entries not started)
+        (export DCFA_ISOLATE=net DCFA_SPIN_US=${DCFA_SPIN_US:-0}
+            unset DCFA_FABRICS
+            "$REPO/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "${DCFA_MULTIHOST_MPICH_JOBS:-2}" \
+                --time-budget "${DCFA_MULTIHOST_ISOLATE_BUDGET:-240}" --lists testlist \
+                --timeout 120 --skip "$HERE/mpich_isolate_skip.txt" \
+                --mpirun-args "--bind-to none -hosts dcfa-h1,dcfa-h2" pt2pt coll@np=4) >"$TMP/mpich.log" 2>&1
+        tail -n 5 "$TMP/mpich.log" | sed 's/^/    /'
+        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/mpich.log" | tail -n 1)
+        p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+        f=$(echo "$line" | sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p')
+        if [ -z "$p" ]; then bad "MPICH suite isolated: no result line"; else PASS=$((PASS + p)); FAIL=$((FAIL + f)); fi
+    else
+        bad "cannot install into $PREFIX"
+    fi
+    sleep 0.5
+    # every process in a host's UTS namespace but its holder: isolated ranks too (they have a
+    # network namespace of their own, so ip netns pids does not list them)
+    local left="" h p holder uts
+    for h in dcfa-h1 dcfa-h2; do
+        holder=$(cat "${DCFA_HOSTS_STATE:-/run/dcfa-hosts}/$h.pid" 2>/dev/null)
+        uts=$(readlink "/proc/$holder/ns/uts" 2>/dev/null)
+        [ -n "$uts" ] || { left+=" $h: its holder is gone"; continue; }
+        for p in /proc/[0-9]*; do
+            [ "${p#/proc/}" != "$holder" ] && [ "$(readlink "$p/ns/uts" 2>/dev/null)" = "$uts" ] &&
+                left+=" $h: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | head -c 80)"
+        done
+        left+=$("$DCFA_RSH" "$h" "ls /dev/shm | grep '^dcfa-' | sed 's/^/$h:/'" 2>/dev/null | tr '\n' ' ')
+    done
+    [ -z "$left" ] && ok "isolate: no process or /dev/shm entry left on either host" || bad "isolate: left behind: $left"
+    "$HOSTS_SH" down
+}
+
 # ---- stage twonet: two networks that cannot reach each other (docs/gateway.md) -----------
 # cluster hosts on network A, booster hosts on B, gateway hosts on both, IP forwarding off
 nothing_left() { # NAME: no namespace, veth, bridge or holder of up2's hosts remains
@@ -567,6 +670,7 @@ has mpi_remote && stage mpi_remote st_mpi_remote
 has mpi_cross && stage mpi_cross st_mpi_cross
 has spawn && stage spawn st_spawn
 has mpich_cross && stage mpich_cross st_mpich_cross
+has isolate && stage isolate st_isolate
 has twonet && stage twonet st_twonet
 echo "== summary ($((SECONDS - T0)) s)"
 for s in "${SUMMARY[@]}"; do echo "  $s"; done

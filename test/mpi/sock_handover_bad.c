@@ -5,7 +5,12 @@
  * and reach nobody else; then the true request (rank 1's token, which rank 1 sends it over
  * MPI) is granted: rank 0 gets a stream socket, rank 1 gets the other end as INCOMING, and a
  * few bytes go through. Runs on shm (the sock fabric, which would read the channel itself,
- * is not opened). */
+ * is not opened).
+ *
+ * Across hosts (SOCK_BAD_DIR=<a directory both hosts see>, ranks 0 and 1 on two hosts, no
+ * message between them: shm does not reach across) rank 1 leaves its token in a file there
+ * instead; the forged token is then refused by rank 1's daemon, after the two daemons' own
+ * handshake, and the true request is granted a TCP socket to rank 1's host. */
 #include "mtest.h"
 #include "../../src/fabric/sock/sock_wire.h"
 #include <errno.h>
@@ -62,9 +67,33 @@ int main(int argc, char **argv)
     }
     int ep = atoi(epv);
     uint64_t t1 = 0;
+    const char *dir = getenv("SOCK_BAD_DIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/token.%s", dir ? dir : ".", job);
     if (rank == 1)
         t1 = strtoull(tok, NULL, 16);
-    MPI_Bcast(&t1, 1, MPI_UINT64_T, 1, MPI_COMM_WORLD);
+    if (!dir) {
+        MPI_Bcast(&t1, 1, MPI_UINT64_T, 1, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        char tmp[520];
+        snprintf(tmp, sizeof tmp, "%s.new", path);
+        FILE *f = fopen(tmp, "w");
+        if (!f || fprintf(f, "%s\n", tok) < 0 || fclose(f) != 0 || rename(tmp, path) != 0)
+            mtest_fail("cannot write %s", path);
+    } else if (rank == 0) {
+        for (int i = 0; i < 2000 && t1 == 0; i++) {
+            FILE *f = fopen(path, "r");
+            unsigned long long v = 0;
+            if (f) {
+                if (fscanf(f, "%llx", &v) == 1)
+                    t1 = v;
+                fclose(f);
+            } else
+                usleep(10000);
+        }
+        mtest_check(t1 != 0, "no token of rank 1 in %s", path);
+        unlink(path);
+    }
     if (rank == 0) {
         ask(ep, "otherjob", 1, t1, 1, "another job's process");
         ask(ep, job, size + 5, t1, 2, "no such rank");
@@ -99,6 +128,11 @@ int main(int argc, char **argv)
                     "request 7: answer type %u seq %u fd %d (socket type %d), not a grant", m.type,
                     m.seq, fd, type);
         if (fd >= 0) {
+            struct sockaddr_storage sa;
+            socklen_t sl = sizeof sa;
+            mtest_check(!dir || (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0 &&
+                                 sa.ss_family == AF_INET),
+                        "across hosts the granted socket is a TCP one (family %d)", sa.ss_family);
             mtest_check(write(fd, "hello", 5) == 5, "write to the granted socket");
             close(fd);
         }
@@ -114,6 +148,40 @@ int main(int argc, char **argv)
             mtest_check(read(fd, buf, 5) == 5 && !memcmp(buf, "hello", 5), "bytes over the socket");
             close(fd);
         }
+    }
+    if (dir) {
+        /* no message between the hosts (shm does not reach): rank 1 leaves its error count
+         * in a file, rank 0 adds it and reports */
+        char done[520];
+        int total = mtest_errs, theirs = -1;
+        snprintf(done, sizeof done, "%s/done.%s", dir, job);
+        if (rank == 1) {
+            char tmp[530];
+            snprintf(tmp, sizeof tmp, "%s.new", done);
+            FILE *f = fopen(tmp, "w");
+            if (!f || fprintf(f, "%d\n", mtest_errs) < 0 || fclose(f) != 0 ||
+                rename(tmp, done) != 0)
+                total++;
+        } else if (rank == 0) {
+            for (int i = 0; i < 2000 && theirs < 0; i++) {
+                FILE *f = fopen(done, "r");
+                if (f) {
+                    if (fscanf(f, "%d", &theirs) != 1)
+                        theirs = -1;
+                    fclose(f);
+                } else
+                    usleep(10000);
+            }
+            unlink(done);
+            total += theirs < 0 ? 1 : theirs;
+            if (total)
+                printf(" Found %d errors\n", total);
+            else
+                printf(" No Errors\n");
+            fflush(stdout);
+        }
+        MPI_Finalize();
+        return total != 0;
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1) { /* nothing else came: no refused request reached the peer */

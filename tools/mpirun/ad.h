@@ -325,6 +325,29 @@ int ad_ep_pair(struct ad_proc *p, int *child_fd);
 void ad_ep_child_env(const struct ad_proc *p, int child_fd);
 void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 void ad_ep_close(struct ad_proc *p);
+/* one message to p's endpoint channel with fd (or -1): 0 or -errno; a REFUSE of req to p */
+struct sock_ep_msg;
+int ad_ep_send(struct ad_proc *p, const struct sock_ep_msg *m, int fd);
+void ad_ep_refuse(struct ad_proc *p, const struct sock_ep_msg *req, int status, const char *fmt,
+                  ...) __attribute__((format(printf, 4, 5)));
+
+/* ad_ep_remote.c: endpoints across hosts. ad_epr_listen: a remote daemon's data port, its
+ * "<port>;<networks>" for EPADDR (or "" when it cannot listen); ad_epr_note: mpirun keeps
+ * node's; ad_epr_map: mpirun's EPMAP (the job's key, every node's), ad_epr_set_map: a daemon
+ * takes it; ad_epr_request: p's request for a rank on another host (its daemon is asked). */
+struct ad_epr_hs;
+struct ad_fd_ref;
+const char *ad_epr_listen(void);
+void ad_epr_note(int node, int nnodes, const char *info, size_t len);
+int ad_epr_map(struct ad_buf *b, int nnodes);
+int ad_epr_set_map(int nnodes, const char *p, size_t len);
+void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                    const struct sock_ep_msg *req);
+int ad_epr_nfds(void);
+int ad_epr_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n);
+void ad_epr_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents);
+double ad_epr_deadline(void); /* the next handshake's deadline, 0 = none */
+void ad_epr_close(void);
 #define AD_ISOLATE_NET     1 /* a network namespace with only loopback */
 #define AD_ISOLATE_SECCOMP 2 /* a filter: no socket but AF_UNIX (ad_seccomp.c) */
 /* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
@@ -379,6 +402,7 @@ enum ad_fd_kind {
     AD_FD_ADOPTED,  /* singleton mode: the singleton's pidfd */
     AD_FD_EP,       /* a rank's endpoint channel (ad_ep.c) */
     AD_FD_RELAY,    /* the relay's epoll set (ad_relay.c) */
+    AD_FD_EPR,      /* the data port or a handshake with another host's daemon (ad_ep_remote.c) */
 };
 
 struct ad_link;
@@ -387,6 +411,7 @@ struct ad_fd_ref {
     struct ad_job *job;
     struct ad_proc *proc;
     struct ad_link *link;
+    struct ad_epr_hs *epr; /* AD_FD_EPR: the handshake, NULL for the data port */
 };
 
 int ad_tree_nfds(struct ad_daemon *d); /* most entries ad_tree_pollfds adds */
@@ -424,6 +449,8 @@ int ad_tree_spawn_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
  * (its subtree's processes run, or mpirun has not heard it ended); then the
  * job may be freed (ad_jobs_reap). */
 int ad_tree_job_held(struct ad_daemon *d, struct ad_job *job);
+/* The tree node (host index + 1) rank of job runs on; -1 if not known (a spawned job). */
+int ad_tree_rank_node(struct ad_daemon *d, const struct ad_job *job, int rank);
 /* Frees a job's tree part (ad_job_destroy). */
 void ad_tree_job_free(struct ad_job *job);
 void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status);

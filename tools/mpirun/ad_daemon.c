@@ -801,11 +801,14 @@ static int ad_poll_timeout(struct ad_daemon *d, double now)
 {
     double next = 0;
     /* (a passed drain deadline was acted on; a daemon of the tree lives on) */
-    double cand[5] = {d->phase_deadline, d->phase == AD_RUN ? d->timeout_deadline : 0,
+    double cand[6] = {d->phase_deadline,
+                      d->phase == AD_RUN ? d->timeout_deadline : 0,
                       d->drain_deadline > now ? d->drain_deadline : 0,
-                      d->tree != NULL ? ad_tree_deadline(d) : 0, d->adopt_retry};
+                      d->tree != NULL ? ad_tree_deadline(d) : 0,
+                      d->adopt_retry,
+                      ad_epr_deadline()};
 
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (cand[i] > 0 && (next == 0 || cand[i] < next))
             next = cand[i];
     for (int j = 0; j < d->njobs; j++) /* a process that never called MPI_Init */
@@ -860,7 +863,7 @@ static int ad_loop_nfds(struct ad_daemon *d)
     for (int j = 0; j < d->njobs; j++)
         n += 4 * d->jobs[j]->nprocs;
     if (d->tree != NULL)
-        n += ad_tree_nfds(d);
+        n += ad_tree_nfds(d) + ad_epr_nfds();
     return n;
 }
 
@@ -945,8 +948,10 @@ int ad_loop(struct ad_daemon *d)
             pfds[n] = (struct pollfd){.fd = ad_relay_fd(), .events = POLLIN};
             refs[n++] = (struct ad_fd_ref){.kind = AD_FD_RELAY};
         }
-        if (d->tree != NULL)
+        if (d->tree != NULL) {
             n = ad_tree_pollfds(d, pfds, refs, n);
+            n = ad_epr_pollfds(d, pfds, refs, n);
+        }
         int prc = poll(pfds, (nfds_t)n, ad_poll_timeout(d, now));
         if (prc < 0 && errno != EINTR)
             break;
@@ -980,6 +985,9 @@ int ad_loop(struct ad_daemon *d)
                 break;
             case AD_FD_RELAY:
                 ad_relay_run();
+                break;
+            case AD_FD_EPR:
+                ad_epr_event(d, &refs[i], ev);
                 break;
             case AD_FD_OUT:
                 ad_stream_read(&refs[i].proc->out);

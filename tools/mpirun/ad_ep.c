@@ -9,7 +9,7 @@
  * sockets, and hands one end to the asker (GRANT) and the other to the peer (INCOMING), both as
  * SCM_RIGHTS; a request it cannot grant gets REFUSE naming it, and nothing else happens. The
  * daemon never touches the bytes that then flow, unless mpirun --relay asked it to forward them
- * (ad_relay.c).
+ * (ad_relay.c). A rank on another host: ad_ep_remote.c.
  *
  * mpirun --isolate net (DCFA_ISOLATE=net) starts each rank in a network namespace of its own
  * with only loopback: unshare(CLONE_NEWNET) as root, inside a new user namespace otherwise;
@@ -68,7 +68,7 @@ void ad_ep_close(struct ad_proc *p)
 }
 
 /* one message to a rank's endpoint channel, with fd (or -1); 0 or -errno */
-static int ad_ep_send(struct ad_proc *p, const sock_ep_msg *m, int fd)
+int ad_ep_send(struct ad_proc *p, const sock_ep_msg *m, int fd)
 {
     char cbuf[CMSG_SPACE(sizeof(int))];
     struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof *m};
@@ -93,10 +93,7 @@ static int ad_ep_send(struct ad_proc *p, const sock_ep_msg *m, int fd)
     }
 }
 
-static void ad_ep_refuse(struct ad_proc *p, const sock_ep_msg *req, int status, const char *fmt,
-                         ...) __attribute__((format(printf, 4, 5)));
-static void ad_ep_refuse(struct ad_proc *p, const sock_ep_msg *req, int status, const char *fmt,
-                         ...)
+void ad_ep_refuse(struct ad_proc *p, const sock_ep_msg *req, int status, const char *fmt, ...)
 {
     sock_ep_msg m = {.magic = SOCK_EP_MAGIC,
                      .version = SOCK_VERSION,
@@ -124,7 +121,6 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
                           const sock_ep_msg *req)
 {
     char job_of[SOCK_EP_JOB_MAX];
-    (void)d;
     memcpy(job_of, req->job, sizeof job_of);
     job_of[sizeof job_of - 1] = 0;
     int rank = req->rank;
@@ -145,11 +141,13 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
         return;
     }
     struct ad_proc *q = ad_ep_local(job, rank);
-    if (q == NULL) {
-        ad_ep_refuse(p, req, -EHOSTUNREACH,
-                     "rank %d asked for rank %d of job %s, which runs on another host (endpoints "
-                     "across hosts are not handed over yet)",
-                     p->rank, rank, job->jobid);
+    if (q == NULL) { /* on another host: its daemon checks the rest (ad_ep_remote.c) */
+        if (d->tree != NULL)
+            ad_epr_request(d, job, p, req);
+        else
+            ad_ep_refuse(p, req, -EHOSTUNREACH,
+                         "rank %d asked for rank %d of job %s, which this daemon does not run",
+                         p->rank, rank, job->jobid);
         return;
     }
     if (req->token != q->ep_token) {

@@ -83,6 +83,7 @@ enum ad_msg {
     AD_M_SPAWN_KILL,
     AD_M_SPAWN_REP,
     AD_M_NOINIT,
+    AD_M_EPMAP, /* the job's key and every daemon's data port (ad_ep_remote.c) */
     AD_M_HELLO = 32,
     AD_M_READY,
     AD_M_END,
@@ -95,6 +96,7 @@ enum ad_msg {
     AD_M_SPAWN_ACK,
     AD_M_JOB_DONE,
     AD_M_NOINIT_UP,
+    AD_M_EPADDR, /* a daemon's data port: "<port>;<networks>" (ad_ep_remote.c) */
 };
 
 /* A job's part of the tree at this daemon (struct ad_job.tree). */
@@ -937,6 +939,11 @@ static void ad_tree_check_ready(struct ad_daemon *d, struct ad_tree *t)
         ad_buf_add(&start, "", 1);
         setenv("DCFA_GATEWAYS", start.data + (size_t)t->size * 4, 1);
     }
+    struct ad_buf epmap = {0}; /* endpoints across hosts: before START, so before any rank */
+    if (ad_epr_map(&epmap, t->nhosts) == 0)
+        for (int i = 0; i < t->nkids; i++)
+            ad_link_send(&t->kids[i], AD_M_EPMAP, 0, epmap.data, epmap.len);
+    ad_buf_free(&epmap);
     for (int i = 0; i < t->nkids; i++)
         ad_link_send(&t->kids[i], AD_M_START, 0, start.data, start.len);
     ad_buf_free(&start);
@@ -1816,6 +1823,12 @@ static void ad_from_parent(struct ad_daemon *d, struct ad_tree *t, int type, int
     case AD_M_NOINIT:
         ad_noinit_in(t, ad_job_by_num(d, arg), p, len);
         break;
+    case AD_M_EPMAP:
+        if (ad_epr_set_map(t->nhosts, p, len) != 0)
+            ad_daemon_end(d, 1, "mpirun: bad EPMAP message");
+        for (int i = 0; i < t->nkids; i++)
+            ad_link_send(&t->kids[i], AD_M_EPMAP, 0, p, len);
+        break;
     default:
         ad_daemon_end(d, 1, "mpirun: bad message from the parent daemon");
         break;
@@ -1893,6 +1906,12 @@ static void ad_from_kid(struct ad_daemon *d, struct ad_tree *t, struct ad_link *
             ad_link_send(&t->parent, AD_M_NOINIT_UP, arg, who, strlen(who) + 1);
         break;
     }
+    case AD_M_EPADDR:
+        if (t->root)
+            ad_epr_note(arg, t->nhosts, p, len);
+        else
+            ad_link_send(&t->parent, AD_M_EPADDR, arg, p, len);
+        break;
     default: {
         char msg[300];
         snprintf(msg, sizeof(msg), "mpirun: bad message %d from the assist daemon on host '%s'",
@@ -1987,6 +2006,15 @@ static void ad_kid_err_input(struct ad_link *l)
 }
 
 /* ---- the loop's hooks ------------------------------------------------------------- */
+
+int ad_tree_rank_node(struct ad_daemon *d, const struct ad_job *job, int rank)
+{
+    struct ad_tree *t = ad_t(d);
+
+    if (t == NULL || job->num != 0 || rank < 0 || rank >= t->size)
+        return -1;
+    return t->host_of[rank] + 1;
+}
 
 int ad_tree_nfds(struct ad_daemon *d) { return 3 * ad_t(d)->nkids + 4; }
 
@@ -2266,6 +2294,7 @@ oom:
     fprintf(stderr, "mpirun: out of memory\n");
 out:
     ad_tree_cleanup_links(&t);
+    ad_epr_close();
     ad_daemon_free(&d); /* the jobs and the names */
     free(node_host);
     free(t.hosts);
@@ -2394,6 +2423,10 @@ int ad_remote_main(void)
             setup_err = 1;
         ad_buf_add_str(&t.ready, gwinfo);
     }
+    if (!setup_err) { /* the data port, announced before READY */
+        const char *info = ad_epr_listen();
+        ad_link_send(&t.parent, AD_M_EPADDR, t.node, info, strlen(info) + 1);
+    }
     if (setup_err) {
         ad_daemon_end(&d, 1, msg);
         ad_enter_phase(&d, AD_TERM);
@@ -2419,6 +2452,7 @@ int ad_remote_main(void)
 out:
     ad_io_set_sink(NULL);
     ad_tree_cleanup_links(&t);
+    ad_epr_close();
     if (d.stdin_pipe >= 0)
         close(d.stdin_pipe);
     ad_daemon_free(&d);

@@ -162,6 +162,11 @@ static int sock_tx_flush(fab_conn *c)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
+        if (n < 0 && c->closing && (errno == EPIPE || errno == ECONNRESET)) {
+            /* finalizing: the peer finished first and closed; it needs nothing more (BYE) */
+            c->tx.head = c->tx.tail;
+            break;
+        }
         util_die("sock: cannot send to %s: %m (it ended or its connection broke)", c->name);
     }
     if (c->tx.head == c->tx.tail) {

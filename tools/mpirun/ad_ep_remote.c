@@ -1,0 +1,667 @@
+/* ad: endpoints handed over across hosts (docs/launcher.md "Endpoints across hosts").
+ *
+ * A rank asks its daemon (ad_ep.c) for a connection to a rank of its job that runs on another
+ * host. The two daemons, which keep their hosts' networks, make one TCP connection between the
+ * hosts and each hands its end to its rank; from then on the ranks move every byte themselves.
+ *
+ * Each remote daemon of the tree listens on a data port (any address, a port the kernel picks)
+ * and announces "<port>;<its networks>" up the tree (EPADDR); mpirun draws a 128-bit key for
+ * the job and sends it with every daemon's announcement down the tree (EPMAP), before START.
+ * The tree's links are the trusted path (ssh); the key proves on a data connection that the
+ * other end is a daemon of this job.
+ *
+ * The requester's daemon (C) connects to the peer's daemon (L), which sends a CHALLENGE (a
+ * nonce); C answers with HELLO (job, both ranks, the peer's token from the request, its own
+ * nonce, and a SipHash MAC over all that and L's nonce under the job's key); L checks the MAC
+ * and then everything ad_ep.c checks on one host (the job, the rank runs here, the token is
+ * that rank's, its channel is open), answers ANSWER (status, text, a MAC over C's nonce),
+ * then hands the accepted socket to its rank (INCOMING). C checks the answer's MAC and hands
+ * its end to the asker (GRANT), or passes the refusal on (REFUSE with L's text). Each side
+ * reads exactly its messages' bytes, so what the ranks send afterwards stays theirs. A
+ * handshake that does not finish within AD_EPR_TIMEOUT seconds is refused. */
+#include "ad.h"
+#include "fabric/sock/sock_wire.h"
+#include "util/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define AD_EPR_MAGIC   0x58444344u /* "DCDX" */
+#define AD_EPR_VERSION 1
+#define AD_EPR_TIMEOUT 10.0
+#define AD_EPR_INFO    400 /* "<port>;<networks>" */
+
+enum { AD_EPR_CHALLENGE = 1, AD_EPR_HELLO = 2, AD_EPR_ANSWER = 3 };
+
+/* L -> C, first on a data connection */
+typedef struct ad_epr_challenge {
+    uint32_t magic;  /* AD_EPR_MAGIC */
+    uint8_t version; /* AD_EPR_VERSION */
+    uint8_t type;    /* AD_EPR_CHALLENGE */
+    uint16_t zero;
+    uint32_t zero2;
+    uint32_t zero3;
+    uint64_t nonce[2]; /* L's, random */
+} ad_epr_challenge;
+_Static_assert(sizeof(ad_epr_challenge) == 32, "challenge is 32 bytes");
+
+/* C -> L */
+typedef struct ad_epr_hello {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t type; /* AD_EPR_HELLO */
+    uint16_t zero;
+    int32_t asker;             /* the rank that asked (runs on C's host) */
+    int32_t peer;              /* the rank asked for (runs on L's host) */
+    int32_t node;              /* C's node in the tree */
+    uint32_t zero2;            /* 0 */
+    uint64_t token;            /* the peer's token, from the asker's request (its card) */
+    uint64_t nonce[2];         /* C's, random */
+    char job[SOCK_EP_JOB_MAX]; /* the job id, NUL-ended */
+    uint64_t mac;              /* SipHash(key, this message with mac 0, then L's nonce) */
+} ad_epr_hello;
+_Static_assert(sizeof(ad_epr_hello) == 96 && offsetof(ad_epr_hello, job) == 48,
+               "hello is 96 bytes");
+
+/* L -> C */
+typedef struct ad_epr_answer {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t type; /* AD_EPR_ANSWER */
+    uint16_t zero;
+    int32_t status; /* 0 granted, else a negative errno */
+    uint32_t zero2;
+    char text[SOCK_EP_TEXT_MAX]; /* a refusal's reason, NUL-ended */
+    uint64_t mac;                /* SipHash(key, this message with mac 0, then C's nonce) */
+} ad_epr_answer;
+_Static_assert(sizeof(ad_epr_answer) == 184 && offsetof(ad_epr_answer, mac) == 176,
+               "answer is 184 bytes");
+
+enum ad_epr_state {
+    AD_EPR_CONNECTING, /* C: connect() in progress */
+    AD_EPR_WAIT_CHAL,  /* C: reading the challenge */
+    AD_EPR_WAIT_ANS,   /* C: hello sent, reading the answer */
+    AD_EPR_WAIT_HELLO, /* L: challenge sent, reading the hello */
+    AD_EPR_DEAD,       /* finished: freed at the next pollfds */
+};
+
+struct ad_epr_hs {
+    int fd;
+    enum ad_epr_state state;
+    double deadline;
+    unsigned char buf[sizeof(ad_epr_answer)];
+    size_t got;
+    uint64_t nonce[2], theirs[2];
+    char where[24]; /* the other daemon ("a.b.c.d:port"), for messages */
+    /* C: the request */
+    int jobnum, asker, peer;
+    uint32_t seq;
+    uint64_t token;
+    uint32_t addr[UTIL_NET_MAX];
+    int naddr, ai, port;
+    struct ad_epr_hs *next;
+};
+
+static struct {
+    int lfd;
+    int port;
+    char info[AD_EPR_INFO];
+    uint64_t key[2];
+    int have_key;
+    char (*node_info)[AD_EPR_INFO]; /* [nnodes]: node v's at v - 1 */
+    int nnodes;
+    struct ad_epr_hs *hs;
+    int nhs;
+} epr = {.lfd = -1};
+
+/* ---- the data port and the map -------------------------------------------------------- */
+
+static int ad_epr_random(void *buf, size_t len)
+{
+    return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -EIO;
+}
+
+const char *ad_epr_listen(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t al = sizeof a;
+    const util_net *nets;
+    char text[AD_EPR_INFO - 8];
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
+        fprintf(stderr, "mpirun: cannot listen for endpoints of other hosts: %s\n",
+                strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return "";
+    }
+    int n = util_net_list(&nets);
+    if (util_net_format(nets, n, text, sizeof text) != UTIL_OK)
+        text[0] = 0;
+    epr.lfd = fd;
+    epr.port = ntohs(a.sin_port);
+    snprintf(epr.info, sizeof epr.info, "%d;%s", epr.port, text);
+    return epr.info;
+}
+
+static int ad_epr_nodes(int nnodes)
+{
+    if (epr.node_info != NULL)
+        return nnodes == epr.nnodes ? 0 : -EINVAL;
+    epr.node_info = calloc((size_t)nnodes, sizeof *epr.node_info);
+    if (epr.node_info == NULL)
+        return -ENOMEM;
+    epr.nnodes = nnodes;
+    return 0;
+}
+
+void ad_epr_note(int node, int nnodes, const char *info, size_t len)
+{
+    if (node < 1 || node > nnodes || ad_epr_nodes(nnodes) != 0)
+        return;
+    snprintf(epr.node_info[node - 1], AD_EPR_INFO, "%.*s", (int)strnlen(info, len), info);
+}
+
+int ad_epr_map(struct ad_buf *b, int nnodes)
+{
+    char hex[40];
+    if (ad_epr_nodes(nnodes) != 0 || ad_epr_random(epr.key, sizeof epr.key) != 0)
+        return -EIO;
+    epr.have_key = 1;
+    snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)epr.key[0],
+             (unsigned long long)epr.key[1]);
+    ad_buf_add_str(b, hex);
+    for (int v = 0; v < nnodes; v++)
+        ad_buf_add_str(b, epr.node_info[v]);
+    return 0;
+}
+
+int ad_epr_set_map(int nnodes, const char *p, size_t len)
+{
+    const char *end = p + len;
+    size_t k = strnlen(p, len);
+    char hex[17];
+    if (k != 32 || ad_epr_nodes(nnodes) != 0)
+        return -EINVAL;
+    snprintf(hex, sizeof hex, "%.16s", p);
+    epr.key[0] = strtoull(hex, NULL, 16);
+    snprintf(hex, sizeof hex, "%.16s", p + 16);
+    epr.key[1] = strtoull(hex, NULL, 16);
+    epr.have_key = 1;
+    p += k + 1;
+    for (int v = 0; v < nnodes && p < end; v++) {
+        k = strnlen(p, (size_t)(end - p));
+        snprintf(epr.node_info[v], AD_EPR_INFO, "%.*s", (int)k, p);
+        p += k + 1;
+    }
+    return 0;
+}
+
+/* ---- handshakes ------------------------------------------------------------------------ */
+
+static struct ad_epr_hs *ad_epr_hs_new(int fd)
+{
+    struct ad_epr_hs *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return NULL;
+    h->fd = fd;
+    h->deadline = ad_now() + AD_EPR_TIMEOUT;
+    if (ad_epr_random(h->nonce, sizeof h->nonce) != 0) {
+        free(h);
+        return NULL;
+    }
+    h->next = epr.hs;
+    epr.hs = h;
+    epr.nhs++;
+    return h;
+}
+
+static void ad_epr_hs_end(struct ad_epr_hs *h)
+{
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+    h->state = AD_EPR_DEAD;
+}
+
+static uint64_t ad_epr_mac(const void *msg, size_t len, const uint64_t nonce[2])
+{
+    unsigned char m[sizeof(ad_epr_answer) + 16];
+    memcpy(m, msg, len);
+    memset(m + len - sizeof(uint64_t), 0, sizeof(uint64_t)); /* the mac field, last */
+    memcpy(m + len, nonce, 16);
+    return util_siphash(epr.key, m, len + 16);
+}
+
+/* all of a small message on a fresh socket (its send buffer is empty): 0 or -1 */
+static int ad_epr_write(int fd, const void *m, size_t len)
+{
+    ssize_t n;
+    do
+        n = send(fd, m, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)len ? 0 : -1;
+}
+
+/* reads toward want bytes of h->buf: 1 complete, 0 not yet, -1 closed or failed */
+static int ad_epr_read(struct ad_epr_hs *h, size_t want)
+{
+    while (h->got < want) {
+        ssize_t n = recv(h->fd, h->buf + h->got, want - h->got, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n <= 0)
+            return -1;
+        h->got += (size_t)n;
+    }
+    return 1;
+}
+
+static struct ad_proc *ad_epr_proc(struct ad_job *job, int rank)
+{
+    for (int i = 0; job != NULL && i < job->nprocs; i++)
+        if (job->procs[i].rank == rank)
+            return &job->procs[i];
+    return NULL;
+}
+
+/* C: the asker's request failed; the asker hears why (fmt...), nothing is granted */
+static void ad_epr_fail(struct ad_daemon *d, struct ad_epr_hs *h, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void ad_epr_fail(struct ad_daemon *d, struct ad_epr_hs *h, int status, const char *fmt, ...)
+{
+    struct ad_job *job = ad_job_by_num(d, h->jobnum);
+    struct ad_proc *p = ad_epr_proc(job, h->asker);
+    sock_ep_msg req = {.seq = h->seq, .rank = h->peer};
+    char text[SOCK_EP_TEXT_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (p != NULL && p->ep_fd >= 0)
+        ad_ep_refuse(p, &req, status, "%s", text);
+    ad_epr_hs_end(h);
+}
+
+/* C: connect to the next address of the peer's daemon; 0 started, -1 none left */
+static int ad_epr_connect_next(struct ad_epr_hs *h)
+{
+    while (h->ai < h->naddr) {
+        uint32_t ad = h->addr[h->ai++];
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)h->port),
+                                .sin_addr.s_addr = htonl(ad)};
+        if (h->fd >= 0)
+            close(h->fd);
+        h->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (h->fd < 0)
+            return -1;
+        snprintf(h->where, sizeof h->where, "%u.%u.%u.%u:%d", ad >> 24, (ad >> 16) & 255,
+                 (ad >> 8) & 255, ad & 255, h->port);
+        if (connect(h->fd, (struct sockaddr *)&a, sizeof a) == 0 || errno == EINPROGRESS) {
+            h->state = AD_EPR_CONNECTING;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                    const sock_ep_msg *req)
+{
+    int node = ad_tree_rank_node(d, job, req->rank);
+    const char *info = node >= 1 && node <= epr.nnodes ? epr.node_info[node - 1] : "";
+    util_net nets[UTIL_NET_MAX];
+    const util_net *mine;
+    int nmine = util_net_list(&mine), nn = 0;
+    char *semi = strchr(info, ';');
+    struct ad_epr_hs *h;
+
+    if (node < 1 || !epr.have_key || semi == NULL) {
+        ad_ep_refuse(p, req, -EHOSTUNREACH,
+                     "rank %d asked for rank %d of job %s, which runs on another host whose "
+                     "daemon takes no endpoint requests%s",
+                     p->rank, req->rank, job->jobid,
+                     node < 1 ? " (only job 0 is handed over across hosts)" : "");
+        return;
+    }
+    nn = util_net_parse(semi + 1, strlen(semi + 1), nets, UTIL_NET_MAX);
+    h = ad_epr_hs_new(-1);
+    if (h == NULL || nn <= 0) {
+        ad_ep_refuse(p, req, -ENOMEM, "rank %d asked for rank %d of job %s: %s", p->rank, req->rank,
+                     job->jobid, h == NULL ? "out of memory" : "no address known");
+        if (h != NULL)
+            h->state = AD_EPR_DEAD;
+        return;
+    }
+    h->jobnum = job->num;
+    h->asker = p->rank;
+    h->peer = req->rank;
+    h->seq = req->seq;
+    h->token = req->token;
+    h->port = atoi(info);
+    /* addresses on a network of this host first, then those the kernel routes to; loopback
+     * only when the two daemons share this host (the same networks) */
+    char own[AD_EPR_INFO];
+    if (util_net_format(mine, nmine, own, sizeof own) != UTIL_OK)
+        own[0] = 0;
+    int same = strcmp(own, semi + 1) == 0;
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < nn; i++) {
+            uint32_t a = nets[i].addr;
+            int loop = (a >> 24) == 127, on = 0;
+            for (int k = 0; k < nmine && !loop; k++)
+                on |= (mine[k].addr >> 24) != 127 && util_net_on(&mine[k], a);
+            if ((pass == 0 && on) || (pass == 1 && !on && !loop && util_net_reaches(a)) ||
+                (pass == 2 && loop && same))
+                h->addr[h->naddr++] = a;
+        }
+    h->fd = -1;
+    if (ad_epr_connect_next(h) != 0) {
+        ad_epr_fail(d, h, -EHOSTUNREACH,
+                    "rank %d asked for rank %d of job %s: no address of its host's daemon (%s) "
+                    "is reachable from here",
+                    p->rank, req->rank, job->jobid, info);
+    }
+}
+
+/* L: a connection on the data port */
+static void ad_epr_accept(void)
+{
+    for (;;) {
+        struct sockaddr_in a;
+        socklen_t al = sizeof a;
+        int fd = accept4(epr.lfd, (struct sockaddr *)&a, &al, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        struct ad_epr_hs *h = epr.have_key ? ad_epr_hs_new(fd) : NULL;
+        if (h == NULL) {
+            close(fd);
+            continue;
+        }
+        uint32_t ad = ntohl(a.sin_addr.s_addr);
+        snprintf(h->where, sizeof h->where, "%u.%u.%u.%u:%d", ad >> 24, (ad >> 16) & 255,
+                 (ad >> 8) & 255, ad & 255, ntohs(a.sin_port));
+        ad_epr_challenge c = {.magic = AD_EPR_MAGIC,
+                              .version = AD_EPR_VERSION,
+                              .type = AD_EPR_CHALLENGE,
+                              .nonce = {h->nonce[0], h->nonce[1]}};
+        h->state = AD_EPR_WAIT_HELLO;
+        if (ad_epr_write(fd, &c, sizeof c) != 0)
+            ad_epr_hs_end(h);
+    }
+}
+
+/* L: answer the hello (status 0: then hand the socket to the rank) */
+static void ad_epr_answer_send(struct ad_epr_hs *h, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void ad_epr_answer_send(struct ad_epr_hs *h, int status, const char *fmt, ...)
+{
+    ad_epr_answer a = {
+        .magic = AD_EPR_MAGIC, .version = AD_EPR_VERSION, .type = AD_EPR_ANSWER, .status = status};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a.text, sizeof a.text, fmt, ap);
+    va_end(ap);
+    a.mac = ad_epr_mac(&a, sizeof a, h->theirs);
+    (void)ad_epr_write(h->fd, &a, sizeof a);
+}
+
+/* L: a complete hello: the checks of one host, then INCOMING to the rank */
+static void ad_epr_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
+{
+    ad_epr_hello m;
+    memcpy(&m, h->buf, sizeof m);
+    m.job[sizeof m.job - 1] = 0;
+    h->theirs[0] = m.nonce[0];
+    h->theirs[1] = m.nonce[1];
+    if (m.magic != AD_EPR_MAGIC || m.version != AD_EPR_VERSION || m.type != AD_EPR_HELLO ||
+        m.mac != ad_epr_mac(&m, sizeof m, h->nonce)) {
+        ad_epr_answer_send(h, -EACCES,
+                           "a request from %s that is not from a daemon of this job (no valid "
+                           "MAC): refused",
+                           h->where);
+        fprintf(stderr,
+                "mpirun: host '%s': refused an endpoint request from %s: not from a "
+                "daemon of this job\n",
+                d->host != NULL ? d->host : "?", h->where);
+        goto out;
+    }
+    struct ad_job *job = NULL;
+    for (int j = 0; j < d->njobs; j++)
+        if (strcmp(d->jobs[j]->jobid, m.job) == 0)
+            job = d->jobs[j];
+    struct ad_proc *q = ad_epr_proc(job, m.peer);
+    if (job == NULL) {
+        ad_epr_answer_send(h, -EACCES,
+                           "rank %d asked for rank %d of job '%.40s', which does not run on host "
+                           "%s",
+                           m.asker, m.peer, m.job, d->host);
+    } else if (m.asker < 0 || m.asker >= job->size || m.asker == m.peer ||
+               ad_tree_rank_node(d, job, m.asker) != m.node) {
+        ad_epr_answer_send(h, -EINVAL,
+                           "a request for rank %d of job %s names rank %d as the asker, which "
+                           "does not run on the asking daemon's host",
+                           m.peer, job->jobid, m.asker);
+    } else if (q == NULL) {
+        ad_epr_answer_send(h, -EHOSTUNREACH,
+                           "rank %d asked for rank %d of job %s, which does not run on host %s",
+                           m.asker, m.peer, job->jobid, d->host);
+    } else if (m.token != q->ep_token) {
+        ad_epr_answer_send(h, -EACCES,
+                           "rank %d asked for rank %d of job %s with token %016llx, which is not "
+                           "that rank's (a forged card)",
+                           m.asker, m.peer, job->jobid, (unsigned long long)m.token);
+    } else if (q->ep_fd < 0 || !q->running) {
+        ad_epr_answer_send(h, -ECONNREFUSED, "rank %d asked for rank %d of job %s, which has ended",
+                           m.asker, m.peer, job->jobid);
+    } else {
+        sock_ep_msg in = {.magic = SOCK_EP_MAGIC,
+                          .version = SOCK_VERSION,
+                          .type = SOCK_EP_INCOMING,
+                          .rank = m.asker};
+        snprintf(in.job, sizeof in.job, "%s", job->jobid);
+        int one = 1;
+        (void)setsockopt(h->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        ad_epr_answer_send(h, 0, "granted");
+        /* blocking again: the rank's socket is its own business */
+        (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
+        (void)ad_ep_send(q, &in, h->fd);
+    }
+out:
+    ad_epr_hs_end(h);
+}
+
+/* C: a complete answer: GRANT the socket to the asker, or pass the refusal on */
+static void ad_epr_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
+{
+    ad_epr_answer a;
+    memcpy(&a, h->buf, sizeof a);
+    a.text[sizeof a.text - 1] = 0;
+    if (a.magic != AD_EPR_MAGIC || a.version != AD_EPR_VERSION || a.type != AD_EPR_ANSWER ||
+        a.mac != ad_epr_mac(&a, sizeof a, h->nonce)) {
+        ad_epr_fail(d, h, -EPROTO,
+                    "rank %d asked for rank %d: the daemon at %s did not prove it is one of this "
+                    "job's (no valid MAC)",
+                    h->asker, h->peer, h->where);
+        return;
+    }
+    if (a.status != 0) {
+        ad_epr_fail(d, h, a.status < 0 ? a.status : -EPROTO, "%s", a.text);
+        return;
+    }
+    struct ad_job *job = ad_job_by_num(d, h->jobnum);
+    struct ad_proc *p = ad_epr_proc(job, h->asker);
+    if (p != NULL && p->ep_fd >= 0) {
+        sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
+                         .version = SOCK_VERSION,
+                         .type = SOCK_EP_GRANT,
+                         .seq = h->seq,
+                         .rank = h->peer};
+        snprintf(g.job, sizeof g.job, "%s", job->jobid);
+        (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
+        (void)ad_ep_send(p, &g, h->fd);
+    }
+    ad_epr_hs_end(h);
+}
+
+static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
+{
+    int rc;
+    switch (h->state) {
+    case AD_EPR_CONNECTING: {
+        int err = 0;
+        socklen_t el = sizeof err;
+        if (!(ev & (POLLOUT | POLLERR | POLLHUP)))
+            return;
+        if (getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+            err = errno;
+        if (err != 0) {
+            if (ad_epr_connect_next(h) != 0) {
+                ad_epr_fail(d, h, -ECONNREFUSED,
+                            "rank %d asked for rank %d: cannot connect to its host's daemon at "
+                            "%s: %s",
+                            h->asker, h->peer, h->where, strerror(err));
+            }
+            return;
+        }
+        h->state = AD_EPR_WAIT_CHAL;
+        h->got = 0;
+        return;
+    }
+    case AD_EPR_WAIT_CHAL: {
+        if ((rc = ad_epr_read(h, sizeof(ad_epr_challenge))) == 0)
+            return;
+        ad_epr_challenge c;
+        memcpy(&c, h->buf, sizeof c);
+        if (rc < 0 || c.magic != AD_EPR_MAGIC || c.version != AD_EPR_VERSION ||
+            c.type != AD_EPR_CHALLENGE) {
+            ad_epr_fail(d, h, -EPROTO, "rank %d asked for rank %d: the daemon at %s %s", h->asker,
+                        h->peer, h->where, rc < 0 ? "closed the connection" : "sent no challenge");
+            return;
+        }
+        struct ad_job *job = ad_job_by_num(d, h->jobnum);
+        ad_epr_hello m = {.magic = AD_EPR_MAGIC,
+                          .version = AD_EPR_VERSION,
+                          .type = AD_EPR_HELLO,
+                          .asker = h->asker,
+                          .peer = h->peer,
+                          .node = job != NULL ? ad_tree_rank_node(d, job, h->asker) : -1,
+                          .token = h->token,
+                          .nonce = {h->nonce[0], h->nonce[1]}};
+        snprintf(m.job, sizeof m.job, "%s", job != NULL ? job->jobid : "");
+        m.mac = ad_epr_mac(&m, sizeof m, c.nonce);
+        h->got = 0;
+        h->state = AD_EPR_WAIT_ANS;
+        if (ad_epr_write(h->fd, &m, sizeof m) != 0)
+            ad_epr_fail(d, h, -EPROTO,
+                        "rank %d asked for rank %d: the daemon at %s closed the connection",
+                        h->asker, h->peer, h->where);
+        return;
+    }
+    case AD_EPR_WAIT_ANS:
+        if ((rc = ad_epr_read(h, sizeof(ad_epr_answer))) > 0) {
+            ad_epr_answer_in(d, h);
+        } else if (rc < 0) {
+            ad_epr_fail(d, h, -EPROTO,
+                        "rank %d asked for rank %d: the daemon at %s closed the connection "
+                        "without an answer",
+                        h->asker, h->peer, h->where);
+        }
+        return;
+    case AD_EPR_WAIT_HELLO:
+        if ((rc = ad_epr_read(h, sizeof(ad_epr_hello))) > 0)
+            ad_epr_hello_in(d, h);
+        else if (rc < 0)
+            ad_epr_hs_end(h);
+        return;
+    case AD_EPR_DEAD:
+        return;
+    }
+}
+
+/* ---- the loop's hooks ----------------------------------------------------------------- */
+
+int ad_epr_nfds(void) { return 1 + epr.nhs; }
+
+int ad_epr_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n)
+{
+    double now = ad_now();
+    for (struct ad_epr_hs **pp = &epr.hs; *pp != NULL;) {
+        struct ad_epr_hs *h = *pp;
+        if (h->state != AD_EPR_DEAD && now >= h->deadline) {
+            if (h->state == AD_EPR_WAIT_HELLO) {
+                ad_epr_hs_end(h);
+            } else {
+                ad_epr_fail(d, h, -ETIMEDOUT,
+                            "rank %d asked for rank %d: no answer from its host's daemon at %s "
+                            "within %.0f s",
+                            h->asker, h->peer, h->where, AD_EPR_TIMEOUT);
+            }
+        }
+        if (h->state == AD_EPR_DEAD) {
+            *pp = h->next;
+            epr.nhs--;
+            free(h);
+            continue;
+        }
+        pfds[n] = (struct pollfd){.fd = h->fd,
+                                  .events = h->state == AD_EPR_CONNECTING ? POLLOUT : POLLIN};
+        refs[n++] = (struct ad_fd_ref){.kind = AD_FD_EPR, .epr = h};
+        pp = &h->next;
+    }
+    if (epr.lfd >= 0) {
+        pfds[n] = (struct pollfd){.fd = epr.lfd, .events = POLLIN};
+        refs[n++] = (struct ad_fd_ref){.kind = AD_FD_EPR, .epr = NULL};
+    }
+    return n;
+}
+
+void ad_epr_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+{
+    if (ref->epr == NULL)
+        ad_epr_accept();
+    else
+        ad_epr_step(d, ref->epr, revents);
+}
+
+double ad_epr_deadline(void)
+{
+    double next = 0;
+    for (const struct ad_epr_hs *h = epr.hs; h != NULL; h = h->next)
+        if (h->state != AD_EPR_DEAD && (next == 0 || h->deadline < next))
+            next = h->deadline;
+    return next;
+}
+
+void ad_epr_close(void)
+{
+    while (epr.hs != NULL) {
+        struct ad_epr_hs *h = epr.hs;
+        epr.hs = h->next;
+        if (h->fd >= 0)
+            close(h->fd);
+        free(h);
+    }
+    epr.nhs = 0;
+    if (epr.lfd >= 0)
+        close(epr.lfd);
+    epr.lfd = -1;
+    free(epr.node_info);
+    epr.node_info = NULL;
+    epr.nnodes = 0;
+}
