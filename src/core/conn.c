@@ -19,6 +19,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The largest eager payload over fabric f: its own limit (fab_caps.eager_limit), else the
+ * core's (DCFA_EAGER_LIMIT) */
+size_t core_fab_eager_max(const fab_caps *caps)
+{
+    size_t lim = caps->eager_limit;
+    if (lim == 0)
+        return core_s.eager_max;
+    return lim > sizeof(wire_hdr) ? lim - sizeof(wire_hdr) : 0;
+}
+
+/* A connection's packet limits: its fabric's eager limit, the largest payload it may carry
+ * and when its receiver sends a SYNC (the rules of core_ring_geometry with that packet). A
+ * fabric whose ring is too small for its packets (fewer than twice the largest's blocks) gets
+ * the core's limits; both ends compute the same. */
+static void core_conn_limits(core_conn *c, const core_fab *f)
+{
+    c->eager_max = core_fab_eager_max(f->caps);
+    c->payload_max = c->eager_max > core_s.payload_max ? c->eager_max : core_s.payload_max;
+    uint32_t kmax = core_blocks((uint32_t)c->payload_max);
+    if ((uint64_t)c->nblocks < 2 * (uint64_t)kmax) {
+        c->eager_max = c->eager_max < core_s.eager_max ? c->eager_max : core_s.eager_max;
+        c->payload_max = core_s.payload_max;
+        kmax = core_blocks((uint32_t)c->payload_max);
+    }
+    c->sync_below = core_s.sync_below > kmax + 1 ? core_s.sync_below : kmax + 1;
+}
+
 /* The connection to lpid over fabric f. The fabric reports through
  * core_conn_ready when packets may flow; until then tx_limit stays tx_count and
  * everything waits in the backlog. */
@@ -35,6 +62,7 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     c->nblocks = f->ops->chan->ring_blocks(card);
     if (c->nblocks == 0) /* the core's, or a card connect() will refuse */
         c->nblocks = core_s.nblocks;
+    core_conn_limits(c, f);
     c->tx_count = c->tx_limit = c->rx_count = c->rx_freed = c->rx_advertised = c->credit_seen =
         fab_ring_base(core_s.fp.ring_start, c->nblocks);
     util_queue_init(&c->backlog);
@@ -244,15 +272,15 @@ static int core_conn_drain(core_conn *c)
         } else if (r) {
             /* an EAGER or RTS of a send request, or the DONE of a finished write */
             size_t len = r->u.send.state == CORE_S_WRITTEN ? sizeof(wire_done)
-                         : core_send_is_eager(r)            ? core_eager_len(r)
-                                                            : sizeof(wire_rndv);
+                         : core_send_is_eager(c, r)        ? core_eager_len(r)
+                                                           : sizeof(wire_rndv);
             if (!(h = core_conn_tx_begin(c, len, 0)))
                 return events;
             util_queue_remove(n);
             free(p);
             if (r->u.send.state == CORE_S_WRITTEN)
                 core_rtr_done_emit(c, r, h);
-            else if (core_send_is_eager(r))
+            else if (core_send_is_eager(c, r))
                 core_eager_emit(c, r, h);
             else
                 core_rts_emit(c, r, h);
@@ -286,7 +314,7 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
         why = "unknown wire version";
     else if (h->type < WIRE_EAGER || h->type > WIRE_TYPE_MAX)
         why = "unknown packet type";
-    else if (h->type != WIRE_PAD && h->len > core_payload_max())
+    else if (h->type != WIRE_PAD && h->len > c->payload_max)
         why = "payload longer than the largest packet";
     else if ((c->caps & FAB_CAP_RX_QUEUE) && h->type == WIRE_PAD)
         why = "padding on a connection without a ring";
@@ -402,7 +430,7 @@ static void core_conn_free_blocks(core_conn *c)
  * below what its next packet may need: it wants a SYNC */
 static inline int core_conn_peer_low(const core_conn *c)
 {
-    return (int32_t)(c->rx_advertised + c->nblocks - c->rx_count) < (int32_t)core_s.sync_below;
+    return (int32_t)(c->rx_advertised + c->nblocks - c->rx_count) < (int32_t)c->sync_below;
 }
 
 /* after a block was consumed: a SYNC is wanted once the sender's view of my ring runs low */

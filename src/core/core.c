@@ -68,9 +68,13 @@ static int core_fabrics_open(void)
                              core_s.cards + n, sizeof core_s.cards - (size_t)n);
     if (rc != UTIL_OK)
         return rc;
+    core_s.eager_least = core_s.eager_max;
     for (int i = 0; i < core_s.nfabs; i++) {
         core_s.fabs[i].ops = opened[i];
         core_s.fabs[i].caps = opened[i]->caps();
+        size_t e = core_fab_eager_max(core_s.fabs[i].caps);
+        if (e < core_s.eager_least)
+            core_s.eager_least = e;
     }
     core_s.fabs_open = 1;
     core_fab_pace();
@@ -365,6 +369,7 @@ int core_init(const core_params *p)
     core_s.kvs = p->kvs;
     core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, util_cfg.max_credit,
                        (unsigned)util_cfg.credit_sync_limit, p->node_nprocs);
+    core_s.eager_least = core_s.eager_max; /* until the fabrics open */
     core_procs_grow(p->nprocs);
     for (int i = 0; i < p->nprocs; i++)
         core_s.procs[i].gid = FAB_GID(core_s.job, i);
@@ -667,7 +672,7 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
         return core_s.conn_failure;
     }
     r->u.send.seq = ++c->tx_msg_seq;
-    if (core_send_is_eager(r))
+    if (core_send_is_eager(c, r))
         return core_eager_send(c, r);
     if (core_stage_eager_send(c, r))
         return UTIL_OK;
@@ -699,7 +704,7 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
     }
     r->u.recv.state = CORE_R_POSTED;
     util_queue_push(&core_s.posted, &r->qn);
-    if (r->u.recv.capacity > core_s.eager_max)
+    if (r->u.recv.capacity > core_s.eager_least)
         core_rtr_maybe_send(r);
     return UTIL_OK;
 }

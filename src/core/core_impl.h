@@ -45,6 +45,9 @@ typedef struct core_conn {
     unsigned caps;          /* what the connection can do: its fabric's FAB_CAP_*, with FAB_CAP_RMA
                                cleared when the peer's memory turns out unreachable (rndv_read.c) */
     int halves;             /* half packets (wire.h): FAB_CAP_RING_MAPPED and DCFA_HALF_PACKETS */
+    size_t eager_max;       /* largest eager payload to this peer (its fabric's eager_limit) */
+    size_t payload_max;     /* largest payload of a packet from it (eager or DATA) */
+    uint32_t sync_below;    /* core_state's sync_below for this connection's packets */
     int read_ok;            /* a read from the peer has succeeded (splits are offered after) */
     uint32_t credit_seen;   /* the largest consumed count the peer has sent (before ready too) */
     uint32_t tx_count;      /* blocks written into the peer's ring */
@@ -113,7 +116,10 @@ typedef struct core_state {
     size_t block_size;      /* bytes per block, a power of two; a packet covers
                                wire_blocks(len) of them (core_blocks: the same by a shift) */
     unsigned block_shift;   /* log2(block_size) */
-    size_t eager_max;       /* largest eager payload */
+    size_t eager_max;       /* largest eager payload (DCFA_EAGER_LIMIT; a fabric may have its
+                               own: core_conn.eager_max) */
+    size_t eager_least;     /* the smallest eager payload of the fabrics opened and the core's:
+                               a receive no larger never sends RTR */
     size_t payload_max;     /* largest payload of any packet (eager, or a DATA fragment) */
     uint32_t sync_below;    /* the receiver sends a SYNC when the sender's credit falls below
                                this: the blocks of the largest packet + 1, at least
@@ -265,15 +271,17 @@ int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *e
                        const void *payload, size_t len);
 void core_conn_backlog(core_conn *c, core_pend *p);
 static inline size_t core_payload_max(void) { return core_s.payload_max; }
+size_t core_fab_eager_max(const fab_caps *caps); /* conn.c */
 /* the payload of an eager packet: the message, after an 8-byte request id for ssend */
 static inline size_t core_eager_len(const core_req *r)
 {
     return r->u.send.bytes + (r->u.send.mode == CORE_SEND_SYNC ? 8 : 0);
 }
-/* the protocol choice: eager when the packet fits (ssend carries an 8-byte request id) */
-static inline int core_send_is_eager(const core_req *r)
+/* the protocol choice: eager when the packet fits the connection's eager limit (ssend carries
+ * an 8-byte request id) */
+static inline int core_send_is_eager(const core_conn *c, const core_req *r)
 {
-    return r->u.send.bytes + (r->u.send.mode == CORE_SEND_SYNC ? 8 : 0) <= core_s.eager_max;
+    return r->u.send.bytes + (r->u.send.mode == CORE_SEND_SYNC ? 8 : 0) <= c->eager_max;
 }
 
 /* match.c */

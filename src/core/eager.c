@@ -95,7 +95,7 @@ int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_ra
                         uint32_t ctx)
 {
     core_conn *c = core_s.conns[lpid];
-    if (bytes > core_s.eager_max || lpid == core_s.self || !c || !util_queue_empty(&c->backlog))
+    if (lpid == core_s.self || !c || bytes > c->eager_max || !util_queue_empty(&c->backlog))
         return UTIL_EAGAIN;
     if (bytes <= WIRE_HALF_MAX && c->halves)
         return core_conn_send_half(c, data, bytes, src_rank, tag, ctx);

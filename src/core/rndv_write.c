@@ -19,12 +19,13 @@
 
 void core_rtr_maybe_send(core_req *r)
 {
-    if (r->u.recv.capacity <= core_s.eager_max || util_cfg.rndv_mode == 1 /* read */ ||
+    if (r->u.recv.capacity <= core_s.eager_least || util_cfg.rndv_mode == 1 /* read */ ||
         r->u.recv.lpid < 0 || r->u.recv.lpid == core_s.self || r->u.recv.tag == CORE_ANY_TAG ||
         !r->u.recv.dt->contig)
         return;
     core_conn *c = core_conn_get(r->u.recv.lpid);
-    if (!c || !(c->caps & FAB_CAP_RMA) || c->rtr_out || core_posted_blocks_rtr(r))
+    if (!c || r->u.recv.capacity <= c->eager_max || !(c->caps & FAB_CAP_RMA) || c->rtr_out ||
+        core_posted_blocks_rtr(r))
         return;
     /* a message this small may go through the sender's staging pool (rndv_copy.c), if it has
      * one and other messages are under way (which only the sender knows); one that fits a

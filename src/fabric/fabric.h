@@ -164,6 +164,9 @@ typedef struct fab_caps {
     unsigned flags;         /* FAB_CAP_* */
     int priority;           /* higher wins when several fabrics reach a peer */
     size_t inline_limit;    /* packets up to header + this many payload bytes go inline */
+    size_t eager_limit;     /* the largest eager packet (header included) on this fabric's
+                               connections, at most its packet_max; 0: the core's
+                               (DCFA_EAGER_LIMIT) */
     size_t max_bulk;        /* largest single read()/write() (FAB_CAP_RMA) */
     unsigned poll_interval; /* call poll() every this many progress passes (a power of two) */
 } fab_caps;

@@ -285,6 +285,11 @@ const util_tunable util_tunables[] = {
      "doubled until it has at least this many; across a network a ring of 32 KiB held too few 8-16 "
      "KiB messages to keep the link busy (docs/fabric.md)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_OFI_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.ofi_eager_limit, "65600", NULL,
+     "largest message (header included) sent eagerly to a peer over ofi; larger ones use "
+     "rendezvous; 0: DCFA_EAGER_LIMIT. Across a network a rendezvous costs a round trip that "
+     "eager packets up to 64 KiB do not pay (docs/fabric.md)",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_OFI_TAIL", UTIL_T_BOOL, &util_cfg.ofi_tail, "1", NULL,
      "ofi: packets go into a peer's ring as one write that carries its own tail marker, with no "
      "completion on either side, where the provider applies a write's bytes in order within the "

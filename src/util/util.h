@@ -249,6 +249,8 @@ typedef struct util_config {
     int mr_cache;               /* DCFA_MR_CACHE: registrations kept cached per fabric */
     int ofi_split;              /* DCFA_OFI_SPLIT: bulk transfers on endpoints of their own */
     int ofi_max_credit;         /* DCFA_OFI_MAX_CREDIT: blocks of an ofi connection's rings */
+    size_t ofi_eager_limit;     /* DCFA_OFI_EAGER_LIMIT: largest eager message over ofi (header
+                                   included; 0: DCFA_EAGER_LIMIT's) */
     int ofi_tail;               /* DCFA_OFI_TAIL: tail-marked ring writes where the provider allows */
     int ofi_srq;                /* DCFA_OFI_SRQ: shared receive buffers instead of rings per peer */
     int ofi_srq_bufs;           /* DCFA_OFI_SRQ_BUFS: shared receive buffers posted */

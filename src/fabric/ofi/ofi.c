@@ -241,6 +241,7 @@ static struct {
     int srq;
     int multi;                 /* receive buffers take many messages (FI_MULTI_RECV) */
     size_t pkt_bytes;          /* a send buffer: the largest packet, rounded up to 64 */
+    size_t eager_limit;        /* DCFA_OFI_EAGER_LIMIT (fab_caps.eager_limit) */
     ofi_rxbuf *rxbufs;
     int nrxbufs;
     size_t rxbuf_bytes;
@@ -551,6 +552,20 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
 {
     memset(&ofi, 0, sizeof ofi);
     ofi.p = *p;
+    /* packets as large as ofi's own eager limit (the core's limits are for rings in memory;
+     * across a network a rendezvous costs a round trip: docs/fabric.md) */
+    size_t block = p->block_size ? p->block_size : 64;
+    ofi.eager_limit = util_cfg.ofi_eager_limit;
+    if (ofi.eager_limit > ofi.p.packet_max)
+        ofi.p.packet_max = (ofi.eager_limit + block - 1) / block * block;
+    /* rxm sends a message above its eager limit (by default its buffer size, 16 KiB) in
+     * segments or by a rendezvous of its own, whose completion can come after that of a
+     * later packet to the same peer: the queue's packets must stay eager in rxm. With tcp
+     * below it, rxm takes larger eager messages without larger buffers (its env, read when
+     * libfabric initialises; every process sets the same, which rxm checks at connect). */
+    char rxm_eager[32];
+    snprintf(rxm_eager, sizeof rxm_eager, "%zu", ofi.p.packet_max);
+    setenv("FI_OFI_RXM_EAGER_LIMIT", rxm_eager, 0);
     util_queue_init(&ofi.deferred);
     util_queue_init(&ofi.pieces_waiting);
     util_queue_init(&ofi.hellos_waiting);
@@ -571,6 +586,15 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     }
     struct fi_info *info = ofi.info;
     snprintf(ofi.provider, sizeof ofi.provider, "%s", info->fabric_attr->prov_name);
+    const char *rxm_set = getenv("FI_OFI_RXM_EAGER_LIMIT");
+    if (ofi.srq && strstr(ofi.provider, "ofi_rxm") && rxm_set &&
+        strtoull(rxm_set, NULL, 0) < ofi.p.packet_max) {
+        util_log("ofi: FI_OFI_RXM_EAGER_LIMIT=%s is below the largest packet, %zu bytes: rxm "
+                 "would reorder the packets to a peer; unset it or lower DCFA_OFI_EAGER_LIMIT",
+                 rxm_set, ofi.p.packet_max);
+        ofi_teardown();
+        return UTIL_EINVAL;
+    }
     ofi.srq = util_cfg.ofi_srq;
     if (!ofi.srq && info->domain_attr->cq_data_size < 4) {
         util_log(
@@ -592,7 +616,8 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     /* rings across a network hold more: a window of 8-16 KiB messages needs more than the
      * 32 KiB a ring between processes of a node has (docs/fabric.md) */
     unsigned nb = p->nblocks;
-    while (nb < (unsigned)util_cfg.ofi_max_credit && nb < (1u << 20))
+    size_t kmax = (ofi.p.packet_max + block - 1) / block; /* the largest packet's blocks */
+    while ((nb < (unsigned)util_cfg.ofi_max_credit || nb < 2 * kmax) && nb < (1u << 20))
         nb *= 2;
     ofi.p.nblocks = nb;
     /* a lane: the largest power of two of blocks within DCFA_OFI_LANE_BLOCKS and the ring */
@@ -643,7 +668,7 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
         goto fail;
     if (ofi.srq) {
         /* a buffer with less room than the largest packet goes back to us (FI_MULTI_RECV) */
-        size_t pmax = p->packet_max ? p->packet_max : p->block_size;
+        size_t pmax = ofi.p.packet_max ? ofi.p.packet_max : p->block_size;
         ofi.pkt_bytes = (pmax + p->block_size - 1) / p->block_size * p->block_size;
         size_t min = ofi.pkt_bytes;
         step = "fi_setopt (FI_OPT_MIN_MULTI_RECV)";
@@ -731,6 +756,7 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
         .priority = 50,
         .inline_limit =
             ofi.inject > 32 - sizeof(fab_mark) ? ofi.inject - (32 - sizeof(fab_mark)) : 0,
+        .eager_limit = ofi.eager_limit,
         .max_bulk = info->ep_attr->max_msg_size < ((size_t)1 << 30) ? info->ep_attr->max_msg_size
                                                                     : (size_t)1 << 30,
         .poll_interval = 1};
