@@ -876,6 +876,13 @@ size_t core_footprint(int *nconns)
     return total;
 }
 
+/* what a connection goes through: "direct", or its fabric's word ("gateway dcfa-g1") */
+static const char *core_conn_route(core_conn *c)
+{
+    const char *r = c->fc && c->fab->ops->chan->route ? c->fab->ops->chan->route(c->fc) : NULL;
+    return r ? r : "direct";
+}
+
 void core_stats_report(int rank)
 {
     int nconn = 0;
@@ -913,10 +920,10 @@ void core_stats_report(int rank)
         fab_usage u = {0};
         c->fab->ops->footprint(c->fc, &u);
         fprintf(stderr,
-                "dcfa-conn rank=%d peer=%d fabric=%s provider=%s rings=%zu regs=%zu endpoint=%zu "
-                "state=%zu peer_mapped=%zu why=\"%s\"\n",
-                rank, c->lpid, c->fab->ops->name, c->fab->caps->provider, u.rings, u.regs, u.endpoint,
-                sizeof *c, u.mapped, c->why);
+                "dcfa-conn rank=%d peer=%d fabric=%s provider=%s route=\"%s\" rings=%zu regs=%zu "
+                "endpoint=%zu state=%zu peer_mapped=%zu why=\"%s\"\n",
+                rank, c->lpid, c->fab->ops->name, c->fab->caps->provider, core_conn_route(c),
+                u.rings, u.regs, u.endpoint, sizeof *c, u.mapped, c->why);
     }
 }
 
@@ -961,11 +968,11 @@ void core_dump_pending(void)
     }
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];
-        util_log("  connection to %s over %s (%s; %s)%s: credit %d of %u, %s backlog, sent seq %u, "
-                 "received seq %u",
-                 util_proc(c->lpid), c->fab->ops->name, c->fab->caps->provider, c->why,
-                 c->ready ? "" : ", still connecting", (int)(c->tx_limit - c->tx_count), c->nblocks,
-                 util_queue_empty(&c->backlog) ? "empty" : "non-empty", c->tx_msg_seq,
+        util_log("  connection to %s over %s (%s, %s; %s)%s: credit %d of %u, %s backlog, sent seq "
+                 "%u, received seq %u",
+                 util_proc(c->lpid), c->fab->ops->name, c->fab->caps->provider, core_conn_route(c),
+                 c->why, c->ready ? "" : ", still connecting", (int)(c->tx_limit - c->tx_count),
+                 c->nblocks, util_queue_empty(&c->backlog) ? "empty" : "non-empty", c->tx_msg_seq,
                  c->rx_msg_seq);
     }
     if (!n)

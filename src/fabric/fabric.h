@@ -252,6 +252,9 @@ typedef struct fab_chan_ops {
      * `blocks` blocks from `block` in my receive ring, and is about to tell the peer they are
      * free: the fabric resets the state it keeps there (called in ring order). */
     void (*rx_free)(fab_conn *c, uint32_t pos, void *block, uint32_t blocks);
+    /* Optional: what connection c goes through on its way to the peer ("gateway dcfa-g1"),
+     * for DCFA_STATS and the hang report; NULL (or no function): straight to the peer */
+    const char *(*route)(fab_conn *c);
 } fab_chan_ops;
 
 /* Memory registration (FAB_CAP_RMA). */

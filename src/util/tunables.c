@@ -252,6 +252,10 @@ const util_tunable util_tunables[] = {
      "'host:port:address/prefix,...' joined by ';'; the gw fabric opens when it is set "
      "(docs/gateway.md)",
      0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
+    {"DCFA_GATEWAY_ROUTES", UTIL_T_STR, &util_cfg.gateway_routes, "", NULL,
+     "set by mpirun --gateway-routes for the ranks: the route file's rules 'SIDE SIDE GATEWAY' "
+     "joined by ';', which override the rule (a + b) % gateways (docs/gateway.md)",
+     0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
     {"DCFA_SOCK_CREDIT", UTIL_T_SIZE, &util_cfg.sock_credit, "1048576", NULL,
      "sock fabric: bytes a sender may have in flight per connection (its credit window, rounded "
      "up to a power of two of ring blocks): the kernel's socket buffers hold what the fabric's "

@@ -606,9 +606,41 @@ st_twonet() {
             MPI_SET="flood head2head many2one" mpi_set "gateway-flood" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
             DCFA_GW_TOKENS=1 MPI_SET="flood" mpi_set "gateway-1-token" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
             DCFA_STATS=1 run "gateway stats" 0 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
-                { grep -q "^dcfa-conn rank=0 peer=1 fabric=gw provider=tcp+gateway" "$TMP/err" &&
-                    ok "DCFA_STATS: rank 0 reaches its booster peer through the gateway" ||
+                { grep -q '^dcfa-conn rank=0 peer=1 fabric=gw provider=tcp+gateway route="gateway dcfa-g1" ' "$TMP/err" &&
+                    ok "DCFA_STATS: rank 0 reaches its booster peer through the gateway on dcfa-g1" ||
                     bad "gateway stats: $(grep dcfa-conn "$TMP/err" | head -3)"; }
+            # the routes of a job's ranks before any message (mpiinfo --routes), and a route
+            # file overriding the rule: c1-b1 through g1 where the rule takes g2 for ranks 0, 1
+            local want_routes
+            want_routes="Routes of this job: 4 ranks, 2 gateways (dcfa-g1, dcfa-g2), 0 route file rules
+  rank 0 (dcfa-c1) - rank 1 (dcfa-c2): direct (a network in common)
+  rank 0 (dcfa-c1) - rank 2 (dcfa-b1): gateway dcfa-g1
+  rank 0 (dcfa-c1) - rank 3 (dcfa-b2): gateway dcfa-g2
+  rank 1 (dcfa-c2) - rank 2 (dcfa-b1): gateway dcfa-g2
+  rank 1 (dcfa-c2) - rank 3 (dcfa-b2): gateway dcfa-g1
+  rank 2 (dcfa-b1) - rank 3 (dcfa-b2): direct (a network in common)"
+            run "mpiinfo --routes" 0 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 -ppn 1 "$BUILD/mpiinfo" --routes &&
+                { [ "$(cat "$TMP/out")" = "$want_routes" ] && ok "mpiinfo --routes: direct within a network, (a + b) % 2 across" ||
+                    bad "mpiinfo --routes: $(cat "$TMP/out")"; }
+            printf '# the pair c1-b1 through g1\ndcfa-c1 dcfa-b1 dcfa-g1\n10.77.1.0/24 10.77.2.0/24 dcfa-g2 # the other pairs\n' >"$TMP/routes"
+            want_routes="Routes of this job: 4 ranks, 2 gateways (dcfa-g1, dcfa-g2), 2 route file rules
+  rank 0 (dcfa-c1) - rank 1 (dcfa-c2): direct (a network in common)
+  rank 0 (dcfa-c1) - rank 2 (dcfa-b1): gateway dcfa-g1 (route file line 2)
+  rank 0 (dcfa-c1) - rank 3 (dcfa-b2): gateway dcfa-g2 (route file line 3)
+  rank 1 (dcfa-c2) - rank 2 (dcfa-b1): gateway dcfa-g2 (route file line 3)
+  rank 1 (dcfa-c2) - rank 3 (dcfa-b2): gateway dcfa-g2 (route file line 3)
+  rank 2 (dcfa-b1) - rank 3 (dcfa-b2): direct (a network in common)"
+            run "mpiinfo --routes with a route file" 0 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 \
+                --gateway-routes "$TMP/routes" -ppn 1 "$BUILD/mpiinfo" --routes &&
+                { [ "$(cat "$TMP/out")" = "$want_routes" ] && ok "mpiinfo --routes: the route file's rules by host and by network" ||
+                    bad "mpiinfo --routes with a route file: $(cat "$TMP/out")"; }
+            DCFA_STATS=1 run "route file" 0 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1,dcfa-g2 --gateway-routes "$TMP/routes" \
+                -ppn 1 -n 2 "$MPIT/sendrecv" &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    grep -q '^dcfa-conn rank=0 peer=1 fabric=gw .*route="gateway dcfa-g1 (route file line 2)"' "$TMP/err" &&
+                    grep -q '^dcfa-conn rank=1 peer=0 fabric=gw .*route="gateway dcfa-g1 (route file line 2)"' "$TMP/err" &&
+                    ok "a route file: the pair c1-b1 goes through dcfa-g1 (the rule: dcfa-g2), both ends" ||
+                    bad "route file: $(grep dcfa-conn "$TMP/err" | head -3) $(head -c 300 "$TMP/out")"; }
             # a gateway daemon killed during the job: the job ends, the line names its host
             "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c" ||
                 bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"
@@ -626,6 +658,16 @@ st_twonet() {
                 sleep 0.1
             done
             sleep 2 # the ranks are in their ping-pong through it
+            # first the hang report (SIGUSR1) of the rank on dcfa-c1: it names the gateway
+            local rp=""
+            for p in $(ip netns pids dcfa-c1); do
+                tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$TMP/pingpong" && rp=$p
+            done
+            [ -n "$rp" ] && kill -USR1 "$rp"
+            sleep 1
+            grep -q "connection to .* over gw (tcp+gateway, gateway dcfa-g1; " "$TMP/err" &&
+                ok "the hang report names the gateway of the connection (dcfa-g1)" ||
+                bad "hang report (rank pid '$rp'): $(grep -i connection "$TMP/err" | head -3)"
             t0=$SECONDS
             [ -n "$gp" ] && kill -KILL "$gp"
             wait $mp
@@ -638,6 +680,11 @@ st_twonet() {
             run "gateway with one network" 1 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c2 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 one_line "a gateway with one network: one line naming it" \
                     "^mpirun: gateway host 'dcfa-c2' has one network \(10.77.1.2/24\): a gateway needs an interface on each of two networks$"
+            printf 'dcfa-c1 dcfa-b1 dcfa-g1\ndcfa-c1 dcfa-b9 dcfa-g1\n' >"$TMP/routes-bad"
+            run "route file with an unknown host" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 --gateway-routes "$TMP/routes-bad" \
+                -ppn 1 -n 2 "$MPIT/sendrecv" &&
+                one_line "a route file with an unknown host: one line naming it and the line" \
+                    "^mpirun: --gateway-routes $TMP/routes-bad, line 2: unknown host 'dcfa-b9' \(not a host of -hosts/-hostfile\)$"
             run "gateway also a ranks' host" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 one_line "a gateway that is also a ranks' host: one line" "^mpirun: gateway 'dcfa-c1' is also a host for ranks$"
             sleep 0.5

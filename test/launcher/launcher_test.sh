@@ -350,6 +350,25 @@ hostfile)
     grep -q "^mpirun: -ppn needs a number of ranks per host between 1 and 4096$" "$TMP/err" ||
         fail "-ppn 0: $(cat "$TMP/err")"
     ;;
+gateway_routes)
+    # mpirun --gateway-routes (docs/gateway.md): a bad route file is one line naming the file
+    # and line, status 2, before any daemon starts (the hosts a, b, g need not exist)
+    bad_routes() { # FILE-TEXT STDERR-REGEX-AFTER-THE-FILE-NAME
+        printf "$1" >"$TMP/r"
+        run 2 -hosts c1,b1 --gateways g1 --gateway-routes "$TMP/r" true
+        err_is "^mpirun: --gateway-routes $TMP/r, $2"
+    }
+    bad_routes '# routes\n\nc1 b1 g1 # fine\nc1 b1\n' \
+        "line 4: expected 'SIDE SIDE GATEWAY' \(a side: a host or a network a.b.c.d/n\), got 2 words$"
+    bad_routes 'c1 b1 g1\nc1 x9 g1\n' "line 2: unknown host 'x9' \(not a host of -hosts/-hostfile\)$"
+    bad_routes '10.77.1.0/24 10.77.2.0/24 g2\n' "line 1: 'g2' is not a gateway of --gateways$"
+    bad_routes 'c1 10.77.2.0/40 g1\n' "line 1: '10.77.2.0/40' is not a side"
+    bad_routes 'c1 b1 g1\nb1 c1 c1\n' "line 2: 'c1' is not a gateway of --gateways$"
+    run 2 -hosts c1,b1 --gateways g1 --gateway-routes "$TMP/nonexistent" true
+    err_is "^mpirun: --gateway-routes $TMP/nonexistent: No such file or directory$"
+    run 2 -hosts c1,b1 --gateway-routes "$TMP/r" true
+    err_is "^mpirun: --gateway-routes needs --gateways$"
+    ;;
 hosts_local)
     # the tree of daemons without a remote shell: localhost and this
     # machine's name are started directly (two daemons, one node)

@@ -47,6 +47,8 @@ static void mpirun_usage(FILE *f)
         "  --gateways G1,...       hosts on two networks that run the job's gateway daemons\n"
         "                          (no ranks): ranks without a common network talk through\n"
         "                          them (docs/gateway.md)\n"
+        "  --gateway-routes FILE   lines 'SIDE SIDE GATEWAY' (a side: a host or a network\n"
+        "                          a.b.c.d/n) choosing a pair's gateway (docs/gateway.md)\n"
         "  -usize, --universe-size N   the universe size the ranks are told (MPI_UNIVERSE_SIZE);\n"
         "                          also DCFA_UNIVERSE_SIZE. Default: the hosts' slots, else\n"
         "                          the job size or the number of CPUs, the larger\n"
@@ -256,7 +258,7 @@ static int mpirun_place_finish(struct mpirun_opts *o)
 static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
 {
     const char *tmo = getenv("MPIEXEC_TIMEOUT");
-    const char *gateways = NULL;
+    const char *gateways = NULL, *routes = NULL;
     int i = 1, rc;
     long v;
 
@@ -363,6 +365,10 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
                 if (i + 1 >= argc || argv[i + 1][0] == '\0')
                     return mpirun_bad("%s needs a list of hosts", a);
                 gateways = argv[++i];
+            } else if (strcmp(a, "--gateway-routes") == 0 || strcmp(a, "-gateway-routes") == 0) {
+                if (i + 1 >= argc || argv[i + 1][0] == '\0')
+                    return mpirun_bad("%s needs a file", a);
+                routes = argv[++i];
             } else if (strcmp(a, "-l") == 0 || strcmp(a, "--prefix-output") == 0 ||
                        strcmp(a, "-prefix-output") == 0 || strcmp(a, "--tag-output") == 0) {
                 o->prefix_output = 1;
@@ -425,6 +431,11 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
             return rc == -EINVAL ? -EBADMSG : rc;
         if (setenv("DCFA_GATEWAY_HOSTS", gateways, 1) != 0)
             return -ENOMEM;
+    }
+    if (routes != NULL) {
+        int rc = mpirun_gateway_routes(o, routes);
+        if (rc != 0)
+            return rc == -EINVAL ? -EBADMSG : rc;
     }
     /* With hosts and no -n: as many ranks as the hosts offer. */
     if (o->nhosts > 0 && o->napps == 1 && !o->apps[0].nprocs_given) {

@@ -72,5 +72,9 @@ void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of);
 /* --gateways: the hosts of list ("g1,g2") appended as gateway hosts (no ranks); they must
  * not be ranks' hosts too (docs/gateway.md) */
 int mpirun_gateways_add(struct mpirun_opts *o, const char *list);
+/* --gateway-routes FILE (after mpirun_gateways_add): the route file read and checked (its
+ * lines, hosts of -hosts and gateways of --gateways), then DCFA_GATEWAY_ROUTES set for the
+ * daemons and ranks; 0, or -EINVAL after one line on stderr naming the file and line */
+int mpirun_gateway_routes(const struct mpirun_opts *o, const char *file);
 
 #endif

@@ -19,6 +19,7 @@
  * NULL and the packet waits in the core's backlog. Receiving never waits: every frame that
  * arrives is queued on its connection at once (bounded by the credits). */
 #include "fabric/fabric.h"
+#include "fabric/gw/gw_route.h"
 #include "fabric/gw/gw_wire.h"
 #include "util/util.h"
 
@@ -58,6 +59,7 @@ struct fab_conn {
     uint64_t gid;
     gw_link *link;
     gw_buf *head, *tail;
+    char via[GW_ROUTE_NAME_MAX + 40]; /* "gateway g1" (+ " (route file line 3)") */
 };
 
 static struct {
@@ -67,7 +69,11 @@ static struct {
     util_net nets[UTIL_NET_MAX];
     int nn;
     gw_link link[GW_MAX];
+    gw_known known[GW_MAX]; /* the same gateways, for the route rule */
     int nlinks;
+    char host[GW_ROUTE_NAME_MAX]; /* mine, as in my card */
+    gw_rule rules[GW_ROUTES_MAX]; /* DCFA_GATEWAY_ROUTES */
+    int nrules;
     struct fab_conn **conns; /* by lpid */
     int nconns;
     gw_buf *free; /* buffers of either direction, for reuse */
@@ -88,21 +94,15 @@ static int gw_my_nets(util_net *out)
 }
 
 /* "host:port:networks" */
-static int gw_link_parse(gw_link *l, const char *s, size_t len)
+static int gw_link_parse(gw_link *l, gw_known *k, const char *s, size_t len)
 {
-    const char *c1 = memchr(s, ':', len);
-    const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - s)) : NULL;
-    if (!c1 || !c2 || (size_t)(c1 - s) >= sizeof l->host)
+    if (gw_known_parse(s, len, k, &l->port) != UTIL_OK)
         return UTIL_EINVAL;
-    memcpy(l->host, s, (size_t)(c1 - s));
-    l->host[c1 - s] = 0;
-    char *end;
-    unsigned long port = strtoul(c1 + 1, &end, 10);
-    if (end != c2 || port == 0 || port > 65535)
-        return UTIL_EINVAL;
-    l->port = (unsigned)port;
-    l->nn = util_net_parse(c2 + 1, len - (size_t)(c2 + 1 - s), l->nets, UTIL_NET_MAX);
-    return l->nn < 0 ? UTIL_EINVAL : UTIL_OK;
+    memcpy(l->host, k->host, sizeof l->host < sizeof k->host ? sizeof l->host : sizeof k->host);
+    l->host[sizeof l->host - 1] = 0;
+    memcpy(l->nets, k->nets, sizeof l->nets);
+    l->nn = k->nn;
+    return UTIL_OK;
 }
 
 /* wait for fd to be ready for events, at most the remaining time until deadline */
@@ -203,11 +203,22 @@ static int gw_open(const fab_params *p, char *card, size_t cardlen)
         return UTIL_EINVAL;
     }
     gw.nn = gw_my_nets(gw.nets);
+    if (gethostname(gw.host, sizeof gw.host - 1) != 0 || strpbrk(gw.host, "=; "))
+        snprintf(gw.host, sizeof gw.host, "unknown");
+    if (util_cfg.gateway_routes && *util_cfg.gateway_routes) {
+        char err[200];
+        gw.nrules =
+            gw_routes_parse(util_cfg.gateway_routes, ';', gw.rules, GW_ROUTES_MAX, err, sizeof err);
+        if (gw.nrules < 0) {
+            util_log("gw: DCFA_GATEWAY_ROUTES: rule %s", err);
+            return UTIL_EINVAL;
+        }
+    }
     for (const char *s = list; *s && gw.nlinks < GW_MAX;) {
         size_t k = strcspn(s, ";");
         gw_link *l = &gw.link[gw.nlinks];
         l->fd = -1;
-        if (gw_link_parse(l, s, k) != UTIL_OK) {
+        if (gw_link_parse(l, &gw.known[gw.nlinks], s, k) != UTIL_OK) {
             util_log("gw: DCFA_GATEWAYS: bad entry '%.*s'", (int)k, s);
             goto fail;
         }
@@ -220,11 +231,12 @@ static int gw_open(const fab_params *p, char *card, size_t cardlen)
                     l->addr = l->nets[i].addr;
         if (l->addr && gw_link_open(l) != UTIL_OK)
             goto fail;
+        gw.known[gw.nlinks - 1].usable = l->fd >= 0;
         s += k + (s[k] == ';');
     }
     char nets[400];
     if (util_net_format(gw.nets, gw.nn, nets, sizeof nets) != UTIL_OK ||
-        (size_t)snprintf(card, cardlen, "gw:%s", nets) >= cardlen) {
+        (size_t)snprintf(card, cardlen, "gw:%s=%s", gw.host, nets) >= cardlen) {
         util_log("gw: this host's networks do not fit in a card");
         goto fail;
     }
@@ -417,33 +429,37 @@ static void gw_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
 
 /* ---- connections --------------------------------------------------------------------- */
 
-/* the gateway of the pair (me, the peer with these networks): among the gateways I am
- * connected to that share a network with the peer, number (a + b) % n for ranks a and b */
-static gw_link *gw_route(uint64_t peer_gid, const util_net *nets, int nn)
+/* the gateway of the pair (me, the peer on host `host` with these networks): the rule of the
+ * route file, else among the gateways I am connected to that share a network with the
+ * peer, number (a + b) % n for ranks a and b (gw_route.h) */
+static gw_link *gw_route(uint64_t peer_gid, const char *host, const util_net *nets, int nn,
+                         int *rule)
 {
-    gw_link *cand[GW_MAX];
-    int n = 0;
-    for (int i = 0; i < gw.nlinks; i++)
-        if (gw.link[i].fd >= 0 && util_net_common(gw.link[i].nets, gw.link[i].nn, nets, nn))
-            cand[n++] = &gw.link[i];
-    if (n == 0)
-        return NULL;
     unsigned a = (unsigned)FAB_GID_RANK(gw.gid), b = (unsigned)FAB_GID_RANK(peer_gid);
-    return cand[(a + b) % (unsigned)n];
+    int i = gw_route_pick(gw.known, gw.nlinks, gw.rules, gw.nrules, (int)a, gw.host, gw.nets, gw.nn,
+                          (int)b, host, nets, nn, rule);
+    return i < 0 ? NULL : &gw.link[i];
 }
 
-static int gw_card_nets(const char *card, util_net *nets)
+/* "gw:<host>=<networks>": the host into host[GW_ROUTE_NAME_MAX], the count of networks */
+static int gw_card_nets(const char *card, char *host, util_net *nets)
 {
     if (strncmp(card, "gw:", 3) != 0)
         return UTIL_EINVAL;
-    return util_net_parse(card + 3, strlen(card + 3), nets, UTIL_NET_MAX);
+    const char *eq = strchr(card + 3, '=');
+    if (!eq || eq - (card + 3) >= GW_ROUTE_NAME_MAX)
+        return UTIL_EINVAL;
+    memcpy(host, card + 3, (size_t)(eq - (card + 3)));
+    host[eq - (card + 3)] = 0;
+    return util_net_parse(eq + 1, strlen(eq + 1), nets, UTIL_NET_MAX);
 }
 
 static int gw_reachable(const char *peer_card)
 {
     util_net nets[UTIL_NET_MAX];
-    int nn = gw_card_nets(peer_card, nets);
-    return nn >= 0 && gw_route(0, nets, nn) != NULL;
+    char host[GW_ROUTE_NAME_MAX];
+    int rule, nn = gw_card_nets(peer_card, host, nets);
+    return nn >= 0 && gw_route(0, host, nets, nn, &rule) != NULL;
 }
 
 /* Credits of a connection through a gateway: 8192 blocks (512 KiB of 64-byte blocks), 16
@@ -462,9 +478,10 @@ static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, f
 {
     (void)passive;
     util_net nets[UTIL_NET_MAX];
-    int nn = gw_card_nets(peer_card, nets);
+    char host[GW_ROUTE_NAME_MAX];
+    int rule = -1, nn = gw_card_nets(peer_card, host, nets);
     uint64_t gid = gw.p.up->gid_of(peer);
-    gw_link *l = nn >= 0 ? gw_route(gid, nets, nn) : NULL;
+    gw_link *l = nn >= 0 ? gw_route(gid, host, nets, nn, &rule) : NULL;
     if (!l) {
         util_log("gw: no gateway of this job shares a network with %s", util_proc(peer));
         return UTIL_EUNREACH;
@@ -481,6 +498,11 @@ static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, f
     c->peer = peer;
     c->gid = gid;
     c->link = l;
+    if (rule >= 0)
+        snprintf(c->via, sizeof c->via, "gateway %s (route file line %d)", l->host,
+                 gw.rules[rule].line);
+    else
+        snprintf(c->via, sizeof c->via, "gateway %s", l->host);
     gw.conns[peer] = c;
     *out = c;
     *rx_ring = NULL;
@@ -489,6 +511,8 @@ static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, f
 }
 
 static void gw_disconnect(fab_conn *c) { (void)c; }
+
+static const char *gw_conn_route(fab_conn *c) { return c->via; }
 
 /* ---- the rest ------------------------------------------------------------------------ */
 
@@ -552,6 +576,7 @@ static const fab_chan_ops gw_chan = {
     .tx_post = gw_tx_post,
     .rx_peek = gw_rx_peek,
     .rx_free = gw_rx_free,
+    .route = gw_conn_route,
 };
 
 const fab_ops fab_gw_ops = {
