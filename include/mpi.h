@@ -303,6 +303,9 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_COMM_TYPE_HW_GUIDED        2
 #define MPI_COMM_TYPE_HW_UNGUIDED      3
 #define MPI_COMM_TYPE_RESOURCE_GUIDED  4
+/* extension: the processes of my module, the network side of a system of several networks
+ * joined by gateways (as ParaStation MPI's; docs/gateway.md) */
+#define MPIX_COMM_TYPE_MODULE 0x4d01
 
 /* ---- datatype decoding, constructors and matching --------------------- */
 #define MPI_COMBINER_NAMED           1

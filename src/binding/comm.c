@@ -199,9 +199,12 @@ int b_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI
         rc = comm_ptr(fn, comm, newcomm, "newcomm");
     if (rc == MPI_SUCCESS && split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_SHARED &&
         split_type != MPI_COMM_TYPE_HW_GUIDED && split_type != MPI_COMM_TYPE_HW_UNGUIDED &&
-        split_type != MPI_COMM_TYPE_RESOURCE_GUIDED)
+        split_type != MPI_COMM_TYPE_RESOURCE_GUIDED && split_type != MPIX_COMM_TYPE_MODULE)
         rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_ARG, fn,
                       "split_type=%d is not MPI_UNDEFINED or an MPI_COMM_TYPE_* value", split_type);
+    if (rc == MPI_SUCCESS && split_type == MPIX_COMM_TYPE_MODULE && c->is_inter)
+        rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_COMM, fn,
+                      "split_type=MPIX_COMM_TYPE_MODULE needs an intra-communicator");
     if (rc == MPI_SUCCESS && info != MPI_INFO_NULL && MPII_HANDLE_KIND(info) != MPII_KIND_INFO)
         rc = mpii_err(MPII_OBJ_COMM, comm, MPI_ERR_INFO, fn, "info: not an info object");
     if (rc != MPI_SUCCESS)

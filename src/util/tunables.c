@@ -252,6 +252,11 @@ const util_tunable util_tunables[] = {
      "'host:port:address/prefix,...' joined by ';'; the gw fabric opens when it is set "
      "(docs/gateway.md)",
      0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
+    {"DCFA_MODULE", UTIL_T_INT, &util_cfg.module, "-1", NULL,
+     "the module (network side) of this process for MPIX_COMM_TYPE_MODULE: an id >= 0 puts it "
+     "with the processes of the same id; -1: processes whose hosts share a network are one module "
+     "(docs/gateway.md)",
+     0, UTIL_LVL_USER, UTIL_CAT_FABRIC},
     {"DCFA_GATEWAY_ROUTES", UTIL_T_STR, &util_cfg.gateway_routes, "", NULL,
      "set by mpirun --gateway-routes for the ranks: the route file's rules 'SIDE SIDE GATEWAY' "
      "joined by ';', which override the rule (a + b) % gateways (docs/gateway.md)",

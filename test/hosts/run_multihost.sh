@@ -641,6 +641,15 @@ st_twonet() {
                     grep -q '^dcfa-conn rank=1 peer=0 fabric=gw .*route="gateway dcfa-g1 (route file line 2)"' "$TMP/err" &&
                     ok "a route file: the pair c1-b1 goes through dcfa-g1 (the rule: dcfa-g2), both ends" ||
                     bad "route file: $(grep dcfa-conn "$TMP/err" | head -3) $(head -c 300 "$TMP/out")"; }
+            # the module communicator: the cluster's ranks and the booster's (one and two per host)
+            MTEST_MODULES=0,0,1,1 run "module split" 0 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 \
+                -ppn 1 "$MPIT/module_split" &&
+                { grep -q "No Errors" "$TMP/out" && ok "MPIX_COMM_TYPE_MODULE: {c1, c2} and {b1, b2}, one rank per host" ||
+                    bad "module split: $(head -c 400 "$TMP/out")"; }
+            MTEST_MODULES=0,0,0,0,1,1,1,1 run "module split ppn2" 0 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 \
+                --gateways dcfa-g1 -ppn 2 "$MPIT/module_split" &&
+                { grep -q "No Errors" "$TMP/out" && ok "MPIX_COMM_TYPE_MODULE: two ranks per host, 4 and 4" ||
+                    bad "module split ppn2: $(head -c 400 "$TMP/out")"; }
             # a gateway daemon killed during the job: the job ends, the line names its host
             "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c" ||
                 bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"

@@ -539,6 +539,13 @@ static int node_color(mpii_comm *c, int *color, int *local_n)
     return MPI_SUCCESS;
 }
 
+static int comm_split_module(mpii_comm *c, int node_color_v, int key, mpii_comm **out)
+{
+    int color;
+    int rc = mpii_comm_module_color(c, node_color_v, &color);
+    return rc == MPI_SUCCESS ? mpii_comm_split(c, color, key, out) : rc;
+}
+
 int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_comm **out)
 {
     int node_size = 0, node_color_v = -1;
@@ -557,6 +564,8 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
         comm_info_value(info, "mpi_hw_resource_type", want, sizeof want);
         if (strcmp(want, "mpi_shared_memory") == 0)
             color = node_color_v;
+        else if (strcmp(want, "mpix_module") == 0 && !c->is_inter)
+            return comm_split_module(c, node_color_v, key, out);
         if (type == MPI_COMM_TYPE_RESOURCE_GUIDED) {
             comm_info_value(info, "mpi_pset_name", want, sizeof want);
             if (strcmp(want, "mpi://WORLD") == 0)
@@ -574,6 +583,8 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
                 mpii_info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
         }
         break;
+    case MPIX_COMM_TYPE_MODULE:
+        return comm_split_module(c, node_color_v, key, out);
     default: /* MPI_UNDEFINED */
         break;
     }

@@ -105,6 +105,9 @@ int mpii_comm_idup(mpii_comm *c, MPI_Info info, int use_info, MPI_Comm *newcomm,
                    MPI_Request *req);
 int mpii_comm_split(mpii_comm *c, int color, int key, mpii_comm **out);
 int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_comm **out);
+/* my module's color in intra-communicator c (module.c, MPIX_COMM_TYPE_MODULE): the lowest
+ * rank of my module; node_color: the lowest rank of my node in c. Collective over c. */
+int mpii_comm_module_color(mpii_comm *c, int node_color, int *color);
 int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out);
 int mpii_comm_create_group(mpii_comm *c, mpii_group *g, int tag, mpii_comm **out);
 int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,
