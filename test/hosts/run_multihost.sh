@@ -561,6 +561,19 @@ nothing_left() { # NAME: no namespace, veth, bridge or holder of up2's hosts rem
     left+="$(ls "$st" 2>/dev/null | grep -E '^dcfa-[cbg][0-9]' | tr '\n' ' ')"
     [ -z "$left" ] && ok "$1" || bad "$1: left behind: $left"
 }
+gw_daemon_pid() { # HOST: the pid of the job's gateway daemon there (waits up to 10 s)
+    local gp="" p pp i
+    for i in $(seq 1 100); do
+        for p in $(ip netns pids "$1"); do # the daemon's child that is not a shell
+            pp=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)
+            tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$MPIRUN --dcfa-daemon" &&
+                tr '\0' ' ' <"/proc/$pp/cmdline" 2>/dev/null | grep -q "^$MPIRUN --dcfa-daemon" && gp=$p
+        done
+        [ -n "$gp" ] && break
+        sleep 0.1
+    done
+    echo "$gp"
+}
 st_twonet() {
     if ! "$HOSTS_SH" up2 2 2 2 >"$TMP/hosts.log" 2>&1; then
         bad "two networks: cannot bring them up: $(cat "$TMP/hosts.log")"
@@ -655,17 +668,8 @@ st_twonet() {
                 bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"
             timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$TMP/pingpong" --sizes 8 \
                 --reps 100000 --iters 100000 --max-ms 100000 >"$TMP/out" 2>"$TMP/err" </dev/null &
-            local mp=$! gp="" t0
-            for i in $(seq 1 100); do
-                for p in $(ip netns pids dcfa-g1); do # the daemon's child that is not a shell
-                    local pp
-                    pp=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)
-                    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "^$MPIRUN --dcfa-daemon" &&
-                        tr '\0' ' ' <"/proc/$pp/cmdline" 2>/dev/null | grep -q "^$MPIRUN --dcfa-daemon" && gp=$p
-                done
-                [ -n "$gp" ] && break
-                sleep 0.1
-            done
+            local mp=$! gp t0
+            gp=$(gw_daemon_pid dcfa-g1)
             sleep 2 # the ranks are in their ping-pong through it
             # first the hang report (SIGUSR1) of the rank on dcfa-c1: it names the gateway
             local rp=""
@@ -685,6 +689,28 @@ st_twonet() {
                 grep -Eq "gw: (lost the gateway daemon on host dcfa-g1|the gateway daemon on host dcfa-g1 closed its connection)" "$TMP/err" &&
                 ok "a gateway daemon killed: the job ends in $((SECONDS - t0)) s with a line naming dcfa-g1" ||
                 bad "gateway killed (pid '$gp'): status $st after $((SECONDS - t0)) s: $(head -c 400 "$TMP/err")"
+            # a gateway daemon killed before a pair's first message: the pair (ranks 0, 1: the
+            # rule takes dcfa-g2) goes through dcfa-g1, the job ends well
+            rm -f "$TMP/go"
+            DCFA_STATS=1 MTEST_GO_FILE=$TMP/go timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1,dcfa-g2 \
+                -ppn 1 -n 2 "$MPIT/late_start" >"$TMP/out" 2>"$TMP/err" </dev/null &
+            mp=$!
+            gp=$(gw_daemon_pid dcfa-g2)
+            for i in $(seq 1 100); do
+                [ "$(grep -c '^late_start: rank [01] waits' "$TMP/err")" = 2 ] && break
+                sleep 0.1
+            done
+            [ -n "$gp" ] && kill -KILL "$gp"
+            sleep 0.5
+            touch "$TMP/go"
+            wait $mp
+            st=$?
+            [ -n "$gp" ] && [ $st = 0 ] && grep -q "No Errors" "$TMP/out" &&
+                grep -q '^dcfa-conn rank=0 peer=1 fabric=gw .*route="gateway dcfa-g1' "$TMP/err" &&
+                grep -q '^dcfa-conn rank=1 peer=0 fabric=gw .*route="gateway dcfa-g1' "$TMP/err" &&
+                grep -q "gw: the gateway daemon on host dcfa-g2 closed its connection; no connection of this process went through it" "$TMP/err" &&
+                ok "a gateway daemon killed before the pair's first message: the pair takes the other gateway" ||
+                bad "failover (gateway pid '$gp'): status $st: $(grep -v '^dcfa-stats' "$TMP/err" | head -c 600) $(head -c 200 "$TMP/out")"
             # bad input: a gateway with one network, a gateway that is also a ranks' host
             run "gateway with one network" 1 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c2 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 one_line "a gateway with one network: one line naming it" \

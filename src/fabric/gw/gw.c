@@ -73,6 +73,7 @@ static struct {
     int nlinks;
     char host[GW_ROUTE_NAME_MAX]; /* mine, as in my card */
     gw_rule rules[GW_ROUTES_MAX]; /* DCFA_GATEWAY_ROUTES */
+    gw_link *incoming;            /* the gateway of a peer's first frame, while the core connects */
     int nrules;
     struct fab_conn **conns; /* by lpid */
     int nconns;
@@ -276,11 +277,63 @@ static void gw_flush_done(gw_buf *b, void *arg)
     gw_buf_give(b);
 }
 
+/* Gateway l is gone: its socket at end of file (err NULL) or broken (err says how). A connection
+ * through it cannot go on (its packets in the gateway are lost): the process ends, naming the
+ * gateway. Without one, the gateway is only left out: the connections made from now on take another
+ * (the route rule skips it), and a peer's first frame through another gateway makes my side there
+ * (gw_conn_of). */
+static void gw_link_lost(gw_link *l, const char *err)
+{
+    char what[160];
+    if (err)
+        snprintf(what, sizeof what, "lost the gateway daemon on host %s: %s", l->host, err);
+    else
+        snprintf(what, sizeof what, "the gateway daemon on host %s closed its connection", l->host);
+    int through = 0, first = -1;
+    for (int i = 0; i < gw.nconns; i++)
+        if (gw.conns[i] && gw.conns[i]->link == l && through++ == 0)
+            first = i;
+    if (through)
+        util_die("gw: %s; %d connection%s of this process went through it (to %s%s)", what, through,
+                 through == 1 ? "" : "s", util_proc(first), through > 1 ? ", ..." : "");
+    util_log("gw: %s; no connection of this process went through it: new connections take "
+             "another gateway",
+             what);
+    close(l->fd);
+    l->fd = -1;
+    gw.known[l - gw.link].usable = 0;
+    while (l->oq) {
+        gw_buf *t = l->oq;
+        l->oq = t->next;
+        gw_buf_give(t);
+    }
+    l->oq_tail = NULL;
+}
+
 static void gw_flush(gw_link *l)
 {
     int rc = gw_queue_write(l->fd, &l->oq, &l->oq_tail, gw_flush_done, NULL);
-    if (rc != 0)
-        util_die("gw: lost the gateway daemon on host %s: %s", l->host, strerror(-rc));
+    if (rc != 0) {
+        gw_link_lost(l, strerror(-rc));
+    }
+}
+
+/* before a new connection chooses its gateway: a gateway that died since the last progress
+ * pass (its socket at end of file or broken) is left out now, not after the first packet
+ * (one recv with MSG_PEEK per gateway and new connection, never on the message path) */
+static void gw_links_check(void)
+{
+    for (int i = 0; i < gw.nlinks; i++) {
+        gw_link *l = &gw.link[i];
+        char c;
+        if (l->fd < 0)
+            continue;
+        ssize_t n = recv(l->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0)
+            gw_link_lost(l, NULL);
+        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            gw_link_lost(l, strerror(errno));
+    }
 }
 
 static void *gw_tx_block(fab_conn *c, uint32_t pos)
@@ -321,13 +374,18 @@ static void gw_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
 
 /* ---- receiving ----------------------------------------------------------------------- */
 
-static fab_conn *gw_conn_of(uint64_t src)
+/* the connection of the process src, whose frame came through gateway l: made now (the
+ * core's side, gw_connect) if it is the peer's first, through the gateway the peer chose */
+static fab_conn *gw_conn_of(uint64_t src, gw_link *l)
 {
     int lpid = gw.p.up->lpid_of(src);
     if (lpid < 0)
         return NULL;
-    if (lpid >= gw.nconns || !gw.conns[lpid])
-        gw.p.up->incoming(&fab_gw_ops, lpid); /* the core makes its side: gw_connect */
+    if (lpid >= gw.nconns || !gw.conns[lpid]) {
+        gw.incoming = l;
+        gw.p.up->incoming(&fab_gw_ops, lpid);
+        gw.incoming = NULL;
+    }
     return lpid < gw.nconns ? gw.conns[lpid] : NULL;
 }
 
@@ -356,7 +414,7 @@ static int gw_read(gw_link *l)
                     events++;
                     continue;
                 }
-                l->rconn = gw_conn_of(h->src);
+                l->rconn = gw_conn_of(h->src, l);
                 if (!l->rconn)
                     util_die("gw: a packet through the gateway on host %s from process %llx, "
                              "which this process does not know",
@@ -391,12 +449,14 @@ static int gw_read(gw_link *l)
         events++;
         continue;
     none:
-        if (n == 0)
-            util_die("gw: the gateway daemon on host %s closed its connection", l->host);
+        if (n == 0) {
+            gw_link_lost(l, NULL);
+            return events;
+        }
         if (errno == EINTR)
             continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
-            util_die("gw: lost the gateway daemon on host %s: %s", l->host, strerror(errno));
+            gw_link_lost(l, strerror(errno));
         return events;
     }
 }
@@ -410,7 +470,8 @@ static int gw_poll(void)
             continue;
         if (l->oq)
             gw_flush(l);
-        events += gw_read(l);
+        if (l->fd >= 0)
+            events += gw_read(l);
     }
     return events;
 }
@@ -459,6 +520,7 @@ static int gw_reachable(const char *peer_card)
     util_net nets[UTIL_NET_MAX];
     char host[GW_ROUTE_NAME_MAX];
     int rule, nn = gw_card_nets(peer_card, host, nets);
+    gw_links_check(); /* a new connection: the gateways that died are left out */
     return nn >= 0 && gw_route(0, host, nets, nn, &rule) != NULL;
 }
 
@@ -476,12 +538,18 @@ static unsigned gw_ring_blocks(const char *peer_card)
 static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, fab_conn **out,
                       void **rx_ring)
 {
-    (void)passive;
     util_net nets[UTIL_NET_MAX];
     char host[GW_ROUTE_NAME_MAX];
     int rule = -1, nn = gw_card_nets(peer_card, host, nets);
     uint64_t gid = gw.p.up->gid_of(peer);
     gw_link *l = nn >= 0 ? gw_route(gid, host, nets, nn, &rule) : NULL;
+    /* made for a peer's first frame: through the gateway it came by, which is the rule's
+     * unless the peer already left out a gateway that died (I will at my next pass) */
+    gw_link *in = passive ? gw.incoming : NULL;
+    if (in && in != l) {
+        l = in;
+        rule = -2;
+    }
     if (!l) {
         util_log("gw: no gateway of this job shares a network with %s", util_proc(peer));
         return UTIL_EUNREACH;
@@ -501,6 +569,8 @@ static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, f
     if (rule >= 0)
         snprintf(c->via, sizeof c->via, "gateway %s (route file line %d)", l->host,
                  gw.rules[rule].line);
+    else if (rule == -2)
+        snprintf(c->via, sizeof c->via, "gateway %s (the peer's choice)", l->host);
     else
         snprintf(c->via, sizeof c->via, "gateway %s", l->host);
     gw.conns[peer] = c;
