@@ -879,7 +879,8 @@ size_t core_footprint(int *nconns)
 /* what a connection goes through: "direct", or its fabric's word ("gateway dcfa-g1") */
 static const char *core_conn_route(core_conn *c)
 {
-    const char *r = c->fc && c->fab->ops->chan->route ? c->fab->ops->chan->route(c->fc) : NULL;
+    const char *r =
+        c->fc && (c->fab->caps->flags & FAB_CAP_ROUTE) ? c->fab->ops->chan->route(c->fc) : NULL;
     return r ? r : "direct";
 }
 

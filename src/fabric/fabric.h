@@ -156,6 +156,8 @@ enum fab_cap {
     /* -- memory both ends map (stage) */
     FAB_CAP_STAGE = 1u << 9,      /* pool_create / pool_map: a staging pool per process */
     FAB_CAP_MEM_ALLOC = 1u << 10, /* mem_alloc: MPI_Alloc_mem memory peers map (FAB_KEY_DIRECT) */
+    /* -- connections through a third host */
+    FAB_CAP_ROUTE = 1u << 11, /* route: a connection may go through another host (gateway) */
 };
 
 /* What a fabric can do; valid from open() to close(). */
@@ -252,8 +254,8 @@ typedef struct fab_chan_ops {
      * `blocks` blocks from `block` in my receive ring, and is about to tell the peer they are
      * free: the fabric resets the state it keeps there (called in ring order). */
     void (*rx_free)(fab_conn *c, uint32_t pos, void *block, uint32_t blocks);
-    /* Optional: what connection c goes through on its way to the peer ("gateway dcfa-g1"),
-     * for DCFA_STATS and the hang report; NULL (or no function): straight to the peer */
+    /* FAB_CAP_ROUTE: what connection c goes through on its way to the peer ("gateway
+     * dcfa-g1"), for DCFA_STATS and the hang report; NULL: straight to the peer */
     const char *(*route)(fab_conn *c);
 } fab_chan_ops;
 

@@ -275,6 +275,7 @@ static void check_tables(unsigned f)
           "FAB_CAP_STAGE without pool_create, pool_map");
     CHECK(!(f & FAB_CAP_MEM_ALLOC) || (F->stage && F->stage->mem_alloc && F->stage->mem_free),
           "FAB_CAP_MEM_ALLOC without mem_alloc, mem_free");
+    CHECK(!(f & FAB_CAP_ROUTE) || ch->route, "FAB_CAP_ROUTE without route");
 }
 
 static int rank_main(int rank, int both_start)

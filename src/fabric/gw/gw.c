@@ -195,8 +195,10 @@ static int gw_open(const fab_params *p, char *card, size_t cardlen)
     memset(&gw, 0, sizeof gw);
     gw.p = *p;
     gw.gid = p->up->gid_of(p->self);
-    gw.caps = (fab_caps){
-        .provider = "tcp+gateway", .flags = FAB_CAP_RX_QUEUE, .priority = 10, .poll_interval = 1};
+    gw.caps = (fab_caps){.provider = "tcp+gateway",
+                         .flags = FAB_CAP_RX_QUEUE | FAB_CAP_ROUTE,
+                         .priority = 10,
+                         .poll_interval = 1};
     const char *list = util_cfg.gateways;
     if (!list || !*list) {
         util_log("gw: no gateway daemon (DCFA_GATEWAYS is empty: start the job with mpirun "
