@@ -53,18 +53,22 @@ run() { # run TARGET
     echo "fuzz_$t: no crash"
 }
 
-if build packet "$ROOT/test/fuzz/fuzz_packet.c" "$ROOT"/src/util/*.c \
-    "$ROOT"/src/fabric/*.c "$ROOT/src/fabric/shm/shm.c" "$ROOT"/src/core/*.c && run packet; then
+# the library's core and every fabric but ofi (built only with libfabric)
+if build packet "$ROOT/test/fuzz/fuzz_packet.c" "$ROOT"/src/util/*.c "$ROOT"/src/fabric/*.c \
+    "$ROOT"/src/fabric/shm/*.c "$ROOT"/src/fabric/sock/*.c "$ROOT"/src/fabric/gw/*.c \
+    "$ROOT"/src/core/*.c && run packet; then
     pass=$((pass + 1))
 else
     fail=$((fail + 1))
 fi
-# the daemon's sources, all but mpirun's main() (the same rule as
-# test/fuzz/CMakeLists.txt, so a new daemon file needs no edit here)
+# the daemon's sources, all but mpirun's main(), and the library files mpirun links (the
+# same lists as test/fuzz/CMakeLists.txt and CMakeLists.txt's mpirun, so a new daemon file
+# needs no edit here)
 daemon_sources=()
 for f in "$ROOT"/tools/mpirun/*.c; do
     [ "$(basename "$f")" = main.c ] || daemon_sources+=("$f")
 done
+daemon_sources+=("$ROOT/src/util/net.c" "$ROOT/src/util/siphash.c" "$ROOT/src/fabric/gw/gw_route.c")
 if build pmi -I"$ROOT/tools/mpirun" "$ROOT/test/fuzz/fuzz_pmi.c" "${daemon_sources[@]}" -lhwloc &&
     run pmi; then
     pass=$((pass + 1))
