@@ -14,17 +14,7 @@
 #define NPROC   12
 #define MAXCOMM 4096
 
-static int errors;
-
-#define CHECK(cond, ...)                            \
-    do {                                            \
-        if (!(cond)) {                              \
-            fprintf(stderr, "line %d: ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);           \
-            fputc('\n', stderr);                    \
-            errors++;                               \
-        }                                           \
-    } while (0)
+#include "ut_check.h"
 
 static mpii_ctx_space proc[NPROC];
 static struct sim_comm {

@@ -6,17 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int errors;
-
-#define CHECK(cond, ...)                            \
-    do {                                            \
-        if (!(cond)) {                              \
-            fprintf(stderr, "line %d: ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);           \
-            fputc('\n', stderr);                    \
-            errors++;                               \
-        }                                           \
-    } while (0)
+#include "ut_check.h"
 
 /* g holds exactly the process ids want[0..n-1], in that order */
 static void expect(const char *what, const mpii_group *g, int n, const int *want)

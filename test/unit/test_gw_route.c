@@ -7,17 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int errors;
-
-#define CHECK(cond, ...)                            \
-    do {                                            \
-        if (!(cond)) {                              \
-            fprintf(stderr, "line %d: ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);           \
-            fputc('\n', stderr);                    \
-            errors++;                               \
-        }                                           \
-    } while (0)
+#include "ut_check.h"
 
 static util_net net(const char *s)
 {

@@ -10,17 +10,7 @@
 #include <unistd.h>
 
 static int live, regs, deregs, fail_next;
-static int errors;
-
-#define CHECK(cond, ...)                            \
-    do {                                            \
-        if (!(cond)) {                              \
-            fprintf(stderr, "line %d: ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);           \
-            fputc('\n', stderr);                    \
-            errors++;                               \
-        }                                           \
-    } while (0)
+#include "ut_check.h"
 
 static int fake_reg(void *arg, fab_rentry *e)
 {
