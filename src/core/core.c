@@ -349,13 +349,17 @@ void core_copy_describe(char *buf, size_t len)
     else
         snprintf(probe, sizeof probe, "one process_vm_readv of 64 KiB took %.2f us, %.1f memcpys of it, %s 3.5",
                  (double)rd / 1e3, (double)rd / (double)(cp ? cp : 1), below ? "not under" : "under");
-    char lone[32], stream[32];
-    size_t l = core_cma_min_for(1), st = core_cma_min_for(0);
+    char lone[32], stream[32], hot[32];
+    size_t l = core_cma_min_for(1), st = core_cma_min_for(0), h = core_cma_min_hot();
     snprintf(lone, sizeof lone, l == SIZE_MAX ? "copies at every size" : "%zu", l);
     snprintf(stream, sizeof stream, st == SIZE_MAX ? "copies at every size" : "%zu", st);
-    snprintf(buf, len, "%s for a message alone%s, %s in a stream%s (probe: %s; auto is 0 on an "
-             "oversubscribed node)", lone, util_cfg.cma_min >= 0 ? " (set)" : "", stream,
-             util_cfg.cma_min_stream >= 0 ? " (set)" : "", probe);
+    snprintf(hot, sizeof hot, h == SIZE_MAX ? "copies at every size" : "%zu", h);
+    snprintf(buf, len,
+             "%s for a message alone%s, %s in a stream%s, %s in a stream from a reused "
+             "buffer%s (probe: %s; auto is 0 on an oversubscribed node)",
+             lone, util_cfg.cma_min >= 0 ? " (set)" : "", stream,
+             util_cfg.cma_min_stream >= 0 ? " (set)" : "", hot,
+             util_cfg.cma_min_hot >= 0 ? " (set)" : "", probe);
 }
 
 int core_init(const core_params *p)
@@ -636,6 +640,14 @@ void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, in
 
 /* ---- sends: the protocol choice, in one place ---------------------------------------- */
 
+/* rendezvous send r: is it from the buffer and size of my previous one (core_cma_min_hot)? */
+static void core_send_hot(core_req *r)
+{
+    r->u.send.hot = r->u.send.buf == core_s.hot_buf && r->u.send.bytes == core_s.hot_bytes;
+    core_s.hot_buf = r->u.send.buf;
+    core_s.hot_bytes = r->u.send.bytes;
+}
+
 int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,
                int32_t tag, uint32_t ctx, int mode, core_req **out)
 {
@@ -674,6 +686,7 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
     r->u.send.seq = ++c->tx_msg_seq;
     if (core_send_is_eager(c, r))
         return core_eager_send(c, r);
+    core_send_hot(r);
     if (core_stage_eager_send(c, r))
         return UTIL_OK;
     if (core_rtr_try_write(c, r))

@@ -104,6 +104,8 @@ struct core_req {
             int proto_done;     /* the protocol finished while a cancel was unanswered */
             int rts_out;        /* an RTS went out and the send is not complete (core_s.rndv_out) */
             int hold;           /* receiver-first write in flight holds the connection's backlog */
+            int hot;            /* a rendezvous from the buffer and size of the one before it
+                                   (core_send_hot): its data are likely in my cache */
         } send;
         struct {
             void *buf;

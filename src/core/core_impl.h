@@ -150,6 +150,8 @@ typedef struct core_state {
     core_kvs kvs;
     int finalizing;         /* after the FIN handshake: no SYNC any more */
     int rndv_out;           /* my sends with an RTS out, not complete: traffic goes both ways */
+    const void *hot_buf;    /* buffer and size of my last rendezvous send (core_send_hot) */
+    size_t hot_bytes;
     size_t recv_bytes;      /* capacity of my receives not complete (DCFA_RECV_NT): added by
                                core_irecv and core_imrecv, taken off by core_req_complete */
     struct core_stage {     /* my staging pool (rndv_copy.c), made at the first RTS */
@@ -422,6 +424,24 @@ static inline size_t core_cma_min_for(int lone)
      * size, one way and both ways (docs/bench.md); with ordinary stores below 1 MiB */
     return core_stage_streamed() ? SIZE_MAX : (size_t)1 << 20;
 }
+/* DCFA_CMA_MIN_HOT resolved: the crossover of a stream's message sent from the buffer and
+ * size of the sender's previous rendezvous (r->u.send.hot). Its data are in the sender's
+ * cache, where the single copy reads them at cache speed and the copy path's second pass is
+ * pure cost: bi-bandwidth with one reused buffer, 256 KiB-4 MiB, 14.2-19 GB/s by the copies
+ * against 18.3-20.9 single copy (docs/bench.md). Auto: 0 oversubscribed, else 256 KiB or the
+ * crossover of a message alone if smaller (below 256 KiB the copies' pipelining wins), and
+ * never above the stream's own crossover */
+static inline size_t core_cma_min_hot(void)
+{
+    size_t hot = (size_t)256 << 10, lone = core_cma_min_for(1), stream = core_cma_min_for(0);
+    if (util_cfg.cma_min_hot >= 0)
+        hot = (size_t)util_cfg.cma_min_hot;
+    else if (util_node_oversubscribed())
+        hot = 0;
+    else if (lone < hot)
+        hot = lone;
+    return hot < stream ? hot : stream;
+}
 /* DCFA_COOP_MIN resolved: reads of at least this many bytes are split with the sender
  * (docs/protocol.md); 0: never. Auto: 256 KiB, never on an oversubscribed node (the sender's
  * part would wait for its turn on the core) */
@@ -452,8 +472,10 @@ static inline int core_copy_probed(const core_conn *c)
 /* the sender's choice for send request r to c's peer: the copy path (1) or single copy (0) */
 static inline int core_copy_wanted(const core_conn *c, const core_req *r)
 {
-    return r->u.send.bytes <
-           core_cma_min_for(core_copy_probed(c) && core_send_lone(r->u.send.rts_out));
+    int lone = core_copy_probed(c) && core_send_lone(r->u.send.rts_out);
+    if (!lone && r->u.send.hot)
+        return r->u.send.bytes < core_cma_min_hot();
+    return r->u.send.bytes < core_cma_min_for(lone);
 }
 /* a receive of this many bytes from c's peer is likely copied through the sender's staging
  * pool (rndv_copy.c), so an RTR for it is not worth sending: on a fabric with pools, below

@@ -64,6 +64,12 @@ const util_tunable util_tunables[] = {
      "node is oversubscribed, else every size where the sender's copy into its pool uses "
      "non-temporal stores (DCFA_STAGE_NT, x86-64), else 1048576",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
+    {"DCFA_CMA_MIN_HOT", UTIL_T_INT, &util_cfg.cma_min_hot, "-1", NULL,
+     "DCFA_CMA_MIN for a stream's rendezvous message sent from the same buffer and size as the "
+     "sender's previous rendezvous message (a benchmark window reusing one buffer: the data are in "
+     "the sender's cache, where one copy beats two); -1 (auto): 0 when the node is oversubscribed, "
+     "else 262144 or the crossover for a message alone if smaller, and never above the stream's",
+     0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
     {"DCFA_COOP_MIN", UTIL_T_INT, &util_cfg.coop_min, "-1", NULL,
      "a single-copy rendezvous of at least this many bytes between contiguous buffers on shm is "
      "split: the receiver reads the first half while the sender writes the second, two cores "

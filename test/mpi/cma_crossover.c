@@ -6,7 +6,9 @@
  * alone (rank 1 receives it last, so its RTS stays out), the other four
  * behind it. The pvars dcfa_copy_bytes (rank 0) and dcfa_cma_bytes (rank 1)
  * must show exactly which went which way, as the variant's settings say
- * (without a staging pool the copy path is not taken: single copy).
+ * (without a staging pool the copy path is not taken: single copy). Twice
+ * more with the four sent from the first one's buffer (a benchmark's window
+ * reusing one buffer): those follow DCFA_CMA_MIN_HOT instead.
  * Then receives into vector types read single copy, small pieces through the
  * bounce buffer (80 KB, and 320 KB: several bounce buffers) and large pieces
  * in place, with the gaps untouched and a too-small one truncated; the data
@@ -99,22 +101,31 @@ int main(int argc, char **argv)
     long alone = env_long("DCFA_CMA_MIN", -1), stream = env_long("DCFA_CMA_MIN_STREAM", -1);
     if (stream < 0)
         stream = alone;
+    /* a stream from a reused buffer: auto 256 KiB or the crossover alone if smaller, never
+     * above the stream's */
+    long hot = env_long("DCFA_CMA_MIN_HOT", -1);
+    if (hot < 0)
+        hot = alone < (256 << 10) ? alone : (256 << 10);
+    if (hot > stream)
+        hot = stream;
     int known = alone >= 0 && getenv("DCFA_CMA") == NULL;
     /* the copy path is taken through the sender's staging pool; with none, single copy */
     int pool = env_long("DCFA_STAGE_CHUNKS", 8) > 0;
-    int alone_copies = pool && alone > BIG, stream_copies = pool && stream > BIG;
+    int alone_copies = pool && alone > BIG;
 
     MPI_T_pvar_session ses;
     MPI_T_pvar_session_create(&ses);
     unsigned char *m = mtest_malloc((size_t)(NSTREAM + 1) * BIG);
     /* twice: the second time the receiver has mapped the pool (staged EAGER may carry the
-     * stream), the counts stay the same */
-    for (int pass = 0; pass < 2 && rank < 2; pass++) {
+     * stream), the counts stay the same; then twice from one buffer */
+    for (int pass = 0; pass < 4 && rank < 2; pass++) {
         unsigned long long copy0, cma0, copy1, cma1;
         MPI_Request rq[NSTREAM + 1];
+        int reused = pass >= 2;
+        int stream_copies = pool && (reused ? hot : stream) > BIG;
         if (rank == 0)
             for (int i = 0; i <= NSTREAM; i++)
-                mtest_fill(m + (size_t)i * BIG, BIG, pass, i);
+                mtest_fill(m + (size_t)i * BIG, BIG, pass, reused ? 0 : i);
         else
             memset(m, 0, (size_t)(NSTREAM + 1) * BIG);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -124,7 +135,8 @@ int main(int argc, char **argv)
             MPI_Isend(m, BIG, MPI_BYTE, 1, 0, MPI_COMM_WORLD, &rq[0]);
             /* behind it, while its RTS is out (rank 1 takes it last) */
             for (int i = 1; i <= NSTREAM; i++)
-                MPI_Isend(m + (size_t)i * BIG, BIG, MPI_BYTE, 1, i, MPI_COMM_WORLD, &rq[i]);
+                MPI_Isend(m + (reused ? 0 : (size_t)i * BIG), BIG, MPI_BYTE, 1, i, MPI_COMM_WORLD,
+                          &rq[i]);
             MPI_Waitall(NSTREAM + 1, rq, MPI_STATUSES_IGNORE);
         } else {
             for (int i = 1; i <= NSTREAM; i++)
@@ -132,7 +144,7 @@ int main(int argc, char **argv)
             MPI_Waitall(NSTREAM, rq + 1, MPI_STATUSES_IGNORE);
             MPI_Recv(m, BIG, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             for (int i = 0; i <= NSTREAM; i++)
-                if (!mtest_verify("message", m + (size_t)i * BIG, BIG, pass, i))
+                if (!mtest_verify("message", m + (size_t)i * BIG, BIG, pass, reused ? 0 : i))
                     break;
         }
         counters(ses, &copy1, &cma1);
@@ -143,10 +155,12 @@ int main(int argc, char **argv)
             unsigned long long copied = mine[0], read = theirs[1];
             unsigned long long want_copy = (unsigned long long)BIG * (unsigned)(alone_copies + NSTREAM * stream_copies);
             unsigned long long want_read = (unsigned long long)BIG * (NSTREAM + 1) - want_copy;
-            mtest_check(copied == want_copy && read == want_read,
-                        "pass %d (DCFA_CMA_MIN %ld, stream %ld): the sender copied %llu bytes and the "
-                        "receiver read %llu single copy; expected %llu and %llu", pass, alone, stream,
-                        copied, read, want_copy, want_read);
+            mtest_check(
+                copied == want_copy && read == want_read,
+                "pass %d (DCFA_CMA_MIN %ld, stream %ld, from one buffer %ld): the sender "
+                "copied %llu bytes and the receiver read %llu single copy; expected %llu and "
+                "%llu",
+                pass, alone, stream, reused ? hot : -1, copied, read, want_copy, want_read);
         }
     }
     free(m);
