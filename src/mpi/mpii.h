@@ -87,6 +87,7 @@ typedef struct mpii_comm {
     char name[MPI_MAX_OBJECT_NAME];
     void *topo;             /* topology (src/mpi/topo), NULL if none */
     void *coll_shm;         /* node-level collective segment (src/mpi/coll/node_shm.c) */
+    void *coll_mod;         /* its ranks' modules (src/mpi/coll/module.c), made on first use */
     mpii_bbuf *bbuf;        /* MPI_Comm_attach_buffer, NULL if none */
     MPI_Session session;    /* the session it derives from, else 0 */
     int neighbours;         /* processes its MPI_Comm_spawn started, counted as sharing the

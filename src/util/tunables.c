@@ -196,6 +196,16 @@ const util_tunable util_tunables[] = {
      "node-level barrier, bcast, reduce and allreduce through a shared-memory segment per "
      "communicator (made on first use)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
+    {"DCFA_COLL_MODULE", UTIL_T_BOOL, &util_cfg.coll_module, "1", NULL,
+     "barrier, bcast, reduce and allreduce (commutative operations) over ranks in several modules "
+     "(networks joined by gateway daemons) cross between modules once per module and direction: "
+     "a tree within each module, one message between modules (docs/collectives.md)",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
+    {"DCFA_COLL_MODULES", UTIL_T_STR, &util_cfg.coll_modules, "", NULL,
+     "a test of the module-aware collectives on one host: each world process's module id, "
+     "comma-separated (e.g. 0,0,1,1), or mod:K (world rank modulo K); a job with gateways finds "
+     "its modules itself",
+     UTIL_TF_AGREE, UTIL_LVL_TEST, UTIL_CAT_COLL},
     {"DCFA_COLL_SHM_SLOT", UTIL_T_SIZE, &util_cfg.coll_shm_slot, "32768", NULL,
      "bytes per rank in the node segment: the largest reduce/allreduce vector it takes (bcast: "
      "(ranks + 1) times this)",

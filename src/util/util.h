@@ -229,6 +229,8 @@ typedef struct util_config {
     size_t coll_allgather_short;/* DCFA_COLL_ALLGATHER_SHORT */
     size_t coll_alltoall_short; /* DCFA_COLL_ALLTOALL_SHORT */
     int coll_shm;               /* DCFA_COLL_SHM: node-level collectives in shared memory */
+    int coll_module;            /* DCFA_COLL_MODULE: module-aware collectives across gateways */
+    const char *coll_modules;   /* DCFA_COLL_MODULES: each world process's module (a test) */
     size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
     size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
     int ctx_wait;               /* DCFA_CTX_WAIT: seconds a message may wait for its context */

@@ -430,6 +430,15 @@ st_spawn() {
     "$HOSTS_SH" down
 }
 
+mpich_result() { # LABEL LOG: add an MPICH run's "N passed, N failed" to the counts
+    local line p f
+    tail -n 5 "$2" | sed 's/^/    /'
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
+    p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+    f=$(echo "$line" | sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p')
+    if [ -z "$p" ]; then bad "$1: no result line"; else PASS=$((PASS + p)); FAIL=$((FAIL + f)); fi
+}
+
 # ---- stage mpich_cross: MPICH suite folders pt2pt, coll, comm across 2 hosts ----------
 st_mpich_cross() {
     have_ofi || { not_run "MPICH pt2pt, coll, comm across 2 hosts"; return; }
@@ -441,12 +450,7 @@ st_mpich_cross() {
             --time-budget "${DCFA_MULTIHOST_MPICH_BUDGET:-900}" --lists "${DCFA_MULTIHOST_MPICH_LISTS:-testlist}" \
             --timeout 120 --skip "$HERE/mpich_cross_skip.txt" \
             --mpirun-args "-hosts dcfa-h1,dcfa-h2" pt2pt coll@np=4 comm@np=4) >"$TMP/mpich.log" 2>&1
-    tail -n 5 "$TMP/mpich.log" | sed 's/^/    /'
-    local line p f
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/mpich.log" | tail -n 1)
-    p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
-    f=$(echo "$line" | sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p')
-    if [ -z "$p" ]; then bad "MPICH suite: no result line"; else PASS=$((PASS + p)); FAIL=$((FAIL + f)); fi
+    mpich_result "MPICH suite" "$TMP/mpich.log"
     "$HOSTS_SH" down
 }
 
@@ -527,11 +531,7 @@ st_isolate() {
                 --time-budget "${DCFA_MULTIHOST_ISOLATE_BUDGET:-240}" --lists testlist \
                 --timeout 120 --skip "$HERE/mpich_isolate_skip.txt" \
                 --mpirun-args "--bind-to none -hosts dcfa-h1,dcfa-h2" pt2pt coll@np=4) >"$TMP/mpich.log" 2>&1
-        tail -n 5 "$TMP/mpich.log" | sed 's/^/    /'
-        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TMP/mpich.log" | tail -n 1)
-        p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
-        f=$(echo "$line" | sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p')
-        if [ -z "$p" ]; then bad "MPICH suite isolated: no result line"; else PASS=$((PASS + p)); FAIL=$((FAIL + f)); fi
+        mpich_result "MPICH suite isolated" "$TMP/mpich.log"
     else
         bad "cannot install into $PREFIX"
     fi
@@ -610,9 +610,12 @@ st_twonet() {
             # through the gateway daemons: cluster and booster ranks in one world (pairs on
             # one network direct, the others through dcfa-g1 or dcfa-g2; forwarding is off)
             export DCFA_FABRICS=auto # shm, ofi and gw (DCFA_GATEWAYS is set by mpirun)
-            mpi_set "gateway" 4 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 -ppn 1
+            # (coll_module: the collectives cross between the networks once per module and
+            # direction, the modules found from the ranks' cards)
+            MPI_SET="$MPI_SET coll_module" \
+                mpi_set "gateway" 4 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 -ppn 1
             # two ranks per host (shm within a host) through one gateway
-            MPI_SET="sendrecv wildcard rndv_mixed coll_algos rma_atomic" \
+            MPI_SET="sendrecv wildcard rndv_mixed coll_algos coll_module rma_atomic" \
                 mpi_set "gateway-ppn2" 4 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 2
             # floods through one gateway: a receiver that starts late, head to head, many to
             # one, and with one token (every frame waits for the last one's token)
@@ -663,6 +666,24 @@ st_twonet() {
                 --gateways dcfa-g1 -ppn 2 "$MPIT/module_split" &&
                 { grep -q "No Errors" "$TMP/out" && ok "MPIX_COMM_TYPE_MODULE: two ranks per host, 4 and 4" ||
                     bad "module split ppn2: $(head -c 400 "$TMP/out")"; }
+            # the MPICH suite across the two networks: pt2pt and rma between a cluster and a
+            # booster host through one gateway (every message through it), coll on 4 ranks over
+            # both gateways (pairs within a network direct, the others through g1 or g2)
+            if [ -x "$PREFIX/bin/mpicc" ] || cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null; then
+                local gwrun=("$REPO/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "${DCFA_MULTIHOST_MPICH_JOBS:-2}"
+                    --time-budget "${DCFA_TWONET_MPICH_BUDGET:-420}" --lists testlist --timeout 120
+                    --skip "$HERE/mpich_cross_skip.txt")
+                DCFA_SPIN_US=${DCFA_SPIN_US:-0} "${gwrun[@]}" \
+                    --mpirun-args "--bind-to none -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1" \
+                    pt2pt@np=2 rma@np=2 >"$TMP/mpich.log" 2>&1
+                mpich_result "MPICH pt2pt, rma through one gateway" "$TMP/mpich.log"
+                DCFA_SPIN_US=${DCFA_SPIN_US:-0} "${gwrun[@]}" \
+                    --mpirun-args "--bind-to none -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 -ppn 1" \
+                    coll@np=4 >"$TMP/mpich.log" 2>&1
+                mpich_result "MPICH coll over two gateways" "$TMP/mpich.log"
+            else
+                bad "cannot install into $PREFIX"
+            fi
             # a gateway daemon killed during the job: the job ends, the line names its host
             "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c" ||
                 bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"

@@ -4,6 +4,7 @@
  * Inter-communicators go to inter.c. The v/w forms of the same collective
  * share one algorithm through count/displacement arrays made here. */
 #include "mpi/coll/algo.h"
+#include "mpi/coll/module.h"
 #include "mpi/coll/node_shm.h"
 #include "mpi/op/op.h"
 
@@ -34,6 +35,8 @@ int coll_barrier(coll_sched *s, mpii_comm *c)
     if (c->is_inter)
         return coll_inter_barrier(s, c);
     int alg = util_cfg.coll_barrier;
+    if (alg == 0 && coll_module_usable(c))
+        return coll_barrier_module(s, c);
     if (alg == 2)
         return coll_barrier_linear(s, c);
     if ((alg == 0 || alg == 3) && coll_shm_usable(s, c))
@@ -46,6 +49,8 @@ int coll_bcast(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int ro
     if (c->is_inter)
         return coll_inter_bcast(s, buf, count, dt, root, c);
     int alg = util_cfg.coll_bcast;
+    if (alg == 0 && coll_module_usable(c))
+        return coll_bcast_module(s, buf, count, dt, root, c);
     if ((alg == 0 || alg == 4) && coll_shm_usable(s, c))
         return coll_bcast_shm(s, buf, count, dt, root, c);
     return coll_bcast_msgs(s, buf, count, dt, root, c, (size_t)count * coll_tsize(dt));
@@ -74,6 +79,8 @@ int coll_reduce(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI
 {
     if (c->is_inter)
         return coll_inter_reduce(s, sbuf, rbuf, count, dt, op, root, c);
+    if (util_cfg.coll_reduce == 0 && mpii_op_is_commutative(op) && coll_module_usable(c))
+        return coll_reduce_module(s, sbuf, rbuf, count, dt, op, root, c);
     if ((util_cfg.coll_reduce == 0 || util_cfg.coll_reduce == 3) && coll_shm_usable(s, c))
         return coll_reduce_shm(s, sbuf, rbuf, count, dt, op, root, c);
     return coll_reduce_msgs(s, sbuf, rbuf, count, dt, op, root, c);
@@ -93,6 +100,8 @@ int coll_allreduce(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, 
     if (c->is_inter)
         return coll_inter_allreduce(s, sbuf, rbuf, count, dt, op, c);
     int alg = util_cfg.coll_allreduce;
+    if (alg == 0 && mpii_op_is_commutative(op) && coll_module_usable(c))
+        return coll_allreduce_module(s, sbuf, rbuf, count, dt, op, c);
     if ((alg == 0 || alg == 5) && coll_shm_usable(s, c))
         return coll_reduce_shm(s, sbuf, rbuf, count, dt, op, -1, c);
     return coll_allreduce_msgs(s, sbuf, rbuf, count, dt, op, c, (size_t)count * coll_tsize(dt));

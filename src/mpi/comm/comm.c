@@ -4,6 +4,7 @@
  * local group (local_comm) for the library's collectives; it gets a context
  * pair of its own in the same agreement. */
 #include "core/core.h"
+#include "mpi/coll/module.h"
 #include "mpi/coll/node_shm.h"
 #include "mpi/comm/comm.h"
 #include "mpi/comm/dpm.h"
@@ -103,6 +104,7 @@ static void comm_destroy(mpii_comm *c)
     mpii_group_release(c->remote);
     mpii_errh_release(c->errhandler);
     coll_shm_release(c);
+    coll_module_release(c);
     topo_free(c->topo);
     c->topo = NULL;
     if (c->info != MPI_INFO_NULL)
@@ -175,6 +177,7 @@ void mpii_comm_finalize(void)
             mpii_attr_delete_all(MPII_OBJ_COMM, c->handle, &c->attrs);
             mpii_attr_drop_all(&c->attrs);
             coll_shm_release(c);
+            coll_module_release(c);
         }
     }
     util_htab_destroy(&mpii_comm_tab);

@@ -108,6 +108,10 @@ int mpii_comm_split_type(mpii_comm *c, int type, int key, MPI_Info info, mpii_co
 /* my module's color in intra-communicator c (module.c, MPIX_COMM_TYPE_MODULE): the lowest
  * rank of my module; node_color: the lowest rank of my node in c. Collective over c. */
 int mpii_comm_module_color(mpii_comm *c, int node_color, int *color);
+/* the module color of each of the world's processes 0..n-1 (colors[n]) from their cards'
+ * "host:" and "net:" entries, as mpii_comm_module_color finds them without DCFA_MODULE: the
+ * same table on every process, with no communication (the key/value store's cards) */
+int mpii_module_colors_from_cards(int n, int *colors);
 int mpii_comm_create(mpii_comm *c, mpii_group *g, mpii_comm **out);
 int mpii_comm_create_group(mpii_comm *c, mpii_group *g, int tag, mpii_comm **out);
 int mpii_intercomm_create(mpii_comm *local, int local_leader, mpii_comm *peer, int remote_leader,

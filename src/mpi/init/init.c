@@ -2,6 +2,7 @@
 #include "mpi/mpii.h"
 #include "mpi/attr/attr.h"
 #include "core/core.h"
+#include "mpi/coll/module.h"
 #include "mpi/coll/sched.h"
 #include "assist/assist.h"
 #include "mpi/io/io.h"
@@ -276,6 +277,10 @@ int mpii_runtime_start(int required)
     sigaction(SIGUSR1, &sa, NULL);
     mpii_async_start(mpii_st.thread_level);
     mpii_live = 1;
+    /* the world's modules, where the job spans networks joined by gateways (no message) */
+    rc = coll_module_init(mpii_comm_get(MPI_COMM_WORLD));
+    if (rc != MPI_SUCCESS)
+        return rc;
     /* a spawned process connects to its parent: MPI_Comm_get_parent */
     return mpii_dpm_init();
 }

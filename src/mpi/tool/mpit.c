@@ -14,6 +14,7 @@
  * MPI_T calls return their error codes; they never call an error handler.
  * They work before MPI_Init and after MPI_Finalize. */
 #include "mpi/mpii.h"
+#include "mpi/coll/module.h"
 #include "core/core.h"
 #include "core/wire.h"
 #include "binding/impl.h"
@@ -94,9 +95,11 @@ static const t_pvar t_pvars[] = {
     {"dcfa_ack_sent", "ACK packets sent (synchronous eager message matched)",
      &core_st.sent[WIRE_ACK]},
     {"dcfa_eager_received", "EAGER packets received", &core_st.received[WIRE_EAGER]},
-    {"dcfa_half_sent", "of the EAGER packets sent, half packets (two to a ring block, DCFA_HALF_PACKETS)",
+    {"dcfa_half_sent",
+     "of the EAGER packets sent, half packets (two to a ring block, DCFA_HALF_PACKETS)",
      &core_st.sent[WIRE_EAGER_HALF]},
-    {"dcfa_half_received", "of the EAGER packets received, half packets", &core_st.received[WIRE_EAGER_HALF]},
+    {"dcfa_half_received", "of the EAGER packets received, half packets",
+     &core_st.received[WIRE_EAGER_HALF]},
     {"dcfa_rts_received", "RTS packets received", &core_st.received[WIRE_RTS]},
     {"dcfa_rtr_received", "RTR packets received", &core_st.received[WIRE_RTR]},
     {"dcfa_done_received", "DONE packets received", &core_st.received[WIRE_DONE]},
@@ -106,20 +109,34 @@ static const t_pvar t_pvars[] = {
      &core_st.unexpected},
     {"dcfa_backlog", "packets queued because the peer's ring had no credit", &core_st.backlog},
     {"dcfa_cma_bytes", "bytes moved single-copy (process_vm_readv/writev)", &core_st.cma_bytes},
-    {"dcfa_direct_bytes", "bytes this process moved by plain copies from or into a peer's MPI_Alloc_mem memory mapped here (DCFA_ALLOC_SHM), no system call", &core_st.direct_bytes},
-    {"dcfa_copy_bytes", "bytes moved by copying (through the staging pool or the ring)", &core_st.copy_bytes},
+    {"dcfa_direct_bytes",
+     "bytes this process moved by plain copies from or into a peer's MPI_Alloc_mem memory mapped "
+     "here (DCFA_ALLOC_SHM), no system call",
+     &core_st.direct_bytes},
+    {"dcfa_copy_bytes", "bytes moved by copying (through the staging pool or the ring)",
+     &core_st.copy_bytes},
     {"dcfa_stage_bytes", "of them, bytes moved through the staging pool", &core_st.stage_bytes},
-    {"dcfa_stage_nt_bytes", "of them, bytes the sender copied into the pool with non-temporal stores (DCFA_STAGE_NT)", &core_st.stage_nt_bytes},
-    {"dcfa_recv_nt_bytes", "bytes this receiver copied out of a peer's pool with non-temporal stores (DCFA_RECV_NT)", &core_st.recv_nt_bytes},
+    {"dcfa_stage_nt_bytes",
+     "of them, bytes the sender copied into the pool with non-temporal stores (DCFA_STAGE_NT)",
+     &core_st.stage_nt_bytes},
+    {"dcfa_recv_nt_bytes",
+     "bytes this receiver copied out of a peer's pool with non-temporal stores (DCFA_RECV_NT)",
+     &core_st.recv_nt_bytes},
     {"dcfa_stage_eager", "messages sent eager in a chunk of the staging pool (DCFA_STAGE_EAGER)",
      &core_st.stage_eager},
     {"dcfa_split_written", "bytes written as the sender's part of a split read (DCFA_COOP_MIN)",
      &core_st.split_written},
-    {"dcfa_split_back", "split reads whose sender's part this receiver read itself (the sender had not taken it)",
+    {"dcfa_split_back",
+     "split reads whose sender's part this receiver read itself (the sender had not taken it)",
      &core_st.split_back},
-    {"dcfa_split_sent", "SPLIT packets sent: reads offered to share with their sender", &core_st.sent[WIRE_SPLIT]},
+    {"dcfa_split_sent", "SPLIT packets sent: reads offered to share with their sender",
+     &core_st.sent[WIRE_SPLIT]},
     {"dcfa_connections", "connections to other processes made so far (either side opened them)",
      &core_st.connections},
+    {"dcfa_coll_module_ops", "collectives built by the module-aware algorithms (DCFA_COLL_MODULE)",
+     &coll_module_st[0]},
+    {"dcfa_coll_module_cross", "messages those collectives send from one module to another",
+     &coll_module_st[1]},
 };
 #define T_NPVARS ((int)(sizeof t_pvars / sizeof t_pvars[0]))
 
