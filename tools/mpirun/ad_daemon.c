@@ -31,26 +31,10 @@
 static struct rlimit ad_nofile_orig; /* restored in the ranks */
 static pid_t ad_pid;                 /* this daemon: the ranks' parent */
 
-double ad_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void ad_set_nonblock(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-
-    if (fl >= 0)
-        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
 /* ---- ending the job ---------------------------------------------------- */
 
 /* Records the first end cause; 1 if this one was recorded. */
-static int ad_record(struct ad_daemon *d, int exit_code, const char *msg)
+int ad_daemon_record(struct ad_daemon *d, int exit_code, const char *msg)
 {
     if (d->ended)
         return 0;
@@ -86,8 +70,7 @@ void ad_enter_phase(struct ad_daemon *d, enum ad_phase phase)
     if (phase <= d->phase && phase != AD_RUN)
         return;
     d->phase = phase;
-    if (d->tree != NULL)
-        ad_tree_phase(d, phase);
+    ad_reactor_fire(d, AD_EV_PHASE, &(struct ad_event_arg){.code = (int)phase});
     switch (phase) {
     case AD_DUMP:
         ad_signal_all(d, SIGUSR1, 0);
@@ -108,8 +91,8 @@ void ad_enter_phase(struct ad_daemon *d, enum ad_phase phase)
 
 void ad_daemon_end(struct ad_daemon *d, int exit_code, const char *msg)
 {
-    if (ad_record(d, exit_code, msg) && d->tree != NULL)
-        ad_tree_end(d, exit_code, msg);
+    if (ad_daemon_record(d, exit_code, msg))
+        ad_reactor_fire(d, AD_EV_END, &(struct ad_event_arg){.code = exit_code, .msg = msg});
     if (d->phase == AD_RUN)
         ad_enter_phase(d, AD_TERM);
 }
@@ -136,7 +119,8 @@ void ad_kill_stragglers(struct ad_daemon *d)
         long pid = strtol(s, &end, 10);
         if (end == s)
             break;
-        if (pid > 0 && (d->tree == NULL || !ad_tree_is_link_pid(d, (pid_t)pid)))
+        if (pid > 0 &&
+            !ad_reactor_fire(d, AD_EV_OWN_PID, &(struct ad_event_arg){.pid = (pid_t)pid}))
             kill((pid_t)pid, SIGKILL);
     }
 }
@@ -202,7 +186,7 @@ void ad_job_destroy(struct ad_job *job)
         struct ad_proc *p = &job->procs[r];
         if (p->pmi_fd >= 0)
             close(p->pmi_fd);
-        ad_ep_close(p);
+        ad_proc_close_ep(p);
         ad_stream_close(&p->out);
         ad_stream_close(&p->err);
         free(p->pmi_in);
@@ -213,7 +197,7 @@ void ad_job_destroy(struct ad_job *job)
     ad_buf_free(&job->kvs_new);
     free(job->mapping);
     ad_spawn_opts_free(job->own);
-    ad_tree_job_free(job);
+    ad_reactor_fire(NULL, AD_EV_JOB_FREE, &(struct ad_event_arg){.job = job});
     free(job);
 }
 
@@ -578,18 +562,19 @@ static const char *ad_pid_text(const struct ad_daemon *d, const struct ad_proc *
 static void ad_proc_exited(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p, int st)
 {
     char msg[600], pid[300], label[64];
+    const struct ad_fd_ref pmi = {AD_FD_PMI, job, p, NULL, NULL};
 
     /* Lines it sent before exiting (abort, finalize) count first. */
-    while (p->pmi_fd >= 0 && ad_pmi_input(d, job, p) > 0)
+    while (p->pmi_fd >= 0 && ad_reactor_dispatch(d, &pmi, POLLIN) > 0)
         ;
     if (p->pmi_fd >= 0) {
         close(p->pmi_fd);
         p->pmi_fd = -1;
     }
-    ad_ep_close(p);
+    ad_proc_close_ep(p);
     if (p->rank == 0 && job->num == 0 && d->stdin_pipe >= 0) {
-        if (d->tree != NULL && d->stdin_len > 0)
-            ad_tree_stdin_ack(d, 1);
+        if (d->stdin_len > 0)
+            ad_reactor_fire(d, AD_EV_STDIN_ACK, &(struct ad_event_arg){.code = 1});
         close(d->stdin_pipe);
         d->stdin_pipe = -1;
         d->stdin_len = 0;
@@ -614,9 +599,7 @@ static void ad_proc_exited(struct ad_daemon *d, struct ad_job *job, struct ad_pr
     } else if (!p->pmi_inited && d->phase == AD_RUN) {
         char who[sizeof(job->noinit)];
         snprintf(who, sizeof(who), "%.63s (%.300s)", label, ad_pid_text(d, p, pid, sizeof(pid)));
-        if (d->tree != NULL)
-            ad_tree_noinit(d, job, who);
-        else
+        if (!ad_reactor_fire(d, AD_EV_NOINIT, &(struct ad_event_arg){.job = job, .who = who}))
             ad_job_noinit(job, who, d->opts != NULL ? d->opts->noinit_grace : MPIRUN_NOINIT_GRACE);
     }
 }
@@ -670,10 +653,8 @@ static void ad_reap(struct ad_daemon *d)
             continue;
         if (pid <= 0)
             return;
-        if (d->tree != NULL && ad_tree_is_link_pid(d, pid)) {
-            ad_tree_reaped(d, pid, st);
-            continue;
-        }
+        if (ad_reactor_fire(d, AD_EV_CHILD, &(struct ad_event_arg){.pid = pid, .status = st}))
+            continue; /* a child daemon's start process, or the gateway */
         for (int j = 0; j < d->njobs; j++) {
             struct ad_job *job = d->jobs[j];
             for (int r = 0; r < job->nprocs; r++) {
@@ -703,15 +684,16 @@ static void ad_on_signal(struct ad_daemon *d)
             ad_reap(d);
         } else if (sig == SIGUSR1) {
             ad_signal_all(d, SIGUSR1, 0);
-            if (d->tree != NULL)
-                ad_tree_usr1(d);
+            ad_reactor_fire(d, AD_EV_USR1, NULL);
         } else if (d->phase == AD_RUN) {
             snprintf(msg, sizeof(msg), "mpirun: received signal %d (%s), terminating the job", sig,
                      strsignal(sig));
             ad_daemon_end(d, 128 + sig, msg);
         } else {
-            if (ad_record(d, 128 + sig, "mpirun: terminated by a signal") && d->tree != NULL)
-                ad_tree_end(d, 128 + sig, "mpirun: terminated by a signal");
+            if (ad_daemon_record(d, 128 + sig, "mpirun: terminated by a signal"))
+                ad_reactor_fire(d, AD_EV_END,
+                                &(struct ad_event_arg){.code = 128 + sig,
+                                                       .msg = "mpirun: terminated by a signal"});
             ad_enter_phase(d, AD_KILL);
         }
     }
@@ -750,14 +732,13 @@ static void ad_stdin_write(struct ad_daemon *d)
         ad_stdin_stop(d);
         close(d->stdin_pipe);
         d->stdin_pipe = -1;
-        if (d->tree != NULL)
-            ad_tree_stdin_ack(d, 1);
+        ad_reactor_fire(d, AD_EV_STDIN_ACK, &(struct ad_event_arg){.code = 1});
         return;
     }
     d->stdin_len -= (size_t)n;
     memmove(d->stdin_buf, d->stdin_buf + n, d->stdin_len);
-    if (d->stdin_len == 0 && d->tree != NULL)
-        ad_tree_stdin_ack(d, 0);
+    if (d->stdin_len == 0)
+        ad_reactor_fire(d, AD_EV_STDIN_ACK, &(struct ad_event_arg){.code = 0});
     if (d->stdin_len == 0 && !d->stdin_open)
         ad_stdin_stop(d);
 }
@@ -801,14 +782,11 @@ static int ad_poll_timeout(struct ad_daemon *d, double now)
 {
     double next = 0;
     /* (a passed drain deadline was acted on; a daemon of the tree lives on) */
-    double cand[6] = {d->phase_deadline,
-                      d->phase == AD_RUN ? d->timeout_deadline : 0,
-                      d->drain_deadline > now ? d->drain_deadline : 0,
-                      d->tree != NULL ? ad_tree_deadline(d) : 0,
-                      d->adopt_retry,
-                      ad_epr_deadline()};
+    double cand[5] = {d->phase_deadline, d->phase == AD_RUN ? d->timeout_deadline : 0,
+                      d->drain_deadline > now ? d->drain_deadline : 0, ad_reactor_deadline(d),
+                      d->adopt_retry};
 
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 5; i++)
         if (cand[i] > 0 && (next == 0 || cand[i] < next))
             next = cand[i];
     for (int j = 0; j < d->njobs; j++) /* a process that never called MPI_Init */
@@ -834,7 +812,7 @@ static void ad_check_deadlines(struct ad_daemon *d, double now)
 
     if (d->phase == AD_RUN && d->timeout_deadline > 0 && now >= d->timeout_deadline) {
         snprintf(msg, sizeof(msg), "mpirun: job timed out after %d s", d->timeout);
-        ad_record(d, 124, msg);
+        ad_daemon_record(d, 124, msg);
         ad_enter_phase(d, AD_DUMP);
     } else if (d->phase == AD_DUMP && now >= d->phase_deadline) {
         ad_enter_phase(d, AD_TERM);
@@ -854,17 +832,58 @@ static void ad_check_deadlines(struct ad_daemon *d, double now)
     }
 }
 
-/* Entries the loop may poll: a few of its own (the relay's set among them), four per rank, the
- * tree's. */
+/* Entries the loop may poll: a few of its own, four per rank, the sources' (ad_reactor.h). */
 static int ad_loop_nfds(struct ad_daemon *d)
 {
     int n = 8;
 
     for (int j = 0; j < d->njobs; j++)
         n += 4 * d->jobs[j]->nprocs;
-    if (d->tree != NULL)
-        n += ad_tree_nfds(d) + ad_epr_nfds();
-    return n;
+    return n + ad_reactor_nfds(d);
+}
+
+/* The daemon's own fds (ad_reactor_handle, in ad_daemon_setup). */
+static int ad_on_sigfd(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)ref;
+    (void)ev;
+    ad_on_signal(d);
+    return 0;
+}
+
+static int ad_on_stdin(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)ref;
+    if (ev & POLLNVAL)
+        ad_stdin_stop(d);
+    else
+        ad_stdin_read(d);
+    return 0;
+}
+
+static int ad_on_stdin_pipe(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)ref;
+    (void)ev;
+    if (d->stdin_pipe >= 0)
+        ad_stdin_write(d);
+    return 0;
+}
+
+static int ad_on_output(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)d;
+    (void)ev;
+    ad_stream_read(ref->kind == AD_FD_OUT ? &ref->proc->out : &ref->proc->err);
+    return 0;
+}
+
+static int ad_on_adopted(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)ref;
+    (void)ev;
+    d->adopt_gone = 1; /* the singleton ended */
+    return 0;
 }
 
 int ad_loop(struct ad_daemon *d)
@@ -878,8 +897,7 @@ int ad_loop(struct ad_daemon *d)
         double now = ad_now();
 
         ad_jobs_reap(d);
-        if (d->singleton)
-            ad_singleton_update(d);
+        ad_reactor_fire(d, AD_EV_ROUND, NULL);
         if (d->launched && ad_running(d) == 0) {
             if (d->drain_deadline == 0) {
                 ad_kill_stragglers(d);
@@ -888,11 +906,8 @@ int ad_loop(struct ad_daemon *d)
             if (d->tree == NULL && !ad_streams_open(d))
                 break;
         }
-        if (d->tree != NULL) {
-            ad_tree_tick(d, now);
-            if (ad_tree_finished(d))
-                break;
-        }
+        if (ad_reactor_fire(d, AD_EV_TICK, &(struct ad_event_arg){.now = now}))
+            break;              /* the tree is done */
         need = ad_loop_nfds(d); /* spawns add jobs: grow as needed */
         if (need > cap) {
             struct pollfd *np = realloc(pfds, (size_t)need * sizeof(*pfds));
@@ -907,7 +922,7 @@ int ad_loop(struct ad_daemon *d)
             }
             cap = need;
         }
-        int output_ok = d->tree == NULL || ad_tree_output_ok(d);
+        int output_ok = !ad_reactor_fire(d, AD_EV_OUTPUT_HOLD, NULL);
         pfds[n] = (struct pollfd){.fd = d->sigfd, .events = POLLIN};
         refs[n++] = (struct ad_fd_ref){.kind = AD_FD_SIG};
         if (d->tree == NULL && d->stdin_open && d->stdin_pipe >= 0 && d->stdin_len == 0) {
@@ -944,14 +959,7 @@ int ad_loop(struct ad_daemon *d)
                 }
             }
         }
-        if (ad_relay_fd() >= 0) {
-            pfds[n] = (struct pollfd){.fd = ad_relay_fd(), .events = POLLIN};
-            refs[n++] = (struct ad_fd_ref){.kind = AD_FD_RELAY};
-        }
-        if (d->tree != NULL) {
-            n = ad_tree_pollfds(d, pfds, refs, n);
-            n = ad_epr_pollfds(d, pfds, refs, n);
-        }
+        n = ad_reactor_pollfds(d, pfds, refs, n);
         int prc = poll(pfds, (nfds_t)n, ad_poll_timeout(d, now));
         if (prc < 0 && errno != EINTR)
             break;
@@ -961,49 +969,7 @@ int ad_loop(struct ad_daemon *d)
             short ev = pfds[i].revents;
             if (ev == 0)
                 continue;
-            switch (refs[i].kind) {
-            case AD_FD_SIG:
-                ad_on_signal(d);
-                break;
-            case AD_FD_STDIN:
-                if (d->tree != NULL)
-                    ad_tree_event(d, &refs[i], ev);
-                else if (ev & POLLNVAL)
-                    ad_stdin_stop(d);
-                else
-                    ad_stdin_read(d);
-                break;
-            case AD_FD_STDIN_PIPE:
-                if (d->stdin_pipe >= 0)
-                    ad_stdin_write(d);
-                break;
-            case AD_FD_PMI:
-                ad_pmi_input(d, refs[i].job, refs[i].proc);
-                break;
-            case AD_FD_EP:
-                ad_ep_input(d, refs[i].job, refs[i].proc);
-                break;
-            case AD_FD_RELAY:
-                ad_relay_run();
-                break;
-            case AD_FD_EPR:
-                ad_epr_event(d, &refs[i], ev);
-                break;
-            case AD_FD_OUT:
-                ad_stream_read(&refs[i].proc->out);
-                break;
-            case AD_FD_ERR:
-                ad_stream_read(&refs[i].proc->err);
-                break;
-            case AD_FD_LINK_IN:
-            case AD_FD_LINK_OUT:
-            case AD_FD_LINK_ERR:
-                ad_tree_event(d, &refs[i], ev);
-                break;
-            case AD_FD_ADOPTED: /* the singleton ended */
-                d->adopt_gone = 1;
-                break;
-            }
+            ad_reactor_dispatch(d, &refs[i], ev);
         }
         ad_check_deadlines(d, ad_now());
     }
@@ -1035,7 +1001,8 @@ void ad_jobs_reap(struct ad_daemon *d)
     for (int j = d->njobs - 1; j >= 1; j--) {
         struct ad_job *job = d->jobs[j];
         int open = 0;
-        if (job->num == 0 || job->nrunning > 0 || (d->tree != NULL && ad_tree_job_held(d, job)))
+        if (job->num == 0 || job->nrunning > 0 ||
+            ad_reactor_fire(d, AD_EV_JOB_HELD, &(struct ad_event_arg){.job = job}))
             continue;
         if (job->done_at == 0)
             job->done_at = now;
@@ -1500,6 +1467,12 @@ int ad_daemon_setup(struct ad_daemon *d, sigset_t *oldmask)
     }
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    ad_reactor_handle(AD_FD_SIG, ad_on_sigfd);
+    ad_reactor_handle(AD_FD_STDIN, ad_on_stdin);
+    ad_reactor_handle(AD_FD_STDIN_PIPE, ad_on_stdin_pipe);
+    ad_reactor_handle(AD_FD_OUT, ad_on_output);
+    ad_reactor_handle(AD_FD_ERR, ad_on_output);
+    ad_reactor_handle(AD_FD_ADOPTED, ad_on_adopted);
     ad_pid = getpid();
     /* Three descriptors per rank: raise the soft limit for large jobs. */
     if (getrlimit(RLIMIT_NOFILE, &ad_nofile_orig) == 0) {
@@ -1537,51 +1510,53 @@ void ad_launch_local(struct ad_daemon *d, const struct mpirun_opts *opts)
     d->launched = 1;
 }
 
-int ad_run(const struct mpirun_opts *opts)
+void ad_proc_close_ep(struct ad_proc *p)
 {
-    struct ad_daemon d = {.sigfd = -1, .stdin_pipe = -1};
-    struct ad_job *job = NULL;
-    const char *ns = getenv("DCFA_NAMESERVER");
-    sigset_t oldmask;
-    int rc = 1;
+    if (p->ep_fd >= 0)
+        close(p->ep_fd);
+    p->ep_fd = -1;
+}
 
-    if (opts->nhosts > 0)
-        return ad_tree_run(opts);
-    if (ad_daemon_setup(&d, &oldmask) != 0)
-        return 1;
-    d.opts = opts;
-    d.universe = opts->universe;
-    d.no_oversubscribe = opts->no_oversubscribe;
-    d.nameserver = ns != NULL && *ns != '\0' ? ns : NULL;
-    d.prefix_output = opts->prefix_output;
-    d.timeout = opts->timeout;
-    d.stdin_open = ad_stdin_usable();
-    if (ad_job_create(opts, NULL, NULL, 0, &job) != 0 || ad_job_local_nodes(opts, job) != 0 ||
-        ad_jobs_add(&d, job) != 0) {
-        ad_job_destroy(job);
-        fprintf(stderr, "mpirun: out of memory\n");
-        goto out;
+void ad_spawn_req_free(struct ad_spawn_req *r)
+{
+    if (r == NULL)
+        return;
+    for (int i = 0; i < r->ncmds + (r->in_block ? 1 : 0) && r->cmds != NULL; i++) {
+        struct ad_spawn_cmd *c = &r->cmds[i];
+        free(c->command);
+        for (int k = 0; k < c->nargv; k++)
+            free(c->argv[k]);
+        for (int k = 0; k < c->ninfok; k++)
+            free(c->info_keys[k]);
+        for (int k = 0; k < c->ninfov; k++)
+            free(c->info_vals[k]);
+        free(c->argv);
+        free(c->info_keys);
+        free(c->info_vals);
     }
-    if (opts->timeout > 0)
-        d.timeout_deadline = ad_now() + opts->timeout;
-    ad_launch_local(&d, opts);
-    if (ad_loop(&d) != 0)
-        ad_record(&d, 1, "mpirun: out of memory");
-    ad_kill_stragglers(&d);
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;
-    ad_daemon_free(&d); /* every job's files */
-    if (d.ended) {
-        ad_io_write(2, d.end_msg, strlen(d.end_msg));
-        ad_io_write(2, "\n", 1);
+    free(r->cmds);
+    for (int k = 0; k < r->nppk; k++)
+        free(r->pp_keys[k]);
+    for (int k = 0; k < r->nppv; k++)
+        free(r->pp_vals[k]);
+    free(r->pp_keys);
+    free(r->pp_vals);
+    free(r);
+}
+
+void ad_adopted_done(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
+{
+    if (!p->running)
+        return;
+    p->running = 0;
+    job->nrunning--;
+    job->done_at = ad_now();
+    if (p->pmi_fd >= 0) { /* nothing more comes */
+        close(p->pmi_fd);
+        p->pmi_fd = -1;
     }
-    rc = d.ended ? d.exit_code : 0;
-    if (d.stdin_pipe >= 0)
-        close(d.stdin_pipe);
-out:
-    ad_daemon_free(&d);
-    free(d.stdin_buf);
-    close(d.sigfd);
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
-    return rc;
+    if (d->adopt_fd >= 0 && !p->pmi_finalized) { /* after a finalize: its exit is judged */
+        close(d->adopt_fd);
+        d->adopt_fd = -1;
+    }
 }

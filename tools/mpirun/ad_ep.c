@@ -60,13 +60,6 @@ void ad_ep_child_env(const struct ad_proc *p, int child_fd)
     setenv("DCFA_SOCK_TOKEN", buf, 1);
 }
 
-void ad_ep_close(struct ad_proc *p)
-{
-    if (p->ep_fd >= 0)
-        close(p->ep_fd);
-    p->ep_fd = -1;
-}
-
 /* one message to a rank's endpoint channel, with fd (or -1); 0 or -errno */
 int ad_ep_send(struct ad_proc *p, const sock_ep_msg *m, int fd)
 {
@@ -208,7 +201,7 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         if (n <= 0) { /* the rank closed it or ended: nothing more to hand over */
-            ad_ep_close(p);
+            ad_proc_close_ep(p);
             return;
         }
         /* a rank sends no fds: any it sent are closed, unused */
@@ -230,6 +223,15 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
         ad_ep_request(d, job, p, &m);
     }
 }
+
+static int ad_ep_on_fd(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+{
+    (void)revents;
+    ad_ep_input(d, ref->job, ref->proc);
+    return 0;
+}
+
+void ad_ep_attach(void) { ad_reactor_handle(AD_FD_EP, ad_ep_on_fd); }
 
 /* ---- isolation ------------------------------------------------------------------------ */
 

@@ -117,7 +117,7 @@ static void ad_pmi_abort(struct ad_daemon *d, struct ad_job *job, struct ad_proc
     /* A singleton says it itself, at once (nothing waits for this daemon's last
      * line), and exits with its code: no signal for it */
     if (p->adopted)
-        ad_singleton_done(d, job, p);
+        ad_adopted_done(d, job, p);
     ad_daemon_end(d, (int)(code & 0xff), p->adopted ? "" : m);
 }
 
@@ -215,33 +215,6 @@ static void ad_pmi_name(struct ad_daemon *d, struct ad_job *job, struct ad_proc 
 }
 
 /* ---- spawn requests -------------------------------------------------------------- */
-
-void ad_spawn_req_free(struct ad_spawn_req *r)
-{
-    if (r == NULL)
-        return;
-    for (int i = 0; i < r->ncmds + (r->in_block ? 1 : 0) && r->cmds != NULL; i++) {
-        struct ad_spawn_cmd *c = &r->cmds[i];
-        free(c->command);
-        for (int k = 0; k < c->nargv; k++)
-            free(c->argv[k]);
-        for (int k = 0; k < c->ninfok; k++)
-            free(c->info_keys[k]);
-        for (int k = 0; k < c->ninfov; k++)
-            free(c->info_vals[k]);
-        free(c->argv);
-        free(c->info_keys);
-        free(c->info_vals);
-    }
-    free(r->cmds);
-    for (int k = 0; k < r->nppk; k++)
-        free(r->pp_keys[k]);
-    for (int k = 0; k < r->nppv; k++)
-        free(r->pp_vals[k]);
-    free(r->pp_keys);
-    free(r->pp_vals);
-    free(r);
-}
 
 static void ad_spawn_err(struct ad_spawn_req *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -938,3 +911,11 @@ int ad_pmi_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
     }
     return 1;
 }
+
+static int ad_pmi_on_fd(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+{
+    (void)revents;
+    return ad_pmi_input(d, ref->job, ref->proc);
+}
+
+void ad_pmi_attach(void) { ad_reactor_handle(AD_FD_PMI, ad_pmi_on_fd); }

@@ -302,7 +302,7 @@ static long ad_take_int(struct ad_cursor *c, long lo, long hi)
 
 /* ---- ending, phases, signals (hooks of ad_daemon.c) ---------------------------- */
 
-void ad_tree_end(struct ad_daemon *d, int exit_code, const char *msg)
+static void ad_tree_end(struct ad_daemon *d, int exit_code, const char *msg)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -310,7 +310,7 @@ void ad_tree_end(struct ad_daemon *d, int exit_code, const char *msg)
         ad_link_send(&t->parent, AD_M_END, exit_code, msg, strlen(msg) + 1);
 }
 
-void ad_tree_phase(struct ad_daemon *d, enum ad_phase phase)
+static void ad_tree_phase(struct ad_daemon *d, enum ad_phase phase)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -320,7 +320,7 @@ void ad_tree_phase(struct ad_daemon *d, enum ad_phase phase)
         d->launched = 1; /* the ranks will never start here */
 }
 
-void ad_tree_usr1(struct ad_daemon *d)
+static void ad_tree_usr1(struct ad_daemon *d)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -328,7 +328,7 @@ void ad_tree_usr1(struct ad_daemon *d)
         ad_link_send(&t->kids[i], AD_M_USR1, 0, NULL, 0);
 }
 
-int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid)
+static int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -340,7 +340,7 @@ int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid)
     return 0;
 }
 
-void ad_tree_stdin_ack(struct ad_daemon *d, int stop)
+static void ad_tree_stdin_ack(struct ad_daemon *d, int stop)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -348,7 +348,7 @@ void ad_tree_stdin_ack(struct ad_daemon *d, int stop)
         ad_link_send(&t->parent, AD_M_STDIN_ACK, stop, NULL, 0);
 }
 
-int ad_tree_output_ok(struct ad_daemon *d)
+static int ad_tree_output_ok(struct ad_daemon *d)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -597,7 +597,7 @@ static void ad_kid_lost(struct ad_daemon *d, struct ad_tree *t, struct ad_link *
         ad_kid_cleanup(t, l);
 }
 
-void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status)
+static void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -990,7 +990,7 @@ static struct ad_jtree *ad_jtree_new(struct ad_tree *t, const int *host_of, int 
     return jt;
 }
 
-void ad_tree_job_free(struct ad_job *job)
+static void ad_tree_job_free(struct ad_job *job)
 {
     if (job->tree != NULL)
         free(job->tree->kid_has);
@@ -998,7 +998,7 @@ void ad_tree_job_free(struct ad_job *job)
     job->tree = NULL;
 }
 
-int ad_tree_job_held(struct ad_daemon *d, struct ad_job *job)
+static int ad_tree_job_held(struct ad_daemon *d, struct ad_job *job)
 {
     (void)d;
     return job->tree != NULL && !job->tree->done_sent;
@@ -1087,7 +1087,7 @@ static void ad_noinit_root(struct ad_daemon *d, struct ad_tree *t, struct ad_job
     ad_noinit_down(t, job, who, (long)(grace * 1000.0 + 0.5));
 }
 
-void ad_tree_noinit(struct ad_daemon *d, struct ad_job *job, const char *who)
+static void ad_tree_noinit(struct ad_daemon *d, struct ad_job *job, const char *who)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -2016,9 +2016,9 @@ int ad_tree_rank_node(struct ad_daemon *d, const struct ad_job *job, int rank)
     return t->host_of[rank] + 1;
 }
 
-int ad_tree_nfds(struct ad_daemon *d) { return 3 * ad_t(d)->nkids + 4; }
+static int ad_tree_nfds(struct ad_daemon *d) { return 3 * ad_t(d)->nkids + 4; }
 
-int ad_tree_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n)
+static int ad_tree_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -2034,7 +2034,7 @@ int ad_tree_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *
     } else if (d->stdin_open && !t->stdin_inflight && t->started && t->nkids > 0 &&
                t->kids[0].out >= 0) {
         pfds[n] = (struct pollfd){.fd = 0, .events = POLLIN};
-        refs[n++] = (struct ad_fd_ref){AD_FD_STDIN, NULL, NULL, NULL};
+        refs[n++] = (struct ad_fd_ref){AD_FD_ROOT_STDIN, NULL, NULL, NULL};
     }
     for (int i = 0; i < t->nkids; i++) {
         struct ad_link *l = &t->kids[i];
@@ -2072,12 +2072,12 @@ static void ad_root_stdin(struct ad_daemon *d, struct ad_tree *t)
     ad_link_send(&t->kids[0], AD_M_STDIN, 0, buf, (size_t)n);
 }
 
-void ad_tree_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+static void ad_tree_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
 {
     struct ad_tree *t = ad_t(d);
     struct ad_link *l = ref->link;
 
-    if (ref->kind == AD_FD_STDIN) {
+    if (ref->kind == AD_FD_ROOT_STDIN) {
         if (revents & POLLNVAL)
             d->stdin_open = 0;
         else
@@ -2102,7 +2102,7 @@ void ad_tree_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short reven
         ad_link_input(d, t, l, l != &t->parent);
 }
 
-double ad_tree_deadline(struct ad_daemon *d)
+static double ad_tree_deadline(struct ad_daemon *d)
 {
     struct ad_tree *t = ad_t(d);
     double next = t->exiting ? t->exit_deadline : 0;
@@ -2116,7 +2116,7 @@ double ad_tree_deadline(struct ad_daemon *d)
     return next;
 }
 
-void ad_tree_tick(struct ad_daemon *d, double now)
+static void ad_tree_tick(struct ad_daemon *d, double now)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -2164,7 +2164,7 @@ void ad_tree_tick(struct ad_daemon *d, double now)
     }
 }
 
-int ad_tree_finished(struct ad_daemon *d)
+static int ad_tree_finished(struct ad_daemon *d)
 {
     struct ad_tree *t = ad_t(d);
 
@@ -2179,6 +2179,123 @@ int ad_tree_finished(struct ad_daemon *d)
         ad_now() < t->exit_deadline) /* the last output and DONE */
         return 0;
     return 1;
+}
+
+/* ---- what the tree hears from the reactor (ad_tree_attach) ------------------------- */
+
+static int ad_tree_on_fd(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+{
+    ad_tree_event(d, ref, revents);
+    return 0;
+}
+
+static int ad_tree_on_end(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    if (d->tree != NULL)
+        ad_tree_end(d, a->code, a->msg);
+    return 0;
+}
+
+static int ad_tree_on_phase(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    if (d->tree != NULL)
+        ad_tree_phase(d, (enum ad_phase)a->code);
+    return 0;
+}
+
+static int ad_tree_on_usr1(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    (void)a;
+    if (d->tree != NULL)
+        ad_tree_usr1(d);
+    return 0;
+}
+
+static int ad_tree_on_stdin_ack(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    if (d->tree != NULL)
+        ad_tree_stdin_ack(d, a->code);
+    return 0;
+}
+
+static int ad_tree_on_noinit(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    if (d->tree == NULL)
+        return 0;
+    ad_tree_noinit(d, a->job, a->who);
+    return 1;
+}
+
+static int ad_tree_on_child(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    if (d->tree == NULL || !ad_tree_is_link_pid(d, a->pid))
+        return 0;
+    ad_tree_reaped(d, a->pid, a->status);
+    return 1;
+}
+
+static int ad_tree_on_own_pid(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    return d->tree != NULL && ad_tree_is_link_pid(d, a->pid);
+}
+
+static int ad_tree_on_tick(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    if (d->tree == NULL)
+        return 0;
+    ad_tree_tick(d, a->now);
+    return ad_tree_finished(d);
+}
+
+static int ad_tree_on_job_held(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    return d->tree != NULL && ad_tree_job_held(d, a->job);
+}
+
+static int ad_tree_on_job_free(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    (void)d;
+    ad_tree_job_free(a->job);
+    return 0;
+}
+
+static int ad_tree_on_output_hold(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    (void)a;
+    return d->tree != NULL && !ad_tree_output_ok(d);
+}
+
+static const struct ad_source ad_tree_source = {ad_tree_nfds, ad_tree_pollfds, ad_tree_deadline};
+
+/* d->tree is set: the tree's fds, deadlines and events join the loop, then the other
+ * hosts' endpoints (ad_ep_remote.c). */
+static void ad_tree_attach(void)
+{
+    static const struct {
+        enum ad_event ev;
+        ad_event_cb cb;
+    } subs[] = {
+        {AD_EV_END, ad_tree_on_end},
+        {AD_EV_PHASE, ad_tree_on_phase},
+        {AD_EV_USR1, ad_tree_on_usr1},
+        {AD_EV_STDIN_ACK, ad_tree_on_stdin_ack},
+        {AD_EV_NOINIT, ad_tree_on_noinit},
+        {AD_EV_CHILD, ad_tree_on_child},
+        {AD_EV_OWN_PID, ad_tree_on_own_pid},
+        {AD_EV_TICK, ad_tree_on_tick},
+        {AD_EV_JOB_HELD, ad_tree_on_job_held},
+        {AD_EV_JOB_FREE, ad_tree_on_job_free},
+        {AD_EV_OUTPUT_HOLD, ad_tree_on_output_hold},
+    };
+
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+        (void)ad_reactor_subscribe(subs[i].ev, subs[i].cb);
+    ad_reactor_handle(AD_FD_LINK_IN, ad_tree_on_fd);
+    ad_reactor_handle(AD_FD_LINK_OUT, ad_tree_on_fd);
+    ad_reactor_handle(AD_FD_LINK_ERR, ad_tree_on_fd);
+    ad_reactor_handle(AD_FD_ROOT_STDIN, ad_tree_on_fd);
+    (void)ad_reactor_add_source(&ad_tree_source);
+    ad_epr_attach();
 }
 
 /* ---- entry points ------------------------------------------------------------------ */
@@ -2223,6 +2340,9 @@ int ad_tree_run(const struct mpirun_opts *opts)
     if (ad_daemon_setup(&d, &oldmask) != 0)
         return 1;
     d.tree = &t;
+    ad_tree_attach();
+    ad_pmi_attach();
+    ad_ep_attach();
     d.prefix_output = opts->prefix_output;
     d.timeout = opts->timeout;
     d.launched = 1; /* no rank here */
@@ -2367,6 +2487,9 @@ int ad_remote_main(void)
     if (ad_daemon_setup(&d, &oldmask) != 0)
         goto out_setup;
     d.tree = &t;
+    ad_tree_attach();
+    ad_pmi_attach();
+    ad_ep_attach();
     d.host = t.hosts[t.node - 1];
     d.prefix_output = t.ropts.prefix_output;
     d.universe = t.ropts.universe;
@@ -2507,4 +2630,55 @@ int ad_cleanup_main(const char *jobid)
     snprintf(job.jobid, sizeof(job.jobid), "%s", jobid);
     ad_job_cleanup_files(&job);
     return 0;
+}
+
+int ad_run(const struct mpirun_opts *opts)
+{
+    struct ad_daemon d = {.sigfd = -1, .stdin_pipe = -1};
+    struct ad_job *job = NULL;
+    const char *ns = getenv("DCFA_NAMESERVER");
+    sigset_t oldmask;
+    int rc = 1;
+
+    if (opts->nhosts > 0)
+        return ad_tree_run(opts);
+    if (ad_daemon_setup(&d, &oldmask) != 0)
+        return 1;
+    ad_pmi_attach();
+    ad_ep_attach();
+    d.opts = opts;
+    d.universe = opts->universe;
+    d.no_oversubscribe = opts->no_oversubscribe;
+    d.nameserver = ns != NULL && *ns != '\0' ? ns : NULL;
+    d.prefix_output = opts->prefix_output;
+    d.timeout = opts->timeout;
+    d.stdin_open = ad_stdin_usable();
+    if (ad_job_create(opts, NULL, NULL, 0, &job) != 0 || ad_job_local_nodes(opts, job) != 0 ||
+        ad_jobs_add(&d, job) != 0) {
+        ad_job_destroy(job);
+        fprintf(stderr, "mpirun: out of memory\n");
+        goto out;
+    }
+    if (opts->timeout > 0)
+        d.timeout_deadline = ad_now() + opts->timeout;
+    ad_launch_local(&d, opts);
+    if (ad_loop(&d) != 0)
+        ad_daemon_record(&d, 1, "mpirun: out of memory");
+    ad_kill_stragglers(&d);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    ad_daemon_free(&d); /* every job's files */
+    if (d.ended) {
+        ad_io_write(2, d.end_msg, strlen(d.end_msg));
+        ad_io_write(2, "\n", 1);
+    }
+    rc = d.ended ? d.exit_code : 0;
+    if (d.stdin_pipe >= 0)
+        close(d.stdin_pipe);
+out:
+    ad_daemon_free(&d);
+    free(d.stdin_buf);
+    close(d.sigfd);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    return rc;
 }
