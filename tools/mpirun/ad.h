@@ -6,7 +6,7 @@
  * spawn), starts their ranks, serves PMI-1/PMI-2 on each rank's socketpair
  * (key/value exchange, spawn, name service), forwards stdio, collects exit
  * statuses and ends/cleans up the jobs. Across hosts the daemons form a tree
- * rooted at mpirun (ad_tree.c); each talks to its parent and to at most
+ * rooted at mpirun (ad_tree.c, ad_link.h); each talks to its parent and to at most
  * DCFA_TREE_FANOUT children.
  */
 #ifndef DCFA_AD_H
@@ -102,7 +102,7 @@ void ad_stream_close(struct ad_stream *s);
 void ad_io_write(int out, const char *buf, size_t len);
 void ad_io_set_sink(void (*sink)(int out, const char *buf, size_t len));
 
-/* ---- spawn requests (ad_pmi.c parses, ad_daemon.c runs) ---------------------- */
+/* ---- spawn requests (ad_spawn.c: parsed, placed and run) ----------------------- */
 
 #define AD_SPAWN_MAX_CMDS  1024      /* commands in one spawn */
 #define AD_SPAWN_MAX_ARGS  4096      /* arguments, info pairs or preput pairs of one kind */
@@ -199,7 +199,7 @@ enum ad_phase {
     AD_KILL, /* SIGKILL sent */
 };
 
-struct ad_tree; /* ad_tree.c: links to the parent and children daemons */
+struct ad_tree; /* ad_link.h: links to the parent and children daemons */
 
 struct ad_daemon {
     struct ad_job **jobs; /* [0] the job mpirun started, then the spawned ones alive */
@@ -238,8 +238,6 @@ struct ad_daemon {
     double adopt_giveup; /* ... and stop looking then (the status counts as 0) */
 };
 
-/* ad_daemon.c */
-int ad_run(const struct mpirun_opts *opts);
 /* Signals to a signalfd, subreaper, fd limit, stdin buffer; 0 or -1. */
 int ad_daemon_setup(struct ad_daemon *d, sigset_t *oldmask);
 /* Records the first reason the job ends (later ones are ignored) and starts
@@ -259,16 +257,12 @@ void ad_signal_all(struct ad_daemon *d, int sig, int to_group);
 /* 1 when mpirun's stdin can be forwarded (open, and not a terminal that
  * would stop us with SIGTTIN). */
 int ad_stdin_usable(void);
-/* Starts this host's ranks of the job (all its procs). */
-void ad_launch_local(struct ad_daemon *d, const struct mpirun_opts *opts);
 /* "rank 2" for job 0, "spawned job 1 rank 0" after: the start of messages. */
 const char *ad_proc_label(const struct ad_job *job, const struct ad_proc *p, char *buf, size_t len);
-/* Runs a complete spawn request of proc p (job): checks it, adds the new job
- * and starts its processes on this host. */
-void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                  const struct ad_spawn_req *req, struct ad_spawn_result *res);
 /* Processes running now, every job. */
 int ad_running(const struct ad_daemon *d);
+/* 1 when every local rank is reaped and its output drained. */
+int ad_local_done(struct ad_daemon *d);
 /* A process of job, named by who ("rank 2 (pid 1234)"), exited with status 0
  * without PMI init: once grace seconds passed and as long as a process of the
  * job here is in MPI (PMI init, no finalize), the job ends naming both. The
@@ -292,22 +286,20 @@ int ad_jobs_add(struct ad_daemon *d, struct ad_job *job);
 /* One host: node ids from DCFA_NODE_KEY as the ranks would see it. */
 int ad_job_local_nodes(const struct mpirun_opts *opts, struct ad_job *job);
 void ad_job_destroy(struct ad_job *job);
+/* Frees a spawned job's programs (struct ad_job.own). */
+void ad_spawn_opts_free(struct mpirun_opts *o);
+/* This daemon (the ranks' parent) and the fd limit it started with (restored in the ranks). */
+pid_t ad_daemon_pid(void);
+struct rlimit;
+const struct rlimit *ad_daemon_nofile(void);
 void ad_job_cleanup_files(const struct ad_job *job);
 void ad_kill_stragglers(struct ad_daemon *d);
 /* The node key of this host (util_node_key's definition), with DCFA_NODE_KEY
  * taken from env (NAME=VALUE list, later entries win) when set there. */
 void ad_node_key(char *key, size_t cap, char *const *envs[], const int nenvs[], int nlists);
+/* The value of name in env lists (NAME=VALUE, later entries win), NULL when unset. */
+const char *ad_env_find(char *const *envs[], const int nenvs[], int nlists, const char *name);
 
-/* Across hosts (ad_tree.c, ad_daemon.c): this daemon's part of a spawn that
- * mpirun placed. Builds the job (ranks[nranks] here, node_of[size] of
- * every rank), adds it to the table and starts its processes here; the
- * outcome is in res (rc 0 or the first failure). 0, or -ENOMEM when not
- * even the job could be made. */
-int ad_spawn_local(struct ad_daemon *d, const struct ad_spawn_req *req, int num, const char *jobid,
-                   const char *spawner, const int *ranks, int nranks, const int *node_of,
-                   struct ad_spawn_result *res, struct ad_job **out);
-/* 1 when host names a and b name one host: equal, or "h" and "h.domain". */
-int ad_same_host(const char *a, const char *b);
 /* A (spawned) job by its number, NULL when it is gone. */
 struct ad_job *ad_job_by_num(struct ad_daemon *d, int num);
 
@@ -316,26 +308,23 @@ struct ad_job *ad_job_by_num(struct ad_daemon *d, int num);
 int ad_pmi_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 /* the ranks' PMI channels are read through ad_pmi_input (ad_reactor_handle) */
 void ad_pmi_attach(void);
-/* The job's fence completed everywhere: release the local ranks. */
-void ad_pmi_fence_done(struct ad_daemon *d, struct ad_job *job);
-/* The answer to proc p's spawn request (sent at once on one host, when
- * mpirun answers across hosts). */
-void ad_pmi_spawn_reply(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                        struct ad_spawn_result *res);
-/* The answer to a name request of proc p that went up the tree. */
-void ad_pmi_name_reply(struct ad_daemon *d, struct ad_proc *p, int op, int rc, const char *port);
 
 /* ad_ep.c: endpoints handed over to the ranks (the sock fabric), and their confinement.
  * ad_ep_pair: the endpoint channel and token of p before it starts (the rank's end in
  * *child_fd); ad_ep_child_env: in the child, DCFA_SOCK_EP_FD and DCFA_SOCK_TOKEN;
  * ad_ep_input: p's requests, each granted (a connected socket to each end) or refused. */
+struct sock_ep_msg;
 int ad_ep_pair(struct ad_proc *p, int *child_fd);
 void ad_ep_child_env(const struct ad_proc *p, int child_fd);
 void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 /* the ranks' endpoint channels are read through ad_ep_input (ad_reactor_handle) */
 void ad_ep_attach(void);
+/* who is asked for a rank on another host (ad_epr_request, set by ad_epr_attach): without
+ * one the request is refused */
+typedef void (*ad_ep_remote_fn)(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                                const struct sock_ep_msg *req);
+void ad_ep_set_remote(ad_ep_remote_fn fn);
 /* one message to p's endpoint channel with fd (or -1): 0 or -errno; a REFUSE of req to p */
-struct sock_ep_msg;
 int ad_ep_send(struct ad_proc *p, const struct sock_ep_msg *m, int fd);
 void ad_ep_refuse(struct ad_proc *p, const struct sock_ep_msg *req, int status, const char *fmt,
                   ...) __attribute__((format(printf, 4, 5)));
@@ -374,31 +363,5 @@ int ad_singleton_main(int argc, char **argv);
 
 /* ad_nameserver.c: "mpirun --nameserver [--port N] [--bind ADDR]". */
 int ad_nameserver_main(int argc, char **argv);
-
-/* ---- the tree of daemons (ad_tree.c) ---------------------------------------- */
-
-/* mpirun side: starts the daemons of opts->hosts and runs the job. */
-int ad_tree_run(const struct mpirun_opts *opts);
-/* "mpirun --dcfa-daemon": a daemon of another host. */
-int ad_remote_main(void);
-/* "mpirun --dcfa-cleanup JOBID": what a dead daemon left on its host. */
-int ad_cleanup_main(const char *jobid);
-/* 1 when every local rank is reaped and its output drained. */
-int ad_local_done(struct ad_daemon *d);
-/* All local ranks entered the fence: go up (or complete at the root). */
-void ad_tree_fence(struct ad_daemon *d, struct ad_job *job);
-/* 1 at mpirun (the root), 0 on another host's daemon. */
-int ad_tree_is_root(struct ad_daemon *d);
-/* A name request of local rank index tag of job number jobnum goes up to
- * mpirun; the answer comes back through ad_pmi_name_reply. */
-void ad_tree_name_request(struct ad_daemon *d, int jobnum, int tag, int op, const char *service,
-                          const char *port);
-/* A complete, checked spawn request of proc p goes up to mpirun, which
- * places it and answers through ad_pmi_spawn_reply. 0, or -1 with the
- * failure in res (answer it now). */
-int ad_tree_spawn_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                          const struct ad_spawn_req *req, struct ad_spawn_result *res);
-/* The tree node (host index + 1) rank of job runs on; -1 if not known (a spawned job). */
-int ad_tree_rank_node(struct ad_daemon *d, const struct ad_job *job, int rank);
 
 #endif

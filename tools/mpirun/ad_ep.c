@@ -110,6 +110,10 @@ static struct ad_proc *ad_ep_local(struct ad_job *job, int rank)
     return NULL;
 }
 
+static ad_ep_remote_fn ad_ep_remote; /* ad_ep_remote.c's, across hosts */
+
+void ad_ep_set_remote(ad_ep_remote_fn fn) { ad_ep_remote = fn; }
+
 static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
                           const sock_ep_msg *req)
 {
@@ -135,8 +139,8 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     struct ad_proc *q = ad_ep_local(job, rank);
     if (q == NULL) { /* on another host: its daemon checks the rest (ad_ep_remote.c) */
-        if (d->tree != NULL)
-            ad_epr_request(d, job, p, req);
+        if (d->tree != NULL && ad_ep_remote != NULL)
+            ad_ep_remote(d, job, p, req);
         else
             ad_ep_refuse(p, req, -EHOSTUNREACH,
                          "rank %d asked for rank %d of job %s, which this daemon does not run",

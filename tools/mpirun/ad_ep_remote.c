@@ -20,6 +20,7 @@
  * reads exactly its messages' bytes, so what the ranks send afterwards stays theirs. A
  * handshake that does not finish within AD_EPR_TIMEOUT seconds is refused. */
 #include "ad.h"
+#include "ad_place.h"
 #include "fabric/sock/sock_wire.h"
 #include "util/util.h"
 
@@ -659,6 +660,7 @@ static const struct ad_source ad_epr_source = {ad_epr_nfds, ad_epr_pollfds, ad_e
 void ad_epr_attach(void)
 {
     ad_reactor_handle(AD_FD_EPR, ad_epr_event);
+    ad_ep_set_remote(ad_epr_request);
     (void)ad_reactor_add_source(&ad_epr_source);
 }
 

@@ -5,6 +5,7 @@
  * --dcfa-singleton FD JOBID" the daemon a singleton starts on demand
  * (ad_singleton_main). */
 #include "ad.h"
+#include "ad_tree_main.h"
 #include "mpirun.h"
 
 #include <errno.h>
