@@ -8,6 +8,12 @@
  * statuses and ends/cleans up the jobs. Across hosts the daemons form a tree
  * rooted at mpirun (ad_tree.c, ad_link.h); each talks to its parent and to at most
  * DCFA_TREE_FANOUT children.
+ *
+ * This header holds what every file of the daemon shares: its types (buffers, the
+ * key/value store, output streams, spawn requests, jobs, the daemon) and the job table's
+ * functions (ad_daemon.c, ad_kvs.c, ad_io.c). Each other file has its own header, and no
+ * file calls one that calls it back: they meet through the reactor (ad_reactor.h).
+ * docs/launcher.md, "The daemon's structure".
  */
 #ifndef DCFA_AD_H
 #define DCFA_AD_H
@@ -302,66 +308,5 @@ const char *ad_env_find(char *const *envs[], const int nenvs[], int nlists, cons
 
 /* A (spawned) job by its number, NULL when it is gone. */
 struct ad_job *ad_job_by_num(struct ad_daemon *d, int num);
-
-/* ad_pmi.c: reads once from the rank's channel and handles every complete
- * message. Returns 1 if data was read, 0 if none was waiting or it closed. */
-int ad_pmi_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
-/* the ranks' PMI channels are read through ad_pmi_input (ad_reactor_handle) */
-void ad_pmi_attach(void);
-
-/* ad_ep.c: endpoints handed over to the ranks (the sock fabric), and their confinement.
- * ad_ep_pair: the endpoint channel and token of p before it starts (the rank's end in
- * *child_fd); ad_ep_child_env: in the child, DCFA_SOCK_EP_FD and DCFA_SOCK_TOKEN;
- * ad_ep_input: p's requests, each granted (a connected socket to each end) or refused. */
-struct sock_ep_msg;
-int ad_ep_pair(struct ad_proc *p, int *child_fd);
-void ad_ep_child_env(const struct ad_proc *p, int child_fd);
-void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
-/* the ranks' endpoint channels are read through ad_ep_input (ad_reactor_handle) */
-void ad_ep_attach(void);
-/* who is asked for a rank on another host (ad_epr_request, set by ad_epr_attach): without
- * one the request is refused */
-typedef void (*ad_ep_remote_fn)(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                                const struct sock_ep_msg *req);
-void ad_ep_set_remote(ad_ep_remote_fn fn);
-/* one message to p's endpoint channel with fd (or -1): 0 or -errno; a REFUSE of req to p */
-int ad_ep_send(struct ad_proc *p, const struct sock_ep_msg *m, int fd);
-void ad_ep_refuse(struct ad_proc *p, const struct sock_ep_msg *req, int status, const char *fmt,
-                  ...) __attribute__((format(printf, 4, 5)));
-
-/* ad_ep_remote.c: endpoints across hosts. ad_epr_listen: a remote daemon's data port, its
- * "<port>;<networks>" for EPADDR (or "" when it cannot listen); ad_epr_note: mpirun keeps
- * node's; ad_epr_map: mpirun's EPMAP (the job's key, every node's), ad_epr_set_map: a daemon
- * takes it; ad_epr_request: p's request for a rank on another host (its daemon is asked). */
-const char *ad_epr_listen(void);
-void ad_epr_note(int node, int nnodes, const char *info, size_t len);
-int ad_epr_map(struct ad_buf *b, int nnodes);
-int ad_epr_set_map(int nnodes, const char *p, size_t len);
-/* the data port and the handshakes join the loop (a source of the reactor) */
-void ad_epr_attach(void);
-void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                    const struct sock_ep_msg *req);
-void ad_epr_close(void);
-#define AD_ISOLATE_NET     1 /* a network namespace with only loopback */
-#define AD_ISOLATE_SECCOMP 2 /* a filter: no socket but AF_UNIX (ad_seccomp.c) */
-/* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
-int ad_isolate_parse(const char *spec, char *err, size_t cap);
-/* in the child before exec: confine it as modes ask; 0, or -errno with err */
-int ad_isolate_child(int modes, char *err, size_t cap);
-/* ad_seccomp.c: 1 when this architecture has the filter; in the child before exec, install it
- * (after PR_SET_NO_NEW_PRIVS): 0, or -errno with err */
-int ad_seccomp_supported(void);
-int ad_seccomp_install(char *err, size_t cap);
-/* ad_relay.c: mpirun --relay (DCFA_RELAY=1), the daemon forwards the bytes. ad_relay_pair: a
- * relayed connection, sv[0] for the asker and sv[1] for the peer (0 or -errno); its epoll set
- * is a source of the reactor from the first. */
-int ad_relay_enabled(void);
-int ad_relay_pair(int sv[2]);
-
-/* ad_singleton.c: "mpirun --dcfa-singleton FD JOBID". */
-int ad_singleton_main(int argc, char **argv);
-
-/* ad_nameserver.c: "mpirun --nameserver [--port N] [--bind ADDR]". */
-int ad_nameserver_main(int argc, char **argv);
 
 #endif

@@ -14,7 +14,10 @@
  * mpirun --isolate net (DCFA_ISOLATE=net) starts each rank in a network namespace of its own
  * with only loopback: unshare(CLONE_NEWNET) as root, inside a new user namespace otherwise;
  * --isolate seccomp adds a system call filter (ad_seccomp.c). */
+#include "ad_ep.h"
 #include "ad.h"
+#include "ad_seccomp.h"
+#include "ad_relay.h"
 #include "fabric/sock/sock_wire.h"
 
 #include <errno.h>

@@ -19,7 +19,9 @@
  * its end to the asker (GRANT), or passes the refusal on (REFUSE with L's text). Each side
  * reads exactly its messages' bytes, so what the ranks send afterwards stays theirs. A
  * handshake that does not finish within AD_EPR_TIMEOUT seconds is refused. */
+#include "ad_ep_remote.h"
 #include "ad.h"
+#include "ad_ep.h"
 #include "ad_place.h"
 #include "fabric/sock/sock_wire.h"
 #include "util/util.h"

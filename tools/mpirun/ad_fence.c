@@ -2,6 +2,7 @@
  * it, the news of a process that exited without MPI_Init, and the name requests answered at
  * mpirun and routed back. */
 #include "ad_fence.h"
+#include "ad_link.h"
 #include "ad_pmi_reply.h"
 #include "assist/ns_wire.h"
 

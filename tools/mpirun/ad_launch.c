@@ -1,6 +1,7 @@
 /* ad_launch: starting a job's processes on this host: the child's environment, descriptors,
  * binding and confinement, then exec. */
 #include "ad_launch.h"
+#include "ad_ep.h"
 
 #include <errno.h>
 #include <fcntl.h>

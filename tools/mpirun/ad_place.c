@@ -2,6 +2,7 @@
  * spawns, info host/hosts), the node of every rank from the node keys, the children a job
  * reaches, and host names compared. */
 #include "ad_place.h"
+#include "ad_link.h"
 
 #include <errno.h>
 #include <stdio.h>

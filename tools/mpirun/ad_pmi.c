@@ -5,6 +5,7 @@
  * PMI-2 "cmd=spawn"), handed to the spawn path (ad_spawn.h), and the name
  * service's publish/unpublish/lookup (ad_name_do, or up the tree to mpirun:
  * ad_fence.h). Its answers are written by ad_pmi_reply.c. */
+#include "ad_pmi.h"
 #include "ad.h"
 #include "ad_pmi_reply.h"
 #include "ad_link.h"

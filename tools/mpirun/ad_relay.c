@@ -14,6 +14,7 @@
  * rank's end is gone, what was still going to it is dropped and its peer's side is shut down
  * for reading (the peer's writes then fail as they would on a direct pair). A relay whose two
  * directions have ended is closed and freed. */
+#include "ad_relay.h"
 #include "ad.h"
 
 #include <errno.h>

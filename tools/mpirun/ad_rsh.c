@@ -1,6 +1,7 @@
 /* ad_rsh: remote start: a child daemon started through the remote-start command (DCFA_RSH,
  * quoting its command line), its stderr, its loss, and the cleanup of a lost one's host. */
 #include "ad_rsh.h"
+#include "ad_link.h"
 
 #include <dirent.h>
 #include <errno.h>

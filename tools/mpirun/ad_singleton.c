@@ -22,7 +22,10 @@
  *     they may go on. Its status is not ours to wait for: it is read from
  *     its pidfd once its parent reaped it, or from /proc while it is a zombie.
  * See docs/launcher.md, "Singletons". */
+#include "ad_singleton.h"
 #include "ad.h"
+#include "ad_pmi.h"
+#include "ad_ep.h"
 
 #include <dirent.h>
 #include <errno.h>

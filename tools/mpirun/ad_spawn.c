@@ -2,6 +2,7 @@
  * placed there (ad_place.h), sent down to the hosts that run it, checked and started on each
  * (ad_spawn_local, ad_spawn_run on one host), and answered once every subtree answered. */
 #include "ad_spawn.h"
+#include "ad_link.h"
 #include "ad_pmi_reply.h"
 #include "ad_place.h"
 #include "ad_launch.h"

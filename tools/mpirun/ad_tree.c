@@ -1,6 +1,8 @@
-/* ad_tree: the tree of assist daemons (the links, their messages and the
- * protocol: ad_link.h): the job's setup, the tree's start, the frames' dispatch and
- * the loop's part (a source and the events of ad_reactor.h). */
+/* ad_tree: the tree of assist daemons at run time (the links, their messages and the
+ * protocol: ad_link.h): the frames' dispatch, the tree's start once every daemon is up,
+ * and its part of the loop (a source and the events of ad_reactor.h). */
+#include "ad_tree.h"
+#include "ad_ep_remote.h"
 #include "ad_rsh.h"
 #include "ad_place.h"
 #include "ad_fence.h"

@@ -2,6 +2,10 @@
  * (ad_tree_run), a remote host's daemon (ad_remote_main) and the cleanup of a lost one's host
  * (ad_cleanup_main). */
 #include "ad_tree_main.h"
+#include "ad_pmi.h"
+#include "ad_ep.h"
+#include "ad_ep_remote.h"
+#include "ad_link.h"
 #include "ad_tree.h"
 #include "ad_rsh.h"
 #include "ad_place.h"
