@@ -12,6 +12,7 @@
  * -DFUZZ_LIBFUZZER it runs the files named on its command line (the
  * regression corpus, test/fuzz/corpus-pmi/, run by ctest). */
 #include "ad.h"
+#include "ad_pmi.h"
 
 #include <errno.h>
 #include <stdint.h>

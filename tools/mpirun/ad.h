@@ -6,8 +6,14 @@
  * spawn), starts their ranks, serves PMI-1/PMI-2 on each rank's socketpair
  * (key/value exchange, spawn, name service), forwards stdio, collects exit
  * statuses and ends/cleans up the jobs. Across hosts the daemons form a tree
- * rooted at mpirun (ad_tree.c); each talks to its parent and to at most
+ * rooted at mpirun (ad_tree.c, ad_link.h); each talks to its parent and to at most
  * DCFA_TREE_FANOUT children.
+ *
+ * This header holds what every file of the daemon shares: its types (buffers, the
+ * key/value store, output streams, spawn requests, jobs, the daemon) and the job table's
+ * functions (ad_daemon.c, ad_kvs.c, ad_io.c). Each other file has its own header, and no
+ * file calls one that calls it back: they meet through the reactor (ad_reactor.h).
+ * docs/launcher.md, "The daemon's structure".
  */
 #ifndef DCFA_AD_H
 #define DCFA_AD_H
@@ -15,6 +21,7 @@
 #include "assist/assist.h"
 #include "assist/pmi_wire.h"
 #include "mpirun.h"
+#include "ad_reactor.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -101,7 +108,7 @@ void ad_stream_close(struct ad_stream *s);
 void ad_io_write(int out, const char *buf, size_t len);
 void ad_io_set_sink(void (*sink)(int out, const char *buf, size_t len));
 
-/* ---- spawn requests (ad_pmi.c parses, ad_daemon.c runs) ---------------------- */
+/* ---- spawn requests (ad_spawn.c: parsed, placed and run) ----------------------- */
 
 #define AD_SPAWN_MAX_CMDS  1024      /* commands in one spawn */
 #define AD_SPAWN_MAX_ARGS  4096      /* arguments, info pairs or preput pairs of one kind */
@@ -198,7 +205,7 @@ enum ad_phase {
     AD_KILL, /* SIGKILL sent */
 };
 
-struct ad_tree; /* ad_tree.c: links to the parent and children daemons */
+struct ad_tree; /* ad_link.h: links to the parent and children daemons */
 
 struct ad_daemon {
     struct ad_job **jobs; /* [0] the job mpirun started, then the spawned ones alive */
@@ -237,32 +244,31 @@ struct ad_daemon {
     double adopt_giveup; /* ... and stop looking then (the status counts as 0) */
 };
 
-/* ad_daemon.c */
-int ad_run(const struct mpirun_opts *opts);
 /* Signals to a signalfd, subreaper, fd limit, stdin buffer; 0 or -1. */
 int ad_daemon_setup(struct ad_daemon *d, sigset_t *oldmask);
 /* Records the first reason the job ends (later ones are ignored) and starts
  * terminating the ranks. msg is printed to stderr at the end of the run (by
  * mpirun; a remote daemon sends it up the tree). */
 void ad_daemon_end(struct ad_daemon *d, int exit_code, const char *msg);
+/* Records the end cause if none was (1), without acting on it. */
+int ad_daemon_record(struct ad_daemon *d, int exit_code, const char *msg);
 void ad_enter_phase(struct ad_daemon *d, enum ad_phase phase);
-double ad_now(void);
-void ad_set_nonblock(int fd);
+/* Closes p's endpoint channel (ad_ep.c's). */
+void ad_proc_close_ep(struct ad_proc *p);
+/* The adopted singleton p (of job) is done: finalized, ended, or aborting (it exits
+ * by itself, with its own status: it is not signalled). */
+void ad_adopted_done(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 /* Sends sig to every local rank (group: to its process group). */
 void ad_signal_all(struct ad_daemon *d, int sig, int to_group);
 /* 1 when mpirun's stdin can be forwarded (open, and not a terminal that
  * would stop us with SIGTTIN). */
 int ad_stdin_usable(void);
-/* Starts this host's ranks of the job (all its procs). */
-void ad_launch_local(struct ad_daemon *d, const struct mpirun_opts *opts);
 /* "rank 2" for job 0, "spawned job 1 rank 0" after: the start of messages. */
 const char *ad_proc_label(const struct ad_job *job, const struct ad_proc *p, char *buf, size_t len);
-/* Runs a complete spawn request of proc p (job): checks it, adds the new job
- * and starts its processes on this host. */
-void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                  const struct ad_spawn_req *req, struct ad_spawn_result *res);
 /* Processes running now, every job. */
 int ad_running(const struct ad_daemon *d);
+/* 1 when every local rank is reaped and its output drained. */
+int ad_local_done(struct ad_daemon *d);
 /* A process of job, named by who ("rank 2 (pid 1234)"), exited with status 0
  * without PMI init: once grace seconds passed and as long as a process of the
  * job here is in MPI (PMI init, no finalize), the job ends naming both. The
@@ -286,175 +292,21 @@ int ad_jobs_add(struct ad_daemon *d, struct ad_job *job);
 /* One host: node ids from DCFA_NODE_KEY as the ranks would see it. */
 int ad_job_local_nodes(const struct mpirun_opts *opts, struct ad_job *job);
 void ad_job_destroy(struct ad_job *job);
+/* Frees a spawned job's programs (struct ad_job.own). */
+void ad_spawn_opts_free(struct mpirun_opts *o);
+/* This daemon (the ranks' parent) and the fd limit it started with (restored in the ranks). */
+pid_t ad_daemon_pid(void);
+struct rlimit;
+const struct rlimit *ad_daemon_nofile(void);
 void ad_job_cleanup_files(const struct ad_job *job);
 void ad_kill_stragglers(struct ad_daemon *d);
 /* The node key of this host (util_node_key's definition), with DCFA_NODE_KEY
  * taken from env (NAME=VALUE list, later entries win) when set there. */
 void ad_node_key(char *key, size_t cap, char *const *envs[], const int nenvs[], int nlists);
+/* The value of name in env lists (NAME=VALUE, later entries win), NULL when unset. */
+const char *ad_env_find(char *const *envs[], const int nenvs[], int nlists, const char *name);
 
-/* Across hosts (ad_tree.c, ad_daemon.c): this daemon's part of a spawn that
- * mpirun placed. Builds the job (ranks[nranks] here, node_of[size] of
- * every rank), adds it to the table and starts its processes here; the
- * outcome is in res (rc 0 or the first failure). 0, or -ENOMEM when not
- * even the job could be made. */
-int ad_spawn_local(struct ad_daemon *d, const struct ad_spawn_req *req, int num, const char *jobid,
-                   const char *spawner, const int *ranks, int nranks, const int *node_of,
-                   struct ad_spawn_result *res, struct ad_job **out);
-/* 1 when host names a and b name one host: equal, or "h" and "h.domain". */
-int ad_same_host(const char *a, const char *b);
 /* A (spawned) job by its number, NULL when it is gone. */
 struct ad_job *ad_job_by_num(struct ad_daemon *d, int num);
-
-/* ad_pmi.c: reads once from the rank's channel and handles every complete
- * message. Returns 1 if data was read, 0 if none was waiting or it closed. */
-int ad_pmi_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
-/* The job's fence completed everywhere: release the local ranks. */
-void ad_pmi_fence_done(struct ad_daemon *d, struct ad_job *job);
-/* The answer to proc p's spawn request (sent at once on one host, when
- * mpirun answers across hosts). */
-void ad_pmi_spawn_reply(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                        struct ad_spawn_result *res);
-/* The answer to a name request of proc p that went up the tree. */
-void ad_pmi_name_reply(struct ad_daemon *d, struct ad_proc *p, int op, int rc, const char *port);
-
-/* ad_ep.c: endpoints handed over to the ranks (the sock fabric), and their confinement.
- * ad_ep_pair: the endpoint channel and token of p before it starts (the rank's end in
- * *child_fd); ad_ep_child_env: in the child, DCFA_SOCK_EP_FD and DCFA_SOCK_TOKEN;
- * ad_ep_input: p's requests, each granted (a connected socket to each end) or refused. */
-int ad_ep_pair(struct ad_proc *p, int *child_fd);
-void ad_ep_child_env(const struct ad_proc *p, int child_fd);
-void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
-void ad_ep_close(struct ad_proc *p);
-/* one message to p's endpoint channel with fd (or -1): 0 or -errno; a REFUSE of req to p */
-struct sock_ep_msg;
-int ad_ep_send(struct ad_proc *p, const struct sock_ep_msg *m, int fd);
-void ad_ep_refuse(struct ad_proc *p, const struct sock_ep_msg *req, int status, const char *fmt,
-                  ...) __attribute__((format(printf, 4, 5)));
-
-/* ad_ep_remote.c: endpoints across hosts. ad_epr_listen: a remote daemon's data port, its
- * "<port>;<networks>" for EPADDR (or "" when it cannot listen); ad_epr_note: mpirun keeps
- * node's; ad_epr_map: mpirun's EPMAP (the job's key, every node's), ad_epr_set_map: a daemon
- * takes it; ad_epr_request: p's request for a rank on another host (its daemon is asked). */
-struct ad_epr_hs;
-struct ad_fd_ref;
-const char *ad_epr_listen(void);
-void ad_epr_note(int node, int nnodes, const char *info, size_t len);
-int ad_epr_map(struct ad_buf *b, int nnodes);
-int ad_epr_set_map(int nnodes, const char *p, size_t len);
-void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                    const struct sock_ep_msg *req);
-int ad_epr_nfds(void);
-int ad_epr_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n);
-void ad_epr_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents);
-double ad_epr_deadline(void); /* the next handshake's deadline, 0 = none */
-void ad_epr_close(void);
-#define AD_ISOLATE_NET     1 /* a network namespace with only loopback */
-#define AD_ISOLATE_SECCOMP 2 /* a filter: no socket but AF_UNIX (ad_seccomp.c) */
-/* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
-int ad_isolate_parse(const char *spec, char *err, size_t cap);
-/* in the child before exec: confine it as modes ask; 0, or -errno with err */
-int ad_isolate_child(int modes, char *err, size_t cap);
-/* ad_seccomp.c: 1 when this architecture has the filter; in the child before exec, install it
- * (after PR_SET_NO_NEW_PRIVS): 0, or -errno with err */
-int ad_seccomp_supported(void);
-int ad_seccomp_install(char *err, size_t cap);
-/* ad_relay.c: mpirun --relay (DCFA_RELAY=1), the daemon forwards the bytes. ad_relay_pair: a
- * relayed connection, sv[0] for the asker and sv[1] for the peer (0 or -errno); ad_relay_fd:
- * the epoll set the loop watches (-1 before the first); ad_relay_run: move what is ready. */
-int ad_relay_enabled(void);
-int ad_relay_pair(int sv[2]);
-int ad_relay_fd(void);
-void ad_relay_run(void);
-
-/* ad_singleton.c: "mpirun --dcfa-singleton FD JOBID". */
-int ad_singleton_main(int argc, char **argv);
-/* Singleton mode, each round of the loop: the singleton is done once it
- * finalized, or its channel closed, or its pidfd fired; ending without
- * MPI_Finalize while spawned processes run ends them, and so does exiting
- * with a non-zero status or by a signal after MPI_Finalize. */
-void ad_singleton_update(struct ad_daemon *d);
-/* The singleton p (of job) is done: finalized, ended, or aborting (it exits
- * by itself, with its own status: it is not signalled). */
-void ad_singleton_done(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
-
-/* ad_nameserver.c: "mpirun --nameserver [--port N] [--bind ADDR]". */
-int ad_nameserver_main(int argc, char **argv);
-
-/* ---- the tree of daemons (ad_tree.c) ---------------------------------------- */
-
-/* mpirun side: starts the daemons of opts->hosts and runs the job. */
-int ad_tree_run(const struct mpirun_opts *opts);
-/* "mpirun --dcfa-daemon": a daemon of another host. */
-int ad_remote_main(void);
-/* "mpirun --dcfa-cleanup JOBID": what a dead daemon left on its host. */
-int ad_cleanup_main(const char *jobid);
-/* Hooks of the loop. */
-enum ad_fd_kind {
-    AD_FD_SIG,
-    AD_FD_STDIN,
-    AD_FD_STDIN_PIPE,
-    AD_FD_PMI,
-    AD_FD_OUT,
-    AD_FD_ERR,
-    AD_FD_LINK_IN,  /* a parent or child daemon's messages */
-    AD_FD_LINK_OUT, /* room to write to it */
-    AD_FD_LINK_ERR, /* a child's remote-start command's stderr */
-    AD_FD_ADOPTED,  /* singleton mode: the singleton's pidfd */
-    AD_FD_EP,       /* a rank's endpoint channel (ad_ep.c) */
-    AD_FD_RELAY,    /* the relay's epoll set (ad_relay.c) */
-    AD_FD_EPR,      /* the data port or a handshake with another host's daemon (ad_ep_remote.c) */
-};
-
-struct ad_link;
-struct ad_fd_ref {
-    enum ad_fd_kind kind;
-    struct ad_job *job;
-    struct ad_proc *proc;
-    struct ad_link *link;
-    struct ad_epr_hs *epr; /* AD_FD_EPR: the handshake, NULL for the data port */
-};
-
-int ad_tree_nfds(struct ad_daemon *d); /* most entries ad_tree_pollfds adds */
-int ad_tree_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n);
-void ad_tree_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents);
-void ad_tree_tick(struct ad_daemon *d, double now);
-double ad_tree_deadline(struct ad_daemon *d); /* next deadline of the tree, 0 = none */
-int ad_tree_finished(struct ad_daemon *d);
-/* 1 when every local rank is reaped and its output drained. */
-int ad_local_done(struct ad_daemon *d);
-/* Events the tree must hear about. */
-void ad_tree_end(struct ad_daemon *d, int exit_code, const char *msg);
-void ad_tree_phase(struct ad_daemon *d, enum ad_phase phase);
-void ad_tree_usr1(struct ad_daemon *d);
-/* A local process of job exited without PMI init (ad_job_noinit): the news
- * goes up to mpirun, which sends it down to every daemon with processes of the
- * job, with its grace time. */
-void ad_tree_noinit(struct ad_daemon *d, struct ad_job *job, const char *who);
-/* All local ranks entered the fence: go up (or complete at the root). */
-void ad_tree_fence(struct ad_daemon *d, struct ad_job *job);
-void ad_tree_stdin_ack(struct ad_daemon *d, int stop);
-int ad_tree_is_link_pid(struct ad_daemon *d, pid_t pid);
-/* 1 at mpirun (the root), 0 on another host's daemon. */
-int ad_tree_is_root(struct ad_daemon *d);
-/* A name request of local rank index tag of job number jobnum goes up to
- * mpirun; the answer comes back through ad_pmi_name_reply. */
-void ad_tree_name_request(struct ad_daemon *d, int jobnum, int tag, int op, const char *service,
-                          const char *port);
-/* A complete, checked spawn request of proc p goes up to mpirun, which
- * places it and answers through ad_pmi_spawn_reply. 0, or -1 with the
- * failure in res (answer it now). */
-int ad_tree_spawn_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                          const struct ad_spawn_req *req, struct ad_spawn_result *res);
-/* 1 while the tree still needs a spawned job whose processes here ended
- * (its subtree's processes run, or mpirun has not heard it ended); then the
- * job may be freed (ad_jobs_reap). */
-int ad_tree_job_held(struct ad_daemon *d, struct ad_job *job);
-/* The tree node (host index + 1) rank of job runs on; -1 if not known (a spawned job). */
-int ad_tree_rank_node(struct ad_daemon *d, const struct ad_job *job, int rank);
-/* Frees a job's tree part (ad_job_destroy). */
-void ad_tree_job_free(struct ad_job *job);
-void ad_tree_reaped(struct ad_daemon *d, pid_t pid, int status);
-/* 1 while output may be read from the ranks (the way up is not congested). */
-int ad_tree_output_ok(struct ad_daemon *d);
 
 #endif

@@ -1,6 +1,8 @@
-/* ad: the assist daemon's main loop: starts the ranks of a job and of the
- * jobs they spawn, serves PMI, forwards stdio, watches exits, ends and cleans
- * up the jobs. Single-threaded; one poll() loop with a signalfd for signals. */
+/* ad: the assist daemon's job table and loop: the jobs and their processes, their
+ * exits, stdin, output and deadlines, ending and cleaning up the jobs. Single-threaded;
+ * one poll() loop with a signalfd for signals, which names no other module: the PMI
+ * server, the endpoints, the tree and the rest register with the reactor
+ * (ad_reactor.h). Starting processes is ad_launch.c's, spawns ad_spawn.c's. */
 #include "ad.h"
 #include "util/node_key.h"
 
@@ -31,26 +33,14 @@
 static struct rlimit ad_nofile_orig; /* restored in the ranks */
 static pid_t ad_pid;                 /* this daemon: the ranks' parent */
 
-double ad_now(void)
-{
-    struct timespec ts;
+pid_t ad_daemon_pid(void) { return ad_pid; }
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void ad_set_nonblock(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-
-    if (fl >= 0)
-        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
+const struct rlimit *ad_daemon_nofile(void) { return &ad_nofile_orig; }
 
 /* ---- ending the job ---------------------------------------------------- */
 
 /* Records the first end cause; 1 if this one was recorded. */
-static int ad_record(struct ad_daemon *d, int exit_code, const char *msg)
+int ad_daemon_record(struct ad_daemon *d, int exit_code, const char *msg)
 {
     if (d->ended)
         return 0;
@@ -86,8 +76,7 @@ void ad_enter_phase(struct ad_daemon *d, enum ad_phase phase)
     if (phase <= d->phase && phase != AD_RUN)
         return;
     d->phase = phase;
-    if (d->tree != NULL)
-        ad_tree_phase(d, phase);
+    ad_reactor_fire(d, AD_EV_PHASE, &(struct ad_event_arg){.code = (int)phase});
     switch (phase) {
     case AD_DUMP:
         ad_signal_all(d, SIGUSR1, 0);
@@ -108,8 +97,8 @@ void ad_enter_phase(struct ad_daemon *d, enum ad_phase phase)
 
 void ad_daemon_end(struct ad_daemon *d, int exit_code, const char *msg)
 {
-    if (ad_record(d, exit_code, msg) && d->tree != NULL)
-        ad_tree_end(d, exit_code, msg);
+    if (ad_daemon_record(d, exit_code, msg))
+        ad_reactor_fire(d, AD_EV_END, &(struct ad_event_arg){.code = exit_code, .msg = msg});
     if (d->phase == AD_RUN)
         ad_enter_phase(d, AD_TERM);
 }
@@ -136,7 +125,8 @@ void ad_kill_stragglers(struct ad_daemon *d)
         long pid = strtol(s, &end, 10);
         if (end == s)
             break;
-        if (pid > 0 && (d->tree == NULL || !ad_tree_is_link_pid(d, (pid_t)pid)))
+        if (pid > 0 &&
+            !ad_reactor_fire(d, AD_EV_OWN_PID, &(struct ad_event_arg){.pid = (pid_t)pid}))
             kill((pid_t)pid, SIGKILL);
     }
 }
@@ -192,8 +182,6 @@ static void ad_make_jobid(char *out, size_t len)
     snprintf(out, len, "j%lx_%04x", (unsigned long)getpid(), r & 0xffff);
 }
 
-static void ad_spawn_opts_free(struct mpirun_opts *o);
-
 void ad_job_destroy(struct ad_job *job)
 {
     if (job == NULL)
@@ -202,7 +190,7 @@ void ad_job_destroy(struct ad_job *job)
         struct ad_proc *p = &job->procs[r];
         if (p->pmi_fd >= 0)
             close(p->pmi_fd);
-        ad_ep_close(p);
+        ad_proc_close_ep(p);
         ad_stream_close(&p->out);
         ad_stream_close(&p->err);
         free(p->pmi_in);
@@ -213,7 +201,7 @@ void ad_job_destroy(struct ad_job *job)
     ad_buf_free(&job->kvs_new);
     free(job->mapping);
     ad_spawn_opts_free(job->own);
-    ad_tree_job_free(job);
+    ad_reactor_fire(NULL, AD_EV_JOB_FREE, &(struct ad_event_arg){.job = job});
     free(job);
 }
 
@@ -335,7 +323,7 @@ int ad_job_set_nodes(struct ad_job *job, const int *node_of)
 }
 
 /* DCFA_NODE_KEY as a rank would see it: the last NAME=VALUE in the lists. */
-static const char *ad_env_find(char *const *envs[], const int nenvs[], int nlists, const char *name)
+const char *ad_env_find(char *const *envs[], const int nenvs[], int nlists, const char *name)
 {
     size_t n = strlen(name);
     const char *found = NULL;
@@ -397,88 +385,6 @@ int ad_job_local_nodes(const struct mpirun_opts *opts, struct ad_job *job)
     return 0;
 }
 
-static void ad_putenv_int(const char *name, long v)
-{
-    char buf[32];
-
-    snprintf(buf, sizeof(buf), "%ld", v);
-    setenv(name, buf, 1);
-}
-
-/* In the child after fork: never returns. */
-static void ad_child_exec(const struct mpirun_opts *opts, const struct mpirun_app *app,
-                          const struct ad_job *job, const struct ad_proc *p, int node_procs,
-                          int in_fd, int out_fd, int err_fd, int pmi_fd, int exec_fd, int ep_fd)
-{
-    sigset_t none;
-    int err;
-
-    setpgid(0, 0);
-    /* A rank must not outlive its daemon, even one that never calls MPI: if
-     * the daemon dies (even by SIGKILL) the rank gets SIGTERM (the library
-     * then removes the job's segments, docs/faults.md). The daemon may have
-     * died before this line: then end at once. */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != ad_pid)
-        _exit(127);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
-    if (in_fd < 0)
-        in_fd = open("/dev/null", O_RDONLY);
-    if (in_fd < 0 || dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-        goto fail;
-    if (app->wdir != NULL && chdir(app->wdir) != 0)
-        goto fail;
-    if (job->num == 0) /* spawned jobs are not bound */
-        mpirun_bind_apply((int)(p - job->procs));
-    const char *iso = getenv("DCFA_ISOLATE");
-    if (iso != NULL && *iso != '\0') {
-        char why[300];
-        int modes = ad_isolate_parse(iso, why, sizeof(why));
-        if (modes < 0 || ad_isolate_child(modes, why, sizeof(why)) != 0) {
-            dprintf(2, "mpirun: %s\n", why);
-            errno = EPERM;
-            goto fail;
-        }
-    }
-    ad_ep_child_env(p, ep_fd);
-    fcntl(pmi_fd, F_SETFD, 0);
-    for (int i = 0; i < opts->ngenv; i++)
-        putenv(opts->genv[i]);
-    for (int i = 0; i < app->nenv; i++)
-        putenv(app->env[i]);
-    unsetenv("PMI_PORT");
-    unsetenv("PMI_ID");
-    ad_putenv_int("PMI_FD", pmi_fd);
-    ad_putenv_int("PMI_RANK", p->rank);
-    ad_putenv_int("PMI_SIZE", job->size);
-    ad_putenv_int("MPI_LOCALRANKID", p->local_id);
-    ad_putenv_int("MPI_LOCALNRANKS", p->local_n);
-    /* this job's ranks here and the other jobs' running here: the library's wait policy */
-    ad_putenv_int("DCFA_NODE_NPROCS", node_procs);
-    if (job->num > 0) /* as Hydra marks spawned processes */
-        setenv("PMI_SPAWNED", "1", 1);
-    else
-        unsetenv("PMI_SPAWNED");
-    setenv("DCFA_JOBID", job->jobid, 1);
-    if (job->mapping != NULL) /* saves the library a PMI get at start-up */
-        setenv("DCFA_PROCESS_MAPPING", job->mapping, 1);
-    else
-        unsetenv("DCFA_PROCESS_MAPPING");
-    setrlimit(RLIMIT_NOFILE, &ad_nofile_orig); /* the other fds close at exec */
-    /* a spawned program was found already (ad_find_exe): no second search */
-    if (app->exe != NULL)
-        execv(app->exe, app->argv);
-    else
-        execvp(app->argv[0], app->argv);
-fail:
-    err = errno;
-    if (write(exec_fd, &err, sizeof(err)) < 0)
-        _exit(127);
-    _exit(127);
-}
-
 const char *ad_proc_label(const struct ad_job *job, const struct ad_proc *p, char *buf, size_t len)
 {
     if (job->num > 0)
@@ -486,81 +392,6 @@ const char *ad_proc_label(const struct ad_job *job, const struct ad_proc *p, cha
     else
         snprintf(buf, len, "rank %d", p->rank);
     return buf;
-}
-
-/* Starts one rank of job. Returns 0, or a negative error with the exit
- * status it means in *code and a message in msg[len]. */
-static int ad_proc_launch(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p, int *code,
-                          char *msg, size_t len)
-{
-    const struct mpirun_opts *opts = job->opts;
-    const struct mpirun_app *app = &opts->apps[p->appnum];
-    int sv[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
-    int execp[2] = {-1, -1}, inp[2] = {-1, -1}, ep_child = -1;
-    int want_stdin = job->num == 0 && p->rank == 0 && d->stdin_open;
-    char label[64];
-    int err = 0, rc = -EIO;
-    ssize_t n;
-    pid_t pid;
-
-    *code = 1;
-    ad_proc_label(job, p, label, sizeof(label));
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
-        pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
-        pipe2(execp, O_CLOEXEC) != 0 || (want_stdin && pipe2(inp, O_CLOEXEC) != 0) ||
-        ad_ep_pair(p, &ep_child) != 0) {
-        rc = -errno;
-        snprintf(msg, len, "mpirun: cannot create pipes for %s: %s", label, strerror(errno));
-        goto out;
-    }
-    pid = fork();
-    if (pid < 0) {
-        rc = -errno;
-        snprintf(msg, len, "mpirun: cannot fork %s: %s", label, strerror(errno));
-        goto out;
-    }
-    if (pid == 0)
-        ad_child_exec(opts, app, job, p, ad_running(d) - job->nrunning + job->nprocs, inp[0],
-                      outp[1], errp[1], sv[1], execp[1], ep_child);
-    setpgid(pid, pid); /* also done by the child: whichever runs first */
-    p->pid = pid;
-    p->running = 1;
-    job->nrunning++;
-    close(execp[1]);
-    execp[1] = -1;
-    do {
-        n = read(execp[0], &err, sizeof(err));
-    } while (n < 0 && errno == EINTR);
-    p->pmi_fd = sv[0];
-    sv[0] = -1;
-    ad_set_nonblock(p->pmi_fd);
-    ad_stream_init(&p->out, outp[0], 1, job->num, p->rank, opts->prefix_output);
-    ad_stream_init(&p->err, errp[0], 2, job->num, p->rank, opts->prefix_output);
-    ad_set_nonblock(outp[0]);
-    ad_set_nonblock(errp[0]);
-    outp[0] = errp[0] = -1;
-    if (want_stdin) {
-        d->stdin_pipe = inp[1];
-        inp[1] = -1;
-        ad_set_nonblock(d->stdin_pipe);
-    }
-    if (n == (ssize_t)sizeof(err)) {
-        rc = -err;
-        *code = err == ENOENT ? 127 : 126;
-        snprintf(msg, len, "mpirun: cannot execute '%s': %s", app->argv[0], strerror(err));
-        goto out;
-    }
-    rc = 0;
-out:
-    if (ep_child >= 0)
-        close(ep_child);
-    for (int i = 0; i < 2; i++) {
-        int *fds[] = {sv, outp, errp, execp, inp};
-        for (size_t k = 0; k < sizeof(fds) / sizeof(fds[0]); k++)
-            if (fds[k][i] >= 0)
-                close(fds[k][i]);
-    }
-    return rc;
 }
 
 /* "pid 1234", or "pid 1234 on host" when the job spans hosts. */
@@ -578,18 +409,19 @@ static const char *ad_pid_text(const struct ad_daemon *d, const struct ad_proc *
 static void ad_proc_exited(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p, int st)
 {
     char msg[600], pid[300], label[64];
+    const struct ad_fd_ref pmi = {AD_FD_PMI, job, p, NULL, NULL};
 
     /* Lines it sent before exiting (abort, finalize) count first. */
-    while (p->pmi_fd >= 0 && ad_pmi_input(d, job, p) > 0)
+    while (p->pmi_fd >= 0 && ad_reactor_dispatch(d, &pmi, POLLIN) > 0)
         ;
     if (p->pmi_fd >= 0) {
         close(p->pmi_fd);
         p->pmi_fd = -1;
     }
-    ad_ep_close(p);
+    ad_proc_close_ep(p);
     if (p->rank == 0 && job->num == 0 && d->stdin_pipe >= 0) {
-        if (d->tree != NULL && d->stdin_len > 0)
-            ad_tree_stdin_ack(d, 1);
+        if (d->stdin_len > 0)
+            ad_reactor_fire(d, AD_EV_STDIN_ACK, &(struct ad_event_arg){.code = 1});
         close(d->stdin_pipe);
         d->stdin_pipe = -1;
         d->stdin_len = 0;
@@ -614,9 +446,7 @@ static void ad_proc_exited(struct ad_daemon *d, struct ad_job *job, struct ad_pr
     } else if (!p->pmi_inited && d->phase == AD_RUN) {
         char who[sizeof(job->noinit)];
         snprintf(who, sizeof(who), "%.63s (%.300s)", label, ad_pid_text(d, p, pid, sizeof(pid)));
-        if (d->tree != NULL)
-            ad_tree_noinit(d, job, who);
-        else
+        if (!ad_reactor_fire(d, AD_EV_NOINIT, &(struct ad_event_arg){.job = job, .who = who}))
             ad_job_noinit(job, who, d->opts != NULL ? d->opts->noinit_grace : MPIRUN_NOINIT_GRACE);
     }
 }
@@ -670,10 +500,8 @@ static void ad_reap(struct ad_daemon *d)
             continue;
         if (pid <= 0)
             return;
-        if (d->tree != NULL && ad_tree_is_link_pid(d, pid)) {
-            ad_tree_reaped(d, pid, st);
-            continue;
-        }
+        if (ad_reactor_fire(d, AD_EV_CHILD, &(struct ad_event_arg){.pid = pid, .status = st}))
+            continue; /* a child daemon's start process, or the gateway */
         for (int j = 0; j < d->njobs; j++) {
             struct ad_job *job = d->jobs[j];
             for (int r = 0; r < job->nprocs; r++) {
@@ -703,15 +531,16 @@ static void ad_on_signal(struct ad_daemon *d)
             ad_reap(d);
         } else if (sig == SIGUSR1) {
             ad_signal_all(d, SIGUSR1, 0);
-            if (d->tree != NULL)
-                ad_tree_usr1(d);
+            ad_reactor_fire(d, AD_EV_USR1, NULL);
         } else if (d->phase == AD_RUN) {
             snprintf(msg, sizeof(msg), "mpirun: received signal %d (%s), terminating the job", sig,
                      strsignal(sig));
             ad_daemon_end(d, 128 + sig, msg);
         } else {
-            if (ad_record(d, 128 + sig, "mpirun: terminated by a signal") && d->tree != NULL)
-                ad_tree_end(d, 128 + sig, "mpirun: terminated by a signal");
+            if (ad_daemon_record(d, 128 + sig, "mpirun: terminated by a signal"))
+                ad_reactor_fire(d, AD_EV_END,
+                                &(struct ad_event_arg){.code = 128 + sig,
+                                                       .msg = "mpirun: terminated by a signal"});
             ad_enter_phase(d, AD_KILL);
         }
     }
@@ -750,14 +579,13 @@ static void ad_stdin_write(struct ad_daemon *d)
         ad_stdin_stop(d);
         close(d->stdin_pipe);
         d->stdin_pipe = -1;
-        if (d->tree != NULL)
-            ad_tree_stdin_ack(d, 1);
+        ad_reactor_fire(d, AD_EV_STDIN_ACK, &(struct ad_event_arg){.code = 1});
         return;
     }
     d->stdin_len -= (size_t)n;
     memmove(d->stdin_buf, d->stdin_buf + n, d->stdin_len);
-    if (d->stdin_len == 0 && d->tree != NULL)
-        ad_tree_stdin_ack(d, 0);
+    if (d->stdin_len == 0)
+        ad_reactor_fire(d, AD_EV_STDIN_ACK, &(struct ad_event_arg){.code = 0});
     if (d->stdin_len == 0 && !d->stdin_open)
         ad_stdin_stop(d);
 }
@@ -801,14 +629,11 @@ static int ad_poll_timeout(struct ad_daemon *d, double now)
 {
     double next = 0;
     /* (a passed drain deadline was acted on; a daemon of the tree lives on) */
-    double cand[6] = {d->phase_deadline,
-                      d->phase == AD_RUN ? d->timeout_deadline : 0,
-                      d->drain_deadline > now ? d->drain_deadline : 0,
-                      d->tree != NULL ? ad_tree_deadline(d) : 0,
-                      d->adopt_retry,
-                      ad_epr_deadline()};
+    double cand[5] = {d->phase_deadline, d->phase == AD_RUN ? d->timeout_deadline : 0,
+                      d->drain_deadline > now ? d->drain_deadline : 0, ad_reactor_deadline(d),
+                      d->adopt_retry};
 
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 5; i++)
         if (cand[i] > 0 && (next == 0 || cand[i] < next))
             next = cand[i];
     for (int j = 0; j < d->njobs; j++) /* a process that never called MPI_Init */
@@ -834,7 +659,7 @@ static void ad_check_deadlines(struct ad_daemon *d, double now)
 
     if (d->phase == AD_RUN && d->timeout_deadline > 0 && now >= d->timeout_deadline) {
         snprintf(msg, sizeof(msg), "mpirun: job timed out after %d s", d->timeout);
-        ad_record(d, 124, msg);
+        ad_daemon_record(d, 124, msg);
         ad_enter_phase(d, AD_DUMP);
     } else if (d->phase == AD_DUMP && now >= d->phase_deadline) {
         ad_enter_phase(d, AD_TERM);
@@ -854,17 +679,58 @@ static void ad_check_deadlines(struct ad_daemon *d, double now)
     }
 }
 
-/* Entries the loop may poll: a few of its own (the relay's set among them), four per rank, the
- * tree's. */
+/* Entries the loop may poll: a few of its own, four per rank, the sources' (ad_reactor.h). */
 static int ad_loop_nfds(struct ad_daemon *d)
 {
     int n = 8;
 
     for (int j = 0; j < d->njobs; j++)
         n += 4 * d->jobs[j]->nprocs;
-    if (d->tree != NULL)
-        n += ad_tree_nfds(d) + ad_epr_nfds();
-    return n;
+    return n + ad_reactor_nfds(d);
+}
+
+/* The daemon's own fds (ad_reactor_handle, in ad_daemon_setup). */
+static int ad_on_sigfd(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)ref;
+    (void)ev;
+    ad_on_signal(d);
+    return 0;
+}
+
+static int ad_on_stdin(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)ref;
+    if (ev & POLLNVAL)
+        ad_stdin_stop(d);
+    else
+        ad_stdin_read(d);
+    return 0;
+}
+
+static int ad_on_stdin_pipe(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)ref;
+    (void)ev;
+    if (d->stdin_pipe >= 0)
+        ad_stdin_write(d);
+    return 0;
+}
+
+static int ad_on_output(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)d;
+    (void)ev;
+    ad_stream_read(ref->kind == AD_FD_OUT ? &ref->proc->out : &ref->proc->err);
+    return 0;
+}
+
+static int ad_on_adopted(struct ad_daemon *d, const struct ad_fd_ref *ref, short ev)
+{
+    (void)ref;
+    (void)ev;
+    d->adopt_gone = 1; /* the singleton ended */
+    return 0;
 }
 
 int ad_loop(struct ad_daemon *d)
@@ -878,8 +744,7 @@ int ad_loop(struct ad_daemon *d)
         double now = ad_now();
 
         ad_jobs_reap(d);
-        if (d->singleton)
-            ad_singleton_update(d);
+        ad_reactor_fire(d, AD_EV_ROUND, NULL);
         if (d->launched && ad_running(d) == 0) {
             if (d->drain_deadline == 0) {
                 ad_kill_stragglers(d);
@@ -888,11 +753,8 @@ int ad_loop(struct ad_daemon *d)
             if (d->tree == NULL && !ad_streams_open(d))
                 break;
         }
-        if (d->tree != NULL) {
-            ad_tree_tick(d, now);
-            if (ad_tree_finished(d))
-                break;
-        }
+        if (ad_reactor_fire(d, AD_EV_TICK, &(struct ad_event_arg){.now = now}))
+            break;              /* the tree is done */
         need = ad_loop_nfds(d); /* spawns add jobs: grow as needed */
         if (need > cap) {
             struct pollfd *np = realloc(pfds, (size_t)need * sizeof(*pfds));
@@ -907,7 +769,7 @@ int ad_loop(struct ad_daemon *d)
             }
             cap = need;
         }
-        int output_ok = d->tree == NULL || ad_tree_output_ok(d);
+        int output_ok = !ad_reactor_fire(d, AD_EV_OUTPUT_HOLD, NULL);
         pfds[n] = (struct pollfd){.fd = d->sigfd, .events = POLLIN};
         refs[n++] = (struct ad_fd_ref){.kind = AD_FD_SIG};
         if (d->tree == NULL && d->stdin_open && d->stdin_pipe >= 0 && d->stdin_len == 0) {
@@ -944,14 +806,7 @@ int ad_loop(struct ad_daemon *d)
                 }
             }
         }
-        if (ad_relay_fd() >= 0) {
-            pfds[n] = (struct pollfd){.fd = ad_relay_fd(), .events = POLLIN};
-            refs[n++] = (struct ad_fd_ref){.kind = AD_FD_RELAY};
-        }
-        if (d->tree != NULL) {
-            n = ad_tree_pollfds(d, pfds, refs, n);
-            n = ad_epr_pollfds(d, pfds, refs, n);
-        }
+        n = ad_reactor_pollfds(d, pfds, refs, n);
         int prc = poll(pfds, (nfds_t)n, ad_poll_timeout(d, now));
         if (prc < 0 && errno != EINTR)
             break;
@@ -961,49 +816,7 @@ int ad_loop(struct ad_daemon *d)
             short ev = pfds[i].revents;
             if (ev == 0)
                 continue;
-            switch (refs[i].kind) {
-            case AD_FD_SIG:
-                ad_on_signal(d);
-                break;
-            case AD_FD_STDIN:
-                if (d->tree != NULL)
-                    ad_tree_event(d, &refs[i], ev);
-                else if (ev & POLLNVAL)
-                    ad_stdin_stop(d);
-                else
-                    ad_stdin_read(d);
-                break;
-            case AD_FD_STDIN_PIPE:
-                if (d->stdin_pipe >= 0)
-                    ad_stdin_write(d);
-                break;
-            case AD_FD_PMI:
-                ad_pmi_input(d, refs[i].job, refs[i].proc);
-                break;
-            case AD_FD_EP:
-                ad_ep_input(d, refs[i].job, refs[i].proc);
-                break;
-            case AD_FD_RELAY:
-                ad_relay_run();
-                break;
-            case AD_FD_EPR:
-                ad_epr_event(d, &refs[i], ev);
-                break;
-            case AD_FD_OUT:
-                ad_stream_read(&refs[i].proc->out);
-                break;
-            case AD_FD_ERR:
-                ad_stream_read(&refs[i].proc->err);
-                break;
-            case AD_FD_LINK_IN:
-            case AD_FD_LINK_OUT:
-            case AD_FD_LINK_ERR:
-                ad_tree_event(d, &refs[i], ev);
-                break;
-            case AD_FD_ADOPTED: /* the singleton ended */
-                d->adopt_gone = 1;
-                break;
-            }
+            ad_reactor_dispatch(d, &refs[i], ev);
         }
         ad_check_deadlines(d, ad_now());
     }
@@ -1035,7 +848,8 @@ void ad_jobs_reap(struct ad_daemon *d)
     for (int j = d->njobs - 1; j >= 1; j--) {
         struct ad_job *job = d->jobs[j];
         int open = 0;
-        if (job->num == 0 || job->nrunning > 0 || (d->tree != NULL && ad_tree_job_held(d, job)))
+        if (job->num == 0 || job->nrunning > 0 ||
+            ad_reactor_fire(d, AD_EV_JOB_HELD, &(struct ad_event_arg){.job = job}))
             continue;
         if (job->done_at == 0)
             job->done_at = now;
@@ -1067,119 +881,7 @@ void ad_daemon_free(struct ad_daemon *d)
         ad_kvs_destroy(&d->names);
 }
 
-/* The spawn failed (as a whole when errcmd < 0). */
-static void ad_spawn_fail(struct ad_spawn_result *res, int rc, int errcmd, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void ad_spawn_fail(struct ad_spawn_result *res, int rc, int errcmd, const char *fmt, ...)
-{
-    va_list ap;
-
-    res->rc = rc;
-    res->errcmd = errcmd;
-    va_start(ap, fmt);
-    vsnprintf(res->msg, sizeof(res->msg), fmt, ap);
-    va_end(ap);
-}
-
-/* 1 when name (a host of info "host", ":slots" allowed) is this machine. */
-static int ad_host_is_here(const char *name, size_t len)
-{
-    char me[256] = "", want[256];
-
-    if (len >= sizeof(want))
-        return 0;
-    memcpy(want, name, len);
-    want[len] = '\0';
-    want[strcspn(want, ":")] = '\0';
-    if (strcmp(want, "localhost") == 0 || strcmp(want, "127.0.0.1") == 0)
-        return 1;
-    gethostname(me, sizeof(me) - 1);
-    return ad_same_host(want, me);
-}
-
-int ad_same_host(const char *a, const char *b)
-{
-    size_t la = strcspn(a, "."), lb = strcspn(b, ".");
-
-    if (strcmp(a, b) == 0)
-        return 1;
-    return la == lb && strncmp(a, b, la) == 0 && (a[la] == '\0' || b[lb] == '\0');
-}
-
-/* " on host 'h'" in a spawn's message when the job spans hosts, else "". */
-static const char *ad_on_host(const struct ad_daemon *d, char *buf, size_t cap)
-{
-    if (d->host == NULL)
-        return "";
-    snprintf(buf, cap, " on host '%s'", d->host);
-    return buf;
-}
-
-/* path made absolute against dir (or the daemon's directory when NULL);
- * 0 or -ENAMETOOLONG. */
-static int ad_abs_path(const char *path, const char *dir, char *out, size_t cap)
-{
-    char cwd[PATH_MAX];
-    int n;
-
-    if (path[0] == '/') {
-        n = snprintf(out, cap, "%s", path);
-    } else {
-        if (dir == NULL)
-            dir = getcwd(cwd, sizeof(cwd)) != NULL ? cwd : ".";
-        n = snprintf(out, cap, "%s/%s", dir, path);
-    }
-    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
-}
-
-/* 0 when path (relative to wdir) is a file we may execute; else -errno. */
-static int ad_exe_check(const char *path, const char *wdir, char *out, size_t cap)
-{
-    struct stat st;
-    int rc = ad_abs_path(path, wdir, out, cap);
-
-    if (rc != 0)
-        return rc;
-    if (stat(out, &st) != 0)
-        return -errno;
-    if (!S_ISREG(st.st_mode))
-        return -EACCES; /* as execve says for a directory */
-    return access(out, X_OK) == 0 ? 0 : -errno;
-}
-
-/* What execvp would run for command once in wdir: with a '/' the file itself,
- * else the first executable dir/command of the search path (EACCES wins over
- * ENOENT, as execvp does). 0 with the absolute path in out[cap], or -errno. */
-static int ad_find_exe(const char *command, const char *search, const char *wdir, char *out,
-                       size_t cap)
-{
-    char cand[PATH_MAX];
-    int err = -ENOENT;
-
-    if (strchr(command, '/') != NULL)
-        return ad_exe_check(command, wdir, out, cap);
-    if (search == NULL)
-        search = "/bin:/usr/bin"; /* execvp's default without PATH */
-    for (const char *s = search;;) {
-        size_t len = strcspn(s, ":");
-        int rc = len == 0 ? snprintf(cand, sizeof(cand), "%s", command)
-                          : snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, s, command);
-        if (rc > 0 && (size_t)rc < sizeof(cand)) {
-            rc = ad_exe_check(cand, wdir, out, cap);
-            if (rc == 0)
-                return 0;
-            if (rc == -EACCES)
-                err = rc;
-        }
-        if (s[len] == '\0')
-            break;
-        s += len + 1;
-    }
-    return err;
-}
-
-static void ad_spawn_opts_free(struct mpirun_opts *o)
+void ad_spawn_opts_free(struct mpirun_opts *o)
 {
     if (o == NULL)
         return;
@@ -1192,279 +894,6 @@ static void ad_spawn_opts_free(struct mpirun_opts *o)
     }
     free(o->apps);
     free(o); /* genv belongs to mpirun's command line */
-}
-
-/* The program of command c: info keys, working directory, executable. 0, or
- * the error in res. */
-static int ad_spawn_app(struct ad_daemon *d, const struct ad_spawn_cmd *c, int i, int here,
-                        struct mpirun_app *app, struct ad_spawn_result *res)
-{
-    extern char **environ;
-    char *const *envs[2] = {environ, d->opts->genv};
-    int nenvs[2] = {-1, d->opts->ngenv};
-    const char *wdir = NULL, *search = NULL;
-    char path[PATH_MAX], me[256] = "", where[300];
-    struct stat st;
-    int rc;
-
-    for (int k = 0; k < c->ninfo; k++) {
-        const char *key = c->info_keys[k], *val = c->info_vals[k];
-        if (strcmp(key, "wdir") == 0) {
-            wdir = val;
-        } else if (strcmp(key, "path") == 0) {
-            search = val;
-        } else if (d->tree != NULL) {
-            /* host, hosts, file: placed by mpirun (ad_tree.c) */
-        } else if (strcmp(key, "host") == 0 || strcmp(key, "hosts") == 0) {
-            for (const char *h = val;; h++) {
-                size_t len = strcspn(h, ",");
-                if (!ad_host_is_here(h, len)) {
-                    gethostname(me, sizeof(me) - 1);
-                    ad_spawn_fail(res, -EHOSTUNREACH, i,
-                                  "spawn: info host '%.*s' is not this host ('%s'), and mpirun "
-                                  "runs on this host only (-hosts/-hostfile name more)",
-                                  (int)len, h, me);
-                    return -1;
-                }
-                h += len;
-                if (*h == '\0')
-                    break;
-            }
-        } else if (strcmp(key, "file") == 0 || strcmp(key, "hostfile") == 0) {
-            struct mpirun_opts ho = {0};
-            char why[400];
-            int h = 0;
-            if (mpirun_hosts_read_file_err(&ho, val, why, sizeof(why)) != 0) {
-                mpirun_hosts_free(&ho);
-                ad_spawn_fail(res, -EINVAL, i, "spawn: info '%s': %s", key, why);
-                return -1;
-            }
-            while (h < ho.nhosts && ad_host_is_here(ho.hosts[h].name, strlen(ho.hosts[h].name)))
-                h++;
-            if (h < ho.nhosts) {
-                gethostname(me, sizeof(me) - 1);
-                ad_spawn_fail(res, -EHOSTUNREACH, i,
-                              "spawn: host '%s' of info '%s' is not this host ('%s'), and mpirun "
-                              "runs on this host only (-hosts/-hostfile name more)",
-                              ho.hosts[h].name, key, me);
-                mpirun_hosts_free(&ho);
-                return -1;
-            }
-            mpirun_hosts_free(&ho);
-        } /* other keys: ignored */
-    }
-    app->nprocs = c->maxprocs;
-    if (!here) /* none of its processes runs on this host: nothing to check */
-        wdir = NULL;
-    if (wdir != NULL) {
-        rc = ad_abs_path(wdir, NULL, path, sizeof(path));
-        if (rc == 0 && stat(path, &st) != 0)
-            rc = -errno;
-        else if (rc == 0 && !S_ISDIR(st.st_mode))
-            rc = -ENOTDIR;
-        else if (rc == 0 && access(path, X_OK) != 0)
-            rc = -errno;
-        if (rc != 0) {
-            ad_spawn_fail(res, rc, i, "spawn: cannot use working directory '%s'%s: %s", wdir,
-                          ad_on_host(d, where, sizeof(where)), strerror(-rc));
-            return -1;
-        }
-        if ((app->wdir = strdup(path)) == NULL)
-            goto oom;
-    }
-    if (search == NULL)
-        search = ad_env_find(envs, nenvs, 2, "PATH"); /* as the ranks will have it */
-    rc = here ? ad_find_exe(c->command, search, app->wdir, path, sizeof(path)) : 0;
-    if (rc != 0) {
-        ad_spawn_fail(res, rc, i, "spawn: cannot execute '%s'%s: %s", c->command,
-                      ad_on_host(d, where, sizeof(where)), strerror(-rc));
-        return -1;
-    }
-    if (here && (app->exe = strdup(path)) == NULL)
-        goto oom;
-    app->argv = calloc((size_t)c->nargv + 2, sizeof(char *));
-    if (app->argv == NULL || (app->argv[0] = strdup(c->command)) == NULL)
-        goto oom;
-    for (int k = 0; k < c->nargv; k++)
-        if ((app->argv[k + 1] = strdup(c->argv[k])) == NULL)
-            goto oom;
-    return 0;
-oom:
-    ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
-    return -1;
-}
-
-/* The request's programs as a job's options (here[i]: command i has
- * processes on this host, NULL: all do); NULL with the failure in res. */
-static struct mpirun_opts *ad_spawn_opts(struct ad_daemon *d, const struct ad_spawn_req *req,
-                                         const unsigned char *here, struct ad_spawn_result *res)
-{
-    struct mpirun_opts *own = calloc(1, sizeof(*own));
-
-    if (own == NULL || (own->apps = calloc((size_t)req->ncmds, sizeof(*own->apps))) == NULL) {
-        free(own);
-        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
-        return NULL;
-    }
-    own->genv = d->opts->genv;
-    own->ngenv = d->opts->ngenv;
-    own->prefix_output = d->prefix_output;
-    for (int i = 0; i < req->ncmds; i++) {
-        own->napps = i + 1;
-        if (ad_spawn_app(d, &req->cmds[i], i, here == NULL || here[i], &own->apps[i], res) != 0) {
-            ad_spawn_opts_free(own);
-            return NULL;
-        }
-    }
-    return own;
-}
-
-/* Job num (jobid) of the request, its ranks here ranks[nranks] (NULL: all),
- * with the preput pairs, in the table; NULL with the failure in res (own
- * freed either way with the job). */
-static struct ad_job *ad_spawn_job(struct ad_daemon *d, struct mpirun_opts *own,
-                                   const struct ad_spawn_req *req, int num, const char *jobid,
-                                   const char *spawner, const int *ranks, int nranks,
-                                   const int *node_of, struct ad_spawn_result *res)
-{
-    struct ad_job *nj = NULL;
-
-    if (ad_job_create(own, jobid, ranks, nranks, &nj) != 0) {
-        ad_spawn_opts_free(own);
-        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
-        return NULL;
-    }
-    nj->own = own;
-    nj->num = num;
-    snprintf(nj->spawner, sizeof(nj->spawner), "%s", spawner);
-    for (int r = 0; r < nj->nprocs; r++)
-        nj->procs[r].out.job = nj->procs[r].err.job = nj->num;
-    for (int k = 0; k < req->npreput; k++)
-        if (ad_kvs_put(&nj->kvs, req->pp_keys[k], req->pp_vals[k]) != 0)
-            nj->discard = 1;
-    if (nj->discard ||
-        (node_of != NULL ? ad_job_set_nodes(nj, node_of) : ad_job_local_nodes(own, nj)) != 0 ||
-        ad_jobs_add(d, nj) != 0) {
-        ad_job_destroy(nj);
-        ad_spawn_fail(res, -ENOMEM, -1, "spawn: out of memory");
-        return NULL;
-    }
-    snprintf(res->jobid, sizeof(res->jobid), "%s", nj->kvsname);
-    return nj;
-}
-
-/* Starts the job's processes here; after a failure the started ones are
- * killed (and not judged: the spawner is told). */
-static void ad_spawn_start(struct ad_daemon *d, struct ad_job *nj, struct ad_spawn_result *res)
-{
-    if (nj->nprocs > 0)
-        d->drain_deadline = 0; /* output flows again (a tree daemon idle till now) */
-    for (int r = 0; r < nj->nprocs; r++) {
-        struct ad_proc *np = &nj->procs[r];
-        char msg[600], where[300];
-        int code, rc = ad_proc_launch(d, nj, np, &code, msg, sizeof(msg));
-        if (rc == 0)
-            continue;
-        nj->discard = 1; /* the job is freed once they are reaped */
-        for (int k = 0; k <= r; k++)
-            if (nj->procs[k].pid > 0)
-                kill(-nj->procs[k].pid, SIGKILL);
-        ad_spawn_fail(res, rc, np->appnum, "spawn: %s%s", msg + strlen("mpirun: "),
-                      ad_on_host(d, where, sizeof(where)));
-        return;
-    }
-}
-
-void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                  const struct ad_spawn_req *req, struct ad_spawn_result *res)
-{
-    struct mpirun_opts *own;
-    struct ad_job *nj;
-    char jobid[ASSIST_JOBID_MAX + 16];
-    int total = 0, running = ad_running(d), n;
-
-    *res = (struct ad_spawn_result){.errcmd = -1};
-    if (p->adopted) { /* a singleton's relative paths are from its directory, as it has it now */
-        char cwd[64];
-        snprintf(cwd, sizeof(cwd), "/proc/%ld/cwd", (long)p->pid);
-        if (chdir(cwd) != 0) {
-            /* keep ours */
-        }
-    }
-    if (d->opts == NULL || d->njobs < 1) {
-        ad_spawn_fail(res, -ENOSYS, -1, "spawn: not available here");
-        return;
-    }
-    if (d->phase != AD_RUN || d->ended) {
-        ad_spawn_fail(res, -ECANCELED, -1, "spawn: the job is ending");
-        return;
-    }
-    for (int i = 0; i < req->ncmds; i++)
-        total += req->cmds[i].maxprocs;
-    if (d->no_oversubscribe && (long)running + total > d->universe) {
-        ad_spawn_fail(res, -EAGAIN, -1,
-                      "spawn: %d processes would run (%d running, %d new), more than the universe "
-                      "size %d, and mpirun has --no-oversubscribe",
-                      running + total, running, total, d->universe);
-        return;
-    }
-    n = snprintf(jobid, sizeof(jobid), "%s_%d", d->jobs[0]->jobid, d->spawned + 1);
-    if (n < 0 || n > ASSIST_JOBID_MAX) {
-        ad_spawn_fail(res, -ENAMETOOLONG, -1, "spawn: no job id left");
-        return;
-    }
-    if ((own = ad_spawn_opts(d, req, NULL, res)) == NULL)
-        return;
-    nj = ad_spawn_job(d, own, req, d->spawned + 1, jobid, job->kvsname, NULL, 0, NULL, res);
-    if (nj == NULL)
-        return;
-    d->spawned++;
-    ad_spawn_start(d, nj, res);
-}
-
-int ad_spawn_local(struct ad_daemon *d, const struct ad_spawn_req *req, int num, const char *jobid,
-                   const char *spawner, const int *ranks, int nranks, const int *node_of,
-                   struct ad_spawn_result *res, struct ad_job **out)
-{
-    struct ad_spawn_result oom = {.errcmd = -1};
-    unsigned char *here = calloc((size_t)req->ncmds + 1, 1);
-    struct mpirun_opts *own;
-    struct ad_job *nj;
-    int failed = 0;
-
-    *res = (struct ad_spawn_result){.errcmd = -1};
-    *out = NULL;
-    if (here == NULL)
-        return -ENOMEM;
-    for (int i = 0, first = 0, k = 0; i < req->ncmds; first += req->cmds[i++].maxprocs)
-        for (; k < nranks && ranks[k] < first + req->cmds[i].maxprocs; k++)
-            here[i] = 1;
-    /* Without a program here the job still exists (its fences pass through
-     * this daemon), with no process. */
-    own = ad_spawn_opts(d, req, here, res);
-    if (own == NULL) {
-        failed = 1;
-        nranks = 0;
-        memset(here, 0, (size_t)req->ncmds);
-        own = ad_spawn_opts(d, req, here, &oom);
-    }
-    free(here);
-    if (own == NULL)
-        return -ENOMEM;
-    if (d->phase != AD_RUN || d->ended) {
-        if (!failed)
-            ad_spawn_fail(res, -ECANCELED, -1, "spawn: the job is ending");
-        failed = 1;
-        nranks = 0;
-    }
-    nj = ad_spawn_job(d, own, req, num, jobid, spawner, ranks, nranks, node_of,
-                      failed ? &oom : res);
-    if (nj == NULL)
-        return -ENOMEM;
-    if (!failed)
-        ad_spawn_start(d, nj, res);
-    *out = nj;
-    return 0;
 }
 
 /* A job by its number (0 is mpirun's), NULL if gone. */
@@ -1500,6 +929,12 @@ int ad_daemon_setup(struct ad_daemon *d, sigset_t *oldmask)
     }
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    ad_reactor_handle(AD_FD_SIG, ad_on_sigfd);
+    ad_reactor_handle(AD_FD_STDIN, ad_on_stdin);
+    ad_reactor_handle(AD_FD_STDIN_PIPE, ad_on_stdin_pipe);
+    ad_reactor_handle(AD_FD_OUT, ad_on_output);
+    ad_reactor_handle(AD_FD_ERR, ad_on_output);
+    ad_reactor_handle(AD_FD_ADOPTED, ad_on_adopted);
     ad_pid = getpid();
     /* Three descriptors per rank: raise the soft limit for large jobs. */
     if (getrlimit(RLIMIT_NOFILE, &ad_nofile_orig) == 0) {
@@ -1516,72 +951,53 @@ int ad_daemon_setup(struct ad_daemon *d, sigset_t *oldmask)
     return 0;
 }
 
-void ad_launch_local(struct ad_daemon *d, const struct mpirun_opts *opts)
+void ad_proc_close_ep(struct ad_proc *p)
 {
-    struct ad_job *job = d->jobs[0];
-    char msg[600];
-    int code;
-
-    (void)opts; /* the job's own (job->opts) */
-    /* this host's placement from its own topology, before any rank starts */
-    if (mpirun_bind_plan(&job->opts->bind, job->nprocs, d->host, msg, sizeof(msg)) != 0)
-        ad_daemon_end(d, 2, msg);
-    for (int i = 0; i < job->nprocs && !d->ended; i++) {
-        if (ad_proc_launch(d, job, &job->procs[i], &code, msg, sizeof(msg)) != 0)
-            ad_daemon_end(d, code, msg);
-        else if (job->opts->bind.report) {
-            mpirun_bind_report(i, job->procs[i].rank, job->procs[i].pid, msg, sizeof(msg));
-            ad_io_write(2, msg, strlen(msg));
-        }
-    }
-    d->launched = 1;
+    if (p->ep_fd >= 0)
+        close(p->ep_fd);
+    p->ep_fd = -1;
 }
 
-int ad_run(const struct mpirun_opts *opts)
+void ad_spawn_req_free(struct ad_spawn_req *r)
 {
-    struct ad_daemon d = {.sigfd = -1, .stdin_pipe = -1};
-    struct ad_job *job = NULL;
-    const char *ns = getenv("DCFA_NAMESERVER");
-    sigset_t oldmask;
-    int rc = 1;
+    if (r == NULL)
+        return;
+    for (int i = 0; i < r->ncmds + (r->in_block ? 1 : 0) && r->cmds != NULL; i++) {
+        struct ad_spawn_cmd *c = &r->cmds[i];
+        free(c->command);
+        for (int k = 0; k < c->nargv; k++)
+            free(c->argv[k]);
+        for (int k = 0; k < c->ninfok; k++)
+            free(c->info_keys[k]);
+        for (int k = 0; k < c->ninfov; k++)
+            free(c->info_vals[k]);
+        free(c->argv);
+        free(c->info_keys);
+        free(c->info_vals);
+    }
+    free(r->cmds);
+    for (int k = 0; k < r->nppk; k++)
+        free(r->pp_keys[k]);
+    for (int k = 0; k < r->nppv; k++)
+        free(r->pp_vals[k]);
+    free(r->pp_keys);
+    free(r->pp_vals);
+    free(r);
+}
 
-    if (opts->nhosts > 0)
-        return ad_tree_run(opts);
-    if (ad_daemon_setup(&d, &oldmask) != 0)
-        return 1;
-    d.opts = opts;
-    d.universe = opts->universe;
-    d.no_oversubscribe = opts->no_oversubscribe;
-    d.nameserver = ns != NULL && *ns != '\0' ? ns : NULL;
-    d.prefix_output = opts->prefix_output;
-    d.timeout = opts->timeout;
-    d.stdin_open = ad_stdin_usable();
-    if (ad_job_create(opts, NULL, NULL, 0, &job) != 0 || ad_job_local_nodes(opts, job) != 0 ||
-        ad_jobs_add(&d, job) != 0) {
-        ad_job_destroy(job);
-        fprintf(stderr, "mpirun: out of memory\n");
-        goto out;
+void ad_adopted_done(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
+{
+    if (!p->running)
+        return;
+    p->running = 0;
+    job->nrunning--;
+    job->done_at = ad_now();
+    if (p->pmi_fd >= 0) { /* nothing more comes */
+        close(p->pmi_fd);
+        p->pmi_fd = -1;
     }
-    if (opts->timeout > 0)
-        d.timeout_deadline = ad_now() + opts->timeout;
-    ad_launch_local(&d, opts);
-    if (ad_loop(&d) != 0)
-        ad_record(&d, 1, "mpirun: out of memory");
-    ad_kill_stragglers(&d);
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;
-    ad_daemon_free(&d); /* every job's files */
-    if (d.ended) {
-        ad_io_write(2, d.end_msg, strlen(d.end_msg));
-        ad_io_write(2, "\n", 1);
+    if (d->adopt_fd >= 0 && !p->pmi_finalized) { /* after a finalize: its exit is judged */
+        close(d->adopt_fd);
+        d->adopt_fd = -1;
     }
-    rc = d.ended ? d.exit_code : 0;
-    if (d.stdin_pipe >= 0)
-        close(d.stdin_pipe);
-out:
-    ad_daemon_free(&d);
-    free(d.stdin_buf);
-    close(d.sigfd);
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
-    return rc;
 }

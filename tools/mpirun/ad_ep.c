@@ -14,7 +14,10 @@
  * mpirun --isolate net (DCFA_ISOLATE=net) starts each rank in a network namespace of its own
  * with only loopback: unshare(CLONE_NEWNET) as root, inside a new user namespace otherwise;
  * --isolate seccomp adds a system call filter (ad_seccomp.c). */
+#include "ad_ep.h"
 #include "ad.h"
+#include "ad_seccomp.h"
+#include "ad_relay.h"
 #include "fabric/sock/sock_wire.h"
 
 #include <errno.h>
@@ -58,13 +61,6 @@ void ad_ep_child_env(const struct ad_proc *p, int child_fd)
     setenv("DCFA_SOCK_EP_FD", buf, 1);
     snprintf(buf, sizeof buf, "%016llx", (unsigned long long)p->ep_token);
     setenv("DCFA_SOCK_TOKEN", buf, 1);
-}
-
-void ad_ep_close(struct ad_proc *p)
-{
-    if (p->ep_fd >= 0)
-        close(p->ep_fd);
-    p->ep_fd = -1;
 }
 
 /* one message to a rank's endpoint channel, with fd (or -1); 0 or -errno */
@@ -117,6 +113,10 @@ static struct ad_proc *ad_ep_local(struct ad_job *job, int rank)
     return NULL;
 }
 
+static ad_ep_remote_fn ad_ep_remote; /* ad_ep_remote.c's, across hosts */
+
+void ad_ep_set_remote(ad_ep_remote_fn fn) { ad_ep_remote = fn; }
+
 static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
                           const sock_ep_msg *req)
 {
@@ -142,8 +142,8 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     struct ad_proc *q = ad_ep_local(job, rank);
     if (q == NULL) { /* on another host: its daemon checks the rest (ad_ep_remote.c) */
-        if (d->tree != NULL)
-            ad_epr_request(d, job, p, req);
+        if (d->tree != NULL && ad_ep_remote != NULL)
+            ad_ep_remote(d, job, p, req);
         else
             ad_ep_refuse(p, req, -EHOSTUNREACH,
                          "rank %d asked for rank %d of job %s, which this daemon does not run",
@@ -208,7 +208,7 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         if (n <= 0) { /* the rank closed it or ended: nothing more to hand over */
-            ad_ep_close(p);
+            ad_proc_close_ep(p);
             return;
         }
         /* a rank sends no fds: any it sent are closed, unused */
@@ -230,6 +230,15 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
         ad_ep_request(d, job, p, &m);
     }
 }
+
+static int ad_ep_on_fd(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+{
+    (void)revents;
+    ad_ep_input(d, ref->job, ref->proc);
+    return 0;
+}
+
+void ad_ep_attach(void) { ad_reactor_handle(AD_FD_EP, ad_ep_on_fd); }
 
 /* ---- isolation ------------------------------------------------------------------------ */
 

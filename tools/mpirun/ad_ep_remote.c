@@ -19,7 +19,10 @@
  * its end to the asker (GRANT), or passes the refusal on (REFUSE with L's text). Each side
  * reads exactly its messages' bytes, so what the ranks send afterwards stays theirs. A
  * handshake that does not finish within AD_EPR_TIMEOUT seconds is refused. */
+#include "ad_ep_remote.h"
 #include "ad.h"
+#include "ad_ep.h"
+#include "ad_place.h"
 #include "fabric/sock/sock_wire.h"
 #include "util/util.h"
 
@@ -596,9 +599,13 @@ static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
 
 /* ---- the loop's hooks ----------------------------------------------------------------- */
 
-int ad_epr_nfds(void) { return 1 + epr.nhs; }
+static int ad_epr_nfds(struct ad_daemon *d)
+{
+    (void)d;
+    return 1 + epr.nhs;
+}
 
-int ad_epr_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n)
+static int ad_epr_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n)
 {
     double now = ad_now();
     for (struct ad_epr_hs **pp = &epr.hs; *pp != NULL;) {
@@ -631,21 +638,32 @@ int ad_epr_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *r
     return n;
 }
 
-void ad_epr_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+static int ad_epr_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
 {
     if (ref->epr == NULL)
         ad_epr_accept();
     else
         ad_epr_step(d, ref->epr, revents);
+    return 0;
 }
 
-double ad_epr_deadline(void)
+static double ad_epr_deadline(struct ad_daemon *d)
 {
     double next = 0;
+    (void)d;
     for (const struct ad_epr_hs *h = epr.hs; h != NULL; h = h->next)
         if (h->state != AD_EPR_DEAD && (next == 0 || h->deadline < next))
             next = h->deadline;
     return next;
+}
+
+static const struct ad_source ad_epr_source = {ad_epr_nfds, ad_epr_pollfds, ad_epr_deadline};
+
+void ad_epr_attach(void)
+{
+    ad_reactor_handle(AD_FD_EPR, ad_epr_event);
+    ad_ep_set_remote(ad_epr_request);
+    (void)ad_reactor_add_source(&ad_epr_source);
 }
 
 void ad_epr_close(void)

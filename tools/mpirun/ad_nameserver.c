@@ -16,6 +16,7 @@
  * (AD_NS_CLIENTS, idle ones closed after AD_NS_IDLE s), lines
  * (ASSIST_NS_LINE_MAX) and names (AD_NAMES_MAX). A malformed request gets an
  * "ERR EINVAL" reply; a line too long also closes its connection. */
+#include "ad_nameserver.h"
 #include "ad.h"
 #include "assist/ns_wire.h"
 

@@ -14,6 +14,7 @@
  * rank's end is gone, what was still going to it is dropped and its peer's side is shut down
  * for reading (the peer's writes then fail as they would on a direct pair). A relay whose two
  * directions have ended is closed and freed. */
+#include "ad_relay.h"
 #include "ad.h"
 
 #include <errno.h>
@@ -53,8 +54,6 @@ int ad_relay_enabled(void)
     return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
 }
 
-int ad_relay_fd(void) { return ad_relay_ep; }
-
 static void ad_relay_free(struct ad_relay *r)
 {
     for (struct ad_relay **pp = &ad_relays; *pp; pp = &(*pp)->next)
@@ -70,11 +69,43 @@ static void ad_relay_free(struct ad_relay *r)
     free(r);
 }
 
+/* the epoll set as a source of the loop (ad_reactor.h), from the first relayed pair */
+static int ad_relay_nfds(struct ad_daemon *d)
+{
+    (void)d;
+    return 1;
+}
+
+static int ad_relay_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n)
+{
+    (void)d;
+    pfds[n] = (struct pollfd){.fd = ad_relay_ep, .events = POLLIN};
+    refs[n++] = (struct ad_fd_ref){.kind = AD_FD_RELAY};
+    return n;
+}
+
+static void ad_relay_run(void);
+
+static int ad_relay_on_fd(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
+{
+    (void)d;
+    (void)ref;
+    (void)revents;
+    ad_relay_run();
+    return 0;
+}
+
+static const struct ad_source ad_relay_source = {ad_relay_nfds, ad_relay_pollfds, NULL};
+
 int ad_relay_pair(int sv[2])
 {
     int a[2], b[2];
-    if (ad_relay_ep < 0 && (ad_relay_ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
-        return -errno;
+    if (ad_relay_ep < 0) {
+        if ((ad_relay_ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
+            return -errno;
+        ad_reactor_handle(AD_FD_RELAY, ad_relay_on_fd);
+        (void)ad_reactor_add_source(&ad_relay_source);
+    }
     struct ad_relay *r = calloc(1, sizeof *r);
     if (r == NULL)
         return -ENOMEM;
@@ -182,7 +213,7 @@ static int ad_relay_update(struct ad_relay_side *s, const struct ad_relay_side *
 
 static struct ad_relay_side ad_relay_dead; /* stands for a side freed during a round */
 
-void ad_relay_run(void)
+static void ad_relay_run(void)
 {
     struct epoll_event evs[32];
     int n = epoll_wait(ad_relay_ep, evs, 32, 0);

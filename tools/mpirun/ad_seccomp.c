@@ -12,6 +12,7 @@
  * connect() is left alone: a filter cannot read the address it is given (it is in the rank's
  * memory), and every socket the rank can hold is AF_UNIX already. The filter is written here
  * for x86_64 and aarch64; on other architectures --isolate seccomp is refused. */
+#include "ad_seccomp.h"
 #include "ad.h"
 
 #include <errno.h>

@@ -22,7 +22,10 @@
  *     they may go on. Its status is not ours to wait for: it is read from
  *     its pidfd once its parent reaped it, or from /proc while it is a zombie.
  * See docs/launcher.md, "Singletons". */
+#include "ad_singleton.h"
 #include "ad.h"
+#include "ad_pmi.h"
+#include "ad_ep.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -166,23 +169,6 @@ static int ad_singleton_status(const struct ad_daemon *d, pid_t pid, int *st)
     return 0;
 }
 
-void ad_singleton_done(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
-{
-    if (!p->running)
-        return;
-    p->running = 0;
-    job->nrunning--;
-    job->done_at = ad_now();
-    if (p->pmi_fd >= 0) { /* nothing more comes */
-        close(p->pmi_fd);
-        p->pmi_fd = -1;
-    }
-    if (d->adopt_fd >= 0 && !p->pmi_finalized) { /* after a finalize: its exit is judged */
-        close(d->adopt_fd);
-        d->adopt_fd = -1;
-    }
-}
-
 /* After its MPI_Finalize the singleton exited: a non-zero status or a signal
  * ends what it spawned, as mpirun ends a job whose rank exits so; status 0
  * lets them go on (the processes of a finalized parent may outlive it). */
@@ -225,10 +211,15 @@ static void ad_singleton_exited(struct ad_daemon *d, const struct ad_proc *p)
     ad_daemon_end(d, code, msg);
 }
 
-void ad_singleton_update(struct ad_daemon *d)
+/* Singleton mode, each round of the loop (AD_EV_ROUND): the singleton is done once it
+ * finalized, or its channel closed, or its pidfd fired; ending without MPI_Finalize while
+ * spawned processes run ends them, and so does exiting with a non-zero status or by a
+ * signal after MPI_Finalize. */
+static void ad_singleton_update(struct ad_daemon *d)
 {
     struct ad_job *job = d->njobs > 0 ? d->jobs[0] : NULL;
     struct ad_proc *p = job != NULL && job->nprocs > 0 ? &job->procs[0] : NULL;
+    const struct ad_fd_ref pmi = {AD_FD_PMI, job, p, NULL, NULL};
     char msg[200];
 
     if (p == NULL || !p->adopted)
@@ -239,13 +230,13 @@ void ad_singleton_update(struct ad_daemon *d)
         return;
     }
     if (d->adopt_gone) /* what it sent before it ended counts first */
-        while (p->pmi_fd >= 0 && ad_pmi_input(d, job, p) > 0)
+        while (p->pmi_fd >= 0 && ad_reactor_dispatch(d, &pmi, POLLIN) > 0)
             ;
     if (!p->running) /* it aborted */
         return;
     if (!p->pmi_finalized && p->pmi_fd >= 0 && !d->adopt_gone)
         return;
-    ad_singleton_done(d, job, p);
+    ad_adopted_done(d, job, p);
     if (p->pmi_finalized) {
         ad_singleton_exited(d, p);
     } else if (ad_running(d) > 0) {
@@ -255,6 +246,14 @@ void ad_singleton_update(struct ad_daemon *d)
                  (long)p->pid);
         ad_daemon_end(d, 1, msg);
     }
+}
+
+static int ad_singleton_on_round(struct ad_daemon *d, const struct ad_event_arg *a)
+{
+    (void)a;
+    if (d->singleton)
+        ad_singleton_update(d);
+    return 0;
 }
 
 int ad_singleton_main(int argc, char **argv)
@@ -341,6 +340,9 @@ int ad_singleton_main(int argc, char **argv)
         fcntl(d.adopt_fd, F_SETFD, FD_CLOEXEC);
     /* else (no pidfd): its channel tells, closing when it ends */
     d.launched = 1;
+    (void)ad_reactor_subscribe(AD_EV_ROUND, ad_singleton_on_round);
+    ad_pmi_attach();
+    ad_ep_attach();
     if (ad_loop(&d) != 0)
         ad_daemon_end(&d, 1, "mpirun: out of memory");
     ad_kill_stragglers(&d);

@@ -5,6 +5,10 @@
  * --dcfa-singleton FD JOBID" the daemon a singleton starts on demand
  * (ad_singleton_main). */
 #include "ad.h"
+#include "ad_ep.h"
+#include "ad_singleton.h"
+#include "ad_nameserver.h"
+#include "ad_tree_main.h"
 #include "mpirun.h"
 
 #include <errno.h>

@@ -1,0 +1,32 @@
+#ifndef DCFA_AD_EP_H
+#define DCFA_AD_EP_H
+
+#include "ad.h"
+
+/* ad_ep.c: endpoints handed over to the ranks (the sock fabric), and their confinement.
+ * ad_ep_pair: the endpoint channel and token of p before it starts (the rank's end in
+ * *child_fd); ad_ep_child_env: in the child, DCFA_SOCK_EP_FD and DCFA_SOCK_TOKEN;
+ * ad_ep_input: p's requests, each granted (a connected socket to each end) or refused. */
+struct sock_ep_msg;
+int ad_ep_pair(struct ad_proc *p, int *child_fd);
+void ad_ep_child_env(const struct ad_proc *p, int child_fd);
+void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
+/* the ranks' endpoint channels are read through ad_ep_input (ad_reactor_handle) */
+void ad_ep_attach(void);
+/* who is asked for a rank on another host (ad_epr_request, set by ad_epr_attach): without
+ * one the request is refused */
+typedef void (*ad_ep_remote_fn)(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
+                                const struct sock_ep_msg *req);
+void ad_ep_set_remote(ad_ep_remote_fn fn);
+/* one message to p's endpoint channel with fd (or -1): 0 or -errno; a REFUSE of req to p */
+int ad_ep_send(struct ad_proc *p, const struct sock_ep_msg *m, int fd);
+void ad_ep_refuse(struct ad_proc *p, const struct sock_ep_msg *req, int status, const char *fmt,
+                  ...) __attribute__((format(printf, 4, 5)));
+#define AD_ISOLATE_NET     1 /* a network namespace with only loopback */
+#define AD_ISOLATE_SECCOMP 2 /* a filter: no socket but AF_UNIX (ad_seccomp.c) */
+/* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
+int ad_isolate_parse(const char *spec, char *err, size_t cap);
+/* in the child before exec: confine it as modes ask; 0, or -errno with err */
+int ad_isolate_child(int modes, char *err, size_t cap);
+
+#endif
