@@ -350,10 +350,20 @@ double ad_epr_deadline(void); /* the next handshake's deadline, 0 = none */
 void ad_epr_close(void);
 #define AD_ISOLATE_NET     1 /* a network namespace with only loopback */
 #define AD_ISOLATE_SECCOMP 2 /* a filter: no socket but AF_UNIX (ad_seccomp.c) */
+#define AD_ISOLATE_SHM     4 /* an empty read-only /dev/shm; segments from the daemon (ad_seg.c) */
 /* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
 int ad_isolate_parse(const char *spec, char *err, size_t cap);
 /* in the child before exec: confine it as modes ask; 0, or -errno with err */
 int ad_isolate_child(int modes, char *err, size_t cap);
+/* in the child: its own uid and gid mapped in the user namespace it just made (0 or -errno) */
+int ad_isolate_idmap(uid_t uid, gid_t gid);
+/* ad_seg.c: shared-memory segments handed over (--isolate shm). ad_seg_request: one message
+ * of p's endpoint channel, handled (1: it was a segment request, answered) or not (0);
+ * ad_seg_job_end: the job's segments go; ad_isolate_shm: in the child, before exec, a mount
+ * namespace with an empty read-only /dev/shm (0 or -errno with err). */
+int ad_seg_request(struct ad_job *job, struct ad_proc *p, const void *buf, size_t len);
+void ad_seg_job_end(const char *jobid);
+int ad_isolate_shm(char *err, size_t cap);
 /* ad_seccomp.c: 1 when this architecture has the filter; in the child before exec, install it
  * (after PR_SET_NO_NEW_PRIVS): 0, or -errno with err */
 int ad_seccomp_supported(void);

@@ -209,6 +209,7 @@ void ad_job_destroy(struct ad_job *job)
         ad_spawn_req_free(p->spawn);
     }
     free(job->procs);
+    ad_seg_job_end(job->jobid);
     ad_kvs_destroy(&job->kvs);
     ad_buf_free(&job->kvs_new);
     free(job->mapping);
