@@ -1,10 +1,11 @@
 /* mpirun --isolate shm (DCFA_ISOLATE=shm, alone or with net/seccomp): each rank must have no
  * /dev/shm of its own (empty: none of the host's segments visible; creating a segment there
  * fails), its ranks on this host must still count as one node (DCFA_NODE_KEY fixed by the
- * daemon), and what needs shared segments must still work with the daemon's memfds: messages
- * over the shm fabric (door, rings, staging pool), node-level collectives, RMA windows
- * (MPI_Win_allocate and MPI_Win_allocate_shared, whose memory the ranks load and store
- * directly). Fails when run unconfined. */
+ * daemon; across hosts, test/hosts/run_multihost.sh stage isolate, one node per host), and what
+ * needs shared segments must still work with the daemon's memfds: messages over the shm fabric
+ * (door, rings, staging pool), node-level collectives, RMA windows (MPI_Win_allocate and
+ * MPI_Win_allocate_shared, whose memory the ranks load and store directly). Fails when run
+ * unconfined. */
 #include "mtest.h"
 #include <dirent.h>
 #include <errno.h>
@@ -37,15 +38,17 @@ int main(int argc, char **argv)
         shm_unlink(name);
     }
 
-    /* every rank is on this node */
+    /* the ranks the daemon started on this host (MPI_LOCALNRANKS) are one node */
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int nsize;
     MPI_Comm_size(node, &nsize);
-    mtest_check(nsize == size,
-                "MPI_COMM_TYPE_SHARED has %d ranks of %d: the ranks disagree "
-                "on their node",
-                nsize, size);
+    const char *local = getenv("MPI_LOCALNRANKS");
+    int nlocal = local ? atoi(local) : size;
+    mtest_check(nsize == nlocal,
+                "MPI_COMM_TYPE_SHARED has %d ranks, this host %d: the ranks "
+                "disagree on their node",
+                nsize, nlocal);
 
     /* messages, eager and rendezvous (the staging pool with DCFA_CMA=0) */
     mtest_ring_sizes(MPI_COMM_WORLD, 1 << 20);
