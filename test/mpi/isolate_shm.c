@@ -81,19 +81,19 @@ int main(int argc, char **argv)
     mtest_check_int("put from the left neighbour", *base, (rank + size - 1) % size);
     MPI_Win_free(&win);
 
-    /* a shared window: the ranks store into each other's memory directly */
-    int *mine;
+    /* a shared window: the node's ranks store into each other's memory directly */
+    int *mine, nrank;
+    MPI_Comm_rank(node, &nrank);
     MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, node, &mine, &win);
     MPI_Win_lock_all(0, win);
-    *mine = 100 + rank;
+    *mine = 100 + nrank;
     MPI_Win_sync(win);
     MPI_Barrier(node);
     MPI_Win_sync(win);
     MPI_Aint sz;
-    int du, *left;
-    MPI_Win_shared_query(win, (rank + nsize - 1) % nsize, &sz, &du, &left);
-    mtest_check_int("shared window: the left neighbour's value", *left,
-                    100 + (rank + nsize - 1) % nsize);
+    int du, *left, l = (nrank + nsize - 1) % nsize;
+    MPI_Win_shared_query(win, l, &sz, &du, &left);
+    mtest_check_int("shared window: the left neighbour's value", *left, 100 + l);
     MPI_Win_unlock_all(win);
     MPI_Win_free(&win);
     MPI_Comm_free(&node);
