@@ -8,6 +8,8 @@
 #   4. other builds, warnings as errors: build-clang/ (clang, the whole tree,
 #      then 3 MPI tests as a smoke test) and build-release/ (gcc, Release:
 #      -O3, what packagers build; library and tools); each build is one test
+#   3c. the MPICH suite's pt2pt and coll folders (np <= 4) with every rank under
+#      mpirun --isolate net,shm (one host; root for the namespaces)
 #   3b. test/hosts/run_multihost.sh (root: network namespaces as test hosts;
 #      our mpirun, Hydra and Slurm across them, MPI programs and MPICH folders
 #      across 2 hosts over ofi), started after the clang smoke test, in the
@@ -26,6 +28,9 @@
 #   DCFA_SKIP_COMPILERS=1                  leave out stage 4
 #   DCFA_SKIP_FUZZ=1                       leave out stage 4b
 #   DCFA_SKIP_MULTIHOST=1                  leave out stage 3b (needs root)
+#   DCFA_SKIP_MPICH_ISOLATE=1              leave out stage 3c (needs root)
+#   DCFA_MPICH_ISOLATE_BUDGET=SEC          time budget of stage 3c (default 600)
+#   DCFA_MPICH_ISOLATE=MODES               its --isolate modes (default net,shm)
 #   DCFA_SKIP_MPI4PY=1                     leave out stage 5
 #   DCFA_SKIP_FORTRAN_APP=1                leave out stage 6
 #   DCFA_MPI4PY_BUDGET=SEC                 time budget of stage 5 (default 1500)
@@ -232,6 +237,26 @@ if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
     else
         echo "not run: the normal build failed or could not be installed"
         result "MPICH suite (not run)" 0 1
+    fi
+fi
+
+# ---- 3c. MPICH pt2pt and coll folders with every rank confined (--isolate net,shm) -------
+# no network but loopback and no /dev/shm of their own: connections and shared segments come
+# from the assist daemon (docs/launcher.md "Endpoints and isolation"); one host, np <= 4
+if [ "${DCFA_SKIP_MPICH_ISOLATE:-0}" != 1 ] && [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
+    note "MPICH pt2pt and coll under --isolate net,shm"
+    stage "MPICH isolated"
+    if [ $NORMAL_OK = 1 ] && [ "$(id -u)" = 0 ] && [ -x "$PREFIX/bin/mpirun" ]; then
+        log=$ROOT/build/mpich-isolate.out
+        bash "$ROOT/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "$JOBS" --max-np 4 \
+            --mpirun-args "--isolate ${DCFA_MPICH_ISOLATE:-net,shm}" \
+            --time-budget "${DCFA_MPICH_ISOLATE_BUDGET:-600}" --lists testlist \
+            --log "$ROOT/build/mpich-isolate.log" pt2pt coll < /dev/null 2>&1 | tee "$log" |
+            sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/MPICH isolated: \1 pass, \2 fail/'
+        result_from_log "MPICH isolated" "$log"
+    else
+        echo "not run: the normal build failed, or not root (namespaces)"
+        result "MPICH isolated (not run)" 0 1
     fi
 fi
 

@@ -449,7 +449,8 @@ static const util_tunable util_other_vars[] = {
      0, UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
     {"DCFA_ISOLATE", UTIL_T_STR, NULL, "", NULL,
      "confine each rank (mpirun --isolate, which sets it): net = a network namespace with only "
-     "loopback, seccomp = a filter denying socket() but AF_UNIX, combinable (net,seccomp); its "
+     "loopback, seccomp = a filter denying socket() but AF_UNIX, shm = an empty read-only "
+     "/dev/shm, shared segments from the assist daemon; combinable (net,seccomp,shm); its "
      "connections the sockets the assist daemon hands over; the fabric auto choice "
      "then opens sock instead of ofi (docs/launcher.md)",
      0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},

@@ -477,6 +477,8 @@ int util_shm_unlink_job(const char *job_id)
 
 int util_shm_create(const char *name, size_t len, const char *what, void **out)
 {
+    if (util_shm_daemon())
+        return util_shm_daemon_map(1, name, len, what, out);
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
         int err = errno;
@@ -522,6 +524,8 @@ unlink:
 
 int util_shm_attach(const char *name, size_t len, const char *what, void **out)
 {
+    if (util_shm_daemon())
+        return util_shm_daemon_map(0, name, len, what, out);
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0) {
         if (errno == ENOENT)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* ---- one status type inside the library ----------------------------------
  * 0 is success, negative is an error; UTIL_EAGAIN means "not now, try again"
@@ -382,6 +383,20 @@ int util_net_common(const util_net *a, int na, const util_net *b, int nb);
  * nobody can make one before its owner does. */
 int util_shm_create(const char *name, size_t len, const char *what, void **out);
 int util_shm_attach(const char *name, size_t len, const char *what, void **out);
+/* Drops a segment's name (shm_unlink): UTIL_OK, or a negative errno (UTIL_ENOENT: none). */
+int util_shm_remove(const char *name);
+
+/* ---- segments from the assist daemon (shm_seg.c, mpirun --isolate shm) ---------------
+ * util_shm_daemon: 1 when DCFA_ISOLATE names shm: this process has no /dev/shm of its own,
+ * and util_shm_create, util_shm_attach and util_shm_remove ask the assist daemon on the
+ * endpoint channel (DCFA_SOCK_EP_FD) instead, by the same names (util_shm_daemon_map: a
+ * memfd it hands over, mapped). Messages of the sock fabric that arrive on the channel while
+ * such a request waits are kept: util_epch_pending counts them, util_epch_take gives the
+ * oldest (its length, 0 if none; *fd its descriptor or -1). */
+int util_shm_daemon(void);
+int util_shm_daemon_map(int create, const char *name, size_t len, const char *what, void **out);
+int util_epch_pending(void);
+ssize_t util_epch_take(void *buf, size_t cap, int *fd);
 
 /* ---- names no one else can guess ---------------------------------------------------
  * util_random fills buf from the kernel's random source (getrandom): UTIL_OK or -errno.

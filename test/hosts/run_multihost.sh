@@ -470,6 +470,8 @@ st_isolate() {
             no_errors "isolated ranks on 2 hosts: no interface but lo, a ring of 1 B to 1 MiB over the daemons' TCP connection"
         run "isolate ring ppn 2" 0 $H -ppn 2 -n 4 "$MPIT/isolate_net" &&
             no_errors "isolated, 2 ranks per host: shm within a host, handed-over TCP across, ring 1 B to 1 MiB"
+        DCFA_ISOLATE=net,shm run "isolate shm ppn 2" 0 $H -ppn 2 -n 4 "$MPIT/isolate_shm" &&
+            no_errors "isolated net,shm, 2 ranks per host: no /dev/shm of their own, shm within a host on the daemon's memfds, TCP across; ring, collectives, windows"
         if "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c"; then
             run "isolate pingpong" 0 $H -ppn 1 -n 2 --bind-to none "$TMP/pingpong" --sizes 1,64,4096,65536,1048576,4194304 --reps 5 --iters 20 &&
                 { [ "$(grep -c '"bench":"pingpong"' "$TMP/out")" = 6 ] &&

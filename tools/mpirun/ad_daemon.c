@@ -4,6 +4,7 @@
  * server, the endpoints, the tree and the rest register with the reactor
  * (ad_reactor.h). Starting processes is ad_launch.c's, spawns ad_spawn.c's. */
 #include "ad.h"
+#include "ad_seg.h"
 #include "util/node_key.h"
 
 #include <dirent.h>
@@ -197,6 +198,7 @@ void ad_job_destroy(struct ad_job *job)
         ad_spawn_req_free(p->spawn);
     }
     free(job->procs);
+    ad_seg_job_end(job->jobid);
     ad_kvs_destroy(&job->kvs);
     ad_buf_free(&job->kvs_new);
     free(job->mapping);

@@ -13,12 +13,15 @@
  *
  * mpirun --isolate net (DCFA_ISOLATE=net) starts each rank in a network namespace of its own
  * with only loopback: unshare(CLONE_NEWNET) as root, inside a new user namespace otherwise;
- * --isolate seccomp adds a system call filter (ad_seccomp.c). */
+ * --isolate seccomp adds a system call filter (ad_seccomp.c), --isolate shm an empty read-only
+ * /dev/shm, the segments coming from the daemon on the endpoint channel (ad_seg.c). */
 #include "ad_ep.h"
+#include "ad_seg.h"
 #include "ad.h"
 #include "ad_seccomp.h"
 #include "ad_relay.h"
 #include "fabric/sock/sock_wire.h"
+#include "util/node_key.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -197,11 +201,13 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
 {
     for (int k = 0; k < 16 && p->ep_fd >= 0; k++) {
         sock_ep_msg m;
+        _Alignas(8) char buf[512]; /* this channel's messages: sock_ep_msg, or seg_msg (ad_seg.c) */
         char cbuf[CMSG_SPACE(4 * sizeof(int))];
-        struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+        struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf};
         struct msghdr mh = {
             .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
         memset(&m, 0, sizeof m);
+        memset(buf, 0, sizeof buf);
         ssize_t n = recvmsg(p->ep_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0 && errno == EINTR)
             continue;
@@ -219,6 +225,9 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
                     memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
                     close(fd);
                 }
+        if (!(mh.msg_flags & MSG_TRUNC) && ad_seg_request(job, p, buf, (size_t)n))
+            continue; /* a shared-memory segment (--isolate shm) */
+        memcpy(&m, buf, sizeof m);
         if (n != (ssize_t)sizeof m || m.magic != SOCK_EP_MAGIC || m.version != SOCK_VERSION ||
             m.type != SOCK_EP_REQUEST || (mh.msg_flags & MSG_TRUNC)) {
             ad_ep_refuse(p, &m, -EPROTO,
@@ -251,11 +260,13 @@ int ad_isolate_parse(const char *spec, char *err, size_t cap)
             modes |= AD_ISOLATE_NET;
         else if (n == 7 && !strncmp(s, "seccomp", 7) && ad_seccomp_supported())
             modes |= AD_ISOLATE_SECCOMP;
+        else if (n == 3 && !strncmp(s, "shm", 3))
+            modes |= AD_ISOLATE_SHM;
         else if (n == 4 && !strncmp(s, "none", 4))
             ;
         else {
-            snprintf(err, cap, "--isolate %s: '%.*s' is not a mode (net, seccomp%s)", spec, (int)n,
-                     s, ad_seccomp_supported() ? "" : " on x86_64 and aarch64");
+            snprintf(err, cap, "--isolate %s: '%.*s' is not a mode (net, shm, seccomp%s)", spec,
+                     (int)n, s, ad_seccomp_supported() ? "" : " on x86_64 and aarch64");
             return -EINVAL;
         }
         s += n;
@@ -276,6 +287,19 @@ static int ad_write_file(const char *path, const char *text)
     return n == (ssize_t)strlen(text) ? 0 : -(n < 0 ? e : EIO);
 }
 
+int ad_isolate_idmap(uid_t uid, gid_t gid)
+{
+    char map[64];
+    snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
+    int rc = ad_write_file("/proc/self/uid_map", map);
+    if (rc == 0)
+        rc = ad_write_file("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
+    if (rc == 0)
+        rc = ad_write_file("/proc/self/gid_map", map);
+    return rc;
+}
+
 static int ad_isolate_net(char *err, size_t cap)
 {
     if (unshare(CLONE_NEWNET) != 0) {
@@ -283,7 +307,6 @@ static int ad_isolate_net(char *err, size_t cap)
          * rank keeps its uid and gid (mapped to themselves) */
         uid_t uid = getuid();
         gid_t gid = getgid();
-        char map[64];
         if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
             snprintf(err, cap,
                      "--isolate net: cannot make a network namespace: %s (needs root, or "
@@ -291,13 +314,7 @@ static int ad_isolate_net(char *err, size_t cap)
                      strerror(errno));
             return -errno;
         }
-        snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
-        int rc = ad_write_file("/proc/self/uid_map", map);
-        if (rc == 0)
-            rc = ad_write_file("/proc/self/setgroups", "deny");
-        snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
-        if (rc == 0)
-            rc = ad_write_file("/proc/self/gid_map", map);
+        int rc = ad_isolate_idmap(uid, gid);
         if (rc != 0) {
             snprintf(err, cap, "--isolate net: cannot map the user namespace's ids: %s",
                      strerror(-rc));
@@ -323,7 +340,48 @@ static int ad_isolate_net(char *err, size_t cap)
 int ad_isolate_child(int modes, char *err, size_t cap)
 {
     int rc = (modes & AD_ISOLATE_NET) ? ad_isolate_net(err, cap) : 0;
+    if (rc == 0 && (modes & AD_ISOLATE_SHM))
+        rc = ad_isolate_shm(err, cap);
     if (rc == 0 && (modes & AD_ISOLATE_SECCOMP)) /* last: the above needs an AF_INET socket */
         rc = ad_seccomp_install(err, cap);
     return rc;
+}
+
+/* --isolate shm, in the child before exec: a mount namespace with an empty read-only
+ * /dev/shm (its segments come from the daemon, ad_seg.c); 0, or -errno with err */
+int ad_isolate_shm(char *err, size_t cap)
+{
+    /* the node key (util/node_key.h) includes /dev/shm's device, which is about to be each
+     * rank's own: fix it now, so that the ranks of this host still agree on their node */
+    if (getenv("DCFA_NODE_KEY") == NULL || *getenv("DCFA_NODE_KEY") == '\0') {
+        char key[UTIL_NODE_KEY_CAP];
+        util_node_key_make(key, sizeof key, NULL);
+        setenv("DCFA_NODE_KEY", key, 1);
+    }
+    if (unshare(CLONE_NEWNS) != 0) {
+        uid_t uid = getuid();
+        gid_t gid = getgid();
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+            snprintf(err, cap,
+                     "--isolate shm: cannot make a mount namespace: %s (needs root, or "
+                     "unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1)",
+                     strerror(errno));
+            return -errno;
+        }
+        int rc = ad_isolate_idmap(uid, gid);
+        if (rc != 0) {
+            snprintf(err, cap, "--isolate shm: cannot map the user namespace's ids: %s",
+                     strerror(-rc));
+            return rc;
+        }
+    }
+    /* nothing mounted here reaches the host's mounts; then an empty read-only tmpfs over
+     * /dev/shm: shm_open can neither find the host's segments nor make one */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("dcfa-noshm", "/dev/shm", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "size=4k,mode=0555") != 0) {
+        snprintf(err, cap, "--isolate shm: cannot mount an empty /dev/shm: %s", strerror(errno));
+        return -errno;
+    }
+    return 0;
 }

@@ -24,9 +24,15 @@ void ad_ep_refuse(struct ad_proc *p, const struct sock_ep_msg *req, int status, 
                   ...) __attribute__((format(printf, 4, 5)));
 #define AD_ISOLATE_NET     1 /* a network namespace with only loopback */
 #define AD_ISOLATE_SECCOMP 2 /* a filter: no socket but AF_UNIX (ad_seccomp.c) */
+#define AD_ISOLATE_SHM     4 /* an empty read-only /dev/shm; segments from the daemon (ad_seg.c) */
 /* the modes of "--isolate net[,...]" / DCFA_ISOLATE (AD_ISOLATE_*), or -EINVAL with err */
 int ad_isolate_parse(const char *spec, char *err, size_t cap);
 /* in the child before exec: confine it as modes ask; 0, or -errno with err */
 int ad_isolate_child(int modes, char *err, size_t cap);
+/* in the child: its own uid and gid mapped in the user namespace it just made (0 or -errno) */
+int ad_isolate_idmap(uid_t uid, gid_t gid);
+/* in the child before exec (--isolate shm): an empty read-only /dev/shm in a mount namespace
+ * of its own; 0, or -errno with err */
+int ad_isolate_shm(char *err, size_t cap);
 
 #endif

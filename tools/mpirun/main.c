@@ -62,8 +62,10 @@ static void mpirun_usage(FILE *f)
         "  --isolate MODE[,MODE]   confine each rank (also DCFA_ISOLATE): net = a network\n"
         "                          namespace with only loopback (root, or unprivileged user\n"
         "                          namespaces); seccomp = a filter that denies socket() but\n"
-        "                          AF_UNIX (no root); its connections to other ranks are\n"
-        "                          sockets the assist daemon hands over\n"
+        "                          AF_UNIX (no root); shm = an empty read-only /dev/shm\n"
+        "                          (as net), its shared segments memfds from the daemon;\n"
+        "                          its connections to other ranks are sockets the assist\n"
+        "                          daemon hands over\n"
         "  --relay                 the assist daemon forwards the bytes of the sockets it\n"
         "                          hands over instead of passing both ends of one pair (the\n"
         "                          host-offload baseline; also DCFA_RELAY=1)\n"
@@ -396,7 +398,7 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
             } else if (strcmp(a, "--isolate") == 0 || strcmp(a, "-isolate") == 0) {
                 char why[200];
                 if (i + 1 >= argc)
-                    return mpirun_bad("%s", "--isolate needs a mode (net, seccomp)");
+                    return mpirun_bad("%s", "--isolate needs a mode (net, shm, seccomp)");
                 if (ad_isolate_parse(argv[i + 1], why, sizeof(why)) < 0)
                     return mpirun_bad("%s", why);
                 /* the daemons (here and on other hosts) and the ranks read it */

@@ -226,12 +226,12 @@ static void shm_close(void)
 {
     if (shm.stage) {
         munmap(shm.stage, shm.stage_len);
-        shm_unlink(shm.stage_name);
+        util_shm_remove(shm.stage_name);
         shm.stage = NULL;
     }
     if (shm.door) {
         munmap(shm.door, shm.door_len);
-        shm_unlink(shm.door_name);
+        util_shm_remove(shm.door_name);
         shm.door = NULL;
     }
     free(shm.by_peer);
@@ -248,8 +248,14 @@ static int shm_reachable(const char *peer_card)
 {
     const char *key = util_node_key();
     size_t n = strlen(key);
-    return strncmp(peer_card, "shm:", 4) == 0 && strncmp(peer_card + 4, key, n) == 0 &&
-           peer_card[4 + n] == ':';
+    if (strncmp(peer_card, "shm:", 4) != 0 || strncmp(peer_card + 4, key, n) != 0 ||
+        peer_card[4 + n] != ':')
+        return 0;
+    /* --isolate shm: the daemon hands over this job's segments only, so no other job's */
+    const char *job = strchr(peer_card + 5 + n, '/');
+    size_t jl = strlen(shm.p.job_id);
+    return !util_shm_daemon() ||
+           (job && strncmp(job + 1, shm.p.job_id, jl) == 0 && job[1 + jl] == '/');
 }
 
 /* "shm:<node key>:<pid>/<job id>/<job size>/<ring blocks>/<name key>": the pid, job id,
@@ -343,7 +349,7 @@ static int shm_map_peer_ring(fab_conn *c)
                  name);
     if (rc != UTIL_OK)
         return rc;
-    shm_unlink(name);
+    util_shm_remove(name);
     const shm_ring_hdr *h = tx;
     if (h->magic != SHM_RING_MAGIC || h->nblocks != c->nblocks || h->block_size != shm.p.block_size ||
         h->owner != c->gid || h->peer != shm_self_gid()) {
@@ -421,7 +427,7 @@ unmap:
     if (c->tx)
         shm_seg_unmap(c, c->tx);
     shm_seg_unmap(c, c->rx);
-    shm_unlink(c->rx_name);
+    util_shm_remove(c->rx_name);
 free:
     free(c);
     return rc;
@@ -904,7 +910,7 @@ static void shm_disconnect(fab_conn *c)
     if (c->pidfd > 0)
         close(c->pidfd);
     shm_seg_unmap(c, c->rx);
-    shm_unlink(c->rx_name);     /* if the peer never mapped it */
+    util_shm_remove(c->rx_name); /* if the peer never mapped it */
     free(c);
 }
 

@@ -543,15 +543,20 @@ static int sock_ep_read(void)
     struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
     struct msghdr mh = {
         .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-    ssize_t n = recvmsg(sk.ep_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    /* what came while a segment request waited (--isolate shm) first */
+    int fd = -1;
+    ssize_t n = util_epch_take(&m, sizeof m, &fd);
+    if (n == 0)
+        n = recvmsg(sk.ep_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    else
+        mh.msg_controllen = 0;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return 0;
     if (n == 0)
         util_die("sock: the assist daemon closed the endpoint channel (it ended)");
     if (n < 0)
         util_die("sock: cannot read the assist daemon's endpoint channel: %m");
-    int fd = -1;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm && fd < 0; cm = CMSG_NXTHDR(&mh, cm))
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
             cm->cmsg_len == CMSG_LEN(sizeof(int)))
             memcpy(&fd, CMSG_DATA(cm), sizeof fd);
@@ -633,6 +638,8 @@ static int sock_poll(void)
             i++;
         }
     }
+    while (sk.ep_fd >= 0 && util_epch_pending())
+        events += sock_ep_read();
     struct epoll_event ev[32];
     int n = epoll_wait(sk.epfd, ev, 32, 0);
     for (int i = 0; i < n; i++) {

@@ -182,7 +182,7 @@ static void shm_pending_unlink(void)
 {
     for (int i = 0; i < SHM_PENDING_MAX; i++)
         if (shm_pending[i] && shm_pending[i]->unlink_pending)
-            shm_unlink(shm_pending[i]->name);
+            util_shm_remove(shm_pending[i]->name);
 }
 
 static void shm_pending_set(shm_seg *g, int pending)
@@ -252,7 +252,7 @@ static int shm_unlink_name(coll_sched *s, void *arg)
     shm_seg *g = ((shm_state *)((mpii_comm *)arg)->coll_shm)->seg;
     if (!g)
         return MPI_ERR_NO_MEM;
-    shm_unlink(g->name); /* everyone has it mapped */
+    util_shm_remove(g->name); /* everyone has it mapped */
     shm_pending_set(g, 0);
     return MPI_SUCCESS;
 }
@@ -286,7 +286,7 @@ void coll_shm_release(mpii_comm *c)
         return;
     if (st->seg) {
         if (st->seg->unlink_pending)
-            shm_unlink(st->seg->name);
+            util_shm_remove(st->seg->name);
         shm_pending_set(st->seg, 0);
         munmap(st->seg->base, st->seg->len);
         free(st->seg);

@@ -246,24 +246,13 @@ static void seg_wire(osc_win *w)
  * memory reserved now so that a full /dev/shm is an error here, not a SIGBUS later */
 static int seg_create(osc_win *w, const char *name, size_t len, const int64_t *sizes)
 {
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        mpii_cause("cannot create shared segment %s: %m", name);
-        return UTIL_EIO;
+    void *p;
+    int rc = util_shm_create(name, len, "RMA window", &p);
+    if (rc != UTIL_OK) {
+        mpii_cause("cannot create shared segment %s (%zu bytes): %s", name, len, strerror(-rc));
+        return rc == UTIL_ENOMEM ? UTIL_ENOMEM : UTIL_EIO;
     }
-    int rc = posix_fallocate(fd, 0, (off_t)len);
-    if (rc != 0) {
-        errno = rc;
-        mpii_cause("cannot reserve %zu bytes for %s in /dev/shm: %m", len, name);
-        goto fail_unlink;
-    }
-    w->seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (w->seg == MAP_FAILED) {
-        w->seg = NULL;
-        mpii_cause("cannot map %s (%zu bytes): %m", name, len);
-        goto fail_unlink;
-    }
-    close(fd);
+    w->seg = p;
     w->seg_len = len;
     seg_wire(w);
     size_t data = seg_ctl_bytes(w->nlocal, w->flavor == MPI_WIN_FLAVOR_DYNAMIC);
@@ -284,35 +273,17 @@ static int seg_create(osc_win *w, const char *name, size_t len, const int64_t *s
     }
     atomic_store_explicit(&w->hdr->mapped, 1, memory_order_release);
     return UTIL_OK;
-
-fail_unlink:
-    close(fd);
-    shm_unlink(name);
-    return UTIL_ENOMEM;
 }
 
 static int seg_open(osc_win *w, const char *name, size_t len)
 {
-    int fd = shm_open(name, O_RDWR, 0);
-    if (fd < 0) {
-        mpii_cause("cannot open shared segment %s: %m", name);
-        return UTIL_EIO;
+    void *p;
+    int rc = util_shm_attach(name, len, "RMA window", &p);
+    if (rc != UTIL_OK) {
+        mpii_cause("cannot open shared segment %s (%zu bytes): %s", name, len, strerror(-rc));
+        return rc == UTIL_ENOMEM ? UTIL_ENOMEM : UTIL_EIO;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077) ||
-        (size_t)st.st_size < len) {
-        mpii_cause("shared segment %s is not ours (owner %d, mode %o, %lld bytes)", name,
-                   (int)st.st_uid, (unsigned)st.st_mode & 0777, (long long)st.st_size);
-        close(fd);
-        return UTIL_EIO;
-    }
-    w->seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (w->seg == MAP_FAILED) {
-        w->seg = NULL;
-        mpii_cause("cannot map %s (%zu bytes): %m", name, len);
-        return UTIL_ENOMEM;
-    }
+    w->seg = p;
     w->seg_len = len;
     seg_wire(w);
     if (w->hdr->magic != OSC_SEG_MAGIC || w->hdr->version != OSC_SEG_VERSION ||
@@ -474,7 +445,7 @@ int osc_win_create(const char *fn, int flavor, void *base, MPI_Aint size, MPI_Ai
         rc = core_rma_prepare(w->peers[w->local_rank[l]].lpid);
     rc = win_agree(w, rc);
     if (w->rank == leader && w->seg)
-        shm_unlink(name); /* every local rank has it mapped now */
+        util_shm_remove(name); /* every local rank has it mapped now */
     if (rc != UTIL_OK) {
         err = MPI_ERR_NO_MEM;
         goto fail_seg;

@@ -1,0 +1,217 @@
+/* ad: shared-memory segments for ranks with no /dev/shm of their own (mpirun --isolate shm;
+ * docs/launcher.md "--isolate shm", messages in src/util/seg_wire.h).
+ *
+ * The daemon keeps, per job, one memfd per segment name; a rank asks on its endpoint channel
+ * to create one (a new name: a memfd of that size, its memory reserved, then sealed against
+ * growing and shrinking), to open one (the name exists and has exactly that size) or to
+ * remove a name (its memory lives on in the mappings). Every request must carry the asker's
+ * own job, rank and endpoint token, and a name of its own job ("/dcfa-<job>-..."): anything
+ * else is refused with the reason, naming the request, and nothing is granted. A job's
+ * names go with the job (ad_seg_job_end). The daemon never maps a segment: it holds fds. */
+#include "ad_seg.h"
+#include "ad.h"
+#include "util/seg_wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct ad_seg {
+    char job[SEG_JOB_MAX];
+    char name[SEG_NAME_MAX];
+    uint64_t size;
+    int fd;
+    struct ad_seg *next;
+};
+
+static struct ad_seg *ad_segs;
+static const char *const ad_seg_op[] = {"?", "create", "open", "remove"};
+
+static void ad_seg_answer(struct ad_proc *p, const seg_msg *q, int type, int status, int fd,
+                          const char *fmt, ...)
+{
+    seg_msg a = {.magic = SEG_MAGIC,
+                 .version = SEG_VERSION,
+                 .type = (uint8_t)type,
+                 .seq = q->seq,
+                 .rank = q->rank,
+                 .size = type == SEG_GRANT ? q->size : 0,
+                 .status = status};
+    memcpy(a.name, q->name, sizeof a.name);
+    a.name[sizeof a.name - 1] = 0;
+    if (fmt != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(a.text, sizeof a.text, fmt, ap);
+        va_end(ap);
+    }
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &a, .iov_len = sizeof a};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        memset(cbuf, 0, sizeof cbuf);
+        mh.msg_control = cbuf;
+        mh.msg_controllen = sizeof cbuf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
+    while (sendmsg(p->ep_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
+        ;
+}
+
+static struct ad_seg *ad_seg_find(const char *job, const char *name)
+{
+    for (struct ad_seg *s = ad_segs; s; s = s->next)
+        if (strcmp(s->job, job) == 0 && strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+/* a new memfd of size bytes, memory reserved, sealed: fd or -errno */
+static int ad_seg_make(uint64_t size)
+{
+    int fd = memfd_create("dcfa-seg", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -errno;
+    int err = ftruncate(fd, (off_t)size) != 0 ? errno : posix_fallocate(fd, 0, (off_t)size);
+    if (err == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+        err = errno;
+    if (err != 0) {
+        close(fd);
+        return -err;
+    }
+    return fd;
+}
+
+int ad_seg_request(struct ad_job *job, struct ad_proc *p, const void *buf, size_t len)
+{
+    seg_msg q;
+    if (len < 4 || memcmp(buf, &(uint32_t){SEG_MAGIC}, 4) != 0)
+        return 0; /* not a segment request */
+    memset(&q, 0, sizeof q);
+    memcpy(&q, buf, len < sizeof q ? len : sizeof q);
+    int op = q.type >= SEG_CREATE && q.type <= SEG_REMOVE ? q.type : 0;
+    q.name[sizeof q.name - 1] = 0;
+    q.job[sizeof q.job - 1] = 0;
+    if (len != sizeof q || q.version != SEG_VERSION || op == 0) {
+        ad_seg_answer(p, &q, SEG_REFUSE, -EPROTO, -1,
+                      "rank %d sent a malformed segment request (%zu bytes, type %u, version %u)",
+                      p->rank, len, q.type, q.version);
+        return 1;
+    }
+    const char *what = ad_seg_op[op];
+    if (strcmp(q.job, job->jobid) != 0) {
+        ad_seg_answer(p, &q, SEG_REFUSE, -EACCES, -1,
+                      "rank %d asked to %s segment %.60s as a rank of job '%.40s', not its own",
+                      p->rank, what, q.name, q.job);
+        return 1;
+    }
+    if (q.rank != p->rank) {
+        ad_seg_answer(p, &q, SEG_REFUSE, -EACCES, -1,
+                      "rank %d asked to %s segment %.60s in the name of rank %d", p->rank, what,
+                      q.name, (int)q.rank);
+        return 1;
+    }
+    if (q.token != p->ep_token) {
+        ad_seg_answer(p, &q, SEG_REFUSE, -EACCES, -1,
+                      "rank %d asked to %s segment %.60s with token %016llx, which is not its "
+                      "own (a forged token)",
+                      p->rank, what, q.name, (unsigned long long)q.token);
+        return 1;
+    }
+    char prefix[SEG_JOB_MAX + 8];
+    snprintf(prefix, sizeof prefix, "/dcfa-%s-", job->jobid);
+    size_t plen = strlen(prefix), nlen = strlen(q.name);
+    if (strncmp(q.name, prefix, plen) != 0 || nlen == plen ||
+        strspn(q.name + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+            nlen - 1) {
+        ad_seg_answer(p, &q, SEG_REFUSE, -EACCES, -1,
+                      "rank %d asked to %s segment '%.60s', which is no name of its job %s "
+                      "(/dcfa-%s-...)",
+                      p->rank, what, q.name, job->jobid, job->jobid);
+        return 1;
+    }
+    struct ad_seg *s = ad_seg_find(job->jobid, q.name);
+    if (op == SEG_REMOVE) {
+        if (s != NULL) {
+            for (struct ad_seg **pp = &ad_segs; *pp; pp = &(*pp)->next)
+                if (*pp == s) {
+                    *pp = s->next;
+                    break;
+                }
+            close(s->fd);
+            free(s);
+        }
+        ad_seg_answer(p, &q, SEG_DONE, s != NULL ? 0 : -ENOENT, -1, NULL);
+        return 1;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t cap = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (uint64_t)1 << 40;
+    if (q.size == 0 || q.size > cap) {
+        ad_seg_answer(p, &q, SEG_REFUSE, -EINVAL, -1,
+                      "rank %d asked to %s segment %.60s of %llu bytes (1 to %llu)", p->rank, what,
+                      q.name, (unsigned long long)q.size, (unsigned long long)cap);
+        return 1;
+    }
+    if (op == SEG_OPEN) {
+        if (s == NULL)
+            ad_seg_answer(p, &q, SEG_REFUSE, -ENOENT, -1,
+                          "rank %d asked to open segment %.60s, which does not exist", p->rank,
+                          q.name);
+        else if (s->size != q.size)
+            ad_seg_answer(p, &q, SEG_REFUSE, -EINVAL, -1,
+                          "rank %d asked to open segment %.60s as %llu bytes; it has %llu", p->rank,
+                          q.name, (unsigned long long)q.size, (unsigned long long)s->size);
+        else
+            ad_seg_answer(p, &q, SEG_GRANT, 0, s->fd, NULL);
+        return 1;
+    }
+    if (s != NULL) {
+        ad_seg_answer(p, &q, SEG_REFUSE, -EEXIST, -1,
+                      "rank %d asked to create segment %.60s, which exists already", p->rank,
+                      q.name);
+        return 1;
+    }
+    int fd = ad_seg_make(q.size);
+    s = fd >= 0 ? calloc(1, sizeof *s) : NULL;
+    if (s == NULL) {
+        int err = fd >= 0 ? ENOMEM : -fd;
+        if (fd >= 0)
+            close(fd);
+        ad_seg_answer(p, &q, SEG_REFUSE, -err, -1,
+                      "rank %d asked to create segment %.60s of %llu bytes: %s", p->rank, q.name,
+                      (unsigned long long)q.size, strerror(err));
+        return 1;
+    }
+    snprintf(s->job, sizeof s->job, "%s", job->jobid);
+    memcpy(s->name, q.name, sizeof s->name);
+    s->size = q.size;
+    s->fd = fd;
+    s->next = ad_segs;
+    ad_segs = s;
+    ad_seg_answer(p, &q, SEG_GRANT, 0, s->fd, NULL);
+    return 1;
+}
+
+void ad_seg_job_end(const char *jobid)
+{
+    for (struct ad_seg **pp = &ad_segs; *pp;) {
+        struct ad_seg *s = *pp;
+        if (strcmp(s->job, jobid) == 0) {
+            *pp = s->next;
+            close(s->fd);
+            free(s);
+        } else {
+            pp = &s->next;
+        }
+    }
+}
