@@ -102,9 +102,23 @@ ssize_t util_epch_take(void *buf, size_t cap, int *fd)
 
 /* one request and its answer: UTIL_OK with *fd (GRANT; -1 for DONE), or an error (logged
  * unless it is a REMOVE's ENOENT) */
+static int seg_call_once(int type, const char *name, size_t len, const char *what, int *fd);
+
+/* util_die's cleanups (a segment name to remove) may run inside a request: not again */
 static int seg_call(int type, const char *name, size_t len, const char *what, int *fd)
 {
+    static int busy;
     *fd = -1;
+    if (busy)
+        return UTIL_EAGAIN;
+    busy = 1;
+    int rc = seg_call_once(type, name, len, what, fd);
+    busy = 0;
+    return rc;
+}
+
+static int seg_call_once(int type, const char *name, size_t len, const char *what, int *fd)
+{
     if (seg.fd < 0 || seg.job[0] == 0) {
         util_log("%s: cannot %s shared-memory segment %s: no assist daemon to ask (--isolate shm)",
                  what, seg_type_name[type], name);

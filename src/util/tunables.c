@@ -427,7 +427,8 @@ static const util_tunable util_other_vars[] = {
      0, UTIL_LVL_USER, UTIL_CAT_LAUNCH},
     {"DCFA_NODE_KEY", UTIL_T_STR, NULL, "", NULL,
      "(test) the node identity processes compare to find their node's peers, instead of hostname, "
-     "boot id and /dev/shm's device: tests make one host look like several",
+     "boot id and /dev/shm's device: tests make one host look like several; under mpirun "
+     "--isolate shm the assist daemon sets it to the host's own",
      0, UTIL_LVL_TEST, UTIL_CAT_LAUNCH},
     {"DCFA_JOBID", UTIL_T_STR, NULL, "", NULL,
      "set by the assist daemon: the job's short id, which names its resources", 0,
