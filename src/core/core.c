@@ -288,10 +288,14 @@ core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_
             opened[at] = core_s.fabs[i].ops;
         }
         f = fab_select_choose(opened, core_s.nfabs, cards, card, cardlen, why, whylen);
-        if (f || round > 0 || (!core_s.late.ops && !strstr(cards, "late:")))
+        if (round > 0 || (!core_s.late.ops && !strstr(cards, "late:")))
             break;
-        /* none of the fabrics open reaches the peer (another host): mine opened late, and
-         * its card if it published one late */
+        /* a fabric opened late (mine, or the peer's) may be the one both ends choose: only
+         * the first (shm: the peer is on my node) is sure to outrank it; otherwise mine is
+         * taken in (waiting for its thread) and the peer's card read, then the choice made */
+        if (f == opened[0])
+            break;
+        f = NULL;
         core_late_join();
         if (core_late_resolve(lpid, cards, sizeof cards) != UTIL_OK)
             return NULL;
