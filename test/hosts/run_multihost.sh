@@ -346,6 +346,12 @@ st_mpi_cross() {
             [ $? != 0 ] && grep -q "libfabric is mapped when MPI_Init_thread returns" "$TMP/err" &&
                 ok "ofi_late fails when ofi opens in MPI_Init (DCFA_OFI_LATE=0)" ||
                 bad "ofi_late with DCFA_OFI_LATE=0 did not fail: $(head -c 300 "$TMP/err")"
+            # a provider that cannot open, found after MPI_Init: one clear line, the job ends
+            FI_PROVIDER=no-such-provider run "cross-auto: ofi cannot open" 1 -hosts dcfa-h1,dcfa-h2 -n 2 \
+                "$MPIT/sendrecv" &&
+                { grep -q "cannot open the ofi fabric, needed for processes on other hosts" "$TMP/err" &&
+                    ok "auto across 2 hosts: ofi that cannot open late ends the job with the reason" ||
+                    bad "cross-auto ofi cannot open: $(head -c 300 "$TMP/err")"; }
             echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts")
         eval "$(cat "$TMP/counts")"
         echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
