@@ -64,21 +64,37 @@ static int core_fabrics_open(void)
     }
     int n = snprintf(core_s.cards, sizeof core_s.cards, "job:%s;host:%s;net:%s;", core_s.job_id,
                      host, nets);
-    int rc = fab_select_open(&core_s.fp, util_cfg.fabrics, opened, CORE_MAX_FABS, &core_s.nfabs,
-                             core_s.cards + n, sizeof core_s.cards - (size_t)n);
+    int nopened = 0;
+    const fab_ops *late = NULL;
+    int rc = fab_select_open(&core_s.fp, util_cfg.fabrics, opened, CORE_MAX_FABS, &nopened,
+                             core_s.cards + n, sizeof core_s.cards - (size_t)n,
+                             core_s.late.net ? &late : NULL);
     if (rc != UTIL_OK)
         return rc;
     core_s.eager_least = core_s.eager_max;
-    for (int i = 0; i < core_s.nfabs; i++) {
-        core_s.fabs[i].ops = opened[i];
-        core_s.fabs[i].caps = opened[i]->caps();
-        size_t e = core_fab_eager_max(core_s.fabs[i].caps);
-        if (e < core_s.eager_least)
-            core_s.eager_least = e;
-    }
+    core_s.nfabs = 0;
+    for (int i = 0; i < nopened; i++)
+        core_fab_add(opened[i]);
     core_s.fabs_open = 1;
     core_fab_pace();
-    return UTIL_OK;
+    if (late) {
+        /* the peers learn that my card for it comes later, through the name service */
+        size_t off = strlen(core_s.cards);
+        snprintf(core_s.cards + off, sizeof core_s.cards - off, "%slate:%s",
+                 off && core_s.cards[off - 1] != ';' ? ";" : "", late->name);
+        rc = core_late_start(late);
+    }
+    return rc;
+}
+
+void core_fab_add(const fab_ops *ops)
+{
+    core_fab *f = &core_s.fabs[core_s.nfabs++];
+    f->ops = ops;
+    f->caps = ops->caps();
+    size_t e = core_fab_eager_max(f->caps);
+    if (e < core_s.eager_least)
+        core_s.eager_least = e;
 }
 
 /* open the fabrics and publish their cards: one put and one fence per process */
@@ -259,10 +275,31 @@ core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_
     }
     if (core_cards_get(lpid, cards, sizeof cards) != UTIL_OK)
         return NULL;
-    const fab_ops *opened[CORE_MAX_FABS];
-    for (int i = 0; i < core_s.nfabs; i++)
-        opened[i] = core_s.fabs[i].ops;
-    const fab_ops *f = fab_select_choose(opened, core_s.nfabs, cards, card, cardlen, why, whylen);
+    const fab_ops *f = NULL;
+    for (int round = 0; !f && round < 2; round++) {
+        /* highest priority first (a fabric opened late is at the end of core_s.fabs) */
+        const fab_ops *opened[CORE_MAX_FABS];
+        for (int i = 0; i < core_s.nfabs; i++) {
+            int at = i;
+            while (at > 0 && opened[at - 1]->caps()->priority < core_s.fabs[i].caps->priority) {
+                opened[at] = opened[at - 1];
+                at--;
+            }
+            opened[at] = core_s.fabs[i].ops;
+        }
+        f = fab_select_choose(opened, core_s.nfabs, cards, card, cardlen, why, whylen);
+        if (round > 0 || (!core_s.late.ops && !strstr(cards, "late:")))
+            break;
+        /* a fabric opened late (mine, or the peer's) may be the one both ends choose: only
+         * the first (shm: the peer is on my node) is sure to outrank it; otherwise mine is
+         * taken in (waiting for its thread) and the peer's card read, then the choice made */
+        if (f == opened[0])
+            break;
+        f = NULL;
+        core_late_join();
+        if (core_late_resolve(lpid, cards, sizeof cards) != UTIL_OK)
+            return NULL;
+    }
     if (!f) {
         core_unreachable(lpid, cards, why);
         return NULL;
@@ -277,6 +314,8 @@ int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen)
 {
     char cards[CORE_CARD_MAX];
     int rc = core_cards_get(lpid, cards, sizeof cards);
+    if (rc == UTIL_OK)
+        rc = core_late_resolve(lpid, cards, sizeof cards);
     if (rc != UTIL_OK)
         return rc;
     rc = fab_select_card(cards, fab->name, card, cardlen);
@@ -371,6 +410,7 @@ int core_init(const core_params *p)
     snprintf(core_s.job_id, sizeof core_s.job_id, "%s", p->job_id ? p->job_id : "");
     core_s.job = fab_job_hash(core_s.job_id);
     core_s.kvs = p->kvs;
+    core_s.late.net = p->net_late && util_cfg.ofi_late && p->kvs.publish && p->kvs.lookup;
     core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, util_cfg.max_credit,
                        (unsigned)util_cfg.credit_sync_limit, p->node_nprocs);
     core_s.eager_least = core_s.eager_max; /* until the fabrics open */
@@ -559,6 +599,9 @@ int core_disconnect(const int *lpids, int n)
 
 int core_finalize(void)
 {
+    /* every process that started opening a fabric late has it open at close (ofi's close
+     * fences the job) */
+    core_late_join();
     core_fin_exchange(NULL, 0);
     core_s.finalizing = 1;
     for (int i = 0; i < core_s.nactive; i++)
@@ -570,6 +613,7 @@ int core_finalize(void)
     for (int i = 0; i < core_s.nfabs; i++)
         core_s.fabs[i].ops->close();
     core_s.nfabs = 0;
+    core_late_finish();
     util_qnode *n;
     while ((n = util_queue_first(&core_s.unexpected))) {
         core_msg *m = UTIL_CONTAINER(n, core_msg, qn);
@@ -802,6 +846,7 @@ int core_progress(void)
      * listens for new ones, at most every 32nd pass */
     unsigned pass = core_s.passes++;
     if ((pass & core_s.poll_mask) == 0) {
+        core_late_poll();
         for (int i = 0; i < core_s.nfabs; i++)
             if ((pass & core_s.fabs[i].poll_mask) == 0)
                 events += core_s.fabs[i].ops->poll();

@@ -137,6 +137,12 @@ typedef struct core_kvs {
     int (*put)(const char *key, const char *value);
     int (*fence)(void);
     int (*get)(const char *key, char *value, int maxlen);
+    /* Optional (NULL: the network fabric opens in core_init): a name service every process
+     * of the run reaches at once, without a fence (mpirun's: assist_name_*), through which a
+     * fabric opened later publishes its card (core_params.net_late) */
+    int (*publish)(const char *name, const char *value);
+    int (*lookup)(const char *name, char *value, int maxlen);
+    int (*unpublish)(const char *name);
 } core_kvs;
 
 typedef struct core_params {
@@ -146,6 +152,8 @@ typedef struct core_params {
                                0 if unknown */
     const char *job_id;     /* names shared resources */
     core_kvs kvs;
+    int net_late; /* the network fabric (ofi) may open in a thread, off MPI_Init's
+                     path (DCFA_OFI_LATE, with kvs.publish and kvs.lookup) */
 } core_params;
 
 int core_init(const core_params *p);

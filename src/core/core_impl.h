@@ -111,6 +111,16 @@ typedef struct core_state {
     int fabs_open;          /* fabrics opened (at init when the job has several processes,
                                else at the first process of another job) */
     char cards[CORE_CARD_MAX_]; /* mine, joined by ';' */
+    struct core_late {          /* a fabric opened in a thread of its own (late.c) */
+        const fab_ops *ops;     /* opening, or opened and not taken in yet; NULL: none */
+        int net;                /* the job may defer its network fabric (core_params.net_late) */
+        _Atomic int done;       /* the thread has ended (its rc, card and name are set) */
+        int rc;                 /* open()'s status */
+        int published;          /* my card is in the name service (taken out at finalize) */
+        fab_params fp;          /* the thread's copy */
+        char name[64];          /* my name in the name service: dcfa-card-<gid in hex> */
+        char card[512];         /* the card open() gave */
+    } late;
     unsigned nblocks;       /* ring blocks per connection (the credits) */
     unsigned local_nblocks; /* ... on shm: more where few processes share the node */
     size_t block_size;      /* bytes per block, a power of two; a packet covers
@@ -179,6 +189,23 @@ core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_
 void core_fab_pace(void);
 /* the card of lpid for fabric fab */
 int core_card_get(int lpid, const fab_ops *fab, char *card, size_t cardlen);
+
+/* late.c: the network fabric opened off MPI_Init's path (docs/fabric.md, "Opening ofi late").
+ * start: the thread that opens fab and publishes its card under my name; join: wait for it
+ * and take the fabric in (the end of the job, with the reason, if it failed); poll: take it in
+ * if the thread has ended (progress); resolve: the card of a peer that had published only
+ * "late:<fabric>" (waits for it to appear), appended to cards; finish: my name withdrawn. */
+int core_late_start(const fab_ops *fab);
+void core_late_join(void);
+static inline void core_late_poll(void)
+{
+    if (core_s.late.ops && atomic_load_explicit(&core_s.late.done, memory_order_acquire))
+        core_late_join();
+}
+int core_late_resolve(int lpid, char *cards, size_t len);
+void core_late_finish(void);
+/* the fabric table entry for an opened fabric (core.c): caps, the smallest eager limit */
+void core_fab_add(const fab_ops *ops);
 
 /* the ring blocks a packet of len payload bytes covers (wire_blocks, without a division) */
 static inline uint32_t core_blocks(uint32_t len)

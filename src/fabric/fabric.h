@@ -27,7 +27,9 @@
  * read and write emulated over messages; RMA windows by messages, docs/rma.md).
  * A fabric never sees an MPI object or a request; the core never sees a
  * fabric's private state. All functions are called by one thread at a time
- * (the core's entry lock serialises threads). */
+ * (the core's entry lock serialises threads); ofi's open() may run in a thread
+ * of its own while the other fabrics are used (the core's late open,
+ * docs/fabric.md), and ofi is used only after that thread has ended. */
 #ifndef DCFA_FABRIC_H
 #define DCFA_FABRIC_H
 
@@ -348,14 +350,19 @@ extern const fab_ops fab_ofi_ops;
 void fab_ofi_probe(char *buf, size_t len);
 /* what a connected peer costs on ofi with the current tunables (mpiinfo) */
 void fab_ofi_peer_cost(char *buf, size_t len);
+/* what open() sets in the environment for libfabric, set now by the calling thread: before
+ * open() runs in another thread (setenv is not safe while other threads read it) */
+void fab_ofi_prepare(const fab_params *p);
 #endif
 
 /* Open the fabrics DCFA_FABRICS (spec) names, "auto" by default: shm, plus
  * ofi when the job may span nodes. opened[] gets them highest priority
  * first, cards their cards joined by ';'. A fabric named explicitly must
- * open; in auto mode one that does not is left out (logged). */
+ * open; so must one auto mode wants. With late != NULL, auto mode leaves ofi
+ * unopened and gives it in *late (its environment prepared, fab_ofi_prepare):
+ * the caller opens it itself, from another thread (else *late = NULL). */
 int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opened, int max,
-                    int *nopened, char *cards, size_t cardslen);
+                    int *nopened, char *cards, size_t cardslen, const fab_ops **late);
 /* the card of fabric `name` in a process's cards; UTIL_ENOENT if it has none */
 int fab_select_card(const char *cards, const char *name, char *out, size_t len);
 /* the fabric for a connection to the peer with these cards: the first of

@@ -5,7 +5,9 @@
  * than ranks, or unknown), and gw when the job has gateway daemons
  * (DCFA_GATEWAYS, mpirun --gateways); a comma list ("ofi", "shm,ofi") opens exactly
  * those. Each opened fabric contributes its card; the process publishes them
- * joined by ';'. A connection takes the opened fabric of highest priority
+ * joined by ';'. In auto mode the caller may take ofi to open later itself
+ * (`late`: the core opens it in a thread, off MPI_Init's path, docs/fabric.md).
+ * A connection takes the opened fabric of highest priority
  * whose reachable() accepts the peer's card for it; the peer's card only
  * lists what the peer opened, so both ends make the same choice. */
 #include "fabric/fabric.h"
@@ -54,8 +56,10 @@ static void fab_builtin_names(char *buf, size_t len)
 }
 
 int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opened, int max,
-                     int *nopened, char *cards, size_t cardslen)
+                    int *nopened, char *cards, size_t cardslen, const fab_ops **late)
 {
+    if (late)
+        *late = NULL;
     const fab_ops *want[FAB_NBUILTIN];
     int explicit[FAB_NBUILTIN];     /* named in DCFA_FABRICS (else chosen by auto) */
     int nwant = 0;
@@ -71,6 +75,14 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
 #ifdef DCFA_HAVE_OFI
         if (!net)
             net = &fab_ofi_ops;
+#endif
+#ifdef DCFA_HAVE_OFI
+        /* the caller opens ofi itself, later (in a thread of its own): not here */
+        if (late && spans && net == &fab_ofi_ops) {
+            fab_ofi_prepare(p);
+            *late = net;
+            net = NULL;
+        }
 #endif
         for (int i = 0; i < FAB_NBUILTIN; i++) {
             if (fab_builtin[i] == &fab_gw_ops

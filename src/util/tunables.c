@@ -301,6 +301,16 @@ const util_tunable util_tunables[] = {
      "with FI_MR_ENDPOINT providers); off by default: over tcp between hosts it measured slower "
      "both ways (docs/fabric.md)",
      0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
+    {"DCFA_OFI_LATE", UTIL_T_BOOL, &util_cfg.ofi_late, "1", NULL,
+     "a job of our mpirun across hosts opens the ofi fabric (libfabric: about 300 ms here) in a "
+     "thread of its own started by MPI_Init, which returns without waiting; the address goes to "
+     "the peers through mpirun's name service, and the first contact with a process on another "
+     "host waits for the thread; 0: opened inside MPI_Init (docs/fabric.md)",
+     0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_OFI_LATE_DELAY", UTIL_T_INT, &util_cfg.ofi_late_delay, "0", NULL,
+     "a test of DCFA_OFI_LATE: the thread that opens ofi waits this many ms first, so that a "
+     "test sees MPI_Init return with libfabric not loaded and a first contact wait for it",
+     0, UTIL_LVL_TEST, UTIL_CAT_FABRIC},
     {"DCFA_RING_START", UTIL_T_INT, &util_cfg.ring_start, "0", NULL,
      "a test of the 32-bit ring positions: every connection's first packet goes this many ring "
      "blocks (rounded up to whole rings) before the positions wrap; 0: positions start at 0",

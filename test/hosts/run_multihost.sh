@@ -329,6 +329,31 @@ st_mpi_cross() {
         run "neighbours 16 ranks" 0 -hosts dcfa-h1,dcfa-h2 -ppn 8 -n 16 "$MPIT/neighbours" &&
             { grep -q "No Errors" "$TMP/out" && ok "16 ranks on 2 hosts, ring neighbours: at most 2 connections each" ||
                 bad "neighbours 16: no 'No Errors'"; }
+        # the fabrics the library picks itself: ofi opened late, off MPI_Init's path
+        # (docs/fabric.md, "Opening ofi late"); ofi_late checks /proc/self/maps when
+        # MPI_Init returns (the thread held back 1.5 s) and sends first messages from 4
+        # threads of every rank (MPI_THREAD_MULTIPLE)
+        (unset DCFA_FABRICS
+            MPI_SET="sendrecv rndv_mixed coll_bcast rma_atomic" mpi_set "cross-auto" 4 -hosts dcfa-h1,dcfa-h2
+            run "cross-auto ofi_late" 0 -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_LATE_DELAY 1500 \
+                -hosts dcfa-h1,dcfa-h2 -n 4 "$MPIT/ofi_late" &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    ok "auto across 2 hosts: libfabric not mapped when MPI_Init returns, first messages from 4 threads" ||
+                    bad "cross-auto ofi_late: no 'No Errors'"; }
+            # the same with ofi opened inside MPI_Init: the check must fail
+            timeout 90 "$MPIRUN" -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_LATE 0 -hosts dcfa-h1,dcfa-h2 -n 2 \
+                "$MPIT/ofi_late" >"$TMP/out" 2>"$TMP/err" </dev/null
+            [ $? != 0 ] && grep -q "libfabric is mapped when MPI_Init_thread returns" "$TMP/err" &&
+                ok "ofi_late fails when ofi opens in MPI_Init (DCFA_OFI_LATE=0)" ||
+                bad "ofi_late with DCFA_OFI_LATE=0 did not fail: $(head -c 300 "$TMP/err")"
+            # a provider that cannot open, found after MPI_Init: one clear line, the job ends
+            FI_PROVIDER=no-such-provider run "cross-auto: ofi cannot open" 1 -hosts dcfa-h1,dcfa-h2 -n 2 \
+                "$MPIT/sendrecv" &&
+                { grep -q "cannot open the ofi fabric, needed for processes on other hosts" "$TMP/err" &&
+                    ok "auto across 2 hosts: ofi that cannot open late ends the job with the reason" ||
+                    bad "cross-auto ofi cannot open: $(head -c 300 "$TMP/err")"; }
+            echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts")
+        eval "$(cat "$TMP/counts")"
         echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
     )
     eval "$(cat "$TMP/counts")"

@@ -285,7 +285,7 @@ static int ofi_lib_load(void)
 {
     if (ofi_lib.handle)
         return UTIL_OK;
-    setenv("IPATH_NO_BACKTRACE", "1", 0);
+    setenv("IPATH_NO_BACKTRACE", "1", 0); /* (set already when open() runs in a thread) */
     void *h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         util_log("ofi: cannot load libfabric: %s", dlerror());
@@ -548,24 +548,42 @@ static int ofi_card_add(char *card, size_t cardlen, size_t *off, char sep, const
     return UTIL_OK;
 }
 
+/* packets as large as ofi's own eager limit (the core's limits are for rings in memory;
+ * across a network a rendezvous costs a round trip: docs/fabric.md) */
+static size_t ofi_packet_max(const fab_params *p)
+{
+    size_t block = p->block_size ? p->block_size : 64;
+    if (util_cfg.ofi_eager_limit > p->packet_max)
+        return (util_cfg.ofi_eager_limit + block - 1) / block * block;
+    return p->packet_max;
+}
+
+/* rxm sends a message above its eager limit (by default its buffer size, 16 KiB) in segments
+ * or by a rendezvous of its own, whose completion can come after that of a later packet to
+ * the same peer: the queue's packets must stay eager in rxm. With tcp below it, rxm takes
+ * larger eager messages without larger buffers (its env, read when libfabric initialises;
+ * every process sets the same, which rxm checks at connect). IPATH_NO_BACKTRACE: see
+ * ofi_lib_load. Neither is replaced when the user set it. */
+void fab_ofi_prepare(const fab_params *p)
+{
+    char rxm_eager[32];
+    snprintf(rxm_eager, sizeof rxm_eager, "%zu", ofi_packet_max(p));
+    setenv("FI_OFI_RXM_EAGER_LIMIT", rxm_eager, 0);
+    setenv("IPATH_NO_BACKTRACE", "1", 0);
+}
+
+/* May run in a thread of its own (the core's late open, DCFA_OFI_LATE) while the main thread
+ * uses the other fabrics: it touches only this fabric's state and libfabric, and the
+ * environment only where fab_ofi_prepare has set the same already (setenv of a set name
+ * with overwrite 0 changes nothing). */
 static int ofi_open(const fab_params *p, char *card, size_t cardlen)
 {
     memset(&ofi, 0, sizeof ofi);
     ofi.p = *p;
-    /* packets as large as ofi's own eager limit (the core's limits are for rings in memory;
-     * across a network a rendezvous costs a round trip: docs/fabric.md) */
     size_t block = p->block_size ? p->block_size : 64;
     ofi.eager_limit = util_cfg.ofi_eager_limit;
-    if (ofi.eager_limit > ofi.p.packet_max)
-        ofi.p.packet_max = (ofi.eager_limit + block - 1) / block * block;
-    /* rxm sends a message above its eager limit (by default its buffer size, 16 KiB) in
-     * segments or by a rendezvous of its own, whose completion can come after that of a
-     * later packet to the same peer: the queue's packets must stay eager in rxm. With tcp
-     * below it, rxm takes larger eager messages without larger buffers (its env, read when
-     * libfabric initialises; every process sets the same, which rxm checks at connect). */
-    char rxm_eager[32];
-    snprintf(rxm_eager, sizeof rxm_eager, "%zu", ofi.p.packet_max);
-    setenv("FI_OFI_RXM_EAGER_LIMIT", rxm_eager, 0);
+    ofi.p.packet_max = ofi_packet_max(p);
+    fab_ofi_prepare(p);
     util_queue_init(&ofi.deferred);
     util_queue_init(&ofi.pieces_waiting);
     util_queue_init(&ofi.hellos_waiting);

@@ -251,13 +251,22 @@ int mpii_runtime_start(int required)
      * this node still opens the fabrics for other nodes (as when the count is unknown) */
     const char *uhosts = getenv("DCFA_UNIVERSE_HOSTS");
     int spans = uhosts && atoi(uhosts) > 1;
-    core_params cp = {.self = rank, .nprocs = size, .local_nprocs = spans                       ? -1
-                                      : local                       ? atoi(local)
+    core_params cp = {.self = rank,
+                      .nprocs = size,
+                      .local_nprocs = spans                        ? -1
+                                      : local                      ? atoi(local)
                                       : mpii_node_local_size() > 0 ? mpii_node_local_size()
                                                                    : -1,
                       .node_nprocs = nlocal,
                       .job_id = assist_job_id(),
-                      .kvs = {.put = assist_kvs_put, .fence = assist_kvs_fence, .get = assist_kvs_get}};
+                      .kvs = {.put = assist_kvs_put,
+                              .fence = assist_kvs_fence,
+                              .get = assist_kvs_get,
+                              .publish = assist_name_publish,
+                              .lookup = assist_name_lookup,
+                              .unpublish = assist_name_unpublish},
+                      /* mpirun's name service carries the late address (core/late.c) */
+                      .net_late = spans};
     rc = core_init(&cp);
     if (rc == UTIL_OK)
         mpii_startup_check(rank, size, agree);

@@ -1,0 +1,95 @@
+/*
+ * ofi_late: libfabric stays off MPI_Init's path (docs/fabric.md, "Opening ofi
+ * late"), and the first messages across hosts work under MPI_THREAD_MULTIPLE.
+ *
+ * Every rank checks /proc/self/maps right after MPI_Init_thread: libfabric
+ * must not be mapped there, whatever the job's hosts (on one host it is never
+ * loaded; across hosts it is opened by a thread of its own, which the
+ * multi-host stage holds back with DCFA_OFI_LATE_DELAY so that the check does
+ * not race it). Then OFI_LATE_THREADS threads (default 4) of every rank
+ * exchange first messages with every other rank at once, each with its own
+ * tag, eager and rendezvous sizes: the first contact with a rank on another
+ * host waits for the fabric while other threads queue behind it. Afterwards
+ * libfabric is mapped if and only if the job spans hosts (OFI_LATE_SPANS=1
+ * says it does, else it must never be mapped).
+ */
+#include "mtest.h"
+
+#include <pthread.h>
+
+#define MAXT 16
+
+static int rank, size, nthreads = 4;
+static int spans;
+
+static int libfabric_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int found = 0;
+    if (!f)
+        return -1;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, "libfabric") != NULL;
+    fclose(f);
+    return found;
+}
+
+static void *exchange(void *arg)
+{
+    int t = (int)(long)arg;
+    /* an eager message and one above every eager limit (ofi: 64 KiB) */
+    static const int counts[2] = {16, 40000};
+    for (int k = 0; k < 2; k++) {
+        int n = counts[k];
+        int *out = malloc((size_t)n * sizeof *out), *in = malloc((size_t)n * sizeof *in);
+        for (int p = 0; p < size; p++) {
+            if (p == rank)
+                continue;
+            for (int i = 0; i < n; i++)
+                out[i] = rank * 1000003 + t * 101 + i;
+            MPI_Sendrecv(out, n, MPI_INT, p, t * 2 + k, in, n, MPI_INT, p, t * 2 + k,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (int i = 0; i < n; i++)
+                if (in[i] != p * 1000003 + t * 101 + i) {
+                    mtest_fail("thread %d: from rank %d, %d ints, element %d is %d", t, p, n, i,
+                               in[i]);
+                    break;
+                }
+        }
+        free(out);
+        free(in);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    int at_init = libfabric_mapped();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    mtest_wrank = rank;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *s = getenv("OFI_LATE_THREADS");
+    if (s && atoi(s) > 0)
+        nthreads = atoi(s) < MAXT ? atoi(s) : MAXT;
+    s = getenv("OFI_LATE_SPANS");
+    spans = s && atoi(s) == 1;
+    if (at_init != 0)
+        mtest_fail("libfabric is %s when MPI_Init_thread returns",
+                   at_init < 0 ? "unknown (no /proc/self/maps)" : "mapped");
+    if (provided != MPI_THREAD_MULTIPLE)
+        nthreads = 1;
+    pthread_t th[MAXT];
+    for (int t = 0; t < nthreads; t++)
+        pthread_create(&th[t], NULL, exchange, (void *)(long)t);
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(th[t], NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int after = libfabric_mapped();
+    if (after != spans)
+        mtest_fail("libfabric %s mapped after the first messages of a job %s hosts",
+                   after ? "is" : "is not", spans ? "across" : "on one of its");
+    return mtest_finalize();
+}
