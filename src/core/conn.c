@@ -77,6 +77,7 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     c->rx_ring = rx;
     core_s.conns[lpid] = c;
     core_s.active[core_s.nactive++] = c;
+    core_conn_wake(c); /* polled until a pass finds nothing (woken ones), or always */
     f->nconns++;
     f->made++;
     core_st.connections++;
@@ -216,6 +217,25 @@ void core_conn_backlog(core_conn *c, core_pend *p)
 {
     core_st.backlog++;
     util_queue_push(&c->backlog, &p->qn);
+    core_conn_wake(c); /* the backlog drains in progress */
+}
+
+void core_conn_wake(void *ctx)
+{
+    core_conn *c = ctx;
+    if (!c->hot) {
+        c->hot = 1;
+        core_s.hot[core_s.nhot++] = c;
+    }
+}
+
+int core_conn_cool(core_conn *c)
+{
+    if (!(c->caps & FAB_CAP_RX_WAKE) || !util_queue_empty(&c->backlog) || c->sync_wanted ||
+        c->rx_freed != c->rx_count)
+        return 0;
+    c->hot = 0;
+    return 1;
 }
 
 int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *env,

@@ -32,6 +32,7 @@ static const fab_upcalls core_upcalls = {
     .gid_of = core_gid_of_up,
     .packet_blocks = core_packet_blocks_up,
     .packet_bytes = core_packet_bytes_up,
+    .wake = core_conn_wake,
 };
 
 static void core_card_key(int lpid, char *key, size_t len)
@@ -181,6 +182,7 @@ static void core_procs_grow(int n)
     core_s.procs = util_realloc(core_s.procs, (size_t)cap * sizeof *core_s.procs);
     core_s.conns = util_realloc(core_s.conns, (size_t)cap * sizeof *core_s.conns);
     core_s.active = util_realloc(core_s.active, (size_t)cap * sizeof *core_s.active);
+    core_s.hot = util_realloc(core_s.hot, (size_t)cap * sizeof *core_s.hot);
     for (int i = core_s.procs_cap; i < cap; i++) {
         core_s.procs[i] = (core_proc){0};
         core_s.conns[i] = NULL;
@@ -585,6 +587,11 @@ int core_disconnect(const int *lpids, int n)
     /* nothing the peer needs is left: its FIN came after all its packets, mine after all of
      * mine, and both backlogs are empty */
     int k = 0;
+    for (int i = 0; i < core_s.nhot; i++)
+        if (!core_fin_wanted(core_s.hot[i], lpids, n))
+            core_s.hot[k++] = core_s.hot[i];
+    core_s.nhot = k;
+    k = 0;
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];
         if (core_fin_wanted(c, lpids, n))
@@ -607,6 +614,7 @@ int core_finalize(void)
     for (int i = 0; i < core_s.nactive; i++)
         core_conn_drop(core_s.active[i]);
     core_s.nactive = 0;
+    core_s.nhot = 0;
     core_stage_close();
     free(core_s.bounce);
     core_s.bounce = NULL;
@@ -626,6 +634,7 @@ int core_finalize(void)
     free(core_s.procs);
     free(core_s.conns);
     free(core_s.active);
+    free(core_s.hot);
     free(core_s.held);
     util_htab_destroy(&core_reqs);
     return UTIL_OK;
@@ -851,8 +860,17 @@ int core_progress(void)
             if ((pass & core_s.fabs[i].poll_mask) == 0)
                 events += core_s.fabs[i].ops->poll();
     }
-    for (int i = 0; i < core_s.nactive; i++)
-        events += core_progress_conn(core_s.active[i]);
+    /* the connections with something to do (all of those whose fabric does not wake them);
+     * a woken one that had nothing leaves the list, its slot taken by the last one */
+    for (int i = 0; i < core_s.nhot;) {
+        core_conn *c = core_s.hot[i];
+        int ev = core_progress_conn(c);
+        events += ev;
+        if (ev == 0 && core_conn_cool(c))
+            core_s.hot[i] = core_s.hot[--core_s.nhot];
+        else
+            i++;
+    }
     core_s.in_progress = 0;
     if (core_s.poller)
         events += core_s.poller();

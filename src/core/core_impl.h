@@ -42,6 +42,7 @@ typedef struct core_conn {
     uint8_t *tx_ring;       /* FAB_CAP_RING_MAPPED: the peer's ring, mapped here (set at ready:
                                where core_conn_tx_at builds a packet, else NULL) */
     int ready;              /* 1 once the fabric said it carries packets */
+    int hot;                /* in core_s.hot: progress looks at it (FAB_CAP_RX_WAKE: woken) */
     unsigned caps;          /* what the connection can do: its fabric's FAB_CAP_*, with FAB_CAP_RMA
                                cleared when the peer's memory turns out unreachable (rndv_read.c) */
     int halves;             /* half packets (wire.h): FAB_CAP_RING_MAPPED and DCFA_HALF_PACKETS */
@@ -138,8 +139,12 @@ typedef struct core_state {
     int conn_failure;       /* why the last connection that could not be made failed:
                                UTIL_EACCES (a segment another user made), UTIL_ENOMEM, or
                                UTIL_ECONN (anything else: the peer is gone or unreachable) */
-    core_conn **active;     /* connected ones, polled by progress */
+    core_conn **active;     /* connected ones */
     int nactive;
+    core_conn **hot; /* of them, the ones progress polls: all but those of a fabric
+                        with FAB_CAP_RX_WAKE, which are here from their wake until a
+                        pass finds nothing to do on them (core_conn_cool) */
+    int nhot;
     util_queue posted;      /* receive requests */
     util_queue unexpected;  /* core_msg */
     int in_progress;
@@ -245,6 +250,8 @@ static inline core_req *core_req_expect(const core_conn *c, uint32_t id, int kin
 }
 int core_conn_incoming(const fab_ops *fab, int peer);  /* fabric upcall */
 void core_conn_ready(void *ctx, int status);            /* fabric upcall */
+void core_conn_wake(void *ctx);                         /* fabric upcall: poll it again */
+int core_conn_cool(core_conn *c); /* nothing to do: 1 and out of core_s.hot (woken ones) */
 /* the next packet's place in the peer's ring (or the fabric's block) */
 static inline wire_hdr *core_conn_tx_at(core_conn *c)
 {

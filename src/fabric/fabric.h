@@ -97,6 +97,11 @@ typedef struct fab_upcalls {
      * fabric with a queue (FAB_CAP_RX_QUEUE) can check a packet arrived whole. NULL:
      * whatever arrived is the packet. */
     size_t (*packet_bytes)(const void *block);
+    /* Optional (FAB_CAP_RX_WAKE): the connection whose connect() got `ctx` may have a packet
+     * for rx_peek now; called from inside poll() (or any call of the fabric that reads its
+     * completions) for every packet that arrives on a connection, whatever the core did
+     * with earlier wakes. */
+    void (*wake)(void *ctx);
 } fab_upcalls;
 
 #define FAB_IOV_MAX 1024                /* iovec entries per side of readv/writev */
@@ -160,6 +165,11 @@ enum fab_cap {
     FAB_CAP_MEM_ALLOC = 1u << 10, /* mem_alloc: MPI_Alloc_mem memory peers map (FAB_KEY_DIRECT) */
     /* -- connections through a third host */
     FAB_CAP_ROUTE = 1u << 11, /* route: a connection may go through another host (gateway) */
+    /* -- progress */
+    /* With FAB_CAP_RX_QUEUE: the fabric names each connection that received a packet (the wake
+     * upcall), so the core calls rx_peek only on connections woken since their queue was last
+     * found empty, not on every connection each pass (docs/fabric.md, "Waking connections") */
+    FAB_CAP_RX_WAKE = 1u << 12,
 };
 
 /* What a fabric can do; valid from open() to close(). */

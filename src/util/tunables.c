@@ -365,6 +365,11 @@ const util_tunable util_tunables[] = {
      "ofi shared receive queue: packets a peer sends through the shared queue before it is offered "
      "a lane (a busy peer)",
      0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_OFI_WAKE", UTIL_T_INT, &util_cfg.ofi_wake, "1", NULL,
+     "ofi shared receive queue: progress looks only at connections the fabric names as having "
+     "received a packet (and at lanes with a packet at their next position); 0: at every "
+     "connection on every pass",
+     0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
     {"DCFA_MR_CACHE", UTIL_T_INT, &util_cfg.mr_cache, "128", NULL,
      "memory registrations a fabric keeps cached (least recently used dropped first); 0 registers "
      "for each transfer",

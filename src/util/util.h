@@ -269,6 +269,7 @@ typedef struct util_config {
     int ofi_lanes;              /* DCFA_OFI_LANES: busy peers given a ring (lane) of their own */
     int ofi_lane_after;         /* DCFA_OFI_LANE_AFTER: packets from a peer before it gets one */
     int ofi_lane_blocks;        /* DCFA_OFI_LANE_BLOCKS: blocks of a lane */
+    int ofi_wake;               /* DCFA_OFI_WAKE: poll only connections that received something */
     int ring_start;             /* DCFA_RING_START: ring positions start this far before the wrap */
 } util_config;
 extern util_config util_cfg;

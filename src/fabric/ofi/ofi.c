@@ -257,6 +257,9 @@ static struct {
     size_t nrxe;                    /* queue entries allocated */
     int tail_ok;                    /* the provider allows tail-marked writes (see ofi_open) */
     int nlanes;                     /* lanes offered */
+    int wake;                       /* FAB_CAP_RX_WAKE: the core polls only woken connections */
+    fab_conn **lane_conns;          /* wake: the connections with a lane I offered, not closing */
+    int nlane_conns;
     uint32_t lane_nb;               /* blocks of a lane I offer (DCFA_OFI_LANE_BLOCKS) */
 } ofi;
 
@@ -534,6 +537,7 @@ static void ofi_teardown(void)
     free(ofi.conns);
     free(ofi.by_peer);
     free(ofi.unknown);
+    free(ofi.lane_conns);
     memset(&ofi, 0, sizeof ofi);
 }
 
@@ -661,6 +665,7 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
     ofi.tail_ok = util_cfg.ofi_tail && !strncmp(ofi.provider, "tcp", 3) &&
                   info->domain_attr->data_progress == FI_PROGRESS_MANUAL;
     ofi.tail = !ofi.srq && ofi.tail_ok;
+    ofi.wake = ofi.srq && util_cfg.ofi_wake && p->up && p->up->wake;
     ofi.job = fab_job_hash(p->job_id);
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
@@ -769,7 +774,8 @@ static int ofi_open(const fab_params *p, char *card, size_t cardlen)
      * access to registered memory over the network */
     ofi.caps = (fab_caps){
         .provider = ofi.provider,
-        .flags = (ofi.srq ? FAB_CAP_RX_QUEUE : FAB_CAP_RX_FREE) | FAB_CAP_TX_CREDIT | FAB_CAP_RMA |
+        .flags = (ofi.srq ? FAB_CAP_RX_QUEUE : FAB_CAP_RX_FREE) | (ofi.wake ? FAB_CAP_RX_WAKE : 0) |
+                 FAB_CAP_TX_CREDIT | FAB_CAP_RMA |
                  (info->domain_attr->data_progress == FI_PROGRESS_AUTO ? FAB_CAP_RMA_PASSIVE : 0),
         .priority = 50,
         .inline_limit =
@@ -1076,9 +1082,19 @@ fail:
  * of the job (params.fence) while a thread keeps progressing, so no process
  * closes its endpoint while a peer may still need it to (providers that
  * acknowledge in software: rxd; writes a peer never waited for: SYNC). */
+static void ofi_lane_conn_drop(fab_conn *c)
+{
+    for (int i = 0; i < ofi.nlane_conns; i++)
+        if (ofi.lane_conns[i] == c) {
+            ofi.lane_conns[i] = ofi.lane_conns[--ofi.nlane_conns];
+            return;
+        }
+}
+
 static void ofi_disconnect(fab_conn *c)
 {
     c->closing = 1;
+    ofi_lane_conn_drop(c); /* the core forgets c's ctx now: no wake for it any more */
     while (c->rxq) /* what arrives from now on is dropped on arrival (ofi_srq_arrived) */
         ofi_rxe_done(c);
     /* a later connection to the same process (dynamic processes: connect after disconnect)
@@ -1216,6 +1232,11 @@ static void ofi_lane_offer_to(fab_conn *c)
         return;
     }
     ofi.nlanes++;
+    if (ofi.wake) {
+        if (!ofi.lane_conns)
+            ofi.lane_conns = util_calloc((size_t)util_cfg.ofi_lanes, sizeof *ofi.lane_conns);
+        ofi.lane_conns[ofi.nlane_conns++] = c;
+    }
     ofi_slot *sl = ofi.slot_free;
     ofi.slot_free = sl->next;
     ofi_lane_offer m = {.magic = OFI_LANE_MAGIC,
@@ -1273,13 +1294,35 @@ static void ofi_rxe_done(fab_conn *c)
  * oldest of the shared queue's. Only the packet at rx_next can have a lead word at its
  * block: credits keep every later one within a ring's length, and consumed blocks are
  * cleared (ofi_rx_free). */
+static inline uint32_t ofi_lane_lead(fab_conn *c, uint8_t **at_out)
+{
+    uint32_t pos = c->rx_next;
+    uint8_t *at = c->lane + (size_t)(pos % ofi.lane_nb) * ofi.p.block_size;
+    uint32_t w = atomic_load_explicit((_Atomic uint32_t *)at, memory_order_acquire);
+    *at_out = at;
+    return (w & OFI_LEAD_FLAG) && (w & 0xffu) == (~(pos + 1) & 0xffu) ? w : 0;
+}
+
+/* wake: a lane gets no completion at its receiver, so each poll looks at the next position
+ * of every lane (at most DCFA_OFI_LANES of them) and wakes the connection whose lane has a
+ * lead word there (the core then peeks until the packet is whole) */
+static void ofi_lane_wake(void)
+{
+    for (int i = 0; i < ofi.nlane_conns; i++) {
+        fab_conn *c = ofi.lane_conns[i];
+        uint8_t *at;
+        if (ofi_lane_lead(c, &at))
+            ofi.p.up->wake(c->ctx);
+    }
+}
+
+/* the next packet (see ofi_lane_lead) */
 static void *ofi_rx_peek(fab_conn *c)
 {
     if (c->lane) {
-        uint32_t pos = c->rx_next;
-        uint8_t *at = c->lane + (size_t)(pos % ofi.lane_nb) * ofi.p.block_size;
-        uint32_t w = atomic_load_explicit((_Atomic uint32_t *)at, memory_order_acquire);
-        if ((w & OFI_LEAD_FLAG) && (w & 0xffu) == (~(pos + 1) & 0xffu)) {
+        uint8_t *at;
+        uint32_t w = ofi_lane_lead(c, &at);
+        if (w) {
             uint32_t k = (w & ~OFI_LEAD_FLAG) >> 8;
             size_t bs = ofi.p.block_size;
             if (k == 0 || k * bs > ofi.pkt_bytes)
@@ -1355,6 +1398,8 @@ static void ofi_srq_arrived(ofi_rxbuf *b, uint8_t *buf, size_t len)
     else
         c->rxq = e;
     c->rxq_tail = e;
+    if (ofi.wake)
+        ofi.p.up->wake(c->ctx);
     if (++c->srq_in == (uint32_t)util_cfg.ofi_lane_after && ofi.tail_ok && !c->lane)
         ofi_lane_offer_to(c);
 }
@@ -1921,6 +1966,8 @@ static int ofi_poll(void)
     events += ofi_cq_drain(ofi.cq);
     if (ofi.tail)
         events += ofi_tail_scan();
+    if (ofi.nlane_conns)
+        ofi_lane_wake();
     /* The bulk endpoints need progress while this process has transfers of its own under
      * way (pieces) or memory a peer may read or write (exposed: a rendezvous' buffer, a
      * window): manual-progress providers answer a peer's read only inside our fi_cq_read.
