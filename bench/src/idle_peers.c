@@ -1,9 +1,11 @@
 /* The cost of idle network peers on progress (docs/fabric.md, "Waking connections"):
  * rank 0 and the first rank on another host (its partner) exchange one message with every
  * rank, so that each holds a connection to all of them, and the others only with those two;
- * then the two ping-pong --size bytes (8) while every other rank waits in MPI_Barrier. With
+ * then the two ping-pong --size bytes (8) while every other rank waits for a barrier,
+ * asleep but for a test every 20 ms. With
  * N ranks the two have N - 2 idle peers each. Prints per round the mean one-way latency
- * (half the round trip) in us, then the median of the rounds:
+ * (half the round trip) in us, the median of the rounds, and the time of one MPI_Iprobe
+ * that finds nothing on rank 0 (one progress pass):
  *
  *   mpirun -hosts h1,h2 -ppn 33 -n 66 idle_peers [--size 8] [--reps 2000] [--rounds 7]
  */
@@ -69,7 +71,28 @@ int main(int argc, char **argv)
                 lat[r] = us;
         }
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    /* one progress pass with nothing arriving: rank 0 times MPI_Iprobe (its partner waits) */
+    double probe_us = 0;
+    if (timer && size > 1) {
+        int flag, other = rank == 0 ? partner : 0;
+        MPI_Sendrecv(NULL, 0, MPI_BYTE, other, 3, NULL, 0, MPI_BYTE, other, 3, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        if (rank == 0) {
+            double t0 = MPI_Wtime();
+            for (long i = 0; i < 20 * reps; i++)
+                MPI_Iprobe(MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            probe_us = (MPI_Wtime() - t0) * 1e6 / (double)(20 * reps);
+        }
+    }
+    /* the others wait asleep (a blocking MPI call would poll, and with more ranks than
+     * cores take the timing ranks' CPU): a barrier tested every 20 ms */
+    MPI_Request bar;
+    MPI_Ibarrier(MPI_COMM_WORLD, &bar);
+    for (int done = 0; !done;) {
+        MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+        if (!done && !timer)
+            usleep(20000);
+    }
     if (rank == 0) {
         printf("idle_peers: %d ranks, %d idle peers of each timing rank, partner %d (%s), %ld B:",
                size, size - 2, partner, names + (size_t)partner * MPI_MAX_PROCESSOR_NAME, len);
@@ -81,7 +104,8 @@ int main(int argc, char **argv)
                 lat[j] = lat[j - 1];
                 lat[j - 1] = t;
             }
-        printf("  median %.2f us\n", rounds > 0 ? lat[rounds / 2] : 0.0);
+        printf("  median %.2f us; MPI_Iprobe %.3f us\n", rounds > 0 ? lat[rounds / 2] : 0.0,
+               probe_us);
     }
     free(lat);
     free(buf);
