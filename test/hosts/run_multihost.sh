@@ -322,6 +322,9 @@ st_mpi_cross() {
         ofi_env
         mpi_set "cross" 4 -hosts dcfa-h1,dcfa-h2
         mpi_set "cross-block" 4 -hosts dcfa-h1,dcfa-h2 -ppn 2
+        # packets to ofi connections that idled are found (progress polls woken ones only:
+        # docs/fabric.md, "Waking connections"), with lanes offered after one packet
+        MPI_SET="wake_idle" mpi_set "cross-wake" 6 -genv DCFA_OFI_LANE_AFTER 1 -genv DCFA_OFI_LANES 3 -hosts dcfa-h1,dcfa-h2
         # rendezvous and RMA on bulk endpoints of their own (DCFA_OFI_SPLIT=1)
         MPI_SET="rndv_rtr rndv_mixed rma_atomic" mpi_set "cross-split" 4 -genv DCFA_OFI_SPLIT 1 -hosts dcfa-h1,dcfa-h2
         # 16 ranks on 2 hosts, each talking to its ring neighbours only: at most 2
