@@ -117,6 +117,22 @@ static struct ad_proc *ad_ep_local(struct ad_job *job, int rank)
     return NULL;
 }
 
+/* the job of this daemon (of this mpirun) named jobid, or NULL */
+static struct ad_job *ad_ep_job(struct ad_daemon *d, const char *jobid)
+{
+    for (int i = 0; i < d->njobs; i++)
+        if (d->jobs[i] && strcmp(d->jobs[i]->jobid, jobid) == 0)
+            return d->jobs[i];
+    return NULL;
+}
+
+/* whether a spawned b or b spawned a: the jobs between which spawn builds a communicator */
+static int ad_ep_related(const struct ad_job *a, const struct ad_job *b)
+{
+    return (a->spawner[0] && strcmp(a->spawner, b->kvsname) == 0) ||
+           (b->spawner[0] && strcmp(b->spawner, a->kvsname) == 0);
+}
+
 static ad_ep_remote_fn ad_ep_remote; /* ad_ep_remote.c's, across hosts */
 
 void ad_ep_set_remote(ad_ep_remote_fn fn) { ad_ep_remote = fn; }
@@ -128,14 +144,28 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     memcpy(job_of, req->job, sizeof job_of);
     job_of[sizeof job_of - 1] = 0;
     int rank = req->rank;
+    struct ad_job *mine = job;
     if (strcmp(job_of, job->jobid) != 0) {
-        ad_ep_refuse(p, req, -EACCES,
-                     "rank %d asked for rank %d of job '%.40s', another job's process (endpoints "
-                     "are handed over within a job)",
-                     p->rank, rank, job_of);
-        return;
+        /* another job of this mpirun: only its parent or a job it spawned (the connections
+         * spawn's inter-communicator needs); the token below proves the asker holds the card */
+        struct ad_job *other = ad_ep_job(d, job_of);
+        if (other == NULL) {
+            ad_ep_refuse(p, req, -ENOENT,
+                         "rank %d of job %s asked for rank %d of job '%.40s', which is no job "
+                         "of this mpirun (two mpiruns' jobs are not joined under --isolate)",
+                         p->rank, job->jobid, rank, job_of);
+            return;
+        }
+        if (!ad_ep_related(job, other)) {
+            ad_ep_refuse(p, req, -EACCES,
+                         "rank %d of job %s asked for rank %d of job %s, which is neither its "
+                         "parent nor a job it spawned",
+                         p->rank, job->jobid, rank, other->jobid);
+            return;
+        }
+        job = other;
     }
-    if (rank == p->rank) {
+    if (job == mine && rank == p->rank) {
         ad_ep_refuse(p, req, -EINVAL, "rank %d asked for a connection to itself", p->rank);
         return;
     }
@@ -146,7 +176,12 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     struct ad_proc *q = ad_ep_local(job, rank);
     if (q == NULL) { /* on another host: its daemon checks the rest (ad_ep_remote.c) */
-        if (d->tree != NULL && ad_ep_remote != NULL)
+        if (job != mine)
+            ad_ep_refuse(p, req, -EHOSTUNREACH,
+                         "rank %d of job %s asked for rank %d of job %s, which runs on another "
+                         "host (connections between jobs are handed over on one host only)",
+                         p->rank, mine->jobid, rank, job->jobid);
+        else if (d->tree != NULL && ad_ep_remote != NULL)
             ad_ep_remote(d, job, p, req);
         else
             ad_ep_refuse(p, req, -EHOSTUNREACH,
@@ -177,7 +212,7 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     sock_ep_msg in = {
         .magic = SOCK_EP_MAGIC, .version = SOCK_VERSION, .type = SOCK_EP_INCOMING, .rank = p->rank};
-    snprintf(in.job, sizeof in.job, "%s", job->jobid);
+    snprintf(in.job, sizeof in.job, "%s", mine->jobid);
     rc = ad_ep_send(q, &in, sv[1]);
     if (rc == 0) {
         sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
