@@ -183,8 +183,28 @@ static void dpm_ports_init(void)
  * reach nobody (its loopback is its own), or may not open an AF_INET socket at all (seccomp).
  * Its port is a Unix-domain socket file instead, which a rank of another job on this host
  * reaches whatever its network namespace: "dcfa-port-unix:<path>:<nonce>" */
+/* the socket files of the Unix-domain ports still open: removed when the process ends
+ * without closing them (util_die, exit, MPI_Abort); async-signal-safe */
+static pid_t dpm_ports_pid; /* the process that made them (not a child forked since) */
+
+void mpii_dpm_ports_unlink(void)
+{
+    if (getpid() != dpm_ports_pid)
+        return;
+    for (int i = 0; i < DPM_PORT_MAX; i++)
+        if (dpm.ports[i].fd >= 0 && dpm.ports[i].path[0])
+            (void)unlink(dpm.ports[i].path);
+}
+
 static int dpm_port_open_unix(dpm_port *p, char *name)
 {
+    static int registered;
+    if (!registered) {
+        registered = 1;
+        dpm_ports_pid = getpid();
+        util_die_cleanup_add(mpii_dpm_ports_unlink);
+        (void)atexit(mpii_dpm_ports_unlink);
+    }
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir || strlen(dir) > 60 || strchr(dir, ':'))
         dir = "/tmp";

@@ -458,6 +458,7 @@ int b_Abort(MPI_Comm comm, int errorcode)
     snprintf(msg, sizeof msg, "MPI_Abort(errorcode=%d) called by rank %d", errorcode, mpii_st.world_rank);
     fflush(stdout);
     fflush(stderr);
+    mpii_dpm_ports_unlink();
     assist_abort(errorcode, msg);
     _exit(errorcode ? errorcode : 1);
 }
