@@ -72,10 +72,6 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
          * daemon hands over; otherwise ofi does */
         const char *iso = getenv("DCFA_ISOLATE");
         const fab_ops *net = iso && *iso ? &fab_sock_ops : NULL;
-        /* under --isolate shm the daemon's segments serve this job only: processes of other
-         * jobs of this host (spawn, ports) are reached over sock, so it opens on one node too */
-        if (net && strstr(iso, "shm"))
-            spans = 1;
 #ifdef DCFA_HAVE_OFI
         if (!net)
             net = &fab_ofi_ops;

@@ -7,11 +7,14 @@
  * rank 0 with a forged token, a rank its parent's job does not have. Each must come back as
  * REFUSE with the reason and no fd, and reach nobody else; then A and its parent still talk
  * (over the connection the daemon handed over when the parent's data first went to A), and A
- * tells the parent its error count. Run with DCFA_FABRICS=sock so that the parent-child
+ * tells the parent its error count. Segments (--isolate shm; the daemon answers them in any
+ * mode): A may not open a name of its sibling's job, nor create one under its parent's. Run
+ * with DCFA_FABRICS=sock so that the parent-child
  * connection is the daemon's; A makes its requests while no other connection can come to it,
  * so its sock fabric does not read those answers. */
 #include "mtest.h"
 #include "../../src/fabric/sock/sock_wire.h"
+#include "../../src/util/seg_wire.h"
 #include <errno.h>
 #include <limits.h>
 #include <sys/socket.h>
@@ -65,6 +68,41 @@ static void ask(int ep, const char *job, int rank, uint64_t token, uint32_t seq,
         close(fd);
 }
 
+/* one segment request of mine (A's), which must be refused saying want */
+static void ask_seg(int ep, int type, const char *name, uint32_t seq, const char *want)
+{
+    const char *job = getenv("DCFA_JOBID"), *tok = getenv("DCFA_SOCK_TOKEN");
+    seg_msg m = {.magic = SEG_MAGIC,
+                 .version = SEG_VERSION,
+                 .type = (uint8_t)type,
+                 .seq = seq,
+                 .rank = 0,
+                 .token = tok ? strtoull(tok, NULL, 16) : 0,
+                 .size = 4096};
+    snprintf(m.job, sizeof m.job, "%s", job ? job : "");
+    snprintf(m.name, sizeof m.name, "%s", name);
+    if (send(ep, &m, sizeof m, 0) != (ssize_t)sizeof m)
+        mtest_fail("send segment request %u", seq);
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    int fd = -1;
+    ssize_t n = recvmsg(ep, &mh, 0);
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n > 0 && cm; cm = CMSG_NXTHDR(&mh, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+            memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    m.text[sizeof m.text - 1] = 0;
+    mtest_check(n == (ssize_t)sizeof m && m.magic == SEG_MAGIC && m.type == SEG_REFUSE &&
+                    m.seq == seq && fd < 0,
+                "segment request %u (%s): answer type %u seq %u fd %d, not a refusal", seq, name,
+                m.type, m.seq, fd);
+    mtest_check(strstr(m.text, want) != NULL, "segment request %u: refusal '%s' does not say '%s'",
+                seq, m.text, want);
+    if (fd >= 0)
+        close(fd);
+}
+
 static int child(MPI_Comm parent, const char *which)
 {
     mtest_wrank = 100;
@@ -88,6 +126,12 @@ static int child(MPI_Comm parent, const char *which)
         ask(ep, w[1].job, 0, tb, 902, "neither its parent nor a job it spawned");
         ask(ep, w[0].job, 0, tp ^ 1, 903, "forged card");
         ask(ep, w[0].job, psize + 3, tp, 904, "no such rank");
+        char name[SEG_NAME_MAX];
+        snprintf(name, sizeof name, "/dcfa-%s-0-d0123456789abcdef", w[1].job);
+        ask_seg(ep, SEG_OPEN, name, 905, "which is no name of its job");
+        snprintf(name, sizeof name, "/dcfa-%s-0-d0123456789abcdef", w[0].job);
+        ask_seg(ep, SEG_CREATE, name, 906, "which is no name of its job");
+        ask_seg(ep, SEG_OPEN, name, 907, "does not exist");
         MPI_Send(&mtest_errs, 1, MPI_INT, 0, 3, parent);
     }
     MPI_Allreduce(&mtest_errs, &perrs, 1, MPI_INT, MPI_SUM, parent);

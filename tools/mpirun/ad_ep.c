@@ -126,13 +126,6 @@ static struct ad_job *ad_ep_job(struct ad_daemon *d, const char *jobid)
     return NULL;
 }
 
-/* whether a spawned b or b spawned a: the jobs between which spawn builds a communicator */
-static int ad_ep_related(const struct ad_job *a, const struct ad_job *b)
-{
-    return (a->spawner[0] && strcmp(a->spawner, b->kvsname) == 0) ||
-           (b->spawner[0] && strcmp(b->spawner, a->kvsname) == 0);
-}
-
 static ad_ep_remote_fn ad_ep_remote; /* ad_ep_remote.c's, across hosts */
 
 void ad_ep_set_remote(ad_ep_remote_fn fn) { ad_ep_remote = fn; }
@@ -156,7 +149,7 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
                          p->rank, job->jobid, rank, job_of);
             return;
         }
-        if (!ad_ep_related(job, other)) {
+        if (!ad_job_related(job, other)) {
             ad_ep_refuse(p, req, -EACCES,
                          "rank %d of job %s asked for rank %d of job %s, which is neither its "
                          "parent nor a job it spawned",
@@ -260,7 +253,8 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
                     memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
                     close(fd);
                 }
-        if (!(mh.msg_flags & MSG_TRUNC) && ad_seg_request(job, p, buf, (size_t)n))
+        if (!(mh.msg_flags & MSG_TRUNC) &&
+            ad_seg_request(d->jobs, d->njobs, job, p, buf, (size_t)n))
             continue; /* a shared-memory segment (--isolate shm) */
         memcpy(&m, buf, sizeof m);
         if (n != (ssize_t)sizeof m || m.magic != SOCK_EP_MAGIC || m.version != SOCK_VERSION ||

@@ -57,6 +57,7 @@ static _Noreturn void mpii_launcher_gone(void)
     /* stderr is most likely a pipe to the dead launcher: no SIGPIPE for the message */
     pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
     util_shm_unlink_job(assist_job_id());
+    mpii_dpm_ports_unlink();
     ssize_t w = write(STDERR_FILENO, mpii_gone_msg, mpii_gone_len);
     (void)w;
     _exit(1);
