@@ -73,6 +73,7 @@ static void mpii_on_sigterm(int sig)
      * this node go first (faults.term_hydra) */
     if (assist_cleanup_is_mine())
         util_shm_unlink_job(assist_job_id());
+    mpii_dpm_ports_unlink(); /* the socket files of Unix-domain ports (--isolate) */
     signal(sig, SIG_DFL);
     raise(sig);
     errno = saved;
