@@ -95,7 +95,7 @@ int main(int argc, char **argv)
         unlink(path);
     }
     if (rank == 0) {
-        ask(ep, "otherjob", 1, t1, 1, "another job's process");
+        ask(ep, "otherjob", 1, t1, 1, "no job of this mpirun");
         ask(ep, job, size + 5, t1, 2, "no such rank");
         ask(ep, job, -1, t1, 3, "no such rank");
         ask(ep, job, 0, strtoull(tok, NULL, 16), 4, "itself");

@@ -117,6 +117,15 @@ static struct ad_proc *ad_ep_local(struct ad_job *job, int rank)
     return NULL;
 }
 
+/* the job of this daemon (of this mpirun) named jobid, or NULL */
+static struct ad_job *ad_ep_job(struct ad_daemon *d, const char *jobid)
+{
+    for (int i = 0; i < d->njobs; i++)
+        if (d->jobs[i] && strcmp(d->jobs[i]->jobid, jobid) == 0)
+            return d->jobs[i];
+    return NULL;
+}
+
 static ad_ep_remote_fn ad_ep_remote; /* ad_ep_remote.c's, across hosts */
 
 void ad_ep_set_remote(ad_ep_remote_fn fn) { ad_ep_remote = fn; }
@@ -128,14 +137,28 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     memcpy(job_of, req->job, sizeof job_of);
     job_of[sizeof job_of - 1] = 0;
     int rank = req->rank;
+    struct ad_job *mine = job;
     if (strcmp(job_of, job->jobid) != 0) {
-        ad_ep_refuse(p, req, -EACCES,
-                     "rank %d asked for rank %d of job '%.40s', another job's process (endpoints "
-                     "are handed over within a job)",
-                     p->rank, rank, job_of);
-        return;
+        /* another job of this mpirun: only its parent or a job it spawned (the connections
+         * spawn's inter-communicator needs); the token below proves the asker holds the card */
+        struct ad_job *other = ad_ep_job(d, job_of);
+        if (other == NULL) {
+            ad_ep_refuse(p, req, -ENOENT,
+                         "rank %d of job %s asked for rank %d of job '%.40s', which is no job "
+                         "of this mpirun (two mpiruns' jobs are not joined under --isolate)",
+                         p->rank, job->jobid, rank, job_of);
+            return;
+        }
+        if (!ad_job_related(job, other)) {
+            ad_ep_refuse(p, req, -EACCES,
+                         "rank %d of job %s asked for rank %d of job %s, which is neither its "
+                         "parent nor a job it spawned",
+                         p->rank, job->jobid, rank, other->jobid);
+            return;
+        }
+        job = other;
     }
-    if (rank == p->rank) {
+    if (job == mine && rank == p->rank) {
         ad_ep_refuse(p, req, -EINVAL, "rank %d asked for a connection to itself", p->rank);
         return;
     }
@@ -146,7 +169,12 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     struct ad_proc *q = ad_ep_local(job, rank);
     if (q == NULL) { /* on another host: its daemon checks the rest (ad_ep_remote.c) */
-        if (d->tree != NULL && ad_ep_remote != NULL)
+        if (job != mine)
+            ad_ep_refuse(p, req, -EHOSTUNREACH,
+                         "rank %d of job %s asked for rank %d of job %s, which runs on another "
+                         "host (connections between jobs are handed over on one host only)",
+                         p->rank, mine->jobid, rank, job->jobid);
+        else if (d->tree != NULL && ad_ep_remote != NULL)
             ad_ep_remote(d, job, p, req);
         else
             ad_ep_refuse(p, req, -EHOSTUNREACH,
@@ -177,7 +205,7 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     sock_ep_msg in = {
         .magic = SOCK_EP_MAGIC, .version = SOCK_VERSION, .type = SOCK_EP_INCOMING, .rank = p->rank};
-    snprintf(in.job, sizeof in.job, "%s", job->jobid);
+    snprintf(in.job, sizeof in.job, "%s", mine->jobid);
     rc = ad_ep_send(q, &in, sv[1]);
     if (rc == 0) {
         sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
@@ -225,7 +253,8 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p)
                     memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
                     close(fd);
                 }
-        if (!(mh.msg_flags & MSG_TRUNC) && ad_seg_request(job, p, buf, (size_t)n))
+        if (!(mh.msg_flags & MSG_TRUNC) &&
+            ad_seg_request(d->jobs, d->njobs, job, p, buf, (size_t)n))
             continue; /* a shared-memory segment (--isolate shm) */
         memcpy(&m, buf, sizeof m);
         if (n != (ssize_t)sizeof m || m.magic != SOCK_EP_MAGIC || m.version != SOCK_VERSION ||

@@ -5,8 +5,9 @@
  * to create one (a new name: a memfd of that size, its memory reserved, then sealed against
  * growing and shrinking), to open one (the name exists and has exactly that size) or to
  * remove a name (its memory lives on in the mappings). Every request must carry the asker's
- * own job, rank and endpoint token, and a name of its own job ("/dcfa-<job>-..."): anything
- * else is refused with the reason, naming the request, and nothing is granted. A job's
+ * own job, rank and endpoint token, and a name of its own job ("/dcfa-<job>-..."), or to open
+ * or remove, of its parent's job or of a job its job spawned (spawn under --isolate shm):
+ * anything else is refused with the reason, naming the request, and nothing is granted. A job's
  * names go with the job (ad_seg_job_end). The daemon never maps a segment: it holds fds. */
 #include "ad_seg.h"
 #include "ad.h"
@@ -92,7 +93,26 @@ static int ad_seg_make(uint64_t size)
     return fd;
 }
 
-int ad_seg_request(struct ad_job *job, struct ad_proc *p, const void *buf, size_t len)
+/* the job whose names hold name: job's own, or for OPEN and REMOVE that of its parent or of
+ * a job it spawned (spawn under --isolate shm); NULL if none */
+static struct ad_job *ad_seg_owner(struct ad_job *const *jobs, int njobs, struct ad_job *job,
+                                   int op, const char *name)
+{
+    char prefix[SEG_JOB_MAX + 8];
+    for (int i = -1; i < njobs; i++) {
+        struct ad_job *j = i < 0 ? job : jobs[i];
+        if (j == NULL || (i >= 0 && (j == job || op == SEG_CREATE || !ad_job_related(job, j))))
+            continue;
+        snprintf(prefix, sizeof prefix, "/dcfa-%s-", j->jobid);
+        size_t plen = strlen(prefix);
+        if (strncmp(name, prefix, plen) == 0 && name[plen] != 0)
+            return j;
+    }
+    return NULL;
+}
+
+int ad_seg_request(struct ad_job *const *jobs, int njobs, struct ad_job *job, struct ad_proc *p,
+                   const void *buf, size_t len)
 {
     seg_msg q;
     if (len < 4 || memcmp(buf, &(uint32_t){SEG_MAGIC}, 4) != 0)
@@ -128,19 +148,18 @@ int ad_seg_request(struct ad_job *job, struct ad_proc *p, const void *buf, size_
                       p->rank, what, q.name, (unsigned long long)q.token);
         return 1;
     }
-    char prefix[SEG_JOB_MAX + 8];
-    snprintf(prefix, sizeof prefix, "/dcfa-%s-", job->jobid);
-    size_t plen = strlen(prefix), nlen = strlen(q.name);
-    if (strncmp(q.name, prefix, plen) != 0 || nlen == plen ||
+    size_t nlen = strlen(q.name);
+    struct ad_job *owner = ad_seg_owner(jobs, njobs, job, op, q.name);
+    if (owner == NULL ||
         strspn(q.name + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
             nlen - 1) {
         ad_seg_answer(p, &q, SEG_REFUSE, -EACCES, -1,
-                      "rank %d asked to %s segment '%.60s', which is no name of its job %s "
-                      "(/dcfa-%s-...)",
-                      p->rank, what, q.name, job->jobid, job->jobid);
+                      "rank %d asked to %s '%.40s', which is no name of its job %s, its "
+                      "parent's or child's (two mpiruns share no segments)",
+                      p->rank, what, q.name, job->jobid);
         return 1;
     }
-    struct ad_seg *s = ad_seg_find(job->jobid, q.name);
+    struct ad_seg *s = ad_seg_find(owner->jobid, q.name);
     if (op == SEG_REMOVE) {
         if (s != NULL) {
             for (struct ad_seg **pp = &ad_segs; *pp; pp = &(*pp)->next)

@@ -251,11 +251,9 @@ static int shm_reachable(const char *peer_card)
     if (strncmp(peer_card, "shm:", 4) != 0 || strncmp(peer_card + 4, key, n) != 0 ||
         peer_card[4 + n] != ':')
         return 0;
-    /* --isolate shm: the daemon hands over this job's segments only, so no other job's */
-    const char *job = strchr(peer_card + 5 + n, '/');
-    size_t jl = strlen(shm.p.job_id);
-    return !util_shm_daemon() ||
-           (job && strncmp(job + 1, shm.p.job_id, jl) == 0 && job[1 + jl] == '/');
+    /* --isolate shm: the daemon hands over the segments of this job and of its parent and
+     * spawned jobs (another mpirun's are refused, with the reason, when first opened) */
+    return 1;
 }
 
 /* "shm:<node key>:<pid>/<job id>/<job size>/<ring blocks>/<name key>": the pid, job id,

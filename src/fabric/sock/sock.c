@@ -77,6 +77,8 @@ typedef struct sock_pend {
     uint8_t buf[sizeof(sock_frame) + sizeof(sock_hello)];
     size_t got;
     int daemon_rank; /* handed over by the daemon for this rank of my job; -1 accepted here */
+    int parked;      /* its hello names a process of another job not known here yet */
+    fab_gid gid;     /* parked: that process */
     struct sock_pend *next;
 } sock_pend;
 
@@ -329,8 +331,23 @@ static void sock_conn_add_fd(fab_conn *c, int fd)
     sock_watch(r);
 }
 
+/* room in sk.conns for lpid (processes of other jobs come after my job's ranks) */
+static void sock_conns_grow(int lpid)
+{
+    if (lpid < sk.nconns)
+        return;
+    int n = sk.nconns ? sk.nconns : 4;
+    while (n <= lpid)
+        n *= 2;
+    sk.conns = util_realloc(sk.conns, (size_t)n * sizeof *sk.conns);
+    for (int i = sk.nconns; i < n; i++)
+        sk.conns[i] = NULL;
+    sk.nconns = n;
+}
+
 static fab_conn *sock_conn_new(int peer, void *ctx)
 {
+    sock_conns_grow(peer);
     fab_conn *c = util_calloc(1, sizeof *c);
     c->peer = peer;
     c->ctx = ctx;
@@ -403,11 +420,6 @@ static int sock_connect(int peer, const char *card, int passive, void *ctx, fab_
     *rx_ring = NULL;
     if (peer < 0 || peer == sk.p.self || (peer < sk.nconns && sk.conns[peer]))
         return UTIL_EINVAL;
-    if (peer >= sk.nconns) { /* a process of another job */
-        util_log("sock: a connection to %s, of another job: not supported by this fabric yet",
-                 util_proc(peer));
-        return UTIL_ECONN;
-    }
     if (passive) {
         /* incoming() for a socket already here (sock_pend_done made the connection) */
         return UTIL_EINVAL;
@@ -464,7 +476,7 @@ static void sock_pend_done(sock_pend *p, int lpid)
 {
     fab_conn *c = lpid >= 0 && lpid < sk.nconns ? sk.conns[lpid] : NULL;
     int fd = p->ref.fd;
-    if (lpid < 0 || lpid >= sk.nconns || lpid == sk.p.self) {
+    if (lpid < 0 || lpid == sk.p.self) {
         util_log("sock: a connection from %s, which this process does not know: closed",
                  lpid < 0 ? "a process of another job" : util_proc(lpid));
         close(fd);
@@ -506,6 +518,14 @@ static void sock_pend_read(sock_pend *p)
         lpid = sock_lpid_of(h.gid);
         if (p->daemon_rank >= 0 && lpid != p->daemon_rank)
             why = "its hello names another process than the daemon said";
+        else if (lpid < 0 && FAB_GID_JOB(h.gid) != sk.job_hash) {
+            /* a process of another job whose inter-communicator this process has not built
+             * yet (its leader's broadcast is on its way): keep the socket until it is known */
+            p->parked = 1;
+            p->gid = h.gid;
+            (void)epoll_ctl(sk.epfd, EPOLL_CTL_DEL, p->ref.fd, NULL);
+            return;
+        }
     }
     /* off the pending list */
     for (sock_pend **pp = &sk.pend; *pp; pp = &(*pp)->next)
@@ -599,13 +619,8 @@ static int sock_ep_read(void)
         if (!is_stream)
             util_die("sock: the assist daemon handed over %s from %s rank %d",
                      fd < 0 ? "no socket" : "an fd that is no stream socket", m.job, (int)m.rank);
-        if (strcmp(m.job, sk.p.job_id) != 0) {
-            util_log("sock: the assist daemon handed over a socket from job %s: not supported yet",
-                     m.job);
-            close(fd);
-            return 1;
-        }
-        sock_pend_add(fd, m.rank);
+        /* a process of another job (spawn, ports): its hello names it */
+        sock_pend_add(fd, strcmp(m.job, sk.p.job_id) == 0 ? m.rank : -1);
         return 1;
     default:
         util_die("sock: a message of unknown type %u from the assist daemon", m.type);
@@ -640,6 +655,18 @@ static int sock_poll(void)
     }
     while (sk.ep_fd >= 0 && util_epch_pending())
         events += sock_ep_read();
+    for (sock_pend **pp = &sk.pend; *pp;) { /* parked sockets whose process became known */
+        sock_pend *p = *pp;
+        int lpid = p->parked ? sock_lpid_of(p->gid) : -1;
+        if (lpid < 0) {
+            pp = &p->next;
+            continue;
+        }
+        *pp = p->next;
+        sock_pend_done(p, lpid);
+        free(p);
+        events++;
+    }
     struct epoll_event ev[32];
     int n = epoll_wait(sk.epfd, ev, 32, 0);
     for (int i = 0; i < n; i++) {
@@ -699,6 +726,19 @@ static void sock_disconnect(fab_conn *c)
     for (int i = 0; i < c->nrefs; i++)
         if (c->refs[i].fd != c->tx_fd)
             (void)shutdown(c->refs[i].fd, SHUT_WR);
+}
+
+static void sock_conn_free(fab_conn *c);
+
+/* the core drops a connection (MPI_Comm_disconnect, finalize): one to a process of another job
+ * is freed now, since a later communicator with that process connects anew */
+static void sock_disconnect_drop(fab_conn *c)
+{
+    sock_disconnect(c);
+    if (c->peer >= sk.p.nprocs && c->peer < sk.nconns && sk.conns[c->peer] == c) {
+        sk.conns[c->peer] = NULL;
+        sock_conn_free(c);
+    }
 }
 
 static void sock_conn_free(fab_conn *c)
@@ -835,8 +875,7 @@ static int sock_reachable(const char *card)
     int rank, port;
     uint64_t token;
     if (sk.daemon)
-        return sock_card_daemon(card, job, sizeof job, &rank, &token) == UTIL_OK &&
-               strcmp(job, sk.p.job_id) == 0;
+        return sock_card_daemon(card, job, sizeof job, &rank, &token) == UTIL_OK;
     return sock_card_self(card, &port) == UTIL_OK;
 }
 
@@ -859,7 +898,7 @@ static unsigned sock_ring_blocks(const char *card)
 static const fab_chan_ops sock_chan = {
     .ring_blocks = sock_ring_blocks,
     .connect = sock_connect_entry,
-    .disconnect = sock_disconnect,
+    .disconnect = sock_disconnect_drop,
     .tx_block = sock_tx_block,
     .tx_post = sock_tx_post,
     .rx_peek = sock_rx_peek,

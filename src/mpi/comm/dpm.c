@@ -42,6 +42,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define DPM_MAGIC      0x44504d31u /* "DPM1" */
@@ -51,6 +53,7 @@
 typedef struct dpm_port {
     int fd; /* the listener, -1: slot free */
     uint64_t nonce;
+    char path[108]; /* a Unix-domain port's socket file (isolated ranks), "" for TCP */
     char name[MPI_MAX_PORT_NAME];
 } dpm_port;
 
@@ -176,6 +179,55 @@ static void dpm_ports_init(void)
     done = 1;
 }
 
+/* mpirun --isolate: a rank in a network namespace of its own listens where its TCP port would
+ * reach nobody (its loopback is its own), or may not open an AF_INET socket at all (seccomp).
+ * Its port is a Unix-domain socket file instead, which a rank of another job on this host
+ * reaches whatever its network namespace: "dcfa-port-unix:<path>:<nonce>" */
+/* the socket files of the Unix-domain ports still open: removed when the process ends
+ * without closing them (util_die, exit, MPI_Abort); async-signal-safe */
+static pid_t dpm_ports_pid; /* the process that made them (not a child forked since) */
+
+void mpii_dpm_ports_unlink(void)
+{
+    if (getpid() != dpm_ports_pid)
+        return;
+    for (int i = 0; i < DPM_PORT_MAX; i++)
+        if (dpm.ports[i].fd >= 0 && dpm.ports[i].path[0])
+            (void)unlink(dpm.ports[i].path);
+}
+
+static int dpm_port_open_unix(dpm_port *p, char *name)
+{
+    static int registered;
+    if (!registered) {
+        registered = 1;
+        dpm_ports_pid = getpid();
+        util_die_cleanup_add(mpii_dpm_ports_unlink);
+        (void)atexit(mpii_dpm_ports_unlink);
+    }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir || strlen(dir) > 60 || strchr(dir, ':'))
+        dir = "/tmp";
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(p->path, sizeof p->path, "%s/dcfa-port-%d-%016llx", dir, (int)getpid(),
+             (unsigned long long)p->nonce);
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", p->path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0) {
+        mpii_cause("cannot listen on a Unix-domain port at %s: %m", p->path);
+        if (fd >= 0)
+            close(fd);
+        p->path[0] = 0;
+        return MPI_ERR_PORT;
+    }
+    (void)chmod(p->path, 0600);
+    p->fd = fd;
+    snprintf(p->name, sizeof p->name, "dcfa-port-unix:%s:%016llx", p->path,
+             (unsigned long long)p->nonce);
+    snprintf(name, MPI_MAX_PORT_NAME, "%s", p->name);
+    return MPI_SUCCESS;
+}
+
 int mpii_port_open(char *name)
 {
     dpm_ports_init();
@@ -187,6 +239,12 @@ int mpii_port_open(char *name)
         mpii_cause("%d ports are open in this process already", DPM_PORT_MAX);
         return MPI_ERR_NO_MEM;
     }
+    if (getrandom(&p->nonce, sizeof p->nonce, 0) != (ssize_t)sizeof p->nonce)
+        p->nonce = util_now_ns() ^ ((uint64_t)getpid() << 32);
+    const char *iso = getenv("DCFA_ISOLATE");
+    if (iso && *iso && strcmp(iso, "none") != 0)
+        return dpm_port_open_unix(p, name);
+    p->path[0] = 0;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
     socklen_t alen = sizeof a;
@@ -197,8 +255,6 @@ int mpii_port_open(char *name)
             close(fd);
         return MPI_ERR_PORT;
     }
-    if (getrandom(&p->nonce, sizeof p->nonce, 0) != (ssize_t)sizeof p->nonce)
-        p->nonce = util_now_ns() ^ ((uint64_t)getpid() << 32);
     char addr[64];
     dpm_my_address(addr, sizeof addr);
     p->fd = fd;
@@ -216,6 +272,9 @@ int mpii_port_close(const char *name)
         return MPI_ERR_PORT;
     close(p->fd);
     p->fd = -1;
+    if (p->path[0])
+        (void)unlink(p->path);
+    p->path[0] = 0;
     return MPI_SUCCESS;
 }
 
@@ -274,10 +333,46 @@ static int dpm_accept_fd(dpm_port *p, int timeout_ms, const char *what)
     }
 }
 
+/* a Unix-domain port (dpm_port_open_unix): its socket, or a negative error class */
+static int dpm_connect_unix(const char *name, uint64_t *nonce)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    const char *path = name + strlen("dcfa-port-unix:");
+    const char *colon = strrchr(path, ':');
+    char *end = NULL;
+    unsigned long long n = colon ? strtoull(colon + 1, &end, 16) : 0;
+    if (!colon || path[0] != '/' || (size_t)(colon - path) >= sizeof a.sun_path || !end ||
+        *end != 0 || end - colon != 17) {
+        mpii_cause("'%s' is not a port name of this library", name);
+        return -MPI_ERR_PORT;
+    }
+    memcpy(a.sun_path, path, (size_t)(colon - path));
+    *nonce = n;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        mpii_cause("nobody accepts on port %s: %s", name, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -MPI_ERR_PORT;
+    }
+    return fd;
+}
+
 static int dpm_connect_fd(const char *name, int timeout_ms)
 {
     struct sockaddr_in a;
     uint64_t nonce;
+    if (strncmp(name, "dcfa-port-unix:", 15) == 0) {
+        int fd = dpm_connect_unix(name, &nonce);
+        if (fd < 0)
+            return fd;
+        dpm_hello h = {.magic = DPM_MAGIC, .nonce = nonce};
+        if (send(fd, &h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
+            close(fd);
+            return -MPI_ERR_PORT;
+        }
+        return fd;
+    }
     if (dpm_port_parse(name, &a, &nonce) != MPI_SUCCESS) {
         mpii_cause("'%s' is not a port name of this library", name);
         return -MPI_ERR_PORT;

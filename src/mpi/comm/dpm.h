@@ -22,6 +22,7 @@ int mpii_name_lookup(const char *service, char *port);
 MPI_Comm mpii_comm_parent(void);            /* MPI_COMM_NULL when not spawned */
 int mpii_dpm_init(void);                    /* end of MPI_Init: a spawned process connects */
 void mpii_dpm_dump(void);                   /* the hang report: what a root waits for */
+void mpii_dpm_ports_unlink(void); /* MPI_Abort: remove the socket files of open Unix ports */
 /* the roots of an inter-communicator under construction swap bytes over a connected socket
  * (progressing the library while they wait) */
 int mpii_sock_swap(int fd, const void *s, size_t slen, void *r, size_t rlen);

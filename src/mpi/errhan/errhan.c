@@ -1,6 +1,7 @@
 /* Error handlers, error classes and codes, and mpii_err(): how every error
  * of the library reaches the user. See errhan.h for the code space. */
 #include "mpi/errhan/errhan.h"
+#include "mpi/comm/dpm.h"
 #include "assist/assist.h"
 #include "mpi/io/io.h"
 #include "mpi/osc/osc.h"
@@ -504,6 +505,7 @@ _Noreturn static void errh_fatal(int code, const char *text)
     int status = cls & 0xff;
     if (status == 0)
         status = 1;
+    mpii_dpm_ports_unlink();
     assist_abort(status, line);
     _exit(status);
 }

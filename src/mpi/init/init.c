@@ -57,6 +57,7 @@ static _Noreturn void mpii_launcher_gone(void)
     /* stderr is most likely a pipe to the dead launcher: no SIGPIPE for the message */
     pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
     util_shm_unlink_job(assist_job_id());
+    mpii_dpm_ports_unlink();
     ssize_t w = write(STDERR_FILENO, mpii_gone_msg, mpii_gone_len);
     (void)w;
     _exit(1);
@@ -72,6 +73,7 @@ static void mpii_on_sigterm(int sig)
      * this node go first (faults.term_hydra) */
     if (assist_cleanup_is_mine())
         util_shm_unlink_job(assist_job_id());
+    mpii_dpm_ports_unlink(); /* the socket files of Unix-domain ports (--isolate) */
     signal(sig, SIG_DFL);
     raise(sig);
     errno = saved;
@@ -458,6 +460,7 @@ int b_Abort(MPI_Comm comm, int errorcode)
     snprintf(msg, sizeof msg, "MPI_Abort(errorcode=%d) called by rank %d", errorcode, mpii_st.world_rank);
     fflush(stdout);
     fflush(stderr);
+    mpii_dpm_ports_unlink();
     assist_abort(errorcode, msg);
     _exit(errorcode ? errorcode : 1);
 }
