@@ -484,7 +484,9 @@ int core_progress_conn(core_conn *c)
     for (;;) {
         wire_hdr *h;
         if (__builtin_expect(c->caps & FAB_CAP_RX_QUEUE, 0)) {
-            if (!(h = c->fab->ops->chan->rx_peek(c->fc)))
+            /* nothing comes after the peer's FIN on this connection: what its queue holds
+             * then is the next connection's (a queue fabric may keep one queue per peer) */
+            if (c->fin_in || !(h = c->fab->ops->chan->rx_peek(c->fc)))
                 break;
         } else {
             h = (wire_hdr *)(c->rx_ring + (size_t)(c->rx_count & (c->nblocks - 1)) * core_s.block_size);

@@ -273,6 +273,10 @@ const util_tunable util_tunables[] = {
      "with the processes of the same id; -1: processes whose hosts share a network are one module "
      "(docs/gateway.md)",
      0, UTIL_LVL_USER, UTIL_CAT_FABRIC},
+    {"DCFA_GATEWAY_KEY", UTIL_T_STR, &util_cfg.gateway_key, "", NULL,
+     "set by mpirun --gateways for its daemons and the ranks: the job's 128-bit key (32 hex "
+     "digits) that a process's HELLO to a gateway daemon proves it has (docs/gateway.md)",
+     0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
     {"DCFA_GATEWAY_ROUTES", UTIL_T_STR, &util_cfg.gateway_routes, "", NULL,
      "set by mpirun --gateway-routes for the ranks: the route file's rules 'SIDE SIDE GATEWAY' "
      "joined by ';', which override the rule (a + b) % gateways (docs/gateway.md)",

@@ -249,6 +249,7 @@ typedef struct util_config {
     const char *fabrics;        /* DCFA_FABRICS: auto, or a comma list of fabrics to open */
     const char *gateways;       /* DCFA_GATEWAYS: the job's gateway daemons (mpirun --gateways) */
     const char *gateway_routes; /* DCFA_GATEWAY_ROUTES: rules of mpirun --gateway-routes */
+    const char *gateway_key;    /* DCFA_GATEWAY_KEY: the job's key for its gateway daemons */
     int module;                 /* DCFA_MODULE: this process's module id (-1: by its networks) */
     int sock_connect;           /* DCFA_SOCK_CONNECT: 0 auto, 1 daemon, 2 self */
     size_t sock_credit;         /* DCFA_SOCK_CREDIT: bytes in flight per sock connection */

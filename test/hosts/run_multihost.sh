@@ -696,6 +696,30 @@ st_twonet() {
                 --gateways dcfa-g1 -ppn 2 "$MPIT/module_split" &&
                 { grep -q "No Errors" "$TMP/out" && ok "MPIX_COMM_TYPE_MODULE: two ranks per host, 4 and 4" ||
                     bad "module split ppn2: $(head -c 400 "$TMP/out")"; }
+            # spawn across the gateways: a parent on a cluster host, children on booster hosts
+            # (the port's connection through a gateway, PROXY; then the gw fabric), and the
+            # other way round
+            SPAWN_HOSTS_INFO=dcfa-b1:1,dcfa-b2 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-b1,dcfa-b2 \
+                run "gateway spawn c->b" 0 -hosts dcfa-c1,dcfa-b1,dcfa-b2 --gateways dcfa-g1 -ppn 1 -n 1 \
+                "$MPIT/spawn_hosts" &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    ok "spawn through a gateway: a parent on dcfa-c1, children on dcfa-b1, dcfa-b2" ||
+                    bad "gateway spawn c->b: $(head -c 600 "$TMP/out") $(head -c 600 "$TMP/err")"; }
+            SPAWN_HOSTS_INFO=dcfa-c2 SPAWN_HOSTS_N=1 SPAWN_HOSTS_EXPECT=dcfa-c2 \
+                run "gateway spawn b->c" 0 -hosts dcfa-b1,dcfa-c2 --gateways dcfa-g2 -ppn 1 -n 1 \
+                "$MPIT/spawn_hosts" &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    ok "spawn through a gateway: a parent on dcfa-b1, a child on dcfa-c2" ||
+                    bad "gateway spawn b->c: $(head -c 600 "$TMP/out") $(head -c 600 "$TMP/err")"; }
+            # strangers at the gateway daemons: a HELLO without the job's key, a frame without
+            # HELLO; both closed, the job's traffic through the gateways goes on
+            run "gateway strangers" 0 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 \
+                -ppn 1 -n 4 "$MPIT/gw_stranger" &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    [ "$(grep -c "^gateway: a HELLO without the job's key" "$TMP/err")" = 2 ] &&
+                    [ "$(grep -c "^gateway: a PROXY without the job's key" "$TMP/err")" = 2 ] &&
+                    ok "gateway daemons refuse a HELLO or PROXY without the job's key and a frame without HELLO" ||
+                    bad "gateway strangers: $(head -c 600 "$TMP/out") $(head -c 600 "$TMP/err")"; }
             # the MPICH suite across the two networks: pt2pt and rma between a cluster and a
             # booster host through one gateway (every message through it), coll on 4 ranks over
             # both gateways (pairs within a network direct, the others through g1 or g2)

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -37,8 +38,9 @@
 #include "ad_gateway.h"
 
 struct gw_conn {
-    int fd;       /* -1: closed */
-    uint64_t gid; /* after HELLO */
+    int fd;         /* -1: closed */
+    uint64_t nonce; /* of its CHALLENGE */
+    uint64_t gid;   /* after HELLO */
     int hello;
     unsigned held; /* its DATA frames in the gateway */
     unsigned owed; /* tokens to give back */
@@ -47,13 +49,22 @@ struct gw_conn {
     gw_buf *in; /* its payload being read */
     size_t ingot;
     gw_buf *oq, *oq_tail; /* to write to it */
+    /* a spliced pair (PROXY): raw bytes between this connection and peer's */
+    int splice;          /* 0 frames; 1 connecting (the gateway's own end); 2 spliced */
+    int peer;            /* the other end's index, -1 none */
+    unsigned char *sbuf; /* bytes read from it, to write to peer */
+    size_t slen, soff;   /* bytes in sbuf, of which written */
+    int eof;             /* it closed its side: close both once sbuf is written */
 };
+
+enum { GW_SPLICE_BUF = 65536 };
 
 static struct {
     struct gw_conn *c;
     int n, cap;
     gw_buf *parked; /* for processes not known yet */
     unsigned tokens;
+    uint64_t key[2]; /* the job's gateway key (DCFA_GATEWAY_KEY) */
 } gw;
 
 static gw_buf *gw_msg_new(int from, size_t len)
@@ -100,6 +111,115 @@ static void gw_msg_done(gw_buf *m)
     free(m);
 }
 
+static int gw_add_conn(int fd);
+static void gw_close(struct gw_conn *c);
+static void gw_splice_close(int i);
+
+/* PROXY on connection i (MAC checked): connect to the target, answered when connected */
+static int gw_proxy_start(int i, gw_frame h)
+{
+    uint32_t addr = (uint32_t)(h.src >> 16);
+    uint16_t port = (uint16_t)h.src;
+    const util_net *nets;
+    int nn = util_net_list(&nets), on = 0;
+    for (int k = 0; k < nn; k++)
+        on |= (nets[k].addr >> 24) != 127 && util_net_on(&nets[k], addr) && addr != nets[k].addr;
+    if (!on || port == 0) {
+        fprintf(stderr,
+                "gateway: a PROXY to %u.%u.%u.%u:%u, not a host of this gateway's networks: "
+                "refused\n",
+                addr >> 24, (addr >> 16) & 255, (addr >> 8) & 255, addr & 255, port);
+        return -1;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(addr)};
+    if (fd < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS)) {
+        gw_ctl(&gw.c[i], GW_PROXY, (uint32_t)(errno ? errno : EIO));
+        if (fd >= 0)
+            close(fd);
+        gw.c[i].splice = 2; /* no peer: closes once the answer is written */
+        gw.c[i].eof = 1;
+        return 0;
+    }
+    int j = gw_add_conn(fd);
+    if (j < 0) {
+        close(fd);
+        return -1;
+    }
+    gw.c[i].splice = 2;
+    gw.c[i].peer = j;
+    gw.c[j].splice = 1;
+    gw.c[j].peer = i;
+    return 0;
+}
+
+/* the target's connect finished (connection j, the gateway's end): answer the asker */
+static void gw_proxy_connected(int j)
+{
+    struct gw_conn *c = &gw.c[j];
+    int err = 0;
+    socklen_t el = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+        err = errno;
+    int i = c->peer;
+    gw_ctl(&gw.c[i], GW_PROXY, (uint32_t)err);
+    if (err) {
+        gw.c[i].eof = 1; /* closes once the answer is written */
+        gw.c[i].peer = -1;
+        gw_close(c);
+        return;
+    }
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->splice = 2;
+}
+
+/* raw bytes from connection i into its buffer; -1: it closed or broke */
+static int gw_splice_read(int i)
+{
+    struct gw_conn *c = &gw.c[i];
+    if (!c->sbuf && !(c->sbuf = malloc(GW_SPLICE_BUF)))
+        return -1;
+    if (c->slen)
+        return 0;
+    ssize_t n = recv(c->fd, c->sbuf, GW_SPLICE_BUF, MSG_DONTWAIT);
+    if (n > 0) {
+        c->slen = (size_t)n;
+        c->soff = 0;
+        return 0;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return 0;
+    return -1;
+}
+
+/* write connection i's buffered bytes to its peer; -1: the peer broke */
+static int gw_splice_write(int i)
+{
+    struct gw_conn *c = &gw.c[i];
+    if (c->peer < 0 || gw.c[c->peer].fd < 0 || gw.c[c->peer].splice != 2 || gw.c[c->peer].oq)
+        return 0;
+    while (c->soff < c->slen) {
+        ssize_t n = send(gw.c[c->peer].fd, c->sbuf + c->soff, c->slen - c->soff,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+        c->soff += (size_t)n;
+    }
+    c->slen = c->soff = 0;
+    return 0;
+}
+
+/* both ends of a spliced pair go */
+static void gw_splice_close(int i)
+{
+    int j = gw.c[i].peer;
+    gw_close(&gw.c[i]);
+    if (j >= 0 && gw.c[j].peer == i)
+        gw_close(&gw.c[j]);
+}
+
 static struct gw_conn *gw_by_gid(uint64_t gid)
 {
     for (int i = 0; i < gw.n; i++)
@@ -122,6 +242,9 @@ static void gw_close(struct gw_conn *c)
         gw_msg_done(m);
     }
     c->oq_tail = NULL;
+    free(c->sbuf);
+    c->sbuf = NULL;
+    c->slen = c->soff = 0;
 }
 
 /* a whole frame from connection i */
@@ -129,7 +252,22 @@ static int gw_frame_in(int i, gw_buf *m)
 {
     struct gw_conn *c = &gw.c[i];
     gw_frame h = m ? m->h : c->hdr;
+    if (h.kind == GW_PROXY && !c->hello && !c->splice) {
+        free(m);
+        if (h.dst != gw_proxy_mac(gw.key, h.src, c->nonce)) {
+            fprintf(stderr, "gateway: a PROXY without the job's key: closing its connection\n");
+            return -1;
+        }
+        return gw_proxy_start(i, h);
+    }
     if (h.kind == GW_HELLO && !c->hello) {
+        if (h.dst != gw_hello_mac(gw.key, h.src, c->nonce)) {
+            fprintf(stderr,
+                    "gateway: a HELLO without the job's key (it says it is %llx): closing its "
+                    "connection\n",
+                    (unsigned long long)h.src);
+            return -1;
+        }
         if (gw_by_gid(h.src)) {
             fprintf(stderr, "gateway: two processes say they are %llx\n",
                     (unsigned long long)h.src);
@@ -153,7 +291,14 @@ static int gw_frame_in(int i, gw_buf *m)
         free(m);
         return 0;
     }
-    if (h.kind != GW_DATA || !c->hello || !m || h.src != c->gid) {
+    if (!c->hello) {
+        fprintf(stderr,
+                "gateway: a frame (kind %u) on a connection that has not said HELLO: closing it\n",
+                h.kind);
+        free(m);
+        return -1;
+    }
+    if (h.kind != GW_DATA || !m || h.src != c->gid) {
         fprintf(stderr, "gateway: a malformed frame (kind %u) from %llx: closing its connection\n",
                 h.kind, (unsigned long long)c->gid);
         free(m);
@@ -210,6 +355,8 @@ static int gw_read(int i)
                     }
                     if (gw_frame_in(i, m) != 0)
                         return -1;
+                    if (gw.c[i].splice) /* a PROXY: raw bytes from here on */
+                        return 0;
                     continue;
                 }
                 c->in = gw_msg_new(i, c->hdr.len);
@@ -253,6 +400,21 @@ static int gw_write(struct gw_conn *c)
     return gw_queue_write(c->fd, &c->oq, &c->oq_tail, gw_written, NULL) == 0 ? 0 : -1;
 }
 
+/* a new connection's slot (the array may move): its index, or -1 */
+static int gw_add_conn(int fd)
+{
+    if (gw.n == gw.cap) {
+        int cap = gw.cap ? 2 * gw.cap : 16;
+        struct gw_conn *nc = realloc(gw.c, (size_t)cap * sizeof *nc);
+        if (!nc)
+            return -1;
+        gw.c = nc;
+        gw.cap = cap;
+    }
+    gw.c[gw.n] = (struct gw_conn){.fd = fd, .peer = -1};
+    return gw.n++;
+}
+
 static void gw_accept(int lfd)
 {
     for (;;) {
@@ -261,18 +423,50 @@ static void gw_accept(int lfd)
             return;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (gw.n == gw.cap) {
-            int cap = gw.cap ? 2 * gw.cap : 16;
-            struct gw_conn *nc = realloc(gw.c, (size_t)cap * sizeof *nc);
-            if (!nc) {
-                close(fd);
-                return;
-            }
-            gw.c = nc;
-            gw.cap = cap;
+        int i = gw_add_conn(fd);
+        if (i < 0) {
+            close(fd);
+            return;
         }
-        gw.c[gw.n++] = (struct gw_conn){.fd = fd};
+        struct gw_conn *c = &gw.c[i];
+        /* first a challenge: its HELLO must carry a MAC of it under the job's key */
+        gw_buf *m = gw_msg_new(-1, 0);
+        if (!m || getrandom(&c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce) {
+            free(m);
+            gw_close(c);
+            continue;
+        }
+        m->h = (gw_frame){.kind = GW_CHALLENGE, .version = GW_WIRE_VERSION, .dst = c->nonce};
+        gw_enqueue(c, m);
     }
+}
+
+/* what to wait for on connection i */
+static short gw_events(int i)
+{
+    const struct gw_conn *c = &gw.c[i];
+    if (c->splice == 1)
+        return POLLOUT;
+    if (c->splice != 2)
+        return (short)(POLLIN | (c->oq ? POLLOUT : 0));
+    const struct gw_conn *p = c->peer >= 0 ? &gw.c[c->peer] : NULL;
+    int out = c->oq || (p && p->slen > p->soff);
+    return (short)((!c->slen && !c->eof ? POLLIN : 0) | (out ? POLLOUT : 0));
+}
+
+/* a spliced connection's bytes to its peer, and the pair's end once one side closed and
+ * everything it sent went on */
+static void gw_splice_pass(int i)
+{
+    struct gw_conn *c = &gw.c[i];
+    if (c->fd < 0 || c->splice != 2)
+        return;
+    if (c->slen && gw_splice_write(i) != 0) {
+        gw_splice_close(i);
+        return;
+    }
+    if (c->eof && !c->slen && !c->oq)
+        gw_splice_close(i);
 }
 
 static int gw_loop(int lfd)
@@ -289,17 +483,23 @@ static int gw_loop(int lfd)
         }
         pfd[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
         for (int i = 0; i < gw.n; i++)
-            pfd[i + 1] = (struct pollfd){.fd = gw.c[i].fd,
-                                         .events = (short)(POLLIN | (gw.c[i].oq ? POLLOUT : 0))};
+            pfd[i + 1] = (struct pollfd){.fd = gw.c[i].fd, .events = gw_events(i)};
         int n = gw.n;
         if (poll(pfd, (nfds_t)n + 1, -1) < 0 && errno != EINTR)
             return 1;
         for (int i = 0; i < n; i++) {
-            if (gw.c[i].fd < 0)
+            struct gw_conn *c = &gw.c[i];
+            short re = pfd[i + 1].revents;
+            if (c->fd < 0 || !re)
                 continue;
-            if ((pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) && gw_read(i) != 0) {
-                gw_close(&gw.c[i]);
-                continue;
+            if (c->splice == 1) {
+                gw_proxy_connected(i);
+            } else if (c->splice == 2) {
+                if ((re & (POLLIN | POLLHUP | POLLERR)) && !c->slen && !c->eof &&
+                    gw_splice_read(i) != 0)
+                    c->eof = 1;
+            } else if ((re & (POLLIN | POLLHUP | POLLERR)) && gw_read(i) != 0) {
+                gw_close(&gw.c[i]); /* (gw_read may have moved the array: a PROXY) */
             }
         }
         /* until no token is owed: a frame written to a connection after its sender's turn
@@ -318,6 +518,8 @@ static int gw_loop(int lfd)
                 if (c->oq && gw_write(c) != 0)
                     gw_close(c);
             }
+            for (int i = 0; i < n; i++)
+                gw_splice_pass(i);
             for (int i = 0; i < n; i++)
                 more |= gw.c[i].fd >= 0 && gw.c[i].hello && gw.c[i].owed;
         }
@@ -355,6 +557,14 @@ int ad_gateway_start(const char *host, char *info, size_t infolen, pid_t *pid, c
         if (lfd >= 0)
             close(lfd);
         return -errno;
+    }
+    if (gw_key_parse(getenv("DCFA_GATEWAY_KEY"), gw.key) != 0) {
+        snprintf(err, errlen,
+                 "mpirun: host '%s': the gateway daemon has no job key (DCFA_GATEWAY_KEY, set by "
+                 "mpirun --gateways, is not 32 hex digits)",
+                 host);
+        close(lfd);
+        return -EINVAL;
     }
     const char *t = getenv("DCFA_GW_TOKENS");
     long tokens = t && *t ? strtol(t, NULL, 10) : 32;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #ifndef DCFA_VERSION
@@ -436,6 +437,16 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         if (rc != 0)
             return rc == -EINVAL ? -EBADMSG : rc;
         if (setenv("DCFA_GATEWAY_HOSTS", gateways, 1) != 0)
+            return -ENOMEM;
+        /* the job's gateway key: to the daemons with SETUP, to the ranks in their
+         * environment; a HELLO to a gateway daemon proves it (gw_wire.h) */
+        uint64_t key[2];
+        char hex[33];
+        if (getrandom(key, sizeof key, 0) != (ssize_t)sizeof key)
+            return mpirun_bad("%s", "--gateways: no random bytes for the job's gateway key");
+        snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)key[0],
+                 (unsigned long long)key[1]);
+        if (setenv("DCFA_GATEWAY_KEY", hex, 1) != 0)
             return -ENOMEM;
     }
     if (routes != NULL) {

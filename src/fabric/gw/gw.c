@@ -19,6 +19,7 @@
  * NULL and the packet waits in the core's backlog. Receiving never waits: every frame that
  * arrives is queued on its connection at once (bounded by the credits). */
 #include "fabric/fabric.h"
+#include "fabric/gw/gw_dial.h"
 #include "fabric/gw/gw_route.h"
 #include "fabric/gw/gw_wire.h"
 #include "util/util.h"
@@ -58,7 +59,8 @@ struct fab_conn {
     int peer;
     uint64_t gid;
     gw_link *link;
-    gw_buf *head, *tail;
+    gw_buf *head, *tail; /* its packets, oldest first */
+    int gone;            /* the core dropped it (a disconnect): its queue waits for the next */
     char via[GW_ROUTE_NAME_MAX + 40]; /* "gateway g1" (+ " (route file line 3)") */
 };
 
@@ -66,6 +68,7 @@ static struct {
     fab_params p;
     fab_caps caps;
     uint64_t gid;
+    uint64_t key[2]; /* the job's gateway key (DCFA_GATEWAY_KEY): HELLO's MAC */
     util_net nets[UTIL_NET_MAX];
     int nn;
     gw_link link[GW_MAX];
@@ -77,8 +80,9 @@ static struct {
     int nrules;
     struct fab_conn **conns; /* by lpid */
     int nconns;
-    gw_buf *free; /* buffers of either direction, for reuse */
-    size_t bytes; /* allocated in them */
+    gw_buf *free;    /* buffers of either direction, for reuse */
+    size_t bytes;    /* allocated in them */
+    int gone_queued; /* dropped connections with packets queued for the next one */
 } gw;
 
 /* ---- setting up ---------------------------------------------------------------------- */
@@ -162,11 +166,20 @@ static int gw_link_open(gw_link *l)
         if (rc == UTIL_OK && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err)
             rc = -err;
     }
-    gw_frame h = {.kind = GW_HELLO,
-                  .version = GW_WIRE_VERSION,
-                  .src = gw.gid,
-                  .arg = (uint32_t)gw.p.packet_max};
+    gw_frame h;
     if (rc == UTIL_OK) {
+        step = "hear CHALLENGE from";
+        rc = gw_io_all(fd, &h, sizeof h, 0, deadline);
+        if (rc == UTIL_OK && (h.kind != GW_CHALLENGE || h.version != GW_WIRE_VERSION))
+            rc = UTIL_EPROTO;
+    }
+    if (rc == UTIL_OK) {
+        uint64_t nonce = h.dst;
+        h = (gw_frame){.kind = GW_HELLO,
+                       .version = GW_WIRE_VERSION,
+                       .src = gw.gid,
+                       .arg = (uint32_t)gw.p.packet_max,
+                       .dst = gw_hello_mac(gw.key, gw.gid, nonce)};
         step = "send HELLO to";
         rc = gw_io_all(fd, &h, sizeof h, 1, deadline);
     }
@@ -203,6 +216,11 @@ static int gw_open(const fab_params *p, char *card, size_t cardlen)
     if (!list || !*list) {
         util_log("gw: no gateway daemon (DCFA_GATEWAYS is empty: start the job with mpirun "
                  "--gateways)");
+        return UTIL_EINVAL;
+    }
+    if (gw_key_parse(util_cfg.gateway_key, gw.key) != 0) {
+        util_log("gw: no gateway key (DCFA_GATEWAY_KEY, set by mpirun --gateways, is not 32 hex "
+                 "digits): the gateway daemons would refuse this process");
         return UTIL_EINVAL;
     }
     gw.nn = gw_my_nets(gw.nets);
@@ -383,7 +401,7 @@ static fab_conn *gw_conn_of(uint64_t src, gw_link *l)
     int lpid = gw.p.up->lpid_of(src);
     if (lpid < 0)
         return NULL;
-    if (lpid >= gw.nconns || !gw.conns[lpid]) {
+    if (lpid >= gw.nconns || !gw.conns[lpid] || gw.conns[lpid]->gone) {
         gw.incoming = l;
         gw.p.up->incoming(&fab_gw_ops, lpid);
         gw.incoming = NULL;
@@ -474,6 +492,20 @@ static int gw_poll(void)
             gw_flush(l);
         if (l->fd >= 0)
             events += gw_read(l);
+    }
+    if (__builtin_expect(gw.gone_queued, 0)) {
+        /* packets that came after a peer's FIN, for the connection after the dropped one:
+         * the core makes it now, as for a peer's first frame (gw_connect takes the queue) */
+        gw.gone_queued = 0;
+        for (int p = 0; p < gw.nconns; p++) {
+            fab_conn *c = gw.conns[p];
+            if (c && c->gone && c->head) {
+                gw.incoming = c->link;
+                gw.p.up->incoming(&fab_gw_ops, p);
+                gw.incoming = NULL;
+                events++;
+            }
+        }
     }
     return events;
 }
@@ -575,6 +607,12 @@ static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, f
         snprintf(c->via, sizeof c->via, "gateway %s (the peer's choice)", l->host);
     else
         snprintf(c->via, sizeof c->via, "gateway %s", l->host);
+    fab_conn *old = gw.conns[peer];
+    if (old && old->gone) { /* the packets that came after the last connection's end */
+        c->head = old->head;
+        c->tail = old->tail;
+        free(old);
+    }
     gw.conns[peer] = c;
     *out = c;
     *rx_ring = NULL;
@@ -582,7 +620,15 @@ static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, f
     return UTIL_OK;
 }
 
-static void gw_disconnect(fab_conn *c) { (void)c; }
+/* The core dropped c after the FIN handshake (MPI_Comm_disconnect). Packets that came after
+ * the peer's FIN are the next connection's (the peer may connect again at once, through the
+ * same gateway and queue, with its sequence numbers from the start): c stays in gw.conns
+ * holding them until that connection is made, which takes them (gw_connect). */
+static void gw_disconnect(fab_conn *c)
+{
+    c->gone = 1;
+    gw.gone_queued |= c->head != NULL;
+}
 
 static const char *gw_conn_route(fab_conn *c) { return c->via; }
 
@@ -661,3 +707,103 @@ const fab_ops fab_gw_ops = {
     .footprint = gw_footprint,
     .chan = &gw_chan,
 };
+
+/* ---- a TCP connection through a gateway (PROXY) ------------------------------------ */
+
+int fab_gw_can_dial(void)
+{
+    uint64_t key[2];
+    return util_cfg.gateways && *util_cfg.gateways && gw_key_parse(util_cfg.gateway_key, key) == 0;
+}
+
+/* one gateway's try: the fd, or a negative code with why */
+static int gw_dial_one(uint32_t gaddr, unsigned gport, const uint64_t key[2], uint64_t target,
+                       uint64_t deadline, char *why, size_t whylen)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)gport), .sin_addr.s_addr = htonl(gaddr)};
+    const char *step = "connect to";
+    int rc = UTIL_OK;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        rc = errno == EINPROGRESS ? gw_wait(fd, POLLOUT, deadline) : -errno;
+        int err = 0;
+        socklen_t el = sizeof err;
+        if (rc == UTIL_OK && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err)
+            rc = -err;
+    }
+    gw_frame h;
+    if (rc == UTIL_OK) {
+        step = "hear CHALLENGE from";
+        rc = gw_io_all(fd, &h, sizeof h, 0, deadline);
+        if (rc == UTIL_OK && (h.kind != GW_CHALLENGE || h.version != GW_WIRE_VERSION))
+            rc = UTIL_EPROTO;
+    }
+    if (rc == UTIL_OK) {
+        uint64_t nonce = h.dst;
+        h = (gw_frame){.kind = GW_PROXY,
+                       .version = GW_WIRE_VERSION,
+                       .src = target,
+                       .dst = gw_proxy_mac(key, target, nonce)};
+        step = "send PROXY to";
+        rc = gw_io_all(fd, &h, sizeof h, 1, deadline);
+    }
+    if (rc == UTIL_OK) {
+        step = "hear the PROXY answer from";
+        rc = gw_io_all(fd, &h, sizeof h, 0, deadline);
+        if (rc == UTIL_OK && (h.kind != GW_PROXY || h.version != GW_WIRE_VERSION))
+            rc = UTIL_EPROTO;
+        else if (rc == UTIL_OK && h.arg) {
+            step = "have the connection made by";
+            rc = -(int)h.arg;
+        }
+    }
+    if (rc != UTIL_OK) {
+        snprintf(why, whylen, "cannot %s the gateway daemon at %u.%u.%u.%u:%u: %s", step,
+                 gaddr >> 24, (gaddr >> 16) & 255, (gaddr >> 8) & 255, gaddr & 255, gport,
+                 rc == UTIL_EAGAIN ? "no answer in time" : strerror(-rc));
+        close(fd);
+        return rc;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+int fab_gw_dial(uint32_t addr, uint16_t port, int timeout_ms, char *why, size_t whylen)
+{
+    uint64_t key[2];
+    snprintf(why, whylen, "no gateway daemon shares a network with this host and %u.%u.%u.%u",
+             addr >> 24, (addr >> 16) & 255, (addr >> 8) & 255, addr & 255);
+    if (!util_cfg.gateways || gw_key_parse(util_cfg.gateway_key, key) != 0)
+        return UTIL_ENOENT;
+    uint64_t deadline = util_now_ns() + (uint64_t)(timeout_ms < 0 ? 60000 : timeout_ms) * 1000000;
+    util_net mine[UTIL_NET_MAX];
+    int nmine = gw_my_nets(mine), rc = UTIL_ENOENT;
+    for (const char *s = util_cfg.gateways; *s;) {
+        size_t k = strcspn(s, ";");
+        gw_known g;
+        unsigned gport;
+        if (gw_known_parse(s, k, &g, &gport) == UTIL_OK) {
+            uint32_t gaddr = 0;
+            int there = 0;
+            for (int i = 0; i < g.nn; i++) {
+                there |= util_net_on(&g.nets[i], addr);
+                for (int j = 0; j < nmine && !gaddr; j++)
+                    if (g.nets[i].prefix == mine[j].prefix && util_net_on(&mine[j], g.nets[i].addr))
+                        gaddr = g.nets[i].addr;
+            }
+            if (gaddr && there) {
+                int fd = gw_dial_one(gaddr, gport, key, gw_proxy_target(addr, port), deadline, why,
+                                     whylen);
+                if (fd >= 0)
+                    return fd;
+                rc = fd;
+            }
+        }
+        s += k + (s[k] == ';');
+    }
+    return rc;
+}

@@ -5,9 +5,21 @@
  * way; every frame begins with this 32-byte header, in the byte order of the machines (all
  * hosts of a job are of one architecture), followed by `len` bytes:
  *
- *   HELLO    process -> gateway, first frame: src = the process's gid (fab_gid), arg = the
- *            largest frame payload it will send; len 0
+ *   CHALLENGE gateway -> process, first frame on a new connection: dst = a random nonce; len 0
+ *   HELLO    process -> gateway, the answer: src = the process's gid (fab_gid), arg = the
+ *            largest frame payload it will send, dst = gw_hello_mac(the job's gateway key,
+ *            src, the nonce); len 0. The key (DCFA_GATEWAY_KEY, 128 bits drawn by mpirun
+ *            --gateways, given to its daemons with SETUP over the tree and to the ranks in
+ *            their environment) proves the process is one of the job's: without it nobody
+ *            can take a gid's frames (the gateway forwards a gid's frames to the connection
+ *            that said HELLO as it) nor inject frames into the job
  *   WELCOME  gateway -> process, the answer: arg = the tokens it starts with; len 0
+ *   PROXY    process -> gateway, instead of HELLO: src = gw_proxy_target(IPv4 address, TCP
+ *            port) on one of the gateway's networks, dst = gw_proxy_mac(key, src, nonce); the
+ *            gateway connects there and answers PROXY with arg = 0 (then the connection
+ *            carries raw bytes both ways, spliced) or an errno (then it closes). For a TCP
+ *            connection a process cannot make itself: the port of MPI_Comm_accept on the
+ *            other network (a spawn onto it, docs/gateway.md "Ports through a gateway")
  *   DATA     either way: a packet of the protocol engine (its wire_hdr: type, context, tag,
  *            source rank, sequence, credit..., then its payload) from process src for
  *            process dst; towards the gateway it uses one token
@@ -19,13 +31,21 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#define GW_WIRE_VERSION 1
+#define GW_WIRE_VERSION 2
 #define GW_FRAME_MAX    (4u << 20) /* no frame payload is larger */
 
-enum gw_kind { GW_HELLO = 1, GW_WELCOME = 2, GW_DATA = 3, GW_TOKENS = 4 };
+enum gw_kind {
+    GW_HELLO = 1,
+    GW_WELCOME = 2,
+    GW_DATA = 3,
+    GW_TOKENS = 4,
+    GW_CHALLENGE = 5,
+    GW_PROXY = 6
+};
 
 typedef struct gw_frame {
     uint32_t len;    /* payload bytes after the header */
@@ -34,7 +54,7 @@ typedef struct gw_frame {
     uint16_t flags;  /* 0 */
     uint32_t arg;    /* HELLO: largest payload; WELCOME, TOKENS: tokens */
     uint32_t reserved;
-    uint64_t dst; /* DATA: the final destination's gid */
+    uint64_t dst; /* DATA: the final destination's gid; CHALLENGE: nonce; HELLO: its MAC */
     uint64_t src; /* DATA, HELLO: the sender's gid */
 } gw_frame;
 
@@ -87,4 +107,43 @@ static inline int gw_queue_write(int fd, gw_buf **q, gw_buf **tail, void (*done)
     return 0;
 }
 
+#ifndef GW_WIRE_FRAMES_ONLY /* (a test program that plays a stranger: no key, no util) */
+#include "util/util.h"
+
+/* the MAC a HELLO carries: SipHash-2-4 under the job's gateway key of a label, the gid and
+ * the gateway's nonce */
+static inline uint64_t gw_hello_mac(const uint64_t key[2], uint64_t gid, uint64_t nonce)
+{
+    uint64_t m[3] = {0x6477682d6f6c6c65ull /* a label: this MAC is a HELLO's */, gid, nonce};
+    return util_siphash(key, m, sizeof m);
+}
+
+/* a PROXY's target, and its MAC (another label than HELLO's: one cannot stand for the other) */
+static inline uint64_t gw_proxy_target(uint32_t addr, uint16_t port)
+{
+    return (uint64_t)addr << 16 | port;
+}
+
+static inline uint64_t gw_proxy_mac(const uint64_t key[2], uint64_t target, uint64_t nonce)
+{
+    uint64_t m[3] = {0x79786f72702d7767ull /* a label: this MAC is a PROXY's */, target, nonce};
+    return util_siphash(key, m, sizeof m);
+}
+
+/* DCFA_GATEWAY_KEY's text (32 hex digits) as a key: 0, or -1 if it is not one */
+static inline int gw_key_parse(const char *hex, uint64_t key[2])
+{
+    if (!hex || strspn(hex, "0123456789abcdefABCDEF") != 32 || hex[32] != '\0')
+        return -1;
+    for (int w = 0; w < 2; w++) {
+        uint64_t v = 0;
+        for (int i = 0; i < 16; i++) {
+            char c = hex[16 * w + i];
+            v = v << 4 | (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+        }
+        key[w] = v;
+    }
+    return 0;
+}
+#endif
 #endif

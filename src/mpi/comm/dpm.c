@@ -22,6 +22,7 @@
  * While a root waits on a socket it keeps the library progressing and
  * yields (the backoff), as every wait does. */
 #include "core/core.h"
+#include "fabric/gw/gw_dial.h"
 #include "mpi/mpii.h"
 #include "mpi/comm/comm.h"
 #include "mpi/comm/dpm.h"
@@ -358,24 +359,41 @@ static int dpm_connect_unix(const char *name, uint64_t *nonce)
     return fd;
 }
 
+/* the port's key, first on a new connection to it: fd, or an error code (fd closed) */
+static int dpm_send_hello(int fd, uint64_t nonce)
+{
+    dpm_hello h = {.magic = DPM_MAGIC, .nonce = nonce};
+    if (send(fd, &h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
+        close(fd);
+        return -MPI_ERR_PORT;
+    }
+    return fd;
+}
+
 static int dpm_connect_fd(const char *name, int timeout_ms)
 {
     struct sockaddr_in a;
     uint64_t nonce;
     if (strncmp(name, "dcfa-port-unix:", 15) == 0) {
         int fd = dpm_connect_unix(name, &nonce);
-        if (fd < 0)
-            return fd;
-        dpm_hello h = {.magic = DPM_MAGIC, .nonce = nonce};
-        if (send(fd, &h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
-            close(fd);
-            return -MPI_ERR_PORT;
-        }
-        return fd;
+        return fd < 0 ? fd : dpm_send_hello(fd, nonce);
     }
     if (dpm_port_parse(name, &a, &nonce) != MPI_SUCCESS) {
         mpii_cause("'%s' is not a port name of this library", name);
         return -MPI_ERR_PORT;
+    }
+    uint32_t to = ntohl(a.sin_addr.s_addr);
+    if (!util_net_reaches(to) && fab_gw_can_dial()) {
+        /* on a network this host is not on (a spawn across gateways): through a gateway */
+        char why[300];
+        dpm.waiting = "MPI_Comm_connect: the connection to the port through a gateway daemon";
+        int fd = fab_gw_dial(to, ntohs(a.sin_port), timeout_ms, why, sizeof why);
+        dpm.waiting = NULL;
+        if (fd < 0) {
+            mpii_cause("nobody accepts on port %s: %s", name, why);
+            return -MPI_ERR_PORT;
+        }
+        return dpm_send_hello(fd, nonce);
     }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
@@ -399,12 +417,7 @@ static int dpm_connect_fd(const char *name, int timeout_ms)
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    dpm_hello h = {.magic = DPM_MAGIC, .nonce = nonce};
-    if (send(fd, &h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
-        close(fd);
-        return -MPI_ERR_PORT;
-    }
-    return fd;
+    return dpm_send_hello(fd, nonce);
 }
 
 /* the root's outcome (a socket or an error) to the group, then the join */
