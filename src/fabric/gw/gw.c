@@ -147,17 +147,19 @@ static int gw_io_all(int fd, void *buf, size_t len, int out, uint64_t deadline)
     return UTIL_OK;
 }
 
-/* connect to gateway l at its address on my network, HELLO, WELCOME */
-static int gw_link_open(gw_link *l)
+/* Connect to the gateway daemon at addr:port, hear its CHALLENGE, send the first frame of
+ * kind (HELLO: src = my gid; PROXY: src = the target) with its MAC under key, and hear the
+ * answer (WELCOME to HELLO, PROXY to PROXY) into *ans: the socket, or a negative code with
+ * the step that failed in *step. */
+static int gw_greet(uint32_t addr, unsigned port, const uint64_t key[2], int kind, uint64_t src,
+                    uint32_t arg, uint64_t deadline, gw_frame *ans, const char **step)
 {
-    uint64_t deadline = util_now_ns() + (uint64_t)GW_TIMEOUT_MS * 1000000;
-    const char *step = "connect";
+    *step = "connect to";
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_port = htons((uint16_t)l->port),
-                             .sin_addr.s_addr = htonl(l->addr)};
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(addr)};
     int rc = UTIL_OK;
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
         rc = errno == EINPROGRESS ? gw_wait(fd, POLLOUT, deadline) : -errno;
@@ -168,36 +170,53 @@ static int gw_link_open(gw_link *l)
     }
     gw_frame h;
     if (rc == UTIL_OK) {
-        step = "hear CHALLENGE from";
+        *step = "hear CHALLENGE from";
         rc = gw_io_all(fd, &h, sizeof h, 0, deadline);
         if (rc == UTIL_OK && (h.kind != GW_CHALLENGE || h.version != GW_WIRE_VERSION))
             rc = UTIL_EPROTO;
     }
     if (rc == UTIL_OK) {
-        uint64_t nonce = h.dst;
-        h = (gw_frame){.kind = GW_HELLO,
-                       .version = GW_WIRE_VERSION,
-                       .src = gw.gid,
-                       .arg = (uint32_t)gw.p.packet_max,
-                       .dst = gw_hello_mac(gw.key, gw.gid, nonce)};
-        step = "send HELLO to";
+        uint64_t mac =
+            kind == GW_HELLO ? gw_hello_mac(key, src, h.dst) : gw_proxy_mac(key, src, h.dst);
+        h = (gw_frame){
+            .kind = (uint8_t)kind, .version = GW_WIRE_VERSION, .src = src, .arg = arg, .dst = mac};
+        *step = kind == GW_HELLO ? "send HELLO to" : "send PROXY to";
         rc = gw_io_all(fd, &h, sizeof h, 1, deadline);
     }
     if (rc == UTIL_OK) {
-        step = "hear WELCOME from";
-        rc = gw_io_all(fd, &h, sizeof h, 0, deadline);
-        if (rc == UTIL_OK && (h.kind != GW_WELCOME || h.version != GW_WIRE_VERSION || !h.arg))
+        *step = kind == GW_HELLO ? "hear WELCOME from" : "hear the PROXY answer from";
+        rc = gw_io_all(fd, ans, sizeof *ans, 0, deadline);
+        int want = kind == GW_HELLO ? GW_WELCOME : GW_PROXY;
+        if (rc == UTIL_OK && (ans->kind != want || ans->version != GW_WIRE_VERSION))
             rc = UTIL_EPROTO;
     }
     if (rc != UTIL_OK) {
-        util_log("gw: cannot %s the gateway daemon on host %s at %u.%u.%u.%u:%u: %s", step, l->host,
-                 l->addr >> 24, (l->addr >> 16) & 255, (l->addr >> 8) & 255, l->addr & 255, l->port,
-                 rc == UTIL_EAGAIN ? "no answer within 10 s" : strerror(-rc));
         close(fd);
         return rc;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* connect to gateway l at its address on my network, HELLO, WELCOME */
+static int gw_link_open(gw_link *l)
+{
+    uint64_t deadline = util_now_ns() + (uint64_t)GW_TIMEOUT_MS * 1000000;
+    const char *step;
+    gw_frame h;
+    int fd = gw_greet(l->addr, l->port, gw.key, GW_HELLO, gw.gid, (uint32_t)gw.p.packet_max,
+                      deadline, &h, &step);
+    if (fd >= 0 && !h.arg) {
+        close(fd);
+        fd = UTIL_EPROTO;
+    }
+    if (fd < 0) {
+        util_log("gw: cannot %s the gateway daemon on host %s at %u.%u.%u.%u:%u: %s", step, l->host,
+                 l->addr >> 24, (l->addr >> 16) & 255, (l->addr >> 8) & 255, l->addr & 255, l->port,
+                 fd == UTIL_EAGAIN ? "no answer within 10 s" : strerror(-fd));
+        return fd;
+    }
     l->fd = fd;
     l->tokens = h.arg;
     return UTIL_OK;
@@ -720,55 +739,18 @@ int fab_gw_can_dial(void)
 static int gw_dial_one(uint32_t gaddr, unsigned gport, const uint64_t key[2], uint64_t target,
                        uint64_t deadline, char *why, size_t whylen)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    struct sockaddr_in sa = {
-        .sin_family = AF_INET, .sin_port = htons((uint16_t)gport), .sin_addr.s_addr = htonl(gaddr)};
-    const char *step = "connect to";
-    int rc = UTIL_OK;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        rc = errno == EINPROGRESS ? gw_wait(fd, POLLOUT, deadline) : -errno;
-        int err = 0;
-        socklen_t el = sizeof err;
-        if (rc == UTIL_OK && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err)
-            rc = -err;
-    }
+    const char *step;
     gw_frame h;
-    if (rc == UTIL_OK) {
-        step = "hear CHALLENGE from";
-        rc = gw_io_all(fd, &h, sizeof h, 0, deadline);
-        if (rc == UTIL_OK && (h.kind != GW_CHALLENGE || h.version != GW_WIRE_VERSION))
-            rc = UTIL_EPROTO;
+    int fd = gw_greet(gaddr, gport, key, GW_PROXY, target, 0, deadline, &h, &step);
+    if (fd >= 0 && h.arg) {
+        close(fd);
+        step = "have the connection made by";
+        fd = -(int)h.arg;
     }
-    if (rc == UTIL_OK) {
-        uint64_t nonce = h.dst;
-        h = (gw_frame){.kind = GW_PROXY,
-                       .version = GW_WIRE_VERSION,
-                       .src = target,
-                       .dst = gw_proxy_mac(key, target, nonce)};
-        step = "send PROXY to";
-        rc = gw_io_all(fd, &h, sizeof h, 1, deadline);
-    }
-    if (rc == UTIL_OK) {
-        step = "hear the PROXY answer from";
-        rc = gw_io_all(fd, &h, sizeof h, 0, deadline);
-        if (rc == UTIL_OK && (h.kind != GW_PROXY || h.version != GW_WIRE_VERSION))
-            rc = UTIL_EPROTO;
-        else if (rc == UTIL_OK && h.arg) {
-            step = "have the connection made by";
-            rc = -(int)h.arg;
-        }
-    }
-    if (rc != UTIL_OK) {
+    if (fd < 0)
         snprintf(why, whylen, "cannot %s the gateway daemon at %u.%u.%u.%u:%u: %s", step,
                  gaddr >> 24, (gaddr >> 16) & 255, (gaddr >> 8) & 255, gaddr & 255, gport,
-                 rc == UTIL_EAGAIN ? "no answer in time" : strerror(-rc));
-        close(fd);
-        return rc;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                 fd == UTIL_EAGAIN ? "no answer in time" : strerror(-fd));
     return fd;
 }
 
