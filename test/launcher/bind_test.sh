@@ -63,6 +63,17 @@ default)
     taskset -c "$FIRST" "$MPIRUN" -n 1 -x BIND_ALLOWED="$FIRST" "$CHECK" core local >"$TMP/out" 2>"$TMP/err" ||
         fail "under taskset -c $FIRST: $(cat "$TMP/out" "$TMP/err")"
     grep -qx "rank 0 cpus $FIRST" "$TMP/out" || fail "under taskset: $(cat "$TMP/out")"
+    # the topology without hwloc's plugins (PCI, OpenCL, GL with X11, libxml2:
+    # 3 ms of a launch), and the ranks' environment as it was; a user's choice
+    # of plugins is left alone
+    probe='cat /proc/$PPID/maps; echo "blacklist=${HWLOC_PLUGINS_BLACKLIST-unset}"'
+    run 0 -n 1 sh -c "$probe"
+    grep -q 'libhwloc' "$TMP/out" || fail "mpirun did not load hwloc to bind the rank"
+    ! grep -Eq 'hwloc_(pci|opencl|gl|xml_libxml)\.so' "$TMP/out" ||
+        fail "mpirun loaded hwloc plugins: $(grep -Eo 'hwloc_[a-z_]*\.so' "$TMP/out" | sort -u | tr '\n' ' ')"
+    grep -qx 'blacklist=unset' "$TMP/out" || fail "the rank saw $(grep '^blacklist=' "$TMP/out")"
+    HWLOC_PLUGINS_BLACKLIST=hwloc_opencl run 0 -n 1 sh -c "$probe"
+    grep -qx 'blacklist=hwloc_opencl' "$TMP/out" || fail "the user's HWLOC_PLUGINS_BLACKLIST: $(grep '^blacklist=' "$TMP/out")"
     ;;
 options)
     check "$NCORES" core local --bind-to core
