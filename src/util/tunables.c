@@ -423,6 +423,10 @@ static const util_tunable util_other_vars[] = {
      "gateway daemon: packets each process may have in the gateway at once (per-hop tokens; the "
      "gateway's buffers are at most this many packets per process)",
      0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_GW_HELLO_TIMEOUT", UTIL_T_STR, NULL, "10", NULL,
+     "gateway daemon: seconds (0.1-3600) a new connection has to say HELLO or PROXY with the "
+     "job's key after its CHALLENGE before the gateway closes it",
+     0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_NAMESERVER", UTIL_T_STR, NULL, "", NULL,
      "host:port of a name server (mpirun --nameserver) for MPI_Publish_name/MPI_Lookup_name across "
      "jobs and singletons; empty: mpirun's own table",

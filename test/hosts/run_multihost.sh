@@ -712,13 +712,15 @@ st_twonet() {
                     ok "spawn through a gateway: a parent on dcfa-b1, a child on dcfa-c2" ||
                     bad "gateway spawn b->c: $(head -c 600 "$TMP/out") $(head -c 600 "$TMP/err")"; }
             # strangers at the gateway daemons: a HELLO without the job's key, a frame without
-            # HELLO; both closed, the job's traffic through the gateways goes on
-            run "gateway strangers" 0 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 --gateways dcfa-g1,dcfa-g2 \
-                -ppn 1 -n 4 "$MPIT/gw_stranger" &&
+            # HELLO, a PROXY without the key, a connection that says nothing (closed after
+            # DCFA_GW_HELLO_TIMEOUT); all closed, the job's traffic through the gateways goes on
+            DCFA_GW_HELLO_TIMEOUT=2 run "gateway strangers" 0 -hosts dcfa-c1,dcfa-c2,dcfa-b1,dcfa-b2 \
+                --gateways dcfa-g1,dcfa-g2 -ppn 1 -n 4 "$MPIT/gw_stranger" &&
                 { grep -q "No Errors" "$TMP/out" &&
                     [ "$(grep -c "^gateway: a HELLO without the job's key" "$TMP/err")" = 2 ] &&
                     [ "$(grep -c "^gateway: a PROXY without the job's key" "$TMP/err")" = 2 ] &&
-                    ok "gateway daemons refuse a HELLO or PROXY without the job's key and a frame without HELLO" ||
+                    [ "$(grep -c "^gateway: a connection said no HELLO within 2 s" "$TMP/err")" = 2 ] &&
+                    ok "gateway daemons refuse a HELLO or PROXY without the job's key, a frame without HELLO and a silent connection" ||
                     bad "gateway strangers: $(head -c 600 "$TMP/out") $(head -c 600 "$TMP/err")"; }
             # the MPICH suite across the two networks: pt2pt and rma between a cluster and a
             # booster host through one gateway (every message through it), coll on 4 ranks over

@@ -4,10 +4,12 @@
  * (claiming a gid), and must get no WELCOME: the gateway closes the connection (its line
  * "a HELLO without the job's key" goes to mpirun's stderr, which the stage checks). A second
  * stranger sends a DATA frame without any HELLO, a third a PROXY (a connection to rank 0's
- * own host) with a made-up MAC: closed too, with no answer. Then the job's own traffic
- * through the gateways goes on: every rank exchanges with every other (pairs on two networks
- * through a gateway). Without DCFA_GATEWAYS (no gateway in the job) there is nothing to check:
- * it says so and fails, so it runs only where it means something (run_multihost.sh twonet). */
+ * own host) with a made-up MAC: closed too, with no answer; a fourth says nothing after the
+ * CHALLENGE and must be closed within DCFA_GW_HELLO_TIMEOUT (the stage sets 2 s). Then the job's
+ * own traffic through the gateways goes on: every rank exchanges with every other (pairs on two
+ * networks through a gateway). Without DCFA_GATEWAYS (no gateway in the job) there is nothing to
+ * check: it says so and fails, so it runs only where it means something (run_multihost.sh twonet).
+ */
 #define GW_WIRE_FRAMES_ONLY
 #include "mtest.h"
 #include "../../src/fabric/gw/gw_wire.h"
@@ -60,8 +62,8 @@ static int read_all(int fd, void *buf, size_t len, int ms)
 }
 
 /* one stranger at the gateway at addr:port: 1 if refused as it must be */
-enum { AS_HELLO, AS_DATA, AS_PROXY };
-static const char *const as_what[] = {"HELLO", "DATA frame", "PROXY"};
+enum { AS_HELLO, AS_DATA, AS_PROXY, AS_SILENT };
+static const char *const as_what[] = {"HELLO", "DATA frame", "PROXY", "silent connection"};
 
 static int stranger(const char *host, const char *addr, int port, int as)
 {
@@ -90,7 +92,13 @@ static int stranger(const char *host, const char *addr, int port, int as)
             f.src = (uint64_t)ntohl(ia.s_addr) << 16 | 22;
             f.dst = h.dst + 1;
         }
-        if (send(fd, &f, sizeof f, MSG_NOSIGNAL) != (ssize_t)sizeof f) {
+        if (as == AS_SILENT) {
+            /* nothing: the gateway must close it by itself, well before 10 s */
+            int r = read_all(fd, &h, sizeof h, 10000);
+            mtest_check(r == 0, "gateway %s: a connection that said nothing was %s", host,
+                        r == 1 ? "answered" : "left open for 10 s");
+            ok = r == 0;
+        } else if (send(fd, &f, sizeof f, MSG_NOSIGNAL) != (ssize_t)sizeof f) {
             mtest_check(0, "gateway %s: cannot send the stranger's frame", host);
             ok = 0;
         } else {
@@ -129,7 +137,7 @@ int main(int argc, char **argv)
                     size_t n = strcspn(a, ",");
                     char addr[64];
                     snprintf(addr, sizeof addr, "%.*s", (int)strcspn(a, "/,"), a);
-                    for (int as = AS_HELLO; as <= AS_PROXY; as++)
+                    for (int as = AS_HELLO; as <= AS_SILENT; as++)
                         tried += stranger(host, addr, port, as) >= 0;
                     a += n + (a[n] == ',');
                 }

@@ -16,7 +16,11 @@
  * only for that destination to read, which its progress does unconditionally (its frames are
  * bounded by the end-to-end credits of the protocol engine). Frames for a process that has
  * not said HELLO yet wait (they count against their sender's tokens); frames for one whose
- * connection closed are dropped and their tokens given back. */
+ * connection closed are dropped and their tokens given back.
+ *
+ * A connection that has not said HELLO (or PROXY) with the job's key within
+ * DCFA_GW_HELLO_TIMEOUT seconds of its CHALLENGE is closed: nobody can hold the gateway's
+ * sockets by connecting and saying nothing. */
 #include "fabric/gw/gw_wire.h"
 #include "util/util.h"
 
@@ -36,15 +40,17 @@
 #include <unistd.h>
 
 #include "ad_gateway.h"
+#include "ad_reactor.h"
 
 struct gw_conn {
     int fd;         /* -1: closed */
     uint64_t nonce; /* of its CHALLENGE */
     uint64_t gid;   /* after HELLO */
     int hello;
-    unsigned held; /* its DATA frames in the gateway */
-    unsigned owed; /* tokens to give back */
-    gw_frame hdr;  /* the frame being read */
+    double deadline; /* ad_now() by which it must say HELLO or PROXY; 0 once it has */
+    unsigned held;   /* its DATA frames in the gateway */
+    unsigned owed;   /* tokens to give back */
+    gw_frame hdr;    /* the frame being read */
     size_t hgot;
     gw_buf *in; /* its payload being read */
     size_t ingot;
@@ -64,7 +70,8 @@ static struct {
     int n, cap;
     gw_buf *parked; /* for processes not known yet */
     unsigned tokens;
-    uint64_t key[2]; /* the job's gateway key (DCFA_GATEWAY_KEY) */
+    uint64_t key[2];      /* the job's gateway key (DCFA_GATEWAY_KEY) */
+    double hello_timeout; /* s (DCFA_GW_HELLO_TIMEOUT) */
 } gw;
 
 static gw_buf *gw_msg_new(int from, size_t len)
@@ -258,6 +265,7 @@ static int gw_frame_in(int i, gw_buf *m)
             fprintf(stderr, "gateway: a PROXY without the job's key: closing its connection\n");
             return -1;
         }
+        c->deadline = 0;
         return gw_proxy_start(i, h);
     }
     if (h.kind == GW_HELLO && !c->hello) {
@@ -274,6 +282,7 @@ static int gw_frame_in(int i, gw_buf *m)
             return -1;
         }
         c->hello = 1;
+        c->deadline = 0;
         c->gid = h.src;
         gw_ctl(c, GW_WELCOME, gw.tokens);
         /* frames that waited for it, in the order they came */
@@ -429,6 +438,7 @@ static void gw_accept(int lfd)
             return;
         }
         struct gw_conn *c = &gw.c[i];
+        c->deadline = ad_now() + gw.hello_timeout;
         /* first a challenge: its HELLO must carry a MAC of it under the job's key */
         gw_buf *m = gw_msg_new(-1, 0);
         if (!m || getrandom(&c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce) {
@@ -469,6 +479,34 @@ static void gw_splice_pass(int i)
         gw_splice_close(i);
 }
 
+/* ms until the first connection still owing its HELLO runs out of time; -1: none does */
+static int gw_hello_wait(void)
+{
+    double first = 0;
+    for (int i = 0; i < gw.n; i++)
+        if (gw.c[i].fd >= 0 && gw.c[i].deadline > 0 && (first == 0 || gw.c[i].deadline < first))
+            first = gw.c[i].deadline;
+    if (first == 0)
+        return -1;
+    double ms = (first - ad_now()) * 1000.0 + 1.0;
+    return ms <= 0 ? 0 : ms > 60000 ? 60000 : (int)ms;
+}
+
+static void gw_hello_expire(void)
+{
+    double now = ad_now();
+    for (int i = 0; i < gw.n; i++) {
+        struct gw_conn *c = &gw.c[i];
+        if (c->fd >= 0 && c->deadline > 0 && now >= c->deadline) {
+            fprintf(stderr,
+                    "gateway: a connection said no HELLO within %.0f s of its CHALLENGE: closing "
+                    "it\n",
+                    gw.hello_timeout);
+            gw_close(c);
+        }
+    }
+}
+
 static int gw_loop(int lfd)
 {
     struct pollfd *pfd = NULL;
@@ -485,8 +523,9 @@ static int gw_loop(int lfd)
         for (int i = 0; i < gw.n; i++)
             pfd[i + 1] = (struct pollfd){.fd = gw.c[i].fd, .events = gw_events(i)};
         int n = gw.n;
-        if (poll(pfd, (nfds_t)n + 1, -1) < 0 && errno != EINTR)
+        if (poll(pfd, (nfds_t)n + 1, gw_hello_wait()) < 0 && errno != EINTR)
             return 1;
+        gw_hello_expire();
         for (int i = 0; i < n; i++) {
             struct gw_conn *c = &gw.c[i];
             short re = pfd[i + 1].revents;
@@ -574,6 +613,15 @@ int ad_gateway_start(const char *host, char *info, size_t infolen, pid_t *pid, c
         close(lfd);
         return -EINVAL;
     }
+    const char *ht = getenv("DCFA_GW_HELLO_TIMEOUT");
+    char *end = NULL;
+    double hello = ht && *ht ? strtod(ht, &end) : 10.0;
+    if ((ht && *ht && *end) || !(hello >= 0.1 && hello <= 3600)) {
+        snprintf(err, errlen,
+                 "mpirun: DCFA_GW_HELLO_TIMEOUT=%s: not a number of seconds from 0.1 to 3600", ht);
+        close(lfd);
+        return -EINVAL;
+    }
     pid_t parent = getpid();
     pid_t p = fork();
     if (p < 0) {
@@ -605,6 +653,7 @@ int ad_gateway_start(const char *host, char *info, size_t infolen, pid_t *pid, c
                 close(devnull);
         }
         gw.tokens = (unsigned)tokens;
+        gw.hello_timeout = hello;
         _exit(gw_loop(3));
     }
     close(lfd);
