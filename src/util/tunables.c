@@ -423,6 +423,12 @@ static const util_tunable util_other_vars[] = {
      "gateway daemon: packets each process may have in the gateway at once (per-hop tokens; the "
      "gateway's buffers are at most this many packets per process)",
      0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_GW_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.gw_eager_limit, "65600", NULL,
+     "largest message (header included) sent eagerly to a peer through a gateway daemon, and the "
+     "largest packet of the gw fabric; 0: DCFA_EAGER_LIMIT. A rendezvous through a gateway costs "
+     "two hops each way; the gateway holds up to DCFA_GW_TOKENS packets of this size per "
+     "process (docs/gateway.md)",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_GW_HELLO_TIMEOUT", UTIL_T_STR, NULL, "10", NULL,
      "gateway daemon: seconds (0.1-3600) a new connection has to say HELLO or PROXY with the "
      "job's key after its CHALLENGE before the gateway closes it",

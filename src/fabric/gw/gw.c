@@ -80,7 +80,8 @@ static struct {
     int nrules;
     struct fab_conn **conns; /* by lpid */
     int nconns;
-    gw_buf *free;    /* buffers of either direction, for reuse */
+    gw_buf *free;    /* send buffers (packet_max), for reuse */
+    size_t rx_bytes; /* received packets' buffers, each of its frame's size, until rx_free */
     size_t bytes;    /* allocated in them */
     int gone_queued; /* dropped connections with packets queued for the next one */
 } gw;
@@ -227,9 +228,15 @@ static int gw_open(const fab_params *p, char *card, size_t cardlen)
     memset(&gw, 0, sizeof gw);
     gw.p = *p;
     gw.gid = p->up->gid_of(p->self);
+    /* packets as large as the gw eager limit (64 KiB of payload by default): through a gateway
+     * a rendezvous costs two hops each way, and every packet a frame the gateway forwards */
+    size_t block = p->block_size ? p->block_size : 64;
+    if (util_cfg.gw_eager_limit > gw.p.packet_max)
+        gw.p.packet_max = (util_cfg.gw_eager_limit + block - 1) / block * block;
     gw.caps = (fab_caps){.provider = "tcp+gateway",
                          .flags = FAB_CAP_RX_QUEUE | FAB_CAP_ROUTE,
                          .priority = 10,
+                         .eager_limit = util_cfg.gw_eager_limit,
                          .poll_interval = 1};
     const char *list = util_cfg.gateways;
     if (!list || !*list) {
@@ -458,7 +465,11 @@ static int gw_read(gw_link *l)
                     util_die("gw: a packet through the gateway on host %s from process %llx, "
                              "which this process does not know",
                              l->host, (unsigned long long)h->src);
-                gw_buf *r = gw_buf_take();
+                /* a buffer of the frame's size: a peer's queue may hold as many packets as its
+                 * credits' blocks, most of them small (with packet_max each, 8192 one-block
+                 * packets would hold 512 MiB) */
+                gw_buf *r = util_malloc(sizeof *r + h->len);
+                gw.rx_bytes += sizeof *r + h->len;
                 r->h = *h;
                 r->next = NULL;
                 l->rin = r;
@@ -538,7 +549,8 @@ static void gw_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
     c->head = r->next;
     if (!c->head)
         c->tail = NULL;
-    gw_buf_give(r);
+    gw.rx_bytes -= sizeof *r + r->h.len;
+    free(r);
 }
 
 /* ---- connections --------------------------------------------------------------------- */
@@ -702,7 +714,7 @@ static void gw_footprint(fab_conn *c, fab_usage *u)
 {
     *u = (fab_usage){0};
     if (!c)
-        u->endpoint = gw.bytes;
+        u->endpoint = gw.bytes + gw.rx_bytes;
 }
 
 static const fab_chan_ops gw_chan = {
