@@ -210,6 +210,10 @@ const util_tunable util_tunables[] = {
      "bytes per rank in the node segment: the largest reduce/allreduce vector it takes (bcast: "
      "(ranks + 1) times this)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
+    {"DCFA_COLL_SHM_FLAT", UTIL_T_SIZE, &util_cfg.coll_shm_flat, "1024", NULL,
+     "reduce/allreduce vectors of at most this many bytes meet in the node segment in one phase: "
+     "every rank (reduce: the root) folds all slots, in rank order, into its own buffer",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
     {"DCFA_COLL_REDUCE_SCATTER_LONG", UTIL_T_SIZE, &util_cfg.coll_reduce_scatter_long, "262144",
      NULL,
      "reduce_scatter of a vector of at least this many bytes (commutative op) uses the pairwise "

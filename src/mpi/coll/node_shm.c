@@ -104,6 +104,7 @@ typedef struct shm_arg {
     size_t bytes;
     uint64_t word; /* what this rank announces: bytes, | SHM_BY_MSG when not through the set */
     int mismatch;  /* a reduction whose sizes differ: nothing to copy out */
+    int flat;      /* a reduction in one phase: each rank folds all slots into its own buffer */
 } shm_arg;
 
 /* in an announced byte count: this rank's data goes by messages, not through the set */
@@ -453,6 +454,17 @@ static int shm_red_fold(coll_sched *s, void *arg)
             atomic_load_explicit(&g->ctl[i].bytes[a->seq & 1], memory_order_relaxed) ^ a->word;
     if (differ) {
         rc = shm_red_mismatch(s, a, g);
+    } else if (a->flat) {
+        /* one phase: the whole vector, in rank order, straight into my buffer (reduce: the
+         * root only); the same steps on every rank, so every rank gets the same bits */
+        if (a->root < 0 || r == a->root) {
+            char *set = g->set[a->seq & 1];
+            MPI_Aint lb = mpii_dtype_get(a->dt)->dt.true_lb;
+            shm_copy(shm_dst(a), set + (size_t)(n - 1) * g->slot, a->bytes);
+            for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
+                rc = mpii_op_apply(a->op, mpii_buf_at(set + (size_t)i * g->slot, -lb), a->rbuf,
+                                   a->count, a->dt);
+        }
     } else {
         MPI_Aint lo = a->count * r / n, hi = a->count * (r + 1) / n;
         size_t esz = a->bytes / (size_t)a->count, off = (size_t)lo * esz;
@@ -468,8 +480,8 @@ static int shm_red_fold(coll_sched *s, void *arg)
         }
     }
     shm_set(&g->ctl[r].done, a->seq);
-    if (a->root >= 0 && r != a->root)
-        shm_set(&g->ctl[r].ack, a->seq); /* reduce: a non-root reads no more */
+    if (a->flat || (a->root >= 0 && r != a->root))
+        shm_set(&g->ctl[r].ack, a->seq); /* one phase, or a reduce's non-root: reads no more */
     return rc;
 }
 
@@ -563,8 +575,55 @@ static void shm_end(coll_sched *s, shm_arg *a)
     coll_sched_round(s);
 }
 
+/* ---- at once ------------------------------------------------------------------------------- */
+
+/* Once the segment is made, a blocking operation whose schedule is still empty (the whole
+ * collective, not a step of a larger one) runs here while it is built: the same steps, flags
+ * and order as through the schedule, with the waits in place (core progress and backoff
+ * between tests, as coll_sched_wait), so no rounds are built, started and ended. Data that
+ * goes by messages (a mismatch, a bcast that does not fit) is added to the schedule, which
+ * the caller runs as usual. */
+static shm_state *shm_now(const coll_sched *s, mpii_comm *c)
+{
+    shm_state *st = c->coll_shm;
+    return st && st->seg && st->finished == st->seq && coll_sched_is_empty(s) ? st : NULL;
+}
+
+static void shm_wait(coll_sched_fn test, shm_arg *a)
+{
+    if (test(NULL, a))
+        return;
+    util_backoff b;
+    util_backoff_reset(&b);
+    while (!test(NULL, a)) {
+        if (core_progress() > 0)
+            util_backoff_reset(&b);
+        else
+            util_backoff_wait(&b);
+    }
+}
+
+static shm_arg shm_arg_now(shm_state *st, mpii_comm *c)
+{
+    shm_arg a;
+    memset(&a, 0, sizeof a);
+    a.c = c;
+    a.seq = ++st->seq;
+    a.root = -1;
+    return a;
+}
+
 int coll_barrier_shm(coll_sched *s, mpii_comm *c)
 {
+    shm_state *st = shm_now(s, c);
+    if (st) {
+        shm_arg now = shm_arg_now(st, c);
+        shm_arrive(s, &now);
+        shm_wait(shm_poll_arrived, &now);
+        shm_ack(s, &now);
+        st->finished = now.seq;
+        return MPI_SUCCESS;
+    }
     shm_arg *a = shm_begin(s, c);
     coll_sched_call(s, shm_arrive, a);
     coll_sched_poll(s, shm_poll_arrived, a);
@@ -577,13 +636,38 @@ int coll_barrier_shm(coll_sched *s, mpii_comm *c)
 int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int root,
                    mpii_comm *c)
 {
+    size_t bytes = (size_t)count * coll_tsize(dt);
+    int fits = bytes <= shm_set_bytes(c->size, util_cfg.coll_shm_slot);
+    shm_state *st = shm_now(s, c);
+    if (st) {
+        shm_arg now = shm_arg_now(st, c);
+        now.rbuf = buf;
+        now.count = count;
+        now.dt = dt;
+        now.op = MPI_OP_NULL;
+        now.root = root;
+        now.bytes = bytes;
+        now.word = bytes | (fits ? 0 : SHM_BY_MSG);
+        int rc;
+        if (c->rank != root) {
+            shm_wait(shm_poll_flag, &now);
+            rc = shm_bcast_out(s, &now); /* may join the root's messages */
+        } else {
+            shm_wait(shm_poll_set_free, &now);
+            rc = shm_bcast_in(s, &now);
+        }
+        st->finished = now.seq;
+        if (rc == MPI_SUCCESS && c->rank == root && !fits)
+            rc = coll_bcast_msgs(s, buf, count, dt, root, c, bytes);
+        return rc;
+    }
     shm_arg *a = shm_begin(s, c);
     a->rbuf = buf;
     a->count = count;
     a->dt = dt;
     a->op = MPI_OP_NULL;
     a->root = root;
-    a->bytes = (size_t)count * coll_tsize(dt);
+    a->bytes = bytes;
     coll_sched_hold_type(s, dt);
     if (c->rank != root) {
         coll_sched_poll(s, shm_poll_flag, a);
@@ -593,7 +677,6 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
         return MPI_SUCCESS;
     }
     /* any datatype (packed), the whole set */
-    int fits = a->bytes <= shm_set_bytes(c->size, util_cfg.coll_shm_slot);
     a->word = a->bytes | (fits ? 0 : SHM_BY_MSG);
     coll_sched_poll(s, shm_poll_set_free, a);
     coll_sched_round(s);
@@ -606,6 +689,32 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
 int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt,
                     MPI_Op op, int root, mpii_comm *c)
 {
+    size_t bytes = (size_t)count * coll_tsize(dt);
+    /* the set folds elements in place: a dense contiguous type, one slot per rank */
+    const core_dt *t = &mpii_dtype_get(dt)->dt;
+    int fits = t->contig && (t->extent == (MPI_Aint)t->size || count <= 1) &&
+               bytes <= util_cfg.coll_shm_slot;
+    /* small vectors in one phase (decided alike on every rank whose size matches) */
+    int flat = fits && bytes && bytes <= util_cfg.coll_shm_flat;
+    shm_state *st = flat ? shm_now(s, c) : NULL;
+    if (st) {
+        shm_arg now = shm_arg_now(st, c);
+        now.sbuf = sbuf;
+        now.rbuf = rbuf;
+        now.count = count;
+        now.dt = dt;
+        now.op = op;
+        now.root = root;
+        now.bytes = bytes;
+        now.word = bytes;
+        now.flat = 1;
+        shm_wait(shm_poll_set_free, &now);
+        shm_red_in(s, &now);
+        shm_wait(shm_poll_arrived, &now);
+        int rc = shm_red_fold(s, &now); /* may join the messages of another rank */
+        st->finished = now.seq;
+        return rc;
+    }
     shm_arg *a = shm_begin(s, c);
     a->sbuf = sbuf;
     a->rbuf = rbuf;
@@ -613,13 +722,10 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     a->dt = dt;
     a->op = op;
     a->root = root;
-    a->bytes = (size_t)count * coll_tsize(dt);
+    a->bytes = bytes;
+    a->flat = flat;
     coll_sched_hold_op(s, op);
     coll_sched_hold_type(s, dt);
-    /* the set folds elements in place: a dense contiguous type, one slot per rank */
-    const core_dt *t = &mpii_dtype_get(dt)->dt;
-    int fits = t->contig && (t->extent == (MPI_Aint)t->size || count <= 1) &&
-               a->bytes <= util_cfg.coll_shm_slot;
     a->word = a->bytes | (fits ? 0 : SHM_BY_MSG);
     coll_sched_poll(s, shm_poll_set_free, a);
     coll_sched_round(s);
@@ -634,7 +740,7 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     coll_sched_poll(s, shm_poll_arrived, a);
     coll_sched_round(s);
     coll_sched_call(s, shm_red_fold, a); /* may join the messages of another rank */
-    if (root < 0 || c->rank == root) {
+    if (!flat && (root < 0 || c->rank == root)) {
         coll_sched_poll(s, shm_poll_done, a);
         coll_sched_round(s);
         coll_sched_call(s, shm_red_out, a);

@@ -255,6 +255,8 @@ void coll_sched_round(coll_sched *s)
 void coll_sched_set_persistent(coll_sched *s) { s->persistent = 1; }
 int coll_sched_is_persistent(const coll_sched *s) { return s->persistent; }
 int coll_sched_is_started(const coll_sched *s) { return s->started; }
+
+int coll_sched_is_empty(const coll_sched *s) { return s->nops == 0 && s->nrounds == 0; }
 void coll_sched_set_count(coll_sched *s, MPI_Count bytes) { s->count = bytes; }
 void coll_sched_set_name(coll_sched *s, const char *fn) { s->name = fn; }
 
