@@ -87,6 +87,7 @@ typedef struct shm_state {
     int planned;       /* a schedule that makes it has been built */
     uint64_t seq;      /* operations built so far */
     uint64_t finished; /* operations this rank has finished */
+    uint64_t seen;     /* the last operation every rank was seen to have arrived at */
     uint64_t token;    /* rank 0's segment token (random: no one else can guess the name),
                           sent to the others; 0: it could not make it */
     int node_local;    /* 1: all ranks on one node, 0: not, -1: not known yet */
@@ -316,15 +317,25 @@ static int shm_all_geq(shm_seg *g, size_t field, uint64_t v, int except)
 static int shm_poll_set_free(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
-    shm_seg *g = shm_seg_of(a);
-    return !g || a->seq < 3 || shm_all_geq(g, offsetof(shm_ctl, ack), a->seq - 2, -1);
+    shm_state *st = a->c->coll_shm;
+    /* a rank arrives at operation k only after finishing (and so acknowledging) k - 1: all
+     * arrived at k - 1 means all acknowledged k - 2, with no line to read */
+    if (a->seq < 3 || st->seen + 1 >= a->seq)
+        return 1;
+    return !st->seg || shm_all_geq(st->seg, offsetof(shm_ctl, ack), a->seq - 2, -1);
 }
 
 static int shm_poll_arrived(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
-    shm_seg *g = shm_seg_of(a);
-    return !g || shm_all_geq(g, offsetof(shm_ctl, arrive), a->seq, -1);
+    shm_state *st = a->c->coll_shm;
+    if (!st->seg)
+        return 1;
+    if (!shm_all_geq(st->seg, offsetof(shm_ctl, arrive), a->seq, -1))
+        return 0;
+    if (st->seen < a->seq)
+        st->seen = a->seq;
+    return 1;
 }
 
 static int shm_poll_done(coll_sched *s, void *arg)

@@ -84,9 +84,19 @@ static int sched_nrunning;
 #define SCHED_TAG_SPACE 0x1fffffffu
 #define SCHED_TAG_NB    0x20000000u
 
+/* the last schedule freed by this thread, kept for the next (a small blocking collective
+ * spent as much in malloc and free as in its work) */
+static _Thread_local coll_sched *sched_spare;
+
 coll_sched *coll_sched_create_kind(mpii_comm *c, int nonblocking)
 {
-    coll_sched *s = util_calloc(1, sizeof *s);
+    coll_sched *s = sched_spare;
+    if (s) {
+        sched_spare = NULL;
+        memset(s, 0, sizeof *s);
+    } else {
+        s = util_calloc(1, sizeof *s);
+    }
     s->comm = c;
     s->dflt_on = c;
     s->nonblocking = nonblocking;
@@ -282,7 +292,10 @@ static void sched_destroy(coll_sched *s)
     free(s->ops);
     free(s->round_end);
     free(s->msgs);
-    free(s);
+    if (sched_spare)
+        free(s);
+    else
+        sched_spare = s;
 }
 
 void coll_sched_free(coll_sched *s)
@@ -524,6 +537,10 @@ static void sched_run(coll_sched *s)
 
 int coll_sched_wait(coll_sched *s)
 {
+    if (s->nops == 0) { /* nothing to run (a builder did its work at once, node_shm.c) */
+        sched_destroy(s);
+        return MPI_SUCCESS;
+    }
     sched_run(s);
     if (s->running) {
         util_backoff b;
