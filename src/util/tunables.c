@@ -193,8 +193,8 @@ const util_tunable util_tunables[] = {
      "alltoall with blocks below this many bytes uses Bruck's algorithm (on 32 ranks or more)",
      UTIL_TF_AGREE | UTIL_TF_LIVE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
     {"DCFA_COLL_SHM", UTIL_T_BOOL, &util_cfg.coll_shm, "1", NULL,
-     "node-level barrier, bcast, reduce and allreduce through a shared-memory segment per "
-     "communicator (made on first use)",
+     "node-level barrier, bcast, reduce and allreduce (and small allgather and alltoall) through "
+     "a shared-memory segment per communicator (made on first use)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
     {"DCFA_COLL_MODULE", UTIL_T_BOOL, &util_cfg.coll_module, "1", NULL,
      "barrier, bcast, reduce and allreduce (commutative operations) over ranks in several modules "

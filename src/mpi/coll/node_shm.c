@@ -10,6 +10,11 @@
  *   / reduce   folds one n-th of the vector over all slots, in rank order (so
  *              non-commutative operations are right), into the result area;
  *              everyone (allreduce) or the root (reduce) copies the result out
+ *              (up to DCFA_COLL_SHM_FLAT bytes: one phase, every rank, or the
+ *              root, folds all slots in rank order straight into its buffer)
+ *   allgather  every rank copies its block(s) into its slot and, once all
+ *   / alltoall arrived, its block out of every slot (small blocks, blocking
+ *              calls on a made segment only: coll_exchange_shm)
  *
  * Operation k of a communicator uses set k % 2 and sequence number k + 1 in
  * every flag. Before writing into a set a rank waits until every rank has
@@ -758,4 +763,74 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     }
     shm_end(s, a);
     return MPI_SUCCESS;
+}
+
+/* ---- allgather and alltoall: one phase, at once only --------------------------------------- */
+
+int coll_shm_ready(const coll_sched *s, mpii_comm *c)
+{
+    return coll_shm_usable(s, c) && shm_now(s, c) != NULL;
+}
+
+static int shm_dense(const core_dt *t, MPI_Aint count)
+{
+    return t->contig && (t->extent == (MPI_Aint)t->size || count <= 1);
+}
+
+/* every rank puts its block(s) into its slot (alltoall: the n blocks in rank order), arrives,
+ * and once all have arrived copies its block from every slot (alltoall: block [me] of each) */
+int coll_exchange_shm(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
+                      void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int all2all, mpii_comm *c)
+{
+    shm_state *st = shm_now(s, c);
+    shm_seg *g = st->seg;
+    int n = c->size, r = c->rank, rc = MPI_SUCCESS;
+    const core_dt *rt = &mpii_dtype_get(rdt)->dt;
+    int inplace = sbuf == MPI_IN_PLACE;
+    const void *src = sbuf;
+    MPI_Aint cnt = scount;
+    MPI_Datatype dt = sdt;
+    if (inplace) {
+        src = all2all ? rbuf : mpii_buf_at(rbuf, (MPI_Aint)r * rcount * rt->extent);
+        cnt = rcount;
+        dt = rdt;
+    }
+    const core_dt *t = &mpii_dtype_get(dt)->dt;
+    size_t block = (size_t)cnt * t->size, rblock = (size_t)rcount * rt->size;
+    /* a rank whose own send and receive blocks differ goes by messages, where it shows */
+    int fits = block == rblock && shm_dense(t, all2all ? cnt * n : cnt) &&
+               shm_dense(rt, rcount * n) && block <= util_cfg.coll_shm_flat &&
+               (all2all ? block * (size_t)n : block) <= g->slot;
+    shm_arg now = shm_arg_now(st, c);
+    now.word = block | (fits ? 0 : SHM_BY_MSG);
+    shm_wait(shm_poll_set_free, &now);
+    char *set = g->set[now.seq & 1];
+    shm_ctl *me = &g->ctl[r];
+    if (fits)
+        shm_copy(set + (size_t)r * g->slot, mpii_buf_at(src, t->true_lb),
+                 all2all ? block * (size_t)n : block);
+    atomic_store_explicit(&me->bytes[now.seq & 1], now.word, memory_order_relaxed);
+    shm_set(&me->arrive, now.seq);
+    shm_wait(shm_poll_arrived, &now);
+    uint64_t differ = 0, by_msg = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t w = atomic_load_explicit(&g->ctl[i].bytes[now.seq & 1], memory_order_relaxed);
+        differ |= w ^ now.word;
+        by_msg |= w & SHM_BY_MSG;
+    }
+    if (!differ && fits) {
+        size_t stride = (size_t)rcount * (size_t)rt->extent;
+        char *dst = (char *)mpii_buf_at(rbuf, rt->true_lb);
+        for (int i = 0; i < n; i++)
+            shm_copy(dst + (size_t)i * stride,
+                     set + (size_t)i * g->slot + (all2all ? (size_t)r * block : 0), block);
+    }
+    shm_set(&me->ack, now.seq);
+    st->finished = now.seq;
+    if (by_msg)
+        return all2all ? coll_alltoall_msgs(s, sbuf, scount, sdt, rbuf, rcount, rdt, c)
+                       : coll_allgather_msgs(s, sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    if (differ)
+        rc = MPI_ERR_TRUNCATE;
+    return rc;
 }
