@@ -12,6 +12,7 @@
 #include "mpi/op/op.h"
 #include "mpi/pt2pt/pt2pt.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,15 +85,14 @@ static int sched_nrunning;
 #define SCHED_TAG_SPACE 0x1fffffffu
 #define SCHED_TAG_NB    0x20000000u
 
-/* the last schedule freed by this thread, kept for the next (a small blocking collective
- * spent as much in malloc and free as in its work) */
-static _Thread_local coll_sched *sched_spare;
+/* the last schedule freed, kept for the next (a small blocking collective spent as much in
+ * malloc and free as in its work); shared by the threads, reachable (no leak) at exit */
+static _Atomic(coll_sched *) sched_spare;
 
 coll_sched *coll_sched_create_kind(mpii_comm *c, int nonblocking)
 {
-    coll_sched *s = sched_spare;
+    coll_sched *s = atomic_exchange_explicit(&sched_spare, NULL, memory_order_acquire);
     if (s) {
-        sched_spare = NULL;
         memset(s, 0, sizeof *s);
     } else {
         s = util_calloc(1, sizeof *s);
@@ -292,10 +292,10 @@ static void sched_destroy(coll_sched *s)
     free(s->ops);
     free(s->round_end);
     free(s->msgs);
-    if (sched_spare)
+    coll_sched *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&sched_spare, &none, s, memory_order_release,
+                                                 memory_order_relaxed))
         free(s);
-    else
-        sched_spare = s;
 }
 
 void coll_sched_free(coll_sched *s)
