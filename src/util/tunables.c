@@ -193,8 +193,8 @@ const util_tunable util_tunables[] = {
      "alltoall with blocks below this many bytes uses Bruck's algorithm (on 32 ranks or more)",
      UTIL_TF_AGREE | UTIL_TF_LIVE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
     {"DCFA_COLL_SHM", UTIL_T_BOOL, &util_cfg.coll_shm, "1", NULL,
-     "node-level barrier, bcast, reduce and allreduce through a shared-memory segment per "
-     "communicator (made on first use)",
+     "node-level barrier, bcast, reduce and allreduce (and small allgather and alltoall) through "
+     "a shared-memory segment per communicator (made on first use)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
     {"DCFA_COLL_MODULE", UTIL_T_BOOL, &util_cfg.coll_module, "1", NULL,
      "barrier, bcast, reduce and allreduce (commutative operations) over ranks in several modules "
@@ -209,6 +209,10 @@ const util_tunable util_tunables[] = {
     {"DCFA_COLL_SHM_SLOT", UTIL_T_SIZE, &util_cfg.coll_shm_slot, "32768", NULL,
      "bytes per rank in the node segment: the largest reduce/allreduce vector it takes (bcast: "
      "(ranks + 1) times this)",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
+    {"DCFA_COLL_SHM_FLAT", UTIL_T_SIZE, &util_cfg.coll_shm_flat, "1024", NULL,
+     "reduce/allreduce vectors of at most this many bytes meet in the node segment in one phase: "
+     "every rank (reduce: the root) folds all slots, in rank order, into its own buffer",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_COLL},
     {"DCFA_COLL_REDUCE_SCATTER_LONG", UTIL_T_SIZE, &util_cfg.coll_reduce_scatter_long, "262144",
      NULL,

@@ -233,6 +233,7 @@ typedef struct util_config {
     int coll_module;            /* DCFA_COLL_MODULE: module-aware collectives across gateways */
     const char *coll_modules;   /* DCFA_COLL_MODULES: each world process's module (a test) */
     size_t coll_shm_slot;       /* DCFA_COLL_SHM_SLOT */
+    size_t coll_shm_flat;       /* DCFA_COLL_SHM_FLAT */
     size_t coll_reduce_scatter_long; /* DCFA_COLL_REDUCE_SCATTER_LONG */
     int ctx_wait;               /* DCFA_CTX_WAIT: seconds a message may wait for its context */
     int spawn_timeout;          /* DCFA_SPAWN_TIMEOUT: seconds spawned processes have to connect */

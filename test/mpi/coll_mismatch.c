@@ -10,6 +10,8 @@
  *   allreduce_big  4 ints on rank 0, 100000 on the others (one side in the segment, the
  *                  other by messages)
  *   reduce         4 ints at the root (rank 0), 8 on the others
+ *   allgather, alltoall  blocks of 4 ints on rank 0, 8 on the others, once the segment
+ *                  exists (small blocks go through it)
  *   ibcast, iallreduce, iallreduce_type, ireduce: the nonblocking forms
  *
  * A rank that receives more than it expects from its sender must get MPI_ERR_TRUNCATE
@@ -109,6 +111,22 @@ static int c_ireduce(MPI_Comm comm, int rank, int *must)
                    &req);
 }
 
+static int c_allgather(MPI_Comm comm, int rank, int *must)
+{
+    MPI_Barrier(comm); /* the segment exists */
+    *must = rank == 0;
+    int k = rank == 0 ? 4 : 8;
+    return MPI_Allgather(ibuf, k, MPI_INT, obuf, k, MPI_INT, comm);
+}
+
+static int c_alltoall(MPI_Comm comm, int rank, int *must)
+{
+    MPI_Barrier(comm);
+    *must = rank == 0;
+    int k = rank == 0 ? 4 : 8;
+    return MPI_Alltoall(ibuf, k, MPI_INT, obuf, k, MPI_INT, comm);
+}
+
 static const mcase cases[] = {
     {"bcast_big", "MPI_Bcast", c_bcast_big}, /* first: its communicator's first collective */
     {"bcast_big_seg", "MPI_Bcast", c_bcast_big_seg},
@@ -117,6 +135,8 @@ static const mcase cases[] = {
     {"allreduce_type", "MPI_Allreduce", c_allreduce_type},
     {"allreduce_big", "MPI_Allreduce", c_allreduce_big},
     {"reduce", "MPI_Reduce", c_reduce},
+    {"allgather", "MPI_Allgather", c_allgather},
+    {"alltoall", "MPI_Alltoall", c_alltoall},
     {"ibcast", "MPI_Ibcast", c_ibcast},
     {"iallreduce", "MPI_Iallreduce", c_iallreduce},
     {"iallreduce_type", "MPI_Iallreduce", c_iallreduce_type},

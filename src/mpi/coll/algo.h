@@ -71,6 +71,11 @@ int coll_scatterv(coll_sched *s, const void *sbuf, const MPI_Count scounts[],
                   MPI_Datatype rdt, int root, mpii_comm *c);
 int coll_allgather(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, void *rbuf,
                    MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c);
+/* the message algorithms of allgather and alltoall (not the node segment) */
+int coll_allgather_msgs(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
+                        void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c);
+int coll_alltoall_msgs(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
+                       void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c);
 int coll_allgatherv(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
                     void *rbuf, const MPI_Count rcounts[], const MPI_Aint displs[],
                     MPI_Datatype rdt, mpii_comm *c);

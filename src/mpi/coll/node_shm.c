@@ -10,6 +10,11 @@
  *   / reduce   folds one n-th of the vector over all slots, in rank order (so
  *              non-commutative operations are right), into the result area;
  *              everyone (allreduce) or the root (reduce) copies the result out
+ *              (up to DCFA_COLL_SHM_FLAT bytes: one phase, every rank, or the
+ *              root, folds all slots in rank order straight into its buffer)
+ *   allgather  every rank copies its block(s) into its slot and, once all
+ *   / alltoall arrived, its block out of every slot (small blocks, blocking
+ *              calls on a made segment only: coll_exchange_shm)
  *
  * Operation k of a communicator uses set k % 2 and sequence number k + 1 in
  * every flag. Before writing into a set a rank waits until every rank has
@@ -87,6 +92,7 @@ typedef struct shm_state {
     int planned;       /* a schedule that makes it has been built */
     uint64_t seq;      /* operations built so far */
     uint64_t finished; /* operations this rank has finished */
+    uint64_t seen;     /* the last operation every rank was seen to have arrived at */
     uint64_t token;    /* rank 0's segment token (random: no one else can guess the name),
                           sent to the others; 0: it could not make it */
     int node_local;    /* 1: all ranks on one node, 0: not, -1: not known yet */
@@ -104,6 +110,7 @@ typedef struct shm_arg {
     size_t bytes;
     uint64_t word; /* what this rank announces: bytes, | SHM_BY_MSG when not through the set */
     int mismatch;  /* a reduction whose sizes differ: nothing to copy out */
+    int flat;      /* a reduction in one phase: each rank folds all slots into its own buffer */
 } shm_arg;
 
 /* in an announced byte count: this rank's data goes by messages, not through the set */
@@ -315,15 +322,25 @@ static int shm_all_geq(shm_seg *g, size_t field, uint64_t v, int except)
 static int shm_poll_set_free(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
-    shm_seg *g = shm_seg_of(a);
-    return !g || a->seq < 3 || shm_all_geq(g, offsetof(shm_ctl, ack), a->seq - 2, -1);
+    shm_state *st = a->c->coll_shm;
+    /* a rank arrives at operation k only after finishing (and so acknowledging) k - 1: all
+     * arrived at k - 1 means all acknowledged k - 2, with no line to read */
+    if (a->seq < 3 || st->seen + 1 >= a->seq)
+        return 1;
+    return !st->seg || shm_all_geq(st->seg, offsetof(shm_ctl, ack), a->seq - 2, -1);
 }
 
 static int shm_poll_arrived(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
-    shm_seg *g = shm_seg_of(a);
-    return !g || shm_all_geq(g, offsetof(shm_ctl, arrive), a->seq, -1);
+    shm_state *st = a->c->coll_shm;
+    if (!st->seg)
+        return 1;
+    if (!shm_all_geq(st->seg, offsetof(shm_ctl, arrive), a->seq, -1))
+        return 0;
+    if (st->seen < a->seq)
+        st->seen = a->seq;
+    return 1;
 }
 
 static int shm_poll_done(coll_sched *s, void *arg)
@@ -453,6 +470,17 @@ static int shm_red_fold(coll_sched *s, void *arg)
             atomic_load_explicit(&g->ctl[i].bytes[a->seq & 1], memory_order_relaxed) ^ a->word;
     if (differ) {
         rc = shm_red_mismatch(s, a, g);
+    } else if (a->flat) {
+        /* one phase: the whole vector, in rank order, straight into my buffer (reduce: the
+         * root only); the same steps on every rank, so every rank gets the same bits */
+        if (a->root < 0 || r == a->root) {
+            char *set = g->set[a->seq & 1];
+            MPI_Aint lb = mpii_dtype_get(a->dt)->dt.true_lb;
+            shm_copy(shm_dst(a), set + (size_t)(n - 1) * g->slot, a->bytes);
+            for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
+                rc = mpii_op_apply(a->op, mpii_buf_at(set + (size_t)i * g->slot, -lb), a->rbuf,
+                                   a->count, a->dt);
+        }
     } else {
         MPI_Aint lo = a->count * r / n, hi = a->count * (r + 1) / n;
         size_t esz = a->bytes / (size_t)a->count, off = (size_t)lo * esz;
@@ -468,8 +496,8 @@ static int shm_red_fold(coll_sched *s, void *arg)
         }
     }
     shm_set(&g->ctl[r].done, a->seq);
-    if (a->root >= 0 && r != a->root)
-        shm_set(&g->ctl[r].ack, a->seq); /* reduce: a non-root reads no more */
+    if (a->flat || (a->root >= 0 && r != a->root))
+        shm_set(&g->ctl[r].ack, a->seq); /* one phase, or a reduce's non-root: reads no more */
     return rc;
 }
 
@@ -563,8 +591,55 @@ static void shm_end(coll_sched *s, shm_arg *a)
     coll_sched_round(s);
 }
 
+/* ---- at once ------------------------------------------------------------------------------- */
+
+/* Once the segment is made, a blocking operation whose schedule is still empty (the whole
+ * collective, not a step of a larger one) runs here while it is built: the same steps, flags
+ * and order as through the schedule, with the waits in place (core progress and backoff
+ * between tests, as coll_sched_wait), so no rounds are built, started and ended. Data that
+ * goes by messages (a mismatch, a bcast that does not fit) is added to the schedule, which
+ * the caller runs as usual. */
+static shm_state *shm_now(const coll_sched *s, mpii_comm *c)
+{
+    shm_state *st = c->coll_shm;
+    return st && st->seg && st->finished == st->seq && coll_sched_is_empty(s) ? st : NULL;
+}
+
+static void shm_wait(coll_sched_fn test, shm_arg *a)
+{
+    if (test(NULL, a))
+        return;
+    util_backoff b;
+    util_backoff_reset(&b);
+    while (!test(NULL, a)) {
+        if (core_progress() > 0)
+            util_backoff_reset(&b);
+        else
+            util_backoff_wait(&b);
+    }
+}
+
+static shm_arg shm_arg_now(shm_state *st, mpii_comm *c)
+{
+    shm_arg a;
+    memset(&a, 0, sizeof a);
+    a.c = c;
+    a.seq = ++st->seq;
+    a.root = -1;
+    return a;
+}
+
 int coll_barrier_shm(coll_sched *s, mpii_comm *c)
 {
+    shm_state *st = shm_now(s, c);
+    if (st) {
+        shm_arg now = shm_arg_now(st, c);
+        shm_arrive(s, &now);
+        shm_wait(shm_poll_arrived, &now);
+        shm_ack(s, &now);
+        st->finished = now.seq;
+        return MPI_SUCCESS;
+    }
     shm_arg *a = shm_begin(s, c);
     coll_sched_call(s, shm_arrive, a);
     coll_sched_poll(s, shm_poll_arrived, a);
@@ -577,13 +652,38 @@ int coll_barrier_shm(coll_sched *s, mpii_comm *c)
 int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int root,
                    mpii_comm *c)
 {
+    size_t bytes = (size_t)count * coll_tsize(dt);
+    int fits = bytes <= shm_set_bytes(c->size, util_cfg.coll_shm_slot);
+    shm_state *st = shm_now(s, c);
+    if (st) {
+        shm_arg now = shm_arg_now(st, c);
+        now.rbuf = buf;
+        now.count = count;
+        now.dt = dt;
+        now.op = MPI_OP_NULL;
+        now.root = root;
+        now.bytes = bytes;
+        now.word = bytes | (fits ? 0 : SHM_BY_MSG);
+        int rc;
+        if (c->rank != root) {
+            shm_wait(shm_poll_flag, &now);
+            rc = shm_bcast_out(s, &now); /* may join the root's messages */
+        } else {
+            shm_wait(shm_poll_set_free, &now);
+            rc = shm_bcast_in(s, &now);
+        }
+        st->finished = now.seq;
+        if (rc == MPI_SUCCESS && c->rank == root && !fits)
+            rc = coll_bcast_msgs(s, buf, count, dt, root, c, bytes);
+        return rc;
+    }
     shm_arg *a = shm_begin(s, c);
     a->rbuf = buf;
     a->count = count;
     a->dt = dt;
     a->op = MPI_OP_NULL;
     a->root = root;
-    a->bytes = (size_t)count * coll_tsize(dt);
+    a->bytes = bytes;
     coll_sched_hold_type(s, dt);
     if (c->rank != root) {
         coll_sched_poll(s, shm_poll_flag, a);
@@ -593,7 +693,6 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
         return MPI_SUCCESS;
     }
     /* any datatype (packed), the whole set */
-    int fits = a->bytes <= shm_set_bytes(c->size, util_cfg.coll_shm_slot);
     a->word = a->bytes | (fits ? 0 : SHM_BY_MSG);
     coll_sched_poll(s, shm_poll_set_free, a);
     coll_sched_round(s);
@@ -606,6 +705,32 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
 int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt,
                     MPI_Op op, int root, mpii_comm *c)
 {
+    size_t bytes = (size_t)count * coll_tsize(dt);
+    /* the set folds elements in place: a dense contiguous type, one slot per rank */
+    const core_dt *t = &mpii_dtype_get(dt)->dt;
+    int fits = t->contig && (t->extent == (MPI_Aint)t->size || count <= 1) &&
+               bytes <= util_cfg.coll_shm_slot;
+    /* small vectors in one phase (decided alike on every rank whose size matches) */
+    int flat = fits && bytes && bytes <= util_cfg.coll_shm_flat;
+    shm_state *st = flat ? shm_now(s, c) : NULL;
+    if (st) {
+        shm_arg now = shm_arg_now(st, c);
+        now.sbuf = sbuf;
+        now.rbuf = rbuf;
+        now.count = count;
+        now.dt = dt;
+        now.op = op;
+        now.root = root;
+        now.bytes = bytes;
+        now.word = bytes;
+        now.flat = 1;
+        shm_wait(shm_poll_set_free, &now);
+        shm_red_in(s, &now);
+        shm_wait(shm_poll_arrived, &now);
+        int rc = shm_red_fold(s, &now); /* may join the messages of another rank */
+        st->finished = now.seq;
+        return rc;
+    }
     shm_arg *a = shm_begin(s, c);
     a->sbuf = sbuf;
     a->rbuf = rbuf;
@@ -613,13 +738,10 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     a->dt = dt;
     a->op = op;
     a->root = root;
-    a->bytes = (size_t)count * coll_tsize(dt);
+    a->bytes = bytes;
+    a->flat = flat;
     coll_sched_hold_op(s, op);
     coll_sched_hold_type(s, dt);
-    /* the set folds elements in place: a dense contiguous type, one slot per rank */
-    const core_dt *t = &mpii_dtype_get(dt)->dt;
-    int fits = t->contig && (t->extent == (MPI_Aint)t->size || count <= 1) &&
-               a->bytes <= util_cfg.coll_shm_slot;
     a->word = a->bytes | (fits ? 0 : SHM_BY_MSG);
     coll_sched_poll(s, shm_poll_set_free, a);
     coll_sched_round(s);
@@ -634,11 +756,81 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     coll_sched_poll(s, shm_poll_arrived, a);
     coll_sched_round(s);
     coll_sched_call(s, shm_red_fold, a); /* may join the messages of another rank */
-    if (root < 0 || c->rank == root) {
+    if (!flat && (root < 0 || c->rank == root)) {
         coll_sched_poll(s, shm_poll_done, a);
         coll_sched_round(s);
         coll_sched_call(s, shm_red_out, a);
     }
     shm_end(s, a);
     return MPI_SUCCESS;
+}
+
+/* ---- allgather and alltoall: one phase, at once only --------------------------------------- */
+
+int coll_shm_ready(const coll_sched *s, mpii_comm *c)
+{
+    return coll_shm_usable(s, c) && shm_now(s, c) != NULL;
+}
+
+static int shm_dense(const core_dt *t, MPI_Aint count)
+{
+    return t->contig && (t->extent == (MPI_Aint)t->size || count <= 1);
+}
+
+/* every rank puts its block(s) into its slot (alltoall: the n blocks in rank order), arrives,
+ * and once all have arrived copies its block from every slot (alltoall: block [me] of each) */
+int coll_exchange_shm(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
+                      void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, int all2all, mpii_comm *c)
+{
+    shm_state *st = shm_now(s, c);
+    shm_seg *g = st->seg;
+    int n = c->size, r = c->rank, rc = MPI_SUCCESS;
+    const core_dt *rt = &mpii_dtype_get(rdt)->dt;
+    int inplace = sbuf == MPI_IN_PLACE;
+    const void *src = sbuf;
+    MPI_Aint cnt = scount;
+    MPI_Datatype dt = sdt;
+    if (inplace) {
+        src = all2all ? rbuf : mpii_buf_at(rbuf, (MPI_Aint)r * rcount * rt->extent);
+        cnt = rcount;
+        dt = rdt;
+    }
+    const core_dt *t = &mpii_dtype_get(dt)->dt;
+    size_t block = (size_t)cnt * t->size, rblock = (size_t)rcount * rt->size;
+    /* a rank whose own send and receive blocks differ goes by messages, where it shows */
+    int fits = block == rblock && shm_dense(t, all2all ? cnt * n : cnt) &&
+               shm_dense(rt, rcount * n) && block <= util_cfg.coll_shm_flat &&
+               (all2all ? block * (size_t)n : block) <= g->slot;
+    shm_arg now = shm_arg_now(st, c);
+    now.word = block | (fits ? 0 : SHM_BY_MSG);
+    shm_wait(shm_poll_set_free, &now);
+    char *set = g->set[now.seq & 1];
+    shm_ctl *me = &g->ctl[r];
+    if (fits)
+        shm_copy(set + (size_t)r * g->slot, mpii_buf_at(src, t->true_lb),
+                 all2all ? block * (size_t)n : block);
+    atomic_store_explicit(&me->bytes[now.seq & 1], now.word, memory_order_relaxed);
+    shm_set(&me->arrive, now.seq);
+    shm_wait(shm_poll_arrived, &now);
+    uint64_t differ = 0, by_msg = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t w = atomic_load_explicit(&g->ctl[i].bytes[now.seq & 1], memory_order_relaxed);
+        differ |= w ^ now.word;
+        by_msg |= w & SHM_BY_MSG;
+    }
+    if (!differ && fits) {
+        size_t stride = (size_t)rcount * (size_t)rt->extent;
+        char *dst = (char *)mpii_buf_at(rbuf, rt->true_lb);
+        for (int i = 0; i < n; i++)
+            shm_copy(dst + (size_t)i * stride,
+                     set + (size_t)i * g->slot + (all2all ? (size_t)r * block : 0), block);
+    }
+    shm_set(&me->ack, now.seq);
+    st->finished = now.seq;
+    if (by_msg)
+        return all2all ? coll_alltoall_msgs(s, sbuf, scount, sdt, rbuf, rcount, rdt, c)
+                       : coll_allgather_msgs(s, sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    if (differ)
+        rc = MPI_ERR_TRUNCATE;
+    return rc;
 }

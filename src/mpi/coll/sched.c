@@ -12,6 +12,7 @@
 #include "mpi/op/op.h"
 #include "mpi/pt2pt/pt2pt.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,9 +85,18 @@ static int sched_nrunning;
 #define SCHED_TAG_SPACE 0x1fffffffu
 #define SCHED_TAG_NB    0x20000000u
 
+/* the last schedule freed, kept for the next (a small blocking collective spent as much in
+ * malloc and free as in its work); shared by the threads, reachable (no leak) at exit */
+static _Atomic(coll_sched *) sched_spare;
+
 coll_sched *coll_sched_create_kind(mpii_comm *c, int nonblocking)
 {
-    coll_sched *s = util_calloc(1, sizeof *s);
+    coll_sched *s = atomic_exchange_explicit(&sched_spare, NULL, memory_order_acquire);
+    if (s) {
+        memset(s, 0, sizeof *s);
+    } else {
+        s = util_calloc(1, sizeof *s);
+    }
     s->comm = c;
     s->dflt_on = c;
     s->nonblocking = nonblocking;
@@ -255,6 +265,8 @@ void coll_sched_round(coll_sched *s)
 void coll_sched_set_persistent(coll_sched *s) { s->persistent = 1; }
 int coll_sched_is_persistent(const coll_sched *s) { return s->persistent; }
 int coll_sched_is_started(const coll_sched *s) { return s->started; }
+
+int coll_sched_is_empty(const coll_sched *s) { return s->nops == 0 && s->nrounds == 0; }
 void coll_sched_set_count(coll_sched *s, MPI_Count bytes) { s->count = bytes; }
 void coll_sched_set_name(coll_sched *s, const char *fn) { s->name = fn; }
 
@@ -280,7 +292,10 @@ static void sched_destroy(coll_sched *s)
     free(s->ops);
     free(s->round_end);
     free(s->msgs);
-    free(s);
+    coll_sched *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&sched_spare, &none, s, memory_order_release,
+                                                 memory_order_relaxed))
+        free(s);
 }
 
 void coll_sched_free(coll_sched *s)
@@ -522,6 +537,10 @@ static void sched_run(coll_sched *s)
 
 int coll_sched_wait(coll_sched *s)
 {
+    if (s->nops == 0) { /* nothing to run (a builder did its work at once, node_shm.c) */
+        sched_destroy(s);
+        return MPI_SUCCESS;
+    }
     sched_run(s);
     if (s->running) {
         util_backoff b;

@@ -109,6 +109,8 @@ int coll_sched_is_persistent(const coll_sched *s);
 /* 1 once the schedule has begun to run (a call step extending it, as
  * MPI_Comm_idup's retries do, builds at a time that differs between ranks) */
 int coll_sched_is_started(const coll_sched *s);
+/* 1 while nothing has been added to it (a builder may then do its work at once, node_shm.c) */
+int coll_sched_is_empty(const coll_sched *s);
 /* The byte count the status of the schedule's request reports (0 unless
  * set; a collective I/O access sets the bytes it moved, from a call step). */
 void coll_sched_set_count(coll_sched *s, MPI_Count bytes);

@@ -195,6 +195,14 @@ int coll_scatterv(coll_sched *s, const void *sbuf, const MPI_Count scounts[],
 int coll_allgather(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, void *rbuf,
                    MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c)
 {
+    if (!c->is_inter && util_cfg.coll_allgather == 0 && coll_shm_ready(s, c))
+        return coll_exchange_shm(s, sbuf, scount, sdt, rbuf, rcount, rdt, 0, c);
+    return coll_allgather_msgs(s, sbuf, scount, sdt, rbuf, rcount, rdt, c);
+}
+
+int coll_allgather_msgs(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
+                        void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c)
+{
     if (!c->is_inter) {
         size_t total = (size_t)rcount * coll_tsize(rdt) * (size_t)c->size;
         int alg = util_cfg.coll_allgather;
@@ -260,6 +268,14 @@ static int coll_alltoallw_alg(size_t avg_block)
 
 int coll_alltoall(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt, void *rbuf,
                   MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c)
+{
+    if (!c->is_inter && util_cfg.coll_alltoall == 0 && coll_shm_ready(s, c))
+        return coll_exchange_shm(s, sbuf, scount, sdt, rbuf, rcount, rdt, 1, c);
+    return coll_alltoall_msgs(s, sbuf, scount, sdt, rbuf, rcount, rdt, c);
+}
+
+int coll_alltoall_msgs(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Datatype sdt,
+                       void *rbuf, MPI_Aint rcount, MPI_Datatype rdt, mpii_comm *c)
 {
     size_t block = (size_t)rcount * coll_tsize(rdt);
     int alg = util_cfg.coll_alltoall;
