@@ -336,8 +336,10 @@ st_mpi_cross() {
         # (docs/fabric.md, "Opening ofi late"); ofi_late checks /proc/self/maps when
         # MPI_Init returns (the thread held back 1.5 s) and sends first messages from 4
         # threads of every rank (MPI_THREAD_MULTIPLE)
+        # (the first contacts of these go over sock while ofi opens, the later ones over ofi:
+        # MPI_ANY_SOURCE, ordering and probes across the two fabrics)
         (unset DCFA_FABRICS
-            MPI_SET="sendrecv rndv_mixed coll_bcast rma_atomic" mpi_set "cross-auto" 4 -hosts dcfa-h1,dcfa-h2
+            MPI_SET="sendrecv rndv_mixed coll_bcast rma_atomic wildcard order probe" mpi_set "cross-auto" 4 -hosts dcfa-h1,dcfa-h2
             run "cross-auto ofi_late" 0 -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_LATE_DELAY 1500 \
                 -hosts dcfa-h1,dcfa-h2 -n 4 "$MPIT/ofi_late" &&
                 { grep -q "No Errors" "$TMP/out" &&

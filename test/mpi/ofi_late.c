@@ -32,6 +32,7 @@
 
 static int rank, size, nthreads = 4;
 static int spans;
+static int ofi_late_seq[2] = {0, 1};
 
 static int libfabric_mapped(void)
 {
@@ -130,6 +131,27 @@ int main(int argc, char **argv)
         pthread_create(&th[t], NULL, exchange, (void *)(long)t);
     for (int t = 0; t < nthreads; t++)
         pthread_join(th[t], NULL);
+    /* MPI_ANY_SOURCE over every connection (sock and ofi ones in the OFI_LATE_FIRST_MS run):
+     * 2 messages from each peer, each peer's in order */
+    {
+        enum { PER = 2 };
+        int next[64] = {0}, v;
+        MPI_Request rq[64 * PER];
+        int nrq = 0;
+        for (int p = 0; p < size && p < 64; p++)
+            for (int i = 0; p != rank && i < PER; i++) {
+                MPI_Isend(&ofi_late_seq[i], 1, MPI_INT, p, 200, MPI_COMM_WORLD, &rq[nrq++]);
+            }
+        for (int k = 0; k < (size - 1) * PER; k++) {
+            MPI_Status st;
+            MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 200, MPI_COMM_WORLD, &st);
+            int want = st.MPI_SOURCE >= 0 && st.MPI_SOURCE < 64 ? next[st.MPI_SOURCE]++ : -1;
+            if (v != want)
+                mtest_fail("MPI_ANY_SOURCE: from rank %d message %d, expected %d", st.MPI_SOURCE, v,
+                           want);
+        }
+        MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     int after = libfabric_mapped();
     /* the first contacts went over sock (or all stayed on the host): ofi may still open */
