@@ -78,6 +78,9 @@ static int core_fabrics_open(void)
         core_fab_add(opened[i]);
     core_s.fabs_open = 1;
     core_fab_pace();
+    core_s.late.sock = 0;
+    for (int i = 0; late && i < nopened; i++)
+        core_s.late.sock |= opened[i] == &fab_sock_ops; /* for first contacts while ofi opens */
     if (late) {
         /* the peers learn that my card for it comes later, through the name service */
         size_t off = strlen(core_s.cards);
@@ -297,6 +300,15 @@ core_fab *core_fab_choose(int lpid, char *card, size_t cardlen, char *why, size_
          * taken in (waiting for its thread) and the peer's card read, then the choice made */
         if (f == opened[0])
             break;
+        /* a first contact while ofi opens at either end goes over sock, if both ends agree
+         * (docs/fabric.md, "First contact over sock") */
+        if (core_late_pair(lpid, cards)) {
+            f = &fab_sock_ops;
+            if (fab_select_card(cards, f->name, card, cardlen) != UTIL_OK)
+                return NULL;
+            snprintf(why, whylen, "sock: first contact while ofi opens");
+            break;
+        }
         f = NULL;
         core_late_join();
         if (core_late_resolve(lpid, cards, sizeof cards) != UTIL_OK)

@@ -121,6 +121,9 @@ typedef struct core_state {
         fab_params fp;          /* the thread's copy */
         char name[64];          /* my name in the name service: dcfa-card-<gid in hex> */
         char card[512];         /* the card open() gave */
+        int sock;        /* sock opened at MPI_Init for first contacts (DCFA_OFI_LATE_SOCK) */
+        uint64_t *pairs; /* peers whose pair fabric I published (withdrawn at finalize) */
+        int npairs, cappairs;
     } late;
     unsigned nblocks;       /* ring blocks per connection (the credits) */
     unsigned local_nblocks; /* ... on shm: more where few processes share the node */
@@ -208,6 +211,10 @@ static inline void core_late_poll(void)
         core_late_join();
 }
 int core_late_resolve(int lpid, char *cards, size_t len);
+/* pair: whether the first connection to lpid (cards: its cards) goes over sock because ofi
+ * is not open yet at one end, agreed by both ends through the name service (1: sock, 0: as
+ * before, the late fabric) */
+int core_late_pair(int lpid, const char *cards);
 void core_late_finish(void);
 /* the fabric table entry for an opened fabric (core.c): caps, the smallest eager limit */
 void core_fab_add(const fab_ops *ops);

@@ -191,9 +191,74 @@ int core_late_resolve(int lpid, char *cards, size_t len)
     return UTIL_OK;
 }
 
+/* the name of the pair's fabric: the two gids, lower first, so both ends ask for one name */
+static void core_late_pair_name(uint64_t a, uint64_t b, char *buf, size_t len)
+{
+    snprintf(buf, len, "dcfa-pair-%llx-%llx", (unsigned long long)(a < b ? a : b),
+             (unsigned long long)(a < b ? b : a));
+}
+
+int core_late_pair(int lpid, const char *cards)
+{
+    char card[CORE_CARD_MAX], key[64], want[16], got[16];
+    /* the daemons make connections across hosts within job 0 only (the one with sock open
+     * for this): a process of another job, whichever end connects, waits for ofi */
+    if (!core_s.late.sock || lpid < 0 || lpid >= core_s.job_size || !core_s.kvs.publish ||
+        !core_s.kvs.lookup || fab_select_card(cards, "sock", card, sizeof card) != UTIL_OK)
+        return 0;
+    /* what I would take: sock while my ofi is not open, or while the peer's address is not
+     * published (its thread still runs); ofi when both are there */
+    int mine_open =
+        !core_s.late.ops || atomic_load_explicit(&core_s.late.done, memory_order_acquire);
+    int peer_open = 1;
+    if (mine_open && strstr(cards, "late:") &&
+        fab_select_card(cards, "ofi", card, sizeof card) != UTIL_OK) {
+        core_late_name(core_gid(lpid), key, sizeof key);
+        peer_open = core_s.kvs.lookup(key, card, (int)sizeof card) == 0;
+    }
+    snprintf(want, sizeof want, "%s", mine_open && peer_open ? "ofi" : "sock");
+    /* both ends may start the connection at once, each deciding from what it sees: the first
+     * to publish the pair's name decides for both (a name is published once), the other
+     * reads it */
+    core_late_pair_name(core_gid(core_s.self), core_gid(lpid), key, sizeof key);
+    int rc = core_s.kvs.publish(key, want);
+    if (rc == 0) {
+        if (core_s.late.npairs == core_s.late.cappairs) {
+            core_s.late.cappairs = core_s.late.cappairs ? 2 * core_s.late.cappairs : 8;
+            core_s.late.pairs = util_realloc(core_s.late.pairs, (size_t)core_s.late.cappairs *
+                                                                    sizeof *core_s.late.pairs);
+        }
+        core_s.late.pairs[core_s.late.npairs++] = core_gid(lpid);
+        snprintf(got, sizeof got, "%s", want);
+    } else if (rc == -EEXIST) {
+        rc = core_s.kvs.lookup(key, got, (int)sizeof got);
+        if (rc != 0)
+            got[0] = 0;
+    }
+    if (rc != 0) {
+        util_log("cannot agree with %s on the fabric of our first connection (name %s: %s): "
+                 "waiting for ofi",
+                 util_proc(lpid), key, strerror(rc < 0 ? -rc : rc));
+        return 0;
+    }
+    if (util_cfg.debug)
+        util_log("first connection to %s over %s (mine: %s; ofi open here %d, there %d)",
+                 util_proc(lpid), got, want, mine_open, peer_open);
+    return !strcmp(got, "sock");
+}
+
 void core_late_finish(void)
 {
     if (core_s.late.published && core_s.kvs.unpublish)
         (void)core_s.kvs.unpublish(core_s.late.name);
     core_s.late.published = 0;
+    char key[64];
+    for (int i = 0; i < core_s.late.npairs; i++) {
+        core_late_pair_name(core_gid(core_s.self), core_s.late.pairs[i], key, sizeof key);
+        if (core_s.kvs.unpublish)
+            (void)core_s.kvs.unpublish(key);
+    }
+    free(core_s.late.pairs);
+    core_s.late.pairs = NULL;
+    core_s.late.npairs = core_s.late.cappairs = 0;
 }

@@ -82,6 +82,15 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
             fab_ofi_prepare(p);
             *late = net;
             net = NULL;
+            /* and sock, over the connections the daemons make, for the first contacts made
+             * while ofi opens (docs/fabric.md, "First contact over sock") */
+            const char *ep = getenv("DCFA_SOCK_EP_FD");
+            const char *spawned = getenv("PMI_SPAWNED");
+            /* the daemons hand over connections across hosts between ranks of job 0 only
+             * (docs/launcher.md, "Endpoints across hosts"): not for a spawned job's */
+            if (util_cfg.ofi_late_sock && ep && *ep && util_cfg.sock_connect != 2 &&
+                !(spawned && !strcmp(spawned, "1")))
+                net = &fab_sock_ops;
         }
 #endif
         for (int i = 0; i < FAB_NBUILTIN; i++) {

@@ -315,6 +315,14 @@ const util_tunable util_tunables[] = {
      "the peers through mpirun's name service, and the first contact with a process on another "
      "host waits for the thread; 0: opened inside MPI_Init (docs/fabric.md)",
      0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_OFI_LATE_SOCK", UTIL_T_BOOL, &util_cfg.ofi_late_sock, "1", NULL,
+     "with DCFA_OFI_LATE, MPI_Init opens the sock fabric too (the connections the daemons make), "
+     "and a first connection to a process on another host made while ofi is not open at either "
+     "end goes over sock instead of waiting for it (about 2 ms against 300-500; between ranks of "
+     "job 0: a spawned job's wait); later ones go "
+     "over ofi; both ends agree through mpirun's name service; 0: every one waits for ofi "
+     "(docs/fabric.md)",
+     0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_OFI_LATE_DELAY", UTIL_T_INT, &util_cfg.ofi_late_delay, "0", NULL,
      "a test of DCFA_OFI_LATE: the thread that opens ofi waits this many ms first, so that a "
      "test sees MPI_Init return with libfabric not loaded and a first contact wait for it",

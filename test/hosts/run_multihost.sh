@@ -336,13 +336,33 @@ st_mpi_cross() {
         # (docs/fabric.md, "Opening ofi late"); ofi_late checks /proc/self/maps when
         # MPI_Init returns (the thread held back 1.5 s) and sends first messages from 4
         # threads of every rank (MPI_THREAD_MULTIPLE)
+        # (the first contacts of these go over sock while ofi opens, the later ones over ofi:
+        # MPI_ANY_SOURCE, ordering and probes across the two fabrics)
         (unset DCFA_FABRICS
-            MPI_SET="sendrecv rndv_mixed coll_bcast rma_atomic" mpi_set "cross-auto" 4 -hosts dcfa-h1,dcfa-h2
+            MPI_SET="sendrecv rndv_mixed coll_bcast rma_atomic wildcard order probe" mpi_set "cross-auto" 4 -hosts dcfa-h1,dcfa-h2
             run "cross-auto ofi_late" 0 -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_LATE_DELAY 1500 \
                 -hosts dcfa-h1,dcfa-h2 -n 4 "$MPIT/ofi_late" &&
                 { grep -q "No Errors" "$TMP/out" &&
                     ok "auto across 2 hosts: libfabric not mapped when MPI_Init returns, first messages from 4 threads" ||
                     bad "cross-auto ofi_late: no 'No Errors'"; }
+            # first contacts while ofi opens go over sock (docs/fabric.md, "First contact over
+            # sock"): ofi held back 2 s, the first message across hosts within 1 s, later
+            # pairs over ofi; the fabric of each pair from DCFA_STATS's dcfa-conn lines
+            run "cross-auto first contact over sock" 0 -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_LATE_DELAY 2000 \
+                -genv OFI_LATE_FIRST_MS 1000 -genv DCFA_STATS 1 -hosts dcfa-h1,dcfa-h2 -ppn 2 -n 4 "$MPIT/ofi_late" &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    grep -q 'dcfa-conn rank=0 peer=2 fabric=sock .*why="sock: first contact while ofi opens"' "$TMP/err" &&
+                    grep -q 'dcfa-conn rank=1 peer=3 fabric=sock' "$TMP/err" &&
+                    grep -q 'dcfa-conn rank=0 peer=3 fabric=ofi' "$TMP/err" &&
+                    grep -q 'dcfa-conn rank=1 peer=2 fabric=ofi' "$TMP/err" &&
+                    ok "auto across 2 hosts, ofi held back 2 s: $(grep -o 'first message.*' "$TMP/out") over sock, later pairs over ofi" ||
+                    bad "cross-auto first contact over sock: $(head -c 300 "$TMP/out") $(grep -h 'dcfa-conn\|rank [0-9]\]' "$TMP/err" | head -c 900)"; }
+            # ... and without it (DCFA_OFI_LATE_SOCK=0) the first message waits for ofi: must fail
+            timeout 90 "$MPIRUN" -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_LATE_DELAY 2000 -genv OFI_LATE_FIRST_MS 1000 \
+                -genv DCFA_OFI_LATE_SOCK 0 -hosts dcfa-h1,dcfa-h2 -ppn 2 -n 4 "$MPIT/ofi_late" >"$TMP/out" 2>"$TMP/err" </dev/null
+            [ $? != 0 ] && grep -q "the first message to rank . on the other host took" "$TMP/err" &&
+                ok "ofi_late's first-message bound fails when first contacts wait for ofi (DCFA_OFI_LATE_SOCK=0)" ||
+                bad "ofi_late with DCFA_OFI_LATE_SOCK=0 did not fail: $(head -c 300 "$TMP/err")"
             # the same with ofi opened inside MPI_Init: the check must fail
             timeout 90 "$MPIRUN" -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_LATE 0 -hosts dcfa-h1,dcfa-h2 -n 2 \
                 "$MPIT/ofi_late" >"$TMP/out" 2>"$TMP/err" </dev/null
