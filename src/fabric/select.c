@@ -87,9 +87,11 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
             const char *ep = getenv("DCFA_SOCK_EP_FD");
             const char *spawned = getenv("PMI_SPAWNED");
             /* the daemons hand over connections across hosts between ranks of job 0 only
-             * (docs/launcher.md, "Endpoints across hosts"): not for a spawned job's */
+             * (docs/launcher.md, "Endpoints across hosts"): not for a spawned job's; and only
+             * where they reach each other: not in a job over networks joined by gateways,
+             * whose pairs across them have no daemon connection to take */
             if (util_cfg.ofi_late_sock && ep && *ep && util_cfg.sock_connect != 2 &&
-                !(spawned && !strcmp(spawned, "1")))
+                !(spawned && !strcmp(spawned, "1")) && !(util_cfg.gateways && *util_cfg.gateways))
                 net = &fab_sock_ops;
         }
 #endif
