@@ -649,6 +649,19 @@ int coll_barrier_shm(coll_sched *s, mpii_comm *c)
     return MPI_SUCCESS;
 }
 
+/* the operation's fields, alike for one run at once (shm_now) and one in a schedule */
+static void shm_arg_op(shm_arg *a, const void *sbuf, void *rbuf, MPI_Aint count, MPI_Datatype dt,
+                       MPI_Op op, int root, size_t bytes)
+{
+    a->sbuf = sbuf;
+    a->rbuf = rbuf;
+    a->count = count;
+    a->dt = dt;
+    a->op = op;
+    a->root = root;
+    a->bytes = bytes;
+}
+
 int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, int root,
                    mpii_comm *c)
 {
@@ -657,12 +670,7 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
     shm_state *st = shm_now(s, c);
     if (st) {
         shm_arg now = shm_arg_now(st, c);
-        now.rbuf = buf;
-        now.count = count;
-        now.dt = dt;
-        now.op = MPI_OP_NULL;
-        now.root = root;
-        now.bytes = bytes;
+        shm_arg_op(&now, now.sbuf, buf, count, dt, MPI_OP_NULL, root, bytes);
         now.word = bytes | (fits ? 0 : SHM_BY_MSG);
         int rc;
         if (c->rank != root) {
@@ -678,12 +686,7 @@ int coll_bcast_shm(coll_sched *s, void *buf, MPI_Aint count, MPI_Datatype dt, in
         return rc;
     }
     shm_arg *a = shm_begin(s, c);
-    a->rbuf = buf;
-    a->count = count;
-    a->dt = dt;
-    a->op = MPI_OP_NULL;
-    a->root = root;
-    a->bytes = bytes;
+    shm_arg_op(a, a->sbuf, buf, count, dt, MPI_OP_NULL, root, bytes);
     coll_sched_hold_type(s, dt);
     if (c->rank != root) {
         coll_sched_poll(s, shm_poll_flag, a);
@@ -715,13 +718,7 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
     shm_state *st = flat ? shm_now(s, c) : NULL;
     if (st) {
         shm_arg now = shm_arg_now(st, c);
-        now.sbuf = sbuf;
-        now.rbuf = rbuf;
-        now.count = count;
-        now.dt = dt;
-        now.op = op;
-        now.root = root;
-        now.bytes = bytes;
+        shm_arg_op(&now, sbuf, rbuf, count, dt, op, root, bytes);
         now.word = bytes;
         now.flat = 1;
         shm_wait(shm_poll_set_free, &now);
@@ -732,13 +729,7 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
         return rc;
     }
     shm_arg *a = shm_begin(s, c);
-    a->sbuf = sbuf;
-    a->rbuf = rbuf;
-    a->count = count;
-    a->dt = dt;
-    a->op = op;
-    a->root = root;
-    a->bytes = bytes;
+    shm_arg_op(a, sbuf, rbuf, count, dt, op, root, bytes);
     a->flat = flat;
     coll_sched_hold_op(s, op);
     coll_sched_hold_type(s, dt);
