@@ -290,6 +290,11 @@ const util_tunable util_tunables[] = {
      "up to a power of two of ring blocks): the kernel's socket buffers hold what the fabric's "
      "own buffers (128 KiB each way) do not",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_SOCK_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.sock_eager_limit, "65600", NULL,
+     "largest message (header included) sent eagerly to a peer over sock; larger ones use "
+     "rendezvous; 0: DCFA_EAGER_LIMIT. As DCFA_OFI_EAGER_LIMIT: between hosts a rendezvous costs "
+     "round trips, and over a stream socket its data travel as packets anyway (docs/fabric.md)",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_SOCK_CONNECT", UTIL_T_ENUM, &util_cfg.sock_connect, "auto", "auto,daemon,self",
      "sock fabric: who makes its connections: daemon (the assist daemon hands over connected "
      "sockets, DCFA_SOCK_EP_FD), self (a listening socket on 127.0.0.1 of this process, one node "

@@ -254,6 +254,8 @@ typedef struct util_config {
     int module;                 /* DCFA_MODULE: this process's module id (-1: by its networks) */
     int sock_connect;           /* DCFA_SOCK_CONNECT: 0 auto, 1 daemon, 2 self */
     size_t sock_credit;         /* DCFA_SOCK_CREDIT: bytes in flight per sock connection */
+    size_t sock_eager_limit;    /* DCFA_SOCK_EAGER_LIMIT: largest eager message over sock (header
+                                   included; 0: the core's) */
     const char *ofi_provider;   /* DCFA_OFI_PROVIDER: libfabric provider ('+' for ';') */
     const char *ofi_iface;      /* DCFA_OFI_IFACE: network interface (libfabric domain) */
     int mr_cache;               /* DCFA_MR_CACHE: registrations kept cached per fabric */

@@ -766,11 +766,18 @@ static int sock_open(const fab_params *p, char *card, size_t cardlen)
 {
     sk.p = *p;
     sk.job_hash = fab_job_hash(p->job_id);
+    /* packets as large as DCFA_SOCK_EAGER_LIMIT (as ofi's: between hosts a rendezvous costs
+     * round trips, and over a stream socket its data travel as packets anyway) */
+    size_t block = p->block_size ? p->block_size : 64;
+    if (util_cfg.sock_eager_limit > sk.p.packet_max)
+        sk.p.packet_max = (util_cfg.sock_eager_limit + block - 1) / block * block;
     /* room for two largest frames at least; what does not fit waits in the kernel's buffers
      * (receiving) or in the core's backlog (sending: tx_block gives NULL) */
-    sk.bufcap = SOCK_BUF_BYTES + 2 * (p->packet_max + 64);
+    sk.bufcap = SOCK_BUF_BYTES + 2 * (sk.p.packet_max + 64);
     sk.nblocks = p->nblocks;
-    while ((size_t)sk.nblocks * p->block_size < util_cfg.sock_credit && sk.nblocks < (1u << 24))
+    size_t kmax = (sk.p.packet_max + block - 1) / block; /* the largest packet's blocks */
+    while (((size_t)sk.nblocks * block < util_cfg.sock_credit || sk.nblocks < 2 * kmax) &&
+           sk.nblocks < (1u << 24))
         sk.nblocks *= 2;
     sk.nconns = p->nprocs;
     sk.conns = util_calloc((size_t)p->nprocs, sizeof *sk.conns);
@@ -824,6 +831,7 @@ static int sock_open(const fab_params *p, char *card, size_t cardlen)
                          .flags = FAB_CAP_RX_QUEUE,
                          .priority = 40,
                          .inline_limit = 0,
+                         .eager_limit = util_cfg.sock_eager_limit,
                          .max_bulk = 0,
                          .poll_interval = 1};
     sk.open = 1;
