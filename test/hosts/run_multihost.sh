@@ -583,6 +583,15 @@ st_isolate() {
             grep -Eq "^mpirun: lost the assist daemon on host 'dcfa-h2'|rank 1 closed its connection to this process before finalizing" "$TMP/err" &&
             ok "a daemon killed under its isolated rank: the job ends in $((SECONDS - t0)) s, status 1, the cause named" ||
             bad "isolated, daemon killed (pid '$dp'): status $st after $((SECONDS - t0)) s: $(head -c 400 "$TMP/err")"
+        # spawn across hosts, isolated: the daemons hand over the connections between a parent
+        # and its children on two hosts (docs/launcher.md, "Endpoints across hosts"). The
+        # spawn's port is a Unix-domain socket file under isolation (docs/dpm.md): the test
+        # hosts share this machine's /tmp, real hosts do not
+        SPAWN_HOSTS_INFO=dcfa-h2 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h2 \
+            SPAWN_HOSTS_NESTED=dcfa-h1 SPAWN_HOSTS_NESTED_EXPECT=dcfa-h1 \
+            spawn_ok "isolated spawn: parent on dcfa-h1, 2 children on dcfa-h2, grandchild on dcfa-h1" $H -ppn 1 -n 1 "$MPIT/spawn_hosts"
+        SPAWN_HOSTS_INFO=dcfa-h1,dcfa-h2 SPAWN_HOSTS_KEY=hosts SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h1,dcfa-h2 \
+            spawn_ok "isolated spawn: parent of 2 on both hosts, a child on each" $H -ppn 1 -n 2 "$MPIT/spawn_hosts"
         # the MPI test programs (pt2pt, communicators, collectives, RMA), isolated on 2 hosts
         mpi_set "isolate" 4 $H -ppn 2
         MPI_SET="flood many2one head2head pt2pt_sizes coll_ref" mpi_set "isolate-1ppn" 4 $H -ppn 1 -n 4
