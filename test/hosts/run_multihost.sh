@@ -592,6 +592,12 @@ st_isolate() {
             spawn_ok "isolated spawn: parent on dcfa-h1, 2 children on dcfa-h2, grandchild on dcfa-h1" $H -ppn 1 -n 1 "$MPIT/spawn_hosts"
         SPAWN_HOSTS_INFO=dcfa-h1,dcfa-h2 SPAWN_HOSTS_KEY=hosts SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h1,dcfa-h2 \
             spawn_ok "isolated spawn: parent of 2 on both hosts, a child on each" $H -ppn 1 -n 2 "$MPIT/spawn_hosts"
+        # a malicious spawned rank: child A on dcfa-h2 asks for its sibling B on dcfa-h1 (B's
+        # daemon refuses: not its parent nor a job it spawned), its parent with a forged token,
+        # a rank its parent does not have, a made-up job with B's node as hint; then A and its
+        # parent on the other host still talk over the handed-over connection
+        run "isolate spawn bad" 0 $H -ppn 1 -n 1 -genv DCFA_FABRICS sock "$MPIT/spawn_isolate_bad" &&
+            no_errors "a malicious spawned rank across hosts: requests for its sibling on the other host, a forged token, a made-up job with a wrong node hint, each refused with its reason"
         # the MPI test programs (pt2pt, communicators, collectives, RMA), isolated on 2 hosts
         mpi_set "isolate" 4 $H -ppn 2
         MPI_SET="flood many2one head2head pt2pt_sizes coll_ref" mpi_set "isolate-1ppn" 4 $H -ppn 1 -n 4
