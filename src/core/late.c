@@ -201,9 +201,10 @@ static void core_late_pair_name(uint64_t a, uint64_t b, char *buf, size_t len)
 int core_late_pair(int lpid, const char *cards)
 {
     char card[CORE_CARD_MAX], key[64], want[16], got[16];
-    /* the daemons make connections across hosts within job 0 only (the one with sock open
-     * for this): a process of another job, whichever end connects, waits for ofi */
-    if (!core_s.late.sock || lpid < 0 || lpid >= core_s.job_size || !core_s.kvs.publish ||
+    /* the daemons make connections across hosts within a job and between a parent and its
+     * children (docs/launcher.md, "Endpoints across hosts"): any peer I know, of my job or
+     * of another, when both ends opened sock (the peer's card lists it) */
+    if (!core_s.late.sock || lpid < 0 || lpid >= core_s.nprocs || !core_s.kvs.publish ||
         !core_s.kvs.lookup || fab_select_card(cards, "sock", card, sizeof card) != UTIL_OK)
         return 0;
     /* what I would take: sock while my ofi is not open, or while the peer's address is not

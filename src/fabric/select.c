@@ -85,13 +85,12 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
             /* and sock, over the connections the daemons make, for the first contacts made
              * while ofi opens (docs/fabric.md, "First contact over sock") */
             const char *ep = getenv("DCFA_SOCK_EP_FD");
-            const char *spawned = getenv("PMI_SPAWNED");
-            /* the daemons hand over connections across hosts between ranks of job 0 only
-             * (docs/launcher.md, "Endpoints across hosts"): not for a spawned job's; and only
-             * where they reach each other: not in a job over networks joined by gateways,
-             * whose pairs across them have no daemon connection to take */
+            /* the daemons hand over connections across hosts within a job and between a
+             * parent and its children, spawned jobs' too (docs/launcher.md, "Endpoints across
+             * hosts"); but only where they reach each other: not in a job over networks joined
+             * by gateways, whose pairs across them have no daemon connection to take */
             if (util_cfg.ofi_late_sock && ep && *ep && util_cfg.sock_connect != 2 &&
-                !(spawned && !strcmp(spawned, "1")) && !(util_cfg.gateways && *util_cfg.gateways))
+                !(util_cfg.gateways && *util_cfg.gateways))
                 net = &fab_sock_ops;
         }
 #endif

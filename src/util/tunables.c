@@ -494,6 +494,11 @@ static const util_tunable util_other_vars[] = {
      "set by the assist daemon: the rank's endpoint token (16 hex digits), which its sock card "
      "carries and the daemon checks in every request for a connection to it",
      0, UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
+    {"DCFA_SOCK_NODE", UTIL_T_INT, NULL, "0", NULL,
+     "set by the assist daemon across hosts: its node in mpirun's tree, which the rank's sock "
+     "card carries (a hint where the rank runs, for a daemon that does not know where a spawned "
+     "job runs; docs/launcher.md, Endpoints across hosts)",
+     0, UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
     {"DCFA_ISOLATE", UTIL_T_STR, NULL, "", NULL,
      "confine each rank (mpirun --isolate, which sets it): net = a network namespace with only "
      "loopback, seccomp = a filter denying socket() but AF_UNIX, shm = an empty read-only "

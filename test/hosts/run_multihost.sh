@@ -440,6 +440,25 @@ st_spawn() {
             SPAWN_HOSTS_INFO=dcfa-h2:2,dcfa-h3 SPAWN_HOSTS_N=3 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h2,dcfa-h3 \
                 SPAWN_HOSTS_NESTED=dcfa-h1 SPAWN_HOSTS_NESTED_EXPECT=dcfa-h1 \
                 spawn_ok "spawn: DCFA_FABRICS=auto, parent of 2, children on 2 hosts, nested" $H3 -n 2 "$MPIT/spawn_hosts"
+            # a child on the other host reaches its parent over sock while ofi opens (held
+            # back 2 s here): the spawn and its first message well within 1 s (docs/fabric.md,
+            # "First contact over sock"); the daemons hand the connection between the two jobs
+            # over across hosts (docs/launcher.md, "Endpoints across hosts")
+            SPAWN_HOSTS_INFO=dcfa-h2 SPAWN_HOSTS_N=1 SPAWN_HOSTS_EXPECT=dcfa-h2 SPAWN_HOSTS_FIRST_MS=1000 \
+                spawn_ok "spawn: a child on dcfa-h2 reaches its parent within 1 s, ofi held back 2 s" \
+                -genv DCFA_OFI_LATE_DELAY 2000 $H2 -n 1 "$MPIT/spawn_hosts" &&
+                grep "first message from the children" "$TMP/err"
+            SPAWN_HOSTS_INFO=dcfa-h2:2 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h2 SPAWN_HOSTS_FIRST_MS=1000 \
+                SPAWN_HOSTS_NESTED=dcfa-h1 SPAWN_HOSTS_NESTED_EXPECT=dcfa-h1 \
+                spawn_ok "spawn: 2 children on dcfa-h2 and a grandchild on dcfa-h1 within 1 s, ofi held back 2 s" \
+                -genv DCFA_OFI_LATE_DELAY 2000 $H2 -n 1 "$MPIT/spawn_hosts"
+            # ... and with the rule off (DCFA_OFI_LATE_SOCK=0) the first message waits for ofi
+            SPAWN_HOSTS_INFO=dcfa-h2 SPAWN_HOSTS_N=1 SPAWN_HOSTS_EXPECT=dcfa-h2 SPAWN_HOSTS_FIRST_MS=1000 \
+                timeout 90 "$MPIRUN" -genv DCFA_OFI_LATE_DELAY 2000 -genv DCFA_OFI_LATE_SOCK 0 $H2 -n 1 \
+                "$MPIT/spawn_hosts" >"$TMP/out" 2>"$TMP/err" </dev/null
+            grep -q "first message came .* not within SPAWN_HOSTS_FIRST_MS" "$TMP/out" "$TMP/err" &&
+                ok "spawn: the first-message bound fails when first contacts wait for ofi (DCFA_OFI_LATE_SOCK=0)" ||
+                bad "spawn: with DCFA_OFI_LATE_SOCK=0 the bound did not fail: $(head -c 300 "$TMP/err")"
             echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts.auto")
         eval "$(cat "$TMP/counts.auto")"
         # (f) the spawn test programs: the children land on the other host by default
@@ -550,7 +569,7 @@ st_isolate() {
         # key (zeros) is answered with a refusal, and the job goes on
         local port ans
         port=$(ip netns exec dcfa-h2 ss -ltnpH 2>/dev/null | grep "pid=$dp," | awk '{print $4}' | sed 's/.*://' | head -n 1)
-        ans=$("$DCFA_RSH" dcfa-h1 "timeout 5 bash -c 'exec 3<>/dev/tcp/$("$HOSTS_SH" addr dcfa-h2)/$port; head -c 32 <&3 >/dev/null; head -c 96 /dev/zero >&3; head -c 184 <&3'" 2>/dev/null | tr -d '\0')
+        ans=$("$DCFA_RSH" dcfa-h1 "timeout 5 bash -c 'exec 3<>/dev/tcp/$("$HOSTS_SH" addr dcfa-h2)/$port; head -c 32 <&3 >/dev/null; head -c 264 /dev/zero >&3; head -c 184 <&3'" 2>/dev/null | tr -d '\0')
         [ -n "$port" ] && [[ $ans == *"not from a daemon of this job (no valid MAC): refused"* ]] && kill -0 $mp 2>/dev/null &&
             ok "a HELLO without the job's key at a daemon's data port (port $port) is refused, the job goes on" ||
             bad "forged HELLO at port '$port': answer '$(echo "$ans" | head -c 200)'"
@@ -564,6 +583,21 @@ st_isolate() {
             grep -Eq "^mpirun: lost the assist daemon on host 'dcfa-h2'|rank 1 closed its connection to this process before finalizing" "$TMP/err" &&
             ok "a daemon killed under its isolated rank: the job ends in $((SECONDS - t0)) s, status 1, the cause named" ||
             bad "isolated, daemon killed (pid '$dp'): status $st after $((SECONDS - t0)) s: $(head -c 400 "$TMP/err")"
+        # spawn across hosts, isolated: the daemons hand over the connections between a parent
+        # and its children on two hosts (docs/launcher.md, "Endpoints across hosts"). The
+        # spawn's port is a Unix-domain socket file under isolation (docs/dpm.md): the test
+        # hosts share this machine's /tmp, real hosts do not
+        SPAWN_HOSTS_INFO=dcfa-h2 SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h2,dcfa-h2 \
+            SPAWN_HOSTS_NESTED=dcfa-h1 SPAWN_HOSTS_NESTED_EXPECT=dcfa-h1 \
+            spawn_ok "isolated spawn: parent on dcfa-h1, 2 children on dcfa-h2, grandchild on dcfa-h1" $H -ppn 1 -n 1 "$MPIT/spawn_hosts"
+        SPAWN_HOSTS_INFO=dcfa-h1,dcfa-h2 SPAWN_HOSTS_KEY=hosts SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h1,dcfa-h2 \
+            spawn_ok "isolated spawn: parent of 2 on both hosts, a child on each" $H -ppn 1 -n 2 "$MPIT/spawn_hosts"
+        # a malicious spawned rank: child A on dcfa-h2 asks for its sibling B on dcfa-h1 (B's
+        # daemon refuses: not its parent nor a job it spawned), its parent with a forged token,
+        # a rank its parent does not have, a made-up job with B's node as hint; then A and its
+        # parent on the other host still talk over the handed-over connection
+        run "isolate spawn bad" 0 $H -ppn 1 -n 1 -genv DCFA_FABRICS sock "$MPIT/spawn_isolate_bad" &&
+            no_errors "a malicious spawned rank across hosts: requests for its sibling on the other host, a forged token, a made-up job with a wrong node hint, each refused with its reason"
         # the MPI test programs (pt2pt, communicators, collectives, RMA), isolated on 2 hosts
         mpi_set "isolate" 4 $H -ppn 2
         MPI_SET="flood many2one head2head pt2pt_sizes coll_ref" mpi_set "isolate-1ppn" 4 $H -ppn 1 -n 4

@@ -22,6 +22,14 @@
  *                       every parent rank, every errcode != MPI_SUCCESS, no
  *                       inter-communicator); then the normal spawn follows
  *   SPAWN_HOSTS_NAMES   "0" skips the name-service step (below)
+ *   SPAWN_HOSTS_FIRST_MS  optional: parent rank 0 fails unless the (second)
+ *                       spawn and the children's first message back (the
+ *                       gather, step 2) take less than this many ms together;
+ *                       the time goes to stderr ("first message from the
+ *                       children after ... ms"). With the children's ofi held
+ *                       back (DCFA_OFI_LATE_DELAY) this checks that they reach
+ *                       their parent on another host without waiting for it
+ *                       (docs/fabric.md, "First contact over sock")
  *
  * After the spawn, over the inter-communicator:
  *   1. a bcast parent -> children (sizes, a token);
@@ -54,6 +62,8 @@
 #define TOKLEN    96
 
 static const int sizes[3] = {8, 64 * 1024, 1024 * 1024};
+static double first_ms;    /* SPAWN_HOSTS_FIRST_MS at parent rank 0, 0 = no bound */
+static double spawn_start; /* MPI_Wtime() before the spawn */
 
 /* What parent rank 0 broadcasts to the other parent ranks and the children. */
 struct cfg {
@@ -190,6 +200,15 @@ static void parent_talk(MPI_Comm inter, int rank, const struct cfg *cf, const ch
     }
     MPI_Gather(NULL, 0, MPI_CHAR, names, HOSTLEN, MPI_CHAR, rank == 0 ? MPI_ROOT : MPI_PROC_NULL,
                inter);
+    if (rank == 0 && first_ms > 0) {
+        double ms = (MPI_Wtime() - spawn_start) * 1e3;
+        fprintf(stderr, "first message from the children after %.1f ms (bound %.0f ms)\n", ms,
+                first_ms);
+        mtest_check(ms < first_ms,
+                    "the children's first message came %.1f ms after the spawn began, not "
+                    "within SPAWN_HOSTS_FIRST_MS=%.0f",
+                    ms, first_ms);
+    }
     if (rank == 0) {
         int bad = 0;
         if (expect != NULL) {
@@ -332,6 +351,7 @@ static void run_parent(void)
         nested = env_or("SPAWN_HOSTS_NESTED", NULL);
         nexpect = env_or("SPAWN_HOSTS_NESTED_EXPECT", NULL);
         bad = env_or("SPAWN_HOSTS_BAD", NULL);
+        first_ms = atof(env_or("SPAWN_HOSTS_FIRST_MS", "0"));
         cf.n = atoi(env_or("SPAWN_HOSTS_N", "2"));
         if (cf.n < 1 || cf.n > MAXCHILD) {
             mtest_fail("SPAWN_HOSTS_N '%s': expected 1..%d", env_or("SPAWN_HOSTS_N", ""),
@@ -383,6 +403,7 @@ static void run_parent(void)
     info = host_info(key, rank == 0 ? info_s : NULL);
     for (i = 0; i < cf.n; i++)
         errcodes[i] = -1;
+    spawn_start = MPI_Wtime();
     rc = MPI_Comm_spawn(exe, cargv, cf.n, info, 0, MPI_COMM_WORLD, &inter, errcodes);
     free_info(&info);
     mtest_check_rc("MPI_Comm_spawn", rc);

@@ -27,6 +27,7 @@
 typedef struct {
     char job[SOCK_EP_JOB_MAX];
     char token[24];
+    int node; /* its daemon's tree node across hosts (DCFA_SOCK_NODE: its card's hint), else 0 */
 } who;
 
 static void who_me(who *w)
@@ -35,17 +36,20 @@ static void who_me(who *w)
     memset(w, 0, sizeof *w);
     snprintf(w->job, sizeof w->job, "%s", job ? job : "");
     snprintf(w->token, sizeof w->token, "%s", tok ? tok : "");
+    w->node = getenv("DCFA_SOCK_NODE") ? atoi(getenv("DCFA_SOCK_NODE")) : 0;
 }
 
 /* one request to my daemon, which must be refused saying want */
-static void ask(int ep, const char *job, int rank, uint64_t token, uint32_t seq, const char *want)
+static void ask(int ep, const char *job, int rank, uint64_t token, int node, uint32_t seq,
+                const char *want)
 {
     sock_ep_msg m = {.magic = SOCK_EP_MAGIC,
                      .version = SOCK_VERSION,
                      .type = SOCK_EP_REQUEST,
                      .seq = seq,
                      .rank = rank,
-                     .token = token};
+                     .token = token,
+                     .node = node};
     snprintf(m.job, sizeof m.job, "%s", job);
     if (send(ep, &m, sizeof m, 0) != (ssize_t)sizeof m)
         mtest_fail("send request %u", seq);
@@ -122,10 +126,15 @@ static int child(MPI_Comm parent, const char *which)
             mtest_fail("child: no DCFA_SOCK_EP_FD (not started by our mpirun?)");
         int ep = atoi(epv);
         uint64_t tp = strtoull(w[0].token, NULL, 16), tb = strtoull(w[1].token, NULL, 16);
-        ask(ep, "jmadeup_0000_7", 0, tp, 901, "no job of this mpirun");
-        ask(ep, w[1].job, 0, tb, 902, "neither its parent nor a job it spawned");
-        ask(ep, w[0].job, 0, tp ^ 1, 903, "forged card");
-        ask(ep, w[0].job, psize + 3, tp, 904, "no such rank");
+        /* across hosts (B elsewhere, its card's node hint given as a forged card would) the
+         * sibling is refused by B's daemon, after the daemons' handshake */
+        ask(ep, "jmadeup_0000_7", 0, tp, 0, 901, "no job of this mpirun");
+        ask(ep, w[1].job, 0, tb, w[1].node, 902, "neither its parent nor a job it spawned");
+        ask(ep, w[0].job, 0, tp ^ 1, w[0].node, 903, "forged card");
+        ask(ep, w[0].job, psize + 3, tp, w[0].node, 904, "no such rank");
+        const char *mynode = getenv("DCFA_SOCK_NODE");
+        if (w[1].node > 0 && (!mynode || atoi(mynode) != w[1].node)) /* a wrong hint */
+            ask(ep, "jmadeup_0000_7", 0, tp, w[1].node, 908, "which does not run on host");
         char name[SEG_NAME_MAX];
         snprintf(name, sizeof name, "/dcfa-%s-0-d0123456789abcdef", w[1].job);
         ask_seg(ep, SEG_OPEN, name, 905, "which is no name of its job");

@@ -55,6 +55,10 @@ int ad_ep_pair(struct ad_proc *p, int *child_fd)
     return 0;
 }
 
+static int ad_ep_node; /* this daemon's tree node across hosts, 0 on one host */
+
+void ad_ep_set_node(int node) { ad_ep_node = node; }
+
 void ad_ep_child_env(const struct ad_proc *p, int child_fd)
 {
     char buf[32];
@@ -65,6 +69,10 @@ void ad_ep_child_env(const struct ad_proc *p, int child_fd)
     setenv("DCFA_SOCK_EP_FD", buf, 1);
     snprintf(buf, sizeof buf, "%016llx", (unsigned long long)p->ep_token);
     setenv("DCFA_SOCK_TOKEN", buf, 1);
+    if (ad_ep_node > 0) { /* across hosts: my tree node, which the rank's sock card names */
+        snprintf(buf, sizeof buf, "%d", ad_ep_node);
+        setenv("DCFA_SOCK_NODE", buf, 1);
+    }
 }
 
 /* one message to a rank's endpoint channel, with fd (or -1); 0 or -errno */
@@ -138,10 +146,17 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     job_of[sizeof job_of - 1] = 0;
     int rank = req->rank;
     struct ad_job *mine = job;
+    struct ad_job *other = NULL; /* the peer's job, when it runs here; NULL: another host's */
     if (strcmp(job_of, job->jobid) != 0) {
         /* another job of this mpirun: only its parent or a job it spawned (the connections
          * spawn's inter-communicator needs); the token below proves the asker holds the card */
-        struct ad_job *other = ad_ep_job(d, job_of);
+        other = ad_ep_job(d, job_of);
+        if (other == NULL && req->node > 0 && d->tree != NULL && ad_ep_remote != NULL) {
+            /* a job that runs no rank here: the peer's card names its host; that host's daemon
+             * checks the rest, the relation of the two jobs too (ad_ep_remote.c) */
+            ad_ep_remote(d, job, p, NULL, req);
+            return;
+        }
         if (other == NULL) {
             ad_ep_refuse(p, req, -ENOENT,
                          "rank %d of job %s asked for rank %d of job '%.40s', which is no job "
@@ -169,13 +184,8 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     }
     struct ad_proc *q = ad_ep_local(job, rank);
     if (q == NULL) { /* on another host: its daemon checks the rest (ad_ep_remote.c) */
-        if (job != mine)
-            ad_ep_refuse(p, req, -EHOSTUNREACH,
-                         "rank %d of job %s asked for rank %d of job %s, which runs on another "
-                         "host (connections between jobs are handed over on one host only)",
-                         p->rank, mine->jobid, rank, job->jobid);
-        else if (d->tree != NULL && ad_ep_remote != NULL)
-            ad_ep_remote(d, job, p, req);
+        if (d->tree != NULL && ad_ep_remote != NULL)
+            ad_ep_remote(d, mine, p, job, req);
         else
             ad_ep_refuse(p, req, -EHOSTUNREACH,
                          "rank %d asked for rank %d of job %s, which this daemon does not run",

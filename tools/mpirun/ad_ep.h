@@ -14,10 +14,13 @@ void ad_ep_input(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p);
 /* the ranks' endpoint channels are read through ad_ep_input (ad_reactor_handle) */
 void ad_ep_attach(void);
 /* who is asked for a rank on another host (ad_epr_request, set by ad_epr_attach): without
- * one the request is refused */
-typedef void (*ad_ep_remote_fn)(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                                const struct sock_ep_msg *req);
+ * one the request is refused. mine: p's job; peer: the peer's job when this daemon runs part
+ * of it (else NULL: the request's job id and node hint name it) */
+typedef void (*ad_ep_remote_fn)(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
+                                struct ad_job *peer, const struct sock_ep_msg *req);
 void ad_ep_set_remote(ad_ep_remote_fn fn);
+/* this daemon's tree node across hosts (ad_tree.c): the ranks' DCFA_SOCK_NODE */
+void ad_ep_set_node(int node);
 /* one message to p's endpoint channel with fd (or -1): 0 or -errno; a REFUSE of req to p */
 int ad_ep_send(struct ad_proc *p, const struct sock_ep_msg *m, int fd);
 void ad_ep_refuse(struct ad_proc *p, const struct sock_ep_msg *req, int status, const char *fmt,

@@ -22,6 +22,7 @@
 #include "ad_ep_remote.h"
 #include "ad.h"
 #include "ad_ep.h"
+#include "ad_link.h"
 #include "ad_place.h"
 #include "fabric/sock/sock_wire.h"
 #include "util/util.h"
@@ -40,7 +41,7 @@
 #include <unistd.h>
 
 #define AD_EPR_MAGIC   0x58444344u /* "DCDX" */
-#define AD_EPR_VERSION 1
+#define AD_EPR_VERSION 2
 #define AD_EPR_TIMEOUT 10.0
 #define AD_EPR_INFO    400 /* "<port>;<networks>" */
 
@@ -64,17 +65,22 @@ typedef struct ad_epr_hello {
     uint8_t version;
     uint8_t type; /* AD_EPR_HELLO */
     uint16_t zero;
-    int32_t asker;             /* the rank that asked (runs on C's host) */
-    int32_t peer;              /* the rank asked for (runs on L's host) */
-    int32_t node;              /* C's node in the tree */
-    uint32_t zero2;            /* 0 */
-    uint64_t token;            /* the peer's token, from the asker's request (its card) */
-    uint64_t nonce[2];         /* C's, random */
-    char job[SOCK_EP_JOB_MAX]; /* the job id, NUL-ended */
-    uint64_t mac;              /* SipHash(key, this message with mac 0, then L's nonce) */
+    int32_t asker;              /* the rank that asked (runs on C's host) */
+    int32_t peer;               /* the rank asked for (runs on L's host) */
+    int32_t node;               /* C's node in the tree */
+    uint32_t zero2;             /* 0 */
+    uint64_t token;             /* the peer's token, from the asker's request (its card) */
+    uint64_t nonce[2];          /* C's, random */
+    char job[SOCK_EP_JOB_MAX];  /* the peer's job id, NUL-ended */
+    char ajob[SOCK_EP_JOB_MAX]; /* the asker's job id (the same for two ranks of one job) */
+    char akvs[64];              /* the asker's job's kvsname */
+    char aspawner[64];          /* the kvsname of the job that spawned the asker's, "" job 0 */
+    uint64_t mac;               /* SipHash(key, this message with mac 0, then L's nonce) */
 } ad_epr_hello;
-_Static_assert(sizeof(ad_epr_hello) == 96 && offsetof(ad_epr_hello, job) == 48,
-               "hello is 96 bytes");
+_Static_assert(sizeof(ad_epr_hello) == 264 && offsetof(ad_epr_hello, job) == 48 &&
+                   offsetof(ad_epr_hello, ajob) == 88 && offsetof(ad_epr_hello, akvs) == 128 &&
+                   offsetof(ad_epr_hello, aspawner) == 192,
+               "hello is 264 bytes");
 
 /* L -> C */
 typedef struct ad_epr_answer {
@@ -102,12 +108,13 @@ struct ad_epr_hs {
     int fd;
     enum ad_epr_state state;
     double deadline;
-    unsigned char buf[sizeof(ad_epr_answer)];
+    unsigned char buf[sizeof(ad_epr_hello)]; /* the larger of hello and answer */
     size_t got;
     uint64_t nonce[2], theirs[2];
     char where[24]; /* the other daemon ("a.b.c.d:port"), for messages */
     /* C: the request */
-    int jobnum, asker, peer;
+    int jobnum, asker, peer;    /* jobnum: the asker's job */
+    char pjob[SOCK_EP_JOB_MAX]; /* the peer's job id */
     uint32_t seq;
     uint64_t token;
     uint32_t addr[UTIL_NET_MAX];
@@ -241,7 +248,8 @@ static void ad_epr_hs_end(struct ad_epr_hs *h)
 
 static uint64_t ad_epr_mac(const void *msg, size_t len, const uint64_t nonce[2])
 {
-    unsigned char m[sizeof(ad_epr_answer) + 16];
+    unsigned char m[sizeof(ad_epr_hello) + 16];
+    _Static_assert(sizeof(ad_epr_hello) >= sizeof(ad_epr_answer), "hello is the larger");
     memcpy(m, msg, len);
     memset(m + len - sizeof(uint64_t), 0, sizeof(uint64_t)); /* the mac field, last */
     memcpy(m + len, nonce, 16);
@@ -323,35 +331,48 @@ static int ad_epr_connect_next(struct ad_epr_hs *h)
     return -1;
 }
 
-void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                    const sock_ep_msg *req)
+void ad_epr_request(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
+                    struct ad_job *peer, const sock_ep_msg *req)
 {
-    int node = ad_tree_rank_node(d, job, req->rank);
+    /* the peer's node: job 0's placement, else the node the peer's card names (a hint: the
+     * daemon there checks that the rank runs under it, so a wrong one is only a refusal) */
+    int node = peer != NULL ? ad_tree_rank_node(d, peer, req->rank) : -1;
+    int self = ad_t(d) != NULL ? ad_t(d)->node : -1;
+    char pjob[SOCK_EP_JOB_MAX];
+    if (peer != NULL)
+        snprintf(pjob, sizeof pjob, "%s", peer->jobid);
+    else
+        snprintf(pjob, sizeof pjob, "%.*s", (int)strnlen(req->job, sizeof req->job), req->job);
+    if (node < 1)
+        node = req->node;
     const char *info = node >= 1 && node <= epr.nnodes ? epr.node_info[node - 1] : "";
     util_net nets[UTIL_NET_MAX];
-    const util_net *mine;
-    int nmine = util_net_list(&mine), nn = 0;
+    const util_net *mine_nets;
+    int nmine = util_net_list(&mine_nets), nn = 0;
     char *semi = strchr(info, ';');
     struct ad_epr_hs *h;
 
-    if (node < 1 || !epr.have_key || semi == NULL) {
+    if (node < 1 || node > epr.nnodes || node == self || !epr.have_key || semi == NULL) {
         ad_ep_refuse(p, req, -EHOSTUNREACH,
-                     "rank %d asked for rank %d of job %s, which runs on another host whose "
-                     "daemon takes no endpoint requests%s",
-                     p->rank, req->rank, job->jobid,
-                     node < 1 ? " (only job 0 is handed over across hosts)" : "");
+                     "rank %d of job %s asked for rank %d of job %s, which runs on another host "
+                     "whose daemon takes no endpoint requests%s",
+                     p->rank, mine->jobid, req->rank, pjob,
+                     node < 1 || node > epr.nnodes ? " (its card names no host of this mpirun)"
+                     : node == self                ? " (its card names this host)"
+                                                   : "");
         return;
     }
     nn = util_net_parse(semi + 1, strlen(semi + 1), nets, UTIL_NET_MAX);
     h = ad_epr_hs_new(-1);
     if (h == NULL || nn <= 0) {
         ad_ep_refuse(p, req, -ENOMEM, "rank %d asked for rank %d of job %s: %s", p->rank, req->rank,
-                     job->jobid, h == NULL ? "out of memory" : "no address known");
+                     pjob, h == NULL ? "out of memory" : "no address known");
         if (h != NULL)
             h->state = AD_EPR_DEAD;
         return;
     }
-    h->jobnum = job->num;
+    h->jobnum = mine->num;
+    snprintf(h->pjob, sizeof h->pjob, "%s", pjob);
     h->asker = p->rank;
     h->peer = req->rank;
     h->seq = req->seq;
@@ -360,7 +381,7 @@ void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
     /* addresses on a network of this host first, then those the kernel routes to; loopback
      * only when the two daemons share this host (the same networks) */
     char own[AD_EPR_INFO];
-    if (util_net_format(mine, nmine, own, sizeof own) != UTIL_OK)
+    if (util_net_format(mine_nets, nmine, own, sizeof own) != UTIL_OK)
         own[0] = 0;
     int same = strcmp(own, semi + 1) == 0;
     for (int pass = 0; pass < 3; pass++)
@@ -368,7 +389,7 @@ void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
             uint32_t a = nets[i].addr;
             int loop = (a >> 24) == 127, on = 0;
             for (int k = 0; k < nmine && !loop; k++)
-                on |= (mine[k].addr >> 24) != 127 && util_net_on(&mine[k], a);
+                on |= (mine_nets[k].addr >> 24) != 127 && util_net_on(&mine_nets[k], a);
             if ((pass == 0 && on) || (pass == 1 && !on && !loop && util_net_reaches(a)) ||
                 (pass == 2 && loop && same))
                 h->addr[h->naddr++] = a;
@@ -378,7 +399,7 @@ void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
         ad_epr_fail(d, h, -EHOSTUNREACH,
                     "rank %d asked for rank %d of job %s: no address of its host's daemon (%s) "
                     "is reachable from here",
-                    p->rank, req->rank, job->jobid, info);
+                    p->rank, req->rank, pjob, info);
     }
 }
 
@@ -430,6 +451,9 @@ static void ad_epr_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
     ad_epr_hello m;
     memcpy(&m, h->buf, sizeof m);
     m.job[sizeof m.job - 1] = 0;
+    m.ajob[sizeof m.ajob - 1] = 0;
+    m.akvs[sizeof m.akvs - 1] = 0;
+    m.aspawner[sizeof m.aspawner - 1] = 0;
     h->theirs[0] = m.nonce[0];
     h->theirs[1] = m.nonce[1];
     if (m.magic != AD_EPR_MAGIC || m.version != AD_EPR_VERSION || m.type != AD_EPR_HELLO ||
@@ -449,13 +473,24 @@ static void ad_epr_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
         if (strcmp(d->jobs[j]->jobid, m.job) == 0)
             job = d->jobs[j];
     struct ad_proc *q = ad_epr_proc(job, m.peer);
+    int same = strcmp(m.ajob, m.job) == 0, anode = -1;
+    if (job != NULL && same)
+        anode = ad_tree_rank_node(d, job, m.asker); /* job 0's placement; -1 a spawned job's */
     if (job == NULL) {
         ad_epr_answer_send(h, -EACCES,
                            "rank %d asked for rank %d of job '%.40s', which does not run on host "
                            "%s",
                            m.asker, m.peer, m.job, d->host);
-    } else if (m.asker < 0 || m.asker >= job->size || m.asker == m.peer ||
-               ad_tree_rank_node(d, job, m.asker) != m.node) {
+    } else if (!same && !((m.aspawner[0] && strcmp(m.aspawner, job->kvsname) == 0) ||
+                          (job->spawner[0] && strcmp(job->spawner, m.akvs) == 0))) {
+        /* two jobs: joined only as parent and child (as on one host, ad_ep.c); the asking
+         * daemon, proven by the key, vouches for its job's kvsname and spawner */
+        ad_epr_answer_send(h, -EACCES,
+                           "rank %d of job %.40s asked for rank %d of job %s, which is neither "
+                           "its parent nor a job it spawned",
+                           m.asker, m.ajob, m.peer, job->jobid);
+    } else if (m.asker < 0 || (same && (m.asker >= job->size || m.asker == m.peer)) ||
+               (anode >= 1 && anode != m.node)) {
         ad_epr_answer_send(h, -EINVAL,
                            "a request for rank %d of job %s names rank %d as the asker, which "
                            "does not run on the asking daemon's host",
@@ -477,7 +512,7 @@ static void ad_epr_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
                           .version = SOCK_VERSION,
                           .type = SOCK_EP_INCOMING,
                           .rank = m.asker};
-        snprintf(in.job, sizeof in.job, "%s", job->jobid);
+        snprintf(in.job, sizeof in.job, "%s", m.ajob);
         int one = 1;
         (void)setsockopt(h->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         ad_epr_answer_send(h, 0, "granted");
@@ -515,7 +550,7 @@ static void ad_epr_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
                          .type = SOCK_EP_GRANT,
                          .seq = h->seq,
                          .rank = h->peer};
-        snprintf(g.job, sizeof g.job, "%s", job->jobid);
+        snprintf(g.job, sizeof g.job, "%s", h->pjob);
         (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
         (void)ad_ep_send(p, &g, h->fd);
     }
@@ -563,10 +598,15 @@ static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
                           .type = AD_EPR_HELLO,
                           .asker = h->asker,
                           .peer = h->peer,
-                          .node = job != NULL ? ad_tree_rank_node(d, job, h->asker) : -1,
+                          .node = ad_t(d) != NULL ? ad_t(d)->node : -1,
                           .token = h->token,
                           .nonce = {h->nonce[0], h->nonce[1]}};
-        snprintf(m.job, sizeof m.job, "%s", job != NULL ? job->jobid : "");
+        snprintf(m.job, sizeof m.job, "%s", h->pjob);
+        if (job != NULL) {
+            snprintf(m.ajob, sizeof m.ajob, "%s", job->jobid);
+            snprintf(m.akvs, sizeof m.akvs, "%s", job->kvsname);
+            snprintf(m.aspawner, sizeof m.aspawner, "%s", job->spawner);
+        }
         m.mac = ad_epr_mac(&m, sizeof m, c.nonce);
         h->got = 0;
         h->state = AD_EPR_WAIT_ANS;

@@ -15,8 +15,8 @@ int ad_epr_map(struct ad_buf *b, int nnodes);
 int ad_epr_set_map(int nnodes, const char *p, size_t len);
 /* the data port and the handshakes join the loop (a source of the reactor) */
 void ad_epr_attach(void);
-void ad_epr_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
-                    const struct sock_ep_msg *req);
+void ad_epr_request(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
+                    struct ad_job *peer, const struct sock_ep_msg *req);
 void ad_epr_close(void);
 
 #endif

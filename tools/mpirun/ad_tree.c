@@ -3,6 +3,7 @@
  * and its part of the loop (a source and the events of ad_reactor.h). */
 #include "ad_tree.h"
 #include "ad_ep_remote.h"
+#include "ad_ep.h"
 #include "ad_rsh.h"
 #include "ad_place.h"
 #include "ad_fence.h"
@@ -256,6 +257,7 @@ static void ad_from_parent(struct ad_daemon *d, struct ad_tree *t, int type, int
     case AD_M_EPMAP:
         if (ad_epr_set_map(t->nhosts, p, len) != 0)
             ad_daemon_end(d, 1, "mpirun: bad EPMAP message");
+        ad_ep_set_node(t->node);
         for (int i = 0; i < t->nkids; i++)
             ad_link_send(&t->kids[i], AD_M_EPMAP, 0, p, len);
         break;

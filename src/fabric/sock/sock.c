@@ -367,8 +367,10 @@ static void sock_conn_hello(fab_conn *c)
     sock_tx_frame(c, SOCK_FRAME_HELLO, &h, sizeof h);
 }
 
-/* the card's parts: daemon "sock:d:<job>/<rank>/<token>", self "sock:s:<node>/<port>" */
-static int sock_card_daemon(const char *card, char *job, size_t joblen, int *rank, uint64_t *token)
+/* the card's parts: daemon "sock:d:<job>/<rank>/<token>[/<tree node>]", self
+ * "sock:s:<node>/<port>"; the tree node (DCFA_SOCK_NODE, across hosts) is 0 when absent */
+static int sock_card_daemon(const char *card, char *job, size_t joblen, int *rank, uint64_t *token,
+                            int *node)
 {
     const char *s = card + 7, *slash = strchr(s, '/');
     if (strncmp(card, "sock:d:", 7) != 0 || !slash || (size_t)(slash - s) >= joblen)
@@ -381,9 +383,13 @@ static int sock_card_daemon(const char *card, char *job, size_t joblen, int *ran
         return UTIL_EPROTO;
     *rank = (int)r;
     unsigned long long t = strtoull(end + 1, &end, 16);
-    if (*end != 0)
+    long v = 0;
+    if (*end == '/')
+        v = strtol(end + 1, &end, 10);
+    if (*end != 0 || v < 0 || v > INT32_MAX)
         return UTIL_EPROTO;
     *token = t;
+    *node = (int)v;
     return UTIL_OK;
 }
 
@@ -427,7 +433,7 @@ static int sock_connect(int peer, const char *card, int passive, void *ctx, fab_
     fab_conn *c = sock_conn_new(peer, ctx);
     if (sk.daemon) {
         sock_ep_msg m = {.magic = SOCK_EP_MAGIC, .version = SOCK_VERSION, .type = SOCK_EP_REQUEST};
-        if (sock_card_daemon(card, m.job, sizeof m.job, &m.rank, &m.token) != UTIL_OK) {
+        if (sock_card_daemon(card, m.job, sizeof m.job, &m.rank, &m.token, &m.node) != UTIL_OK) {
             util_log("sock: %s's card '%s' is not one of a daemon's endpoint", c->name, card);
             goto fail;
         }
@@ -809,7 +815,14 @@ static int sock_open(const fab_params *p, char *card, size_t cardlen)
         snprintf(sk.token, sizeof sk.token, "%s", token);
         sk.epref = (sock_ref){.kind = SOCK_REF_EP, .fd = sk.ep_fd};
         sock_watch(&sk.epref);
-        n = snprintf(card, cardlen, "sock:d:%s/%d/%s", p->job_id, p->self, sk.token);
+        /* and the tree node of my daemon, across hosts: a hint for a peer's daemon that does
+         * not know where my job runs (a spawned job's, docs/launcher.md) */
+        const char *node = getenv("DCFA_SOCK_NODE");
+        int nv = node != NULL ? atoi(node) : 0;
+        if (nv > 0)
+            n = snprintf(card, cardlen, "sock:d:%s/%d/%s/%d", p->job_id, p->self, sk.token, nv);
+        else
+            n = snprintf(card, cardlen, "sock:d:%s/%d/%s", p->job_id, p->self, sk.token);
     } else {
         sk.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -880,10 +893,10 @@ static const fab_caps *sock_caps(void) { return &sk.caps; }
 static int sock_reachable(const char *card)
 {
     char job[SOCK_EP_JOB_MAX];
-    int rank, port;
+    int rank, port, node;
     uint64_t token;
     if (sk.daemon)
-        return sock_card_daemon(card, job, sizeof job, &rank, &token) == UTIL_OK;
+        return sock_card_daemon(card, job, sizeof job, &rank, &token, &node) == UTIL_OK;
     return sock_card_self(card, &port) == UTIL_OK;
 }
 

@@ -63,7 +63,7 @@ typedef struct sock_ep_msg {
     uint64_t token;            /* REQUEST: the peer's token, from its card */
     char job[SOCK_EP_JOB_MAX]; /* REQUEST: the peer's job id; INCOMING: the asker's; NUL-ended */
     int32_t status;            /* REFUSE: a negative errno */
-    uint32_t zero2;
+    int32_t node; /* REQUEST: the peer's daemon's tree node from its card (a hint), 0 unknown */
     char text[SOCK_EP_TEXT_MAX]; /* REFUSE: why, NUL-ended */
 } sock_ep_msg;
 _Static_assert(sizeof(sock_ep_msg) == 232, "endpoint message is 232 bytes");
