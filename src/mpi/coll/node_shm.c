@@ -664,19 +664,13 @@ static shm_state *shm_now(const coll_sched *s, mpii_comm *c)
     return st && st->seg && st->finished == st->seq && coll_sched_is_empty(s) ? st : NULL;
 }
 
-#define SHM_POLLS 16
 static void shm_wait(coll_sched_fn test, shm_arg *a)
 {
     if (test(NULL, a))
         return;
     util_backoff b;
     util_backoff_reset(&b);
-    unsigned polls = 0;
     while (!test(NULL, a)) {
-        /* the lines are read between progress calls too: a rank that arrives while this one
-         * is inside core_progress is seen that much later (SHM_POLLS reads per call) */
-        if (++polls % SHM_POLLS)
-            continue;
         if (core_progress() > 0)
             util_backoff_reset(&b);
         else
