@@ -69,10 +69,21 @@
 
 typedef struct shm_ctl {
     _Atomic uint64_t arrive, done, ack, mapped;
-    _Atomic uint64_t bytes[2]; /* per set: the bytes this rank brings to its reduction */
-    char pad[64 - 6 * sizeof(uint64_t)];
+    char pad[64 - 4 * sizeof(uint64_t)];
 } shm_ctl;
 _Static_assert(sizeof(shm_ctl) == 64, "one cache line per rank");
+
+/* A reduction's or exchange's arrival, per rank and set: the sequence number, the announced
+ * size and, up to SHM_INLINE bytes, the data itself, in one cache line, so a rank that sees
+ * another arrive has its data with the same line (one transfer instead of a flag line and
+ * then a slot line, read one after the other). */
+#define SHM_INLINE 48
+typedef struct shm_pkt {
+    _Atomic uint64_t seq;
+    _Atomic uint64_t word;
+    char data[SHM_INLINE];
+} shm_pkt;
+_Static_assert(sizeof(shm_pkt) == 64, "one cache line per rank and set");
 
 typedef struct shm_seg {
     void *base;
@@ -81,7 +92,8 @@ typedef struct shm_seg {
     size_t slot;            /* bytes per rank slot */
     shm_ctl *ctl;           /* n lines */
     _Atomic uint64_t *flag; /* one per set, each on its own line; the word after it: the
-                               bytes of the set's bcast */
+                               bytes of the set's bcast, then up to SHM_INLINE bytes of it */
+    shm_pkt *pkt;           /* 2 x n lines: set p, rank i at pkt[p * n + i] */
     char *set[2];           /* n slots + one result area of n slots... (n + 1) * slot bytes */
     char name[96];
     int unlink_pending;
@@ -152,7 +164,7 @@ static shm_state *shm_state_of(mpii_comm *c)
 
 static shm_seg *shm_seg_map(const char *name, int n, size_t slot, int create)
 {
-    size_t ctl = (size_t)n * sizeof(shm_ctl) + 2 * 64;
+    size_t ctl = (size_t)n * sizeof(shm_ctl) + 2 * 64 + 2 * (size_t)n * sizeof(shm_pkt);
     size_t len = ctl + 2 * shm_set_bytes(n, slot);
     /* made exclusively with its memory reserved, and checked (owner, mode, size) by the
      * others: a full /dev/shm is an error here, a segment planted by another user is refused */
@@ -173,6 +185,7 @@ static shm_seg *shm_seg_map(const char *name, int n, size_t slot, int create)
     g->slot = slot;
     g->ctl = p;
     g->flag = (_Atomic uint64_t *)((char *)p + (size_t)n * sizeof(shm_ctl));
+    g->pkt = (shm_pkt *)((char *)g->flag + 2 * 64);
     g->set[0] = (char *)p + ctl;
     g->set[1] = g->set[0] + shm_set_bytes(n, slot);
     snprintf(g->name, sizeof g->name, "%s", name);
@@ -343,6 +356,36 @@ static int shm_poll_arrived(coll_sched *s, void *arg)
     return 1;
 }
 
+/* every rank's packet of this operation is there (a reduction's or an exchange's arrival) */
+static int shm_poll_pkts(coll_sched *s, void *arg)
+{
+    shm_arg *a = arg;
+    shm_state *st = a->c->coll_shm;
+    shm_seg *g = st->seg;
+    if (!g)
+        return 1;
+    shm_pkt *p = g->pkt + (size_t)(a->seq & 1) * (size_t)g->n;
+    for (int i = 0; i < g->n; i++)
+        if (atomic_load_explicit(&p[i].seq, memory_order_acquire) < a->seq)
+            return 0;
+    if (st->seen < a->seq)
+        st->seen = a->seq;
+    return 1;
+}
+
+static shm_pkt *shm_pkt_of(shm_seg *g, uint64_t seq, int rank)
+{
+    return g->pkt + (size_t)(seq & 1) * (size_t)g->n + rank;
+}
+
+/* where rank i's data of this operation is: in its packet when it is that small, else its slot */
+static char *shm_in(shm_seg *g, const shm_arg *a, int i)
+{
+    if (a->bytes <= SHM_INLINE)
+        return shm_pkt_of(g, a->seq, i)->data;
+    return g->set[a->seq & 1] + (size_t)i * g->slot;
+}
+
 static int shm_poll_done(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
@@ -417,9 +460,9 @@ static int shm_join_msgs(coll_sched *s, const shm_arg *a, size_t bytes)
     return rc;
 }
 
-/* allreduce/reduce: my vector into my slot, my size beside it, then arrive. A rank whose
- * vector goes by messages, or that brings none, is then done with the segment (it never
- * waits for the others there). */
+/* allreduce/reduce: my vector into my packet (up to SHM_INLINE bytes) or my slot, my size
+ * and my arrival in my packet. A rank whose vector goes by messages, or that brings none, is
+ * then done with the segment (it never waits for the others there). */
 static int shm_red_in(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
@@ -427,11 +470,12 @@ static int shm_red_in(coll_sched *s, void *arg)
     if (!g)
         return MPI_ERR_NO_MEM;
     shm_ctl *me = &g->ctl[a->c->rank];
+    shm_pkt *p = shm_pkt_of(g, a->seq, a->c->rank);
     int through = a->bytes && !(a->word & SHM_BY_MSG);
     if (through)
-        shm_copy(g->set[a->seq & 1] + (size_t)a->c->rank * g->slot, shm_src(a), a->bytes);
-    atomic_store_explicit(&me->bytes[a->seq & 1], a->word, memory_order_relaxed);
-    shm_set(&me->arrive, a->seq);
+        shm_copy(shm_in(g, a, a->c->rank), shm_src(a), a->bytes);
+    atomic_store_explicit(&p->word, a->word, memory_order_relaxed);
+    shm_set(&p->seq, a->seq);
     if (!through) {
         shm_set(&me->done, a->seq);
         shm_set(&me->ack, a->seq);
@@ -445,7 +489,7 @@ static int shm_red_mismatch(coll_sched *s, shm_arg *a, shm_seg *g)
 {
     uint64_t by_msg = 0;
     for (int i = 0; i < g->n; i++) {
-        uint64_t w = atomic_load_explicit(&g->ctl[i].bytes[a->seq & 1], memory_order_relaxed);
+        uint64_t w = atomic_load_explicit(&shm_pkt_of(g, a->seq, i)->word, memory_order_relaxed);
         if ((w & SHM_BY_MSG) && (w & ~SHM_BY_MSG) >= by_msg)
             by_msg = (w & ~SHM_BY_MSG) | SHM_BY_MSG;
     }
@@ -467,19 +511,23 @@ static int shm_red_fold(coll_sched *s, void *arg)
     uint64_t differ = 0;
     for (int i = 0; i < n; i++)
         differ |=
-            atomic_load_explicit(&g->ctl[i].bytes[a->seq & 1], memory_order_relaxed) ^ a->word;
+            atomic_load_explicit(&shm_pkt_of(g, a->seq, i)->word, memory_order_relaxed) ^ a->word;
     if (differ) {
         rc = shm_red_mismatch(s, a, g);
     } else if (a->flat) {
         /* one phase: the whole vector, in rank order, straight into my buffer (reduce: the
          * root only); the same steps on every rank, so every rank gets the same bits */
         if (a->root < 0 || r == a->root) {
-            char *set = g->set[a->seq & 1];
             MPI_Aint lb = mpii_dtype_get(a->dt)->dt.true_lb;
-            shm_copy(shm_dst(a), set + (size_t)(n - 1) * g->slot, a->bytes);
+            /* the last rank's contribution: from its buffer on that rank (the same bits as in
+             * its slot; in place, it is there already) */
+            if (r != n - 1)
+                shm_copy(shm_dst(a), shm_in(g, a, n - 1), a->bytes);
+            else if (a->sbuf != MPI_IN_PLACE)
+                shm_copy(shm_dst(a), shm_src(a), a->bytes);
             for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
-                rc = mpii_op_apply(a->op, mpii_buf_at(set + (size_t)i * g->slot, -lb), a->rbuf,
-                                   a->count, a->dt);
+                rc = mpii_op_apply(a->op, mpii_buf_at(shm_in(g, a, i), -lb), a->rbuf, a->count,
+                                   a->dt);
         }
     } else {
         MPI_Aint lo = a->count * r / n, hi = a->count * (r + 1) / n;
@@ -489,9 +537,9 @@ static int shm_red_fold(coll_sched *s, void *arg)
             /* the slots hold the elements from offset 0; the op looks at buf + true_lb, which
              * is not 0 for a type of absolute addresses used with MPI_BOTTOM: shift it back */
             MPI_Aint lb = mpii_dtype_get(a->dt)->dt.true_lb;
-            shm_copy(res, set + (size_t)(n - 1) * g->slot + off, (size_t)(hi - lo) * esz);
+            shm_copy(res, shm_in(g, a, n - 1) + off, (size_t)(hi - lo) * esz);
             for (int i = n - 2; i >= 0 && rc == MPI_SUCCESS; i--)
-                rc = mpii_op_apply(a->op, mpii_buf_at(set + (size_t)i * g->slot + off, -lb),
+                rc = mpii_op_apply(a->op, mpii_buf_at(shm_in(g, a, i) + off, -lb),
                                    (void *)mpii_buf_at(res, -lb), hi - lo, a->dt);
         }
     }
@@ -512,6 +560,15 @@ static int shm_red_out(coll_sched *s, void *arg)
     return shm_ack(s, arg);
 }
 
+/* where a bcast's bytes are: up to SHM_INLINE on the set's flag line, after the flag and the
+ * size (one line for the receivers to read), else the set */
+static char *shm_bcast_data(shm_seg *g, uint64_t seq, size_t bytes)
+{
+    if (bytes <= SHM_INLINE)
+        return (char *)&g->flag[(seq & 1) * 8 + 2];
+    return g->set[seq & 1];
+}
+
 /* the root: the message into the set if it fits, its size beside the flag, the flag */
 static int shm_bcast_in(coll_sched *s, void *arg)
 {
@@ -521,10 +578,11 @@ static int shm_bcast_in(coll_sched *s, void *arg)
         return MPI_ERR_NO_MEM;
     const core_dt *t = &mpii_dtype_get(a->dt)->dt;
     _Atomic uint64_t *flag = &g->flag[(a->seq & 1) * 8];
+    char *to = shm_bcast_data(g, a->seq, a->bytes);
     if (!(a->word & SHM_BY_MSG) && t->contig)
-        shm_copy(g->set[a->seq & 1], shm_dst(a), a->bytes);
+        shm_copy(to, shm_dst(a), a->bytes);
     else if (!(a->word & SHM_BY_MSG))
-        core_dt_pack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], a->bytes);
+        core_dt_pack(a->rbuf, (size_t)a->count, t, 0, to, a->bytes);
     atomic_store_explicit(flag + 1, a->word, memory_order_relaxed);
     shm_set(flag, a->seq);
     return shm_ack(s, arg);
@@ -545,9 +603,10 @@ static int shm_bcast_out(coll_sched *s, void *arg)
     else if (sent > a->bytes)
         rc = MPI_ERR_TRUNCATE;
     else if (t->contig)
-        shm_copy(shm_dst(a), g->set[a->seq & 1], (size_t)sent);
+        shm_copy(shm_dst(a), shm_bcast_data(g, a->seq, (size_t)sent), (size_t)sent);
     else
-        core_dt_unpack(a->rbuf, (size_t)a->count, t, 0, g->set[a->seq & 1], (size_t)sent);
+        core_dt_unpack(a->rbuf, (size_t)a->count, t, 0, shm_bcast_data(g, a->seq, (size_t)sent),
+                       (size_t)sent);
     shm_ack(s, arg);
     return rc;
 }
@@ -723,7 +782,7 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
         now.flat = 1;
         shm_wait(shm_poll_set_free, &now);
         shm_red_in(s, &now);
-        shm_wait(shm_poll_arrived, &now);
+        shm_wait(shm_poll_pkts, &now);
         int rc = shm_red_fold(s, &now); /* may join the messages of another rank */
         st->finished = now.seq;
         return rc;
@@ -744,7 +803,7 @@ int coll_reduce_shm(coll_sched *s, const void *sbuf, void *rbuf, MPI_Aint count,
                             : coll_reduce_msgs(s, sbuf, rbuf, count, dt, op, root, c);
         return MPI_SUCCESS;
     }
-    coll_sched_poll(s, shm_poll_arrived, a);
+    coll_sched_poll(s, shm_poll_pkts, a);
     coll_sched_round(s);
     coll_sched_call(s, shm_red_fold, a); /* may join the messages of another rank */
     if (!flat && (root < 0 || c->rank == root)) {
@@ -794,18 +853,18 @@ int coll_exchange_shm(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Data
                (all2all ? block * (size_t)n : block) <= g->slot;
     shm_arg now = shm_arg_now(st, c);
     now.word = block | (fits ? 0 : SHM_BY_MSG);
+    now.bytes = all2all ? block * (size_t)n : block; /* what my packet or slot holds */
     shm_wait(shm_poll_set_free, &now);
-    char *set = g->set[now.seq & 1];
     shm_ctl *me = &g->ctl[r];
+    shm_pkt *p = shm_pkt_of(g, now.seq, r);
     if (fits)
-        shm_copy(set + (size_t)r * g->slot, mpii_buf_at(src, t->true_lb),
-                 all2all ? block * (size_t)n : block);
-    atomic_store_explicit(&me->bytes[now.seq & 1], now.word, memory_order_relaxed);
-    shm_set(&me->arrive, now.seq);
-    shm_wait(shm_poll_arrived, &now);
+        shm_copy(shm_in(g, &now, r), mpii_buf_at(src, t->true_lb), now.bytes);
+    atomic_store_explicit(&p->word, now.word, memory_order_relaxed);
+    shm_set(&p->seq, now.seq);
+    shm_wait(shm_poll_pkts, &now);
     uint64_t differ = 0, by_msg = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t w = atomic_load_explicit(&g->ctl[i].bytes[now.seq & 1], memory_order_relaxed);
+        uint64_t w = atomic_load_explicit(&shm_pkt_of(g, now.seq, i)->word, memory_order_relaxed);
         differ |= w ^ now.word;
         by_msg |= w & SHM_BY_MSG;
     }
@@ -814,7 +873,7 @@ int coll_exchange_shm(coll_sched *s, const void *sbuf, MPI_Aint scount, MPI_Data
         char *dst = (char *)mpii_buf_at(rbuf, rt->true_lb);
         for (int i = 0; i < n; i++)
             shm_copy(dst + (size_t)i * stride,
-                     set + (size_t)i * g->slot + (all2all ? (size_t)r * block : 0), block);
+                     shm_in(g, &now, i) + (all2all ? (size_t)r * block : 0), block);
     }
     shm_set(&me->ack, now.seq);
     st->finished = now.seq;
