@@ -392,6 +392,27 @@ size_t core_copy_below(uint64_t *readv_ns, uint64_t *memcpy_ns)
     return rd != UINT64_MAX && (double)rd < 3.5 * (double)cp ? 0 : (size_t)1 << 20;
 }
 
+/* Where a stream's copies through the pool beat single copy depends on the CPU more than on
+ * anything one process can probe alone (docs/bench.md, "The copy path by CPU"): on an AMD EPYC
+ * (Zen 4) the streamed copies won (a buffer per message, bw 1-4 MiB 2.2x the peers against
+ * 1.6-1.8x single copy), on an Intel Xeon they lost (bw 7.0-9.3 against 10-20 GB/s single
+ * copy, bi-bandwidth 7-9.5 against 10.7-21.5, the peers 4.8-21.1), although this process's
+ * own timings of either copy (core_copy_below, a copy into a pool with non-temporal stores)
+ * looked alike on both. So: on Intel a stream takes the crossover of a message alone */
+int core_copy_streams_win(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static int intel = -1;
+    if (intel < 0) {
+        __builtin_cpu_init();
+        intel = __builtin_cpu_is("intel") ? 1 : 0;
+    }
+    return !intel;
+#else
+    return 1;
+#endif
+}
+
 void core_copy_describe(char *buf, size_t len)
 {
     uint64_t rd, cp;
@@ -411,8 +432,10 @@ void core_copy_describe(char *buf, size_t len)
              "%s for a message alone%s, %s in a stream%s, %s in a stream from a reused "
              "buffer%s (probe: %s; auto is 0 on an oversubscribed node)",
              lone, util_cfg.cma_min >= 0 ? " (set)" : "", stream,
-             util_cfg.cma_min_stream >= 0 ? " (set)" : "", hot,
-             util_cfg.cma_min_hot >= 0 ? " (set)" : "", probe);
+             util_cfg.cma_min_stream >= 0 ? " (set)"
+             : core_copy_streams_win()    ? ""
+                                          : " (an Intel CPU: as a message alone)",
+             hot, util_cfg.cma_min_hot >= 0 ? " (set)" : "", probe);
 }
 
 int core_init(const core_params *p)

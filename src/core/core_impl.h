@@ -433,6 +433,8 @@ size_t core_stage_size(void);           /* bytes of a staging pool (header, busy
 /* DCFA_CMA_MIN auto for a message alone, on a node with a core per process: what this
  * machine's probe found (core.c, once per process): 0 or 1 MiB; its timings in ns (mpiinfo) */
 size_t core_copy_below(uint64_t *readv_ns, uint64_t *memcpy_ns);
+/* in a stream, does the copy path win over single copy on this CPU (core.c)? */
+int core_copy_streams_win(void);
 /* the sender has nothing else under way: no RTS out but `own` (the message's own, when its
  * RTS goes again), the pool's last chunk copied out */
 static inline int core_send_lone(int own)
@@ -459,7 +461,7 @@ static inline size_t core_cma_min_for(int lone)
         return (size_t)util_cfg.cma_min;
     if (util_node_oversubscribed())
         return 0;
-    if (lone)
+    if (lone || !core_copy_streams_win())
         return core_copy_below(NULL, NULL);
     /* a stream: with the copies into the pool streamed (DCFA_STAGE_NT) they win at every
      * size, one way and both ways (docs/bench.md); with ordinary stores below 1 MiB */

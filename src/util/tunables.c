@@ -61,7 +61,8 @@ const util_tunable util_tunables[] = {
     {"DCFA_CMA_MIN_STREAM", UTIL_T_INT, &util_cfg.cma_min_stream, "-1", NULL,
      "DCFA_CMA_MIN for a rendezvous message that follows others of the sender still under way (a "
      "stream: the copies keep both cores busy); -1: DCFA_CMA_MIN when that is set, else 0 when the "
-     "node is oversubscribed, else every size where the sender's copy into its pool uses "
+     "node is oversubscribed, else on an Intel CPU the crossover for a message alone (there single "
+     "copy won in streams too), else every size where the sender's copy into its pool uses "
      "non-temporal stores (DCFA_STAGE_NT, x86-64), else 1048576",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
     {"DCFA_CMA_MIN_HOT", UTIL_T_INT, &util_cfg.cma_min_hot, "-1", NULL,
