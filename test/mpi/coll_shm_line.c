@@ -208,7 +208,7 @@ int main(int argc, char **argv)
         /* allgather: my block; alltoall: block j for rank j */
         for (int i = 0; i < bytes; i++)
             blk[i] = (char)(rank * 13 + i);
-        memset(all, 0x5a, (size_t)(bytes * n));
+        memset(all, 0x5a, (size_t)(unsigned)bytes * (unsigned)n);
         mtest_check_rc("MPI_Allgather",
                        MPI_Allgather(blk, bytes, MPI_CHAR, all, bytes, MPI_CHAR, MPI_COMM_WORLD));
         for (int j = 0; j < n * bytes; j++)
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
                 break;
         for (int j = 0; j < n * bytes; j++)
             blk[j] = (char)(rank * 29 + (j / bytes) * 5 + j % bytes);
-        memset(all, 0x5a, (size_t)(bytes * n));
+        memset(all, 0x5a, (size_t)(unsigned)bytes * (unsigned)n);
         mtest_check_rc("MPI_Alltoall",
                        MPI_Alltoall(blk, bytes, MPI_CHAR, all, bytes, MPI_CHAR, MPI_COMM_WORLD));
         for (int j = 0; j < n * bytes; j++)
