@@ -51,7 +51,7 @@ SUMMARY=()
 
 # Packages the tests need (Debian 12); missing ones are installed with apt-get
 # when running as root (DCFA_NO_APT=1: never).
-PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang clang-format libfabric-dev libhwloc-dev gfortran)
+PACKAGES=(build-essential cmake pkg-config dpkg-dev python3 procps mpich libmpich-dev clang libclang-rt-14-dev clang-format libfabric-dev libhwloc-dev gfortran)
 # the Fortran application stage builds PnetCDF from Debian's source (no configure in it)
 [ "${DCFA_SKIP_FORTRAN_APP:-0}" = 1 ] || PACKAGES+=(autoconf automake libtool)
 # the multi-host stage: namespaces (iproute2, util-linux), Slurm and munge
