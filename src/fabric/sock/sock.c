@@ -15,8 +15,11 @@
  * do not. Rendezvous goes as CTS and DATA packets (the core's copy path).
  *
  * A connection sends on one socket only: the one it opened, or, when the peer opened first,
- * the peer's. When both open at once each keeps sending on its own and also reads the other's,
- * so each direction stays one ordered stream. */
+ * the peer's. When both open at once, the socket the lower gid opened carries both directions
+ * (so that each side's acknowledgements ride on its data): the higher gid's end sends SWITCH as
+ * the last frame of its own socket and closes it, then goes on on the lower's socket, starting
+ * with SWITCHED; the lower's end reads nothing of that socket whose first frame is SWITCHED
+ * before it has read SWITCH on the other, so each direction stays one ordered stream. */
 #include "fabric/fabric.h"
 #include "fabric/sock/sock_wire.h"
 #include "util/util.h"
@@ -47,6 +50,7 @@ typedef struct sock_ref {
     int fd;
     struct fab_conn *c;  /* SOCK_REF_CONN */
     struct sock_pend *p; /* SOCK_REF_PENDING */
+    int eof;             /* SOCK_REF_CONN: its end was read (counted in eofs) */
 } sock_ref;
 
 /* a linear byte buffer: data in [head, tail) */
@@ -68,6 +72,11 @@ struct fab_conn {
     int closing;   /* disconnect() was called */
     int in_flush;  /* on the list of connections with bytes to send */
     int eofs;      /* sockets that reached their end */
+    int own_fd;    /* the socket this process opened, -1 none */
+    int own_read;  /* own_fd's first frame from the peer was judged (SWITCHED or not) */
+    int switch_in; /* the peer's SWITCH was read: its frames go on on own_fd */
+    int sw_fd;     /* the higher gid of both opening at once: the peer's socket, to send on */
+    size_t sw_end; /* ... and the end of the SWITCH frame in tx (0: no switch under way) */
     char name[64]; /* the peer, for messages */
 };
 
@@ -150,12 +159,32 @@ static void sock_flush_add(fab_conn *c)
     c->in_flush = 1;
 }
 
+static void sock_conn_drop_fd(fab_conn *c, int fd);
+
+/* the SWITCH frame is on my own socket: that socket is done, the rest goes on the peer's */
+static void sock_switch_done(fab_conn *c)
+{
+    int old = c->tx_fd;
+    c->tx_fd = c->sw_fd;
+    c->sw_fd = -1;
+    c->sw_end = 0;
+    c->own_fd = -1;
+    /* the peer never sends on it (it sends on its own), so closing it loses nothing and resets
+     * nothing: the peer reads up to SWITCH, then the end */
+    sock_conn_drop_fd(c, old);
+}
+
 /* write what waits; 1 when everything went */
 static int sock_tx_flush(fab_conn *c)
 {
     while (c->tx_fd >= 0 && c->tx.head < c->tx.tail) {
-        ssize_t n = send(c->tx_fd, c->tx.b + c->tx.head, c->tx.tail - c->tx.head,
-                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        size_t end = c->sw_end ? c->sw_end : c->tx.tail;
+        if (c->tx.head == end) {
+            sock_switch_done(c);
+            continue;
+        }
+        ssize_t n =
+            send(c->tx_fd, c->tx.b + c->tx.head, end - c->tx.head, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n > 0) {
             c->tx.head += (size_t)n;
             continue;
@@ -185,6 +214,8 @@ static uint8_t *sock_tx_room(fab_conn *c, size_t bytes)
     if (c->tx.cap - c->tx.tail < need && c->tx.head > 0) {
         memmove(c->tx.b, c->tx.b + c->tx.head, c->tx.tail - c->tx.head);
         c->tx.tail -= c->tx.head;
+        if (c->sw_end)
+            c->sw_end -= c->tx.head;
         c->tx.head = 0;
     }
     if (c->tx.cap - c->tx.tail < need)
@@ -202,6 +233,21 @@ static void sock_tx_frame(fab_conn *c, unsigned kind, const void *body, size_t l
     if (len)
         memcpy(at + sizeof f, body, len);
     c->tx.tail += sizeof f + sock_pad8(len);
+}
+
+/* both opened at once and I am the higher gid: once my own socket is there (a daemon's grant
+ * may come after the peer's socket), SWITCH ends it and SWITCHED starts the peer's */
+static void sock_switch_start(fab_conn *c)
+{
+    if (c->sw_fd < 0 || c->tx_fd < 0 || c->sw_end)
+        return;
+    if (!sock_tx_room(c, 2 * sizeof(sock_frame)))
+        util_die("sock: no room to send a frame to %s", c->name);
+    sock_tx_frame(c, SOCK_FRAME_SWITCH, NULL, 0);
+    c->sw_end = c->tx.tail;
+    sock_tx_frame(c, SOCK_FRAME_SWITCHED, NULL, 0);
+    if (!sock_tx_flush(c))
+        sock_flush_add(c);
 }
 
 static void *sock_tx_block(fab_conn *c, uint32_t pos)
@@ -240,10 +286,13 @@ static unsigned sock_rx_frame(fab_conn *c, sock_frame *f)
     memcpy(f, c->rx.b + c->rx.head, sizeof *f);
     unsigned kind = (f->check ^ f->len ^ SOCK_FRAME_MAGIC) >> 24;
     if (sock_frame_check(f->len, kind) != f->check ||
-        (kind != SOCK_FRAME_PACKET && kind != SOCK_FRAME_BYE))
+        (kind != SOCK_FRAME_PACKET && kind != SOCK_FRAME_BYE && kind != SOCK_FRAME_SWITCH))
         sock_corrupt(c, "not a frame header", f);
-    if (kind == SOCK_FRAME_BYE ? f->len != 0
-                               : (f->len < SOCK_PACKET_MIN || f->len > sk.p.packet_max))
+    /* only where I opened a socket too (or asked the daemon for one), once */
+    if (kind == SOCK_FRAME_SWITCH && (c->switch_in || (c->own_fd < 0 && c->tx_fd >= 0)))
+        sock_corrupt(c, "a SWITCH where no second socket is to switch to", f);
+    if (kind != SOCK_FRAME_PACKET ? f->len != 0
+                                  : (f->len < SOCK_PACKET_MIN || f->len > sk.p.packet_max))
         sock_corrupt(c, "a length no packet has", f);
     if (have < sizeof *f + sock_pad8(f->len))
         return 0;
@@ -268,6 +317,15 @@ static void *sock_rx_peek(fab_conn *c)
         if (kind == SOCK_FRAME_BYE) {
             c->bye_in = 1;
             c->rx.head += sizeof f;
+            continue;
+        }
+        if (kind == SOCK_FRAME_SWITCH) {
+            /* the peer's socket ends here (it closes it); its frames go on on mine */
+            c->rx.head += sizeof f;
+            c->switch_in = 1;
+            for (int i = c->nrefs - 1; i >= 0; i--)
+                if (c->refs[i].fd != c->own_fd)
+                    sock_conn_drop_fd(c, c->refs[i].fd);
             continue;
         }
         if (c->bye_in)
@@ -298,6 +356,23 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
     }
     if (c->rx.tail == c->rx.cap)
         return 0; /* full: the core consumes first (credits bound what the peer sends) */
+    if (r->fd == c->own_fd && !c->own_read) {
+        /* the peer's first frame on my socket: SWITCHED when it opened one too, and then what
+         * it sent on its own socket up to SWITCH comes first */
+        sock_frame f;
+        ssize_t k = recv(r->fd, &f, sizeof f, MSG_PEEK | MSG_DONTWAIT);
+        if (k == (ssize_t)sizeof f) {
+            if (f.len == 0 && f.check == sock_frame_check(0, SOCK_FRAME_SWITCHED)) {
+                if (!c->switch_in)
+                    return 0;
+                (void)recv(r->fd, &f, sizeof f, MSG_DONTWAIT); /* peeked whole: it is there */
+            }
+            c->own_read = 1;
+        } else if (k > 0 ||
+                   (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
+            return 0;
+        } /* its end or an error: judged below */
+    }
     ssize_t n = recv(r->fd, c->rx.b + c->rx.tail, c->rx.cap - c->rx.tail, MSG_DONTWAIT);
     if (n > 0) {
         c->rx.tail += (size_t)n;
@@ -309,6 +384,7 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
         /* the end of the peer's stream: expected after its BYE (or on the socket it does not
          * send on, once it is done), an error otherwise */
         (void)epoll_ctl(sk.epfd, EPOLL_CTL_DEL, r->fd, NULL);
+        r->eof = 1;
         c->eofs++;
         sock_frame f;
         while (!c->bye_in && !c->peeked && sock_rx_frame(c, &f) == SOCK_FRAME_BYE) {
@@ -331,6 +407,25 @@ static void sock_conn_add_fd(fab_conn *c, int fd)
     sock_watch(r);
 }
 
+/* one socket of c is done (a switch): closed, and no longer read */
+static void sock_conn_drop_fd(fab_conn *c, int fd)
+{
+    for (int i = 0; i < c->nrefs; i++) {
+        if (c->refs[i].fd != fd)
+            continue;
+        (void)epoll_ctl(sk.epfd, EPOLL_CTL_DEL, fd, NULL);
+        if (c->refs[i].eof)
+            c->eofs--;
+        close(fd);
+        if (i != --c->nrefs) {
+            c->refs[i] = c->refs[c->nrefs];
+            struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->refs[i]};
+            (void)epoll_ctl(sk.epfd, EPOLL_CTL_MOD, c->refs[i].fd, &ev); /* gone after its end */
+        }
+        return;
+    }
+}
+
 /* room in sk.conns for lpid (processes of other jobs come after my job's ranks) */
 static void sock_conns_grow(int lpid)
 {
@@ -351,7 +446,7 @@ static fab_conn *sock_conn_new(int peer, void *ctx)
     fab_conn *c = util_calloc(1, sizeof *c);
     c->peer = peer;
     c->ctx = ctx;
-    c->tx_fd = -1;
+    c->tx_fd = c->own_fd = c->sw_fd = -1;
     c->tx.cap = c->rx.cap = sk.bufcap;
     c->tx.b = util_malloc(sk.bufcap);
     c->rx.b = util_malloc(sk.bufcap);
@@ -458,7 +553,7 @@ static int sock_connect(int peer, const char *card, int passive, void *ctx, fab_
             goto fail;
         }
         sock_nonblock(fd);
-        c->tx_fd = fd;
+        c->tx_fd = c->own_fd = fd;
         sock_conn_add_fd(c, fd);
     }
     sock_conn_hello(c);
@@ -478,7 +573,7 @@ fail:
 
 /* a socket whose hello arrived from lpid: it becomes the connection's (made now, through the
  * core, when there is none) */
-static void sock_pend_done(sock_pend *p, int lpid)
+static void sock_pend_done(sock_pend *p, int lpid, fab_gid gid)
 {
     fab_conn *c = lpid >= 0 && lpid < sk.nconns ? sk.conns[lpid] : NULL;
     int fd = p->ref.fd;
@@ -498,7 +593,12 @@ static void sock_pend_done(sock_pend *p, int lpid)
             util_die("sock: cannot accept the connection %s opened", c->name);
         return;
     }
-    sock_conn_add_fd(c, fd); /* both opened at once: I read it, and send on mine */
+    /* both opened at once: I read it; the lower gid's socket carries both directions */
+    sock_conn_add_fd(c, fd);
+    if (gid < sock_gid_self()) {
+        c->sw_fd = fd;
+        sock_switch_start(c);
+    }
 }
 
 /* read the hello of a socket not known yet */
@@ -545,7 +645,7 @@ static void sock_pend_read(sock_pend *p)
                  p->daemon_rank >= 0 ? "handed over" : "accepted", why);
         close(p->ref.fd);
     } else {
-        sock_pend_done(p, lpid);
+        sock_pend_done(p, lpid, h.gid);
     }
     free(p);
 }
@@ -611,10 +711,11 @@ static int sock_ep_read(void)
             util_die("sock: the assist daemon answered request %u (a connection to %s) with %s",
                      m.seq, c->name, fd < 0 ? "no socket" : "an fd that is no stream socket");
         sock_nonblock(fd);
-        c->tx_fd = fd;
+        c->tx_fd = c->own_fd = fd;
         sock_conn_add_fd(c, fd);
         if (!sock_tx_flush(c))
             sock_flush_add(c);
+        sock_switch_start(c); /* the peer's socket came first */
         return 1;
     case SOCK_EP_REFUSE:
         if (fd >= 0)
@@ -669,7 +770,7 @@ static int sock_poll(void)
             continue;
         }
         *pp = p->next;
-        sock_pend_done(p, lpid);
+        sock_pend_done(p, lpid, p->gid);
         free(p);
         events++;
     }

@@ -20,6 +20,10 @@ enum sock_frame_kind {
     SOCK_FRAME_PACKET = 1, /* the core's packet of len bytes follows */
     SOCK_FRAME_HELLO = 2,  /* a sock_hello follows (the first frame of a socket) */
     SOCK_FRAME_BYE = 3,    /* nothing follows: the sender is done with the socket (finalize) */
+    /* both ends opened a socket at once: the one the higher gid opened ends with SWITCH, and
+     * that end's next frames go on the lower gid's socket, starting with SWITCHED */
+    SOCK_FRAME_SWITCH = 4,   /* nothing follows: my next frames come on the other socket */
+    SOCK_FRAME_SWITCHED = 5, /* nothing follows: the first frame on the socket switched to */
 };
 
 typedef struct sock_frame {
