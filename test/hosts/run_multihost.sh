@@ -592,12 +592,20 @@ st_isolate() {
             spawn_ok "isolated spawn: parent on dcfa-h1, 2 children on dcfa-h2, grandchild on dcfa-h1" $H -ppn 1 -n 1 "$MPIT/spawn_hosts"
         SPAWN_HOSTS_INFO=dcfa-h1,dcfa-h2 SPAWN_HOSTS_KEY=hosts SPAWN_HOSTS_N=2 SPAWN_HOSTS_EXPECT=dcfa-h1,dcfa-h2 \
             spawn_ok "isolated spawn: parent of 2 on both hosts, a child on each" $H -ppn 1 -n 2 "$MPIT/spawn_hosts"
-        # a malicious spawned rank: child A on dcfa-h2 asks for its sibling B on dcfa-h1 (B's
-        # daemon refuses: not its parent nor a job it spawned), its parent with a forged token,
-        # a rank its parent does not have, a made-up job with B's node as hint; then A and its
-        # parent on the other host still talk over the handed-over connection
+        # a malicious spawned rank: child A on dcfa-h2 asks for its sibling B on dcfa-h1 with
+        # a forged token and a rank B does not have (B's daemon refuses), with B's true token
+        # (granted), its parent with a forged token, a rank its parent does not have, a made-up
+        # job with B's node as hint; then A and its parent on the other host still talk over
+        # the handed-over connection
         run "isolate spawn bad" 0 $H -ppn 1 -n 1 -genv DCFA_FABRICS sock "$MPIT/spawn_isolate_bad" &&
-            no_errors "a malicious spawned rank across hosts: requests for its sibling on the other host, a forged token, a made-up job with a wrong node hint, each refused with its reason"
+            no_errors "a malicious spawned rank across hosts: requests for its sibling on the other host with a forged token and a made-up rank, its parent with a forged token, a made-up job with a wrong node hint, each refused with its reason; its sibling with the true token granted"
+        # two sibling jobs joined by their parent (on dcfa-h1): A on dcfa-h2, B on dcfa-h1,
+        # 2 ranks each, an inter-communicator bridged by the parent, then a port it passes on;
+        # A's and B's connections are the daemons' across hosts, granted on the true tokens
+        SIBLINGS_HOST_A=dcfa-h2 SIBLINGS_HOST_B=dcfa-h1 \
+            spawn_ok "isolated sibling jobs on two hosts joined by their parent (bridge, port): data and allreduce across" $H -ppn 1 -n 1 "$MPIT/spawn_siblings"
+        SIBLINGS_HOST_A=dcfa-h2 SIBLINGS_HOST_B=dcfa-h1 \
+            spawn_ok "isolated sibling jobs on two hosts, all over sock" $H -ppn 1 -n 1 -genv DCFA_FABRICS sock "$MPIT/spawn_siblings"
         # the MPI test programs (pt2pt, communicators, collectives, RMA), isolated on 2 hosts
         mpi_set "isolate" 4 $H -ppn 2
         MPI_SET="flood many2one head2head pt2pt_sizes coll_ref" mpi_set "isolate-1ppn" 4 $H -ppn 1 -n 4

@@ -1,17 +1,20 @@
 /* A malicious spawned rank under mpirun --isolate (docs/launcher.md "Endpoints between jobs"):
- * the daemon hands over connections between a job and its parent or the jobs it spawned, and
- * nothing else. The parent (rank 0 of a job of any size) spawns job A and job B, one process
- * each; B tells the parent its job id and endpoint token (DCFA_JOBID, DCFA_SOCK_TOKEN), the
- * parent passes them and its own to A. A then writes its own requests to its daemon
- * (DCFA_SOCK_EP_FD) for: a made-up job, its sibling B (with B's true token), its parent's
- * rank 0 with a forged token, a rank its parent's job does not have. Each must come back as
- * REFUSE with the reason and no fd, and reach nobody else; then A and its parent still talk
- * (over the connection the daemon handed over when the parent's data first went to A), and A
- * tells the parent its error count. Segments (--isolate shm; the daemon answers them in any
- * mode): A may not open a name of its sibling's job, nor create one under its parent's. Run
- * with DCFA_FABRICS=sock so that the parent-child
- * connection is the daemon's; A makes its requests while no other connection can come to it,
- * so its sock fabric does not read those answers. */
+ * the daemon hands over a connection to a rank of any job of its mpirun on that rank's true
+ * token (the capability: only the rank's card, learned through MPI, gives it), and nothing
+ * else. The parent (rank 0 of a job of any size) spawns job A and job B, one process each; B
+ * tells the parent its job id and endpoint token (DCFA_JOBID, DCFA_SOCK_TOKEN), the parent
+ * passes them and its own to A. A then writes its own requests to its daemon (DCFA_SOCK_EP_FD)
+ * for: a made-up job, its parent's rank 0 with a forged token, a rank its parent's job does
+ * not have, its sibling B with a forged token and a rank B does not have. Each must come back
+ * as REFUSE with the reason and no fd, and reach nobody else. Its request for B with B's true
+ * token is granted (a socket; B's sock fabric gets the other end, which A closes before any
+ * hello: B drops it). Then A and its parent still talk (over the connection the daemon handed
+ * over when the parent's data first went to A), and A tells the parent its error count.
+ * Segments (--isolate shm; the daemon answers them in any mode): A may not open a name of its
+ * sibling's job without the creator's tag, nor create one under its sibling's or parent's; a
+ * tagged name it guessed does not exist (or, B on another host, is no name this daemon has). Run
+ * with DCFA_FABRICS=sock so that the parent-child connection is the daemon's; A makes its requests
+ * while no other connection can come to it, so its sock fabric does not read those answers. */
 #include "mtest.h"
 #include "../../src/fabric/sock/sock_wire.h"
 #include "../../src/util/seg_wire.h"
@@ -39,7 +42,8 @@ static void who_me(who *w)
     w->node = getenv("DCFA_SOCK_NODE") ? atoi(getenv("DCFA_SOCK_NODE")) : 0;
 }
 
-/* one request to my daemon, which must be refused saying want */
+/* one request to my daemon, which must be refused saying want (or one of want's
+ * '|'-separated texts); want NULL: granted a socket to that job's rank */
 static void ask(int ep, const char *job, int rank, uint64_t token, int node, uint32_t seq,
                 const char *want)
 {
@@ -63,11 +67,28 @@ static void ask(int ep, const char *job, int rank, uint64_t token, int node, uin
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
             memcpy(&fd, CMSG_DATA(cm), sizeof fd);
     m.text[sizeof m.text - 1] = 0;
-    mtest_check(n == (ssize_t)sizeof m && m.type == SOCK_EP_REFUSE && m.seq == seq && fd < 0,
-                "request %u (%s rank %d): answer type %u seq %u fd %d, not a refusal", seq, job,
-                rank, m.type, m.seq, fd);
-    mtest_check(strstr(m.text, want) != NULL, "request %u: refusal '%s' does not say '%s'", seq,
-                m.text, want);
+    m.job[sizeof m.job - 1] = 0;
+    if (want == NULL) {
+        int type = -1;
+        socklen_t tl = sizeof type;
+        mtest_check(n == (ssize_t)sizeof m && m.type == SOCK_EP_GRANT && m.seq == seq &&
+                        m.rank == rank && strcmp(m.job, job) == 0 && fd >= 0 &&
+                        getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_STREAM,
+                    "request %u (%s rank %d): answer type %u seq %u rank %d job '%s' fd %d "
+                    "(%s), not a grant of a stream socket",
+                    seq, job, rank, m.type, m.seq, (int)m.rank, m.job, fd,
+                    m.type == SOCK_EP_REFUSE ? m.text : "");
+    } else {
+        int said = 0;
+        char alt[256];
+        snprintf(alt, sizeof alt, "%s", want);
+        for (char *sv = NULL, *w = strtok_r(alt, "|", &sv); w; w = strtok_r(NULL, "|", &sv))
+            said |= strstr(m.text, w) != NULL;
+        mtest_check(n == (ssize_t)sizeof m && m.type == SOCK_EP_REFUSE && m.seq == seq && fd < 0,
+                    "request %u (%s rank %d): answer type %u seq %u fd %d, not a refusal", seq, job,
+                    rank, m.type, m.seq, fd);
+        mtest_check(said, "request %u: refusal '%s' does not say '%s'", seq, m.text, want);
+    }
     if (fd >= 0)
         close(fd);
 }
@@ -126,18 +147,25 @@ static int child(MPI_Comm parent, const char *which)
             mtest_fail("child: no DCFA_SOCK_EP_FD (not started by our mpirun?)");
         int ep = atoi(epv);
         uint64_t tp = strtoull(w[0].token, NULL, 16), tb = strtoull(w[1].token, NULL, 16);
-        /* across hosts (B elsewhere, its card's node hint given as a forged card would) the
-         * sibling is refused by B's daemon, after the daemons' handshake */
+        /* across hosts (B elsewhere, its card's node hint given as its card would) B's daemon
+         * decides on the sibling, after the daemons' handshake */
         ask(ep, "jmadeup_0000_7", 0, tp, 0, 901, "no job of this mpirun");
-        ask(ep, w[1].job, 0, tb, w[1].node, 902, "neither its parent nor a job it spawned");
+        ask(ep, w[1].job, 0, tb ^ 1, w[1].node, 909, "forged card");
+        ask(ep, w[1].job, 5, tb, w[1].node, 910, "no such rank");
+        ask(ep, w[1].job, 0, tb, w[1].node, 902, NULL); /* the true token: granted */
         ask(ep, w[0].job, 0, tp ^ 1, w[0].node, 903, "forged card");
         ask(ep, w[0].job, psize + 3, tp, w[0].node, 904, "no such rank");
         const char *mynode = getenv("DCFA_SOCK_NODE");
         if (w[1].node > 0 && (!mynode || atoi(mynode) != w[1].node)) /* a wrong hint */
             ask(ep, "jmadeup_0000_7", 0, tp, w[1].node, 908, "which does not run on host");
         char name[SEG_NAME_MAX];
-        snprintf(name, sizeof name, "/dcfa-%s-0-d0123456789abcdef", w[1].job);
+        snprintf(name, sizeof name, "/dcfa-%s-0-dnotag", w[1].job);
         ask_seg(ep, SEG_OPEN, name, 905, "which is no name of its job");
+        snprintf(name, sizeof name, "/dcfa-%s-0-d0123456789abcdef", w[1].job);
+        /* a guessed tag: no such segment; B on another host: its job has no names here */
+        int b_here = !(w[1].node > 0 && (!mynode || atoi(mynode) != w[1].node));
+        ask_seg(ep, SEG_OPEN, name, 911, b_here ? "does not exist" : "which is no name of its job");
+        ask_seg(ep, SEG_CREATE, name, 912, "which is no name of its job");
         snprintf(name, sizeof name, "/dcfa-%s-0-d0123456789abcdef", w[0].job);
         ask_seg(ep, SEG_CREATE, name, 906, "which is no name of its job");
         ask_seg(ep, SEG_OPEN, name, 907, "does not exist");

@@ -310,12 +310,4 @@ const char *ad_env_find(char *const *envs[], const int nenvs[], int nlists, cons
 /* A (spawned) job by its number, NULL when it is gone. */
 struct ad_job *ad_job_by_num(struct ad_daemon *d, int num);
 
-/* whether job a spawned b or b spawned a: the jobs between which the daemon hands over
- * connections and segments (docs/launcher.md "Endpoints between jobs") */
-static inline int ad_job_related(const struct ad_job *a, const struct ad_job *b)
-{
-    return (a->spawner[0] && strcmp(a->spawner, b->kvsname) == 0) ||
-           (b->spawner[0] && strcmp(b->spawner, a->kvsname) == 0);
-}
-
 #endif

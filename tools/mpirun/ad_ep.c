@@ -148,8 +148,10 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
     struct ad_job *mine = job;
     struct ad_job *other = NULL; /* the peer's job, when it runs here; NULL: another host's */
     if (strcmp(job_of, job->jobid) != 0) {
-        /* another job of this mpirun: only its parent or a job it spawned (the connections
-         * spawn's inter-communicator needs); the token below proves the asker holds the card */
+        /* another job of this mpirun: any (its parent, a job it spawned, a sibling that a
+         * common parent joined to it through MPI). The token below is the capability: a random
+         * secret of the peer rank's that the asker can only know from the peer's card, which
+         * only MPI gives it (an inter-communicator, a port) */
         other = ad_ep_job(d, job_of);
         if (other == NULL && req->node > 0 && d->tree != NULL && ad_ep_remote != NULL) {
             /* a job that runs no rank here: the peer's card names its host; that host's daemon
@@ -162,13 +164,6 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
                          "rank %d of job %s asked for rank %d of job '%.40s', which is no job "
                          "of this mpirun (two mpiruns' jobs are not joined under --isolate)",
                          p->rank, job->jobid, rank, job_of);
-            return;
-        }
-        if (!ad_job_related(job, other)) {
-            ad_ep_refuse(p, req, -EACCES,
-                         "rank %d of job %s asked for rank %d of job %s, which is neither its "
-                         "parent nor a job it spawned",
-                         p->rank, job->jobid, rank, other->jobid);
             return;
         }
         job = other;

@@ -73,8 +73,9 @@ typedef struct ad_epr_hello {
     uint64_t nonce[2];          /* C's, random */
     char job[SOCK_EP_JOB_MAX];  /* the peer's job id, NUL-ended */
     char ajob[SOCK_EP_JOB_MAX]; /* the asker's job id (the same for two ranks of one job) */
-    char akvs[64];              /* the asker's job's kvsname */
-    char aspawner[64];          /* the kvsname of the job that spawned the asker's, "" job 0 */
+    char akvs[64];              /* the asker's job's kvsname (sent, not checked: any two jobs */
+    char aspawner[64];          /* of this mpirun are joined, the token is the right) and the
+                                 * kvsname of the job that spawned the asker's, "" job 0 */
     uint64_t mac;               /* SipHash(key, this message with mac 0, then L's nonce) */
 } ad_epr_hello;
 _Static_assert(sizeof(ad_epr_hello) == 264 && offsetof(ad_epr_hello, job) == 48 &&
@@ -481,20 +482,16 @@ static void ad_epr_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
                            "rank %d asked for rank %d of job '%.40s', which does not run on host "
                            "%s",
                            m.asker, m.peer, m.job, d->host);
-    } else if (!same && !((m.aspawner[0] && strcmp(m.aspawner, job->kvsname) == 0) ||
-                          (job->spawner[0] && strcmp(job->spawner, m.akvs) == 0))) {
-        /* two jobs: joined only as parent and child (as on one host, ad_ep.c); the asking
-         * daemon, proven by the key, vouches for its job's kvsname and spawner */
-        ad_epr_answer_send(h, -EACCES,
-                           "rank %d of job %.40s asked for rank %d of job %s, which is neither "
-                           "its parent nor a job it spawned",
-                           m.asker, m.ajob, m.peer, job->jobid);
     } else if (m.asker < 0 || (same && (m.asker >= job->size || m.asker == m.peer)) ||
                (anode >= 1 && anode != m.node)) {
         ad_epr_answer_send(h, -EINVAL,
                            "a request for rank %d of job %s names rank %d as the asker, which "
                            "does not run on the asking daemon's host",
                            m.peer, job->jobid, m.asker);
+    } else if (m.peer < 0 || m.peer >= job->size) {
+        ad_epr_answer_send(h, -ENOENT,
+                           "rank %d asked for rank %d of job %s, which has no such rank", m.asker,
+                           m.peer, job->jobid);
     } else if (q == NULL) {
         ad_epr_answer_send(h, -EHOSTUNREACH,
                            "rank %d asked for rank %d of job %s, which does not run on host %s",

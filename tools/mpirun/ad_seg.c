@@ -6,9 +6,13 @@
  * growing and shrinking), to open one (the name exists and has exactly that size) or to
  * remove a name (its memory lives on in the mappings). Every request must carry the asker's
  * own job, rank and endpoint token, and a name of its own job ("/dcfa-<job>-..."), or to open
- * or remove, of its parent's job or of a job its job spawned (spawn under --isolate shm):
- * anything else is refused with the reason, naming the request, and nothing is granted. A job's
- * names go with the job (ad_seg_job_end). The daemon never maps a segment: it holds fds. */
+ * or remove, a tagged name of another job of this mpirun that runs here (its parent, a job it
+ * spawned, a sibling joined through MPI): one that ends in 16 hex digits, the creator's random
+ * tag (or SipHash under its card's key), which the asker can only know from the creator's card
+ * or from a message of the creator's, so the name is the capability as the token is for a
+ * connection. Anything else is refused with the reason, naming the request, and nothing is
+ * granted. A job's names go with the job (ad_seg_job_end). The daemon never maps a segment: it
+ * holds fds. */
 #include "ad_seg.h"
 #include "ad.h"
 #include "util/seg_wire.h"
@@ -93,20 +97,27 @@ static int ad_seg_make(uint64_t size)
     return fd;
 }
 
-/* the job whose names hold name: job's own, or for OPEN and REMOVE that of its parent or of
- * a job it spawned (spawn under --isolate shm); NULL if none */
+#define AD_SEG_TAG 16 /* hex digits at the end of a name another job may open */
+
+/* the job whose names hold name: job's own, or for OPEN and REMOVE that of another job of
+ * this mpirun when the name ends in its tag of AD_SEG_TAG hex digits; NULL if none */
 static struct ad_job *ad_seg_owner(struct ad_job *const *jobs, int njobs, struct ad_job *job,
                                    int op, const char *name)
 {
     char prefix[SEG_JOB_MAX + 8];
+    size_t nlen = strlen(name);
     for (int i = -1; i < njobs; i++) {
         struct ad_job *j = i < 0 ? job : jobs[i];
-        if (j == NULL || (i >= 0 && (j == job || op == SEG_CREATE || !ad_job_related(job, j))))
+        if (j == NULL || (i >= 0 && (j == job || op == SEG_CREATE)))
             continue;
         snprintf(prefix, sizeof prefix, "/dcfa-%s-", j->jobid);
         size_t plen = strlen(prefix);
-        if (strncmp(name, prefix, plen) == 0 && name[plen] != 0)
-            return j;
+        if (strncmp(name, prefix, plen) != 0 || name[plen] == 0)
+            continue;
+        if (i >= 0 && (nlen < plen + AD_SEG_TAG ||
+                       strspn(name + nlen - AD_SEG_TAG, "0123456789abcdef") != AD_SEG_TAG))
+            continue; /* another job's name without its tag: anyone could guess it */
+        return j;
     }
     return NULL;
 }
@@ -154,8 +165,8 @@ int ad_seg_request(struct ad_job *const *jobs, int njobs, struct ad_job *job, st
         strspn(q.name + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
             nlen - 1) {
         ad_seg_answer(p, &q, SEG_REFUSE, -EACCES, -1,
-                      "rank %d asked to %s '%.40s', which is no name of its job %s, its "
-                      "parent's or child's (two mpiruns share no segments)",
+                      "rank %d asked to %s %.40s, which is no name of its job %s nor a "
+                      "tagged one of its mpirun (two mpiruns share none)",
                       p->rank, what, q.name, job->jobid);
         return 1;
     }
