@@ -379,6 +379,15 @@ hosts_mpmd)
     # one PMI job over both lists (KVS, fences, the process mapping)
     run 0 -hosts c1 -n 2 "$PMI_BASIC" : -hosts b1,b2 -n 2 "$PMI_BASIC"
     grep -q "No Errors" "$TMP/out" || fail "PMI across per-program hosts: $(cat "$TMP/err")"
+    # an MPI program (test/mpi/mpmd_hosts, beside SPLIT) over both lists: one world, world
+    # ranks in program order, an allreduce, a ring and 256 KiB across the programs
+    if [ -n "$SPLIT" ]; then
+        mh=$(dirname "$SPLIT")/mpmd_hosts
+        [ -x "$mh" ] || fail "$mh is not built"
+        run 0 -hosts c1 -n 2 "$mh" --print : -hosts b1,b2 -n 3 "$mh" --print
+        [ "$(sed -n 's/^mpmd_hosts rank \([0-9]*\) appnum \([0-9]*\) .*/\1 \2/p' "$TMP/out" | sort -n | tr '\n' ' ')" = "0 0 1 0 2 1 3 1 4 1 " ] &&
+            grep -qx " No Errors" "$TMP/out" || fail "MPI over per-program hosts: $(cat "$TMP/out" "$TMP/err")"
+    fi
     # bad lists: one line naming the option, the program and the entry, status 2
     run 2 -hosts c1 true : -hosts b1,,b2 true
     err_is "^mpirun: -hosts of program 2: bad host list 'b1,,b2' \(an empty entry\)$"
