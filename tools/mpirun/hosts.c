@@ -284,8 +284,13 @@ int mpirun_hosts_programs(struct mpirun_opts *o)
             app->host_idx[k] = i;
         }
         long slots = mpirun_app_slots(o, app);
-        if (!app->nprocs_given) {
-            app->nprocs = slots > 4096 ? 4096 : (int)slots; /* as many as its hosts offer */
+        if (!app->nprocs_given && slots > MPIRUN_SLOTS_MAX) {
+            fprintf(stderr,
+                    "mpirun: %s of program %d: its hosts offer more than 4096 ranks: give -n\n",
+                    app->host_opt, a + 1);
+            return -EINVAL;
+        } else if (!app->nprocs_given) {
+            app->nprocs = (int)slots; /* as many as its hosts offer */
         } else if (app->slots_given && o->ppn == 0 && app->nprocs > slots) {
             fprintf(stderr,
                     "mpirun: %s of program %d: -n %d does not fit on '%s' (%ld slots; give "
