@@ -151,6 +151,22 @@ st_launch() {
     run hostfile 0 -hostfile "$TMP/hf" -n 5 sh -c 'echo "$PMI_RANK $(hostname)"' &&
         { [ "$(sort -n "$TMP/out" | tr '\n' ' ')" = "0 dcfa-h2 1 dcfa-h2 2 dcfa-h2 3 dcfa-h1 4 dcfa-h2 " ] &&
             ok "host file slots and wrap-around" || bad "hostfile: $(sort -n "$TMP/out" | tr '\n' ' ')"; }
+    # host lists per program (docs/launcher.md): program 2 on its own hosts, program 3 on the
+    # global list where program 1 stopped (merged lists would put rank 2 on dcfa-h3)
+    local hn='echo "$PMI_RANK $(hostname)"'
+    run "per-program hosts" 0 -hosts dcfa-h1,dcfa-h2 -n 3 sh -c "$hn" : -hosts dcfa-h3,dcfa-h4 -n 4 sh -c "$hn" \
+        : -n 1 sh -c "$hn" &&
+        { [ "$(sort -n "$TMP/out" | tr '\n' ' ')" = "0 dcfa-h1 1 dcfa-h2 2 dcfa-h1 3 dcfa-h3 4 dcfa-h4 5 dcfa-h3 6 dcfa-h4 7 dcfa-h2 " ] &&
+            ok "per-program hosts: program 2 on dcfa-h3,h4, programs 1 and 3 on the global list" ||
+            bad "per-program hosts: $(sort -n "$TMP/out" | tr '\n' ' ')"; }
+    run "per-program hosts, PMI" 0 -hosts dcfa-h1 -n 2 "$PMI_BASIC" : -hosts dcfa-h3,dcfa-h4 -n 2 "$PMI_BASIC" &&
+        { grep -q "No Errors" "$TMP/out" && ok "per-program hosts: one KVS over both programs' hosts" ||
+            bad "per-program hosts PMI: $(cat "$TMP/out")"; }
+    run "per-program unknown host" 2 -hosts dcfa-h1 -n 1 "$LT" exit 0 0 : -hosts dcfa-h2,no-such-host -n 2 "$LT" exit 0 0 &&
+        { [ "$(tail -n 1 "$TMP/err")" = "mpirun: -hosts of program 2: host 'no-such-host' cannot be reached" ] &&
+            grep -q "^mpirun: cannot start the assist daemon on host 'no-such-host'" "$TMP/err" &&
+            ok "an unknown host of program 2: named with its option and program, status 2" ||
+            bad "per-program unknown host: $(cat "$TMP/err")"; }
     run "process mapping" 0 -hosts dcfa-h1,dcfa-h2 -ppn 2 -n 6 "$LT" env MPI_LOCALNRANKS &&
         { [ "$(sort "$TMP/out" | uniq -c | awk '{printf "%s %s ", $1, $2}')" = "2 MPI_LOCALNRANKS=2 4 MPI_LOCALNRANKS=4 " ] &&
             ok "node sizes with wrap-around" || bad "mapping: $(sort "$TMP/out" | uniq -c | tr '\n' ' ')"; }
@@ -322,6 +338,14 @@ st_mpi_cross() {
         ofi_env
         mpi_set "cross" 4 -hosts dcfa-h1,dcfa-h2
         mpi_set "cross-block" 4 -hosts dcfa-h1,dcfa-h2 -ppn 2
+        # a host list per program: program 1 on dcfa-h1, program 2 on dcfa-h2 (merged lists
+        # would alternate), one world: allreduce, a ring and 256 KiB across the programs
+        run "cross per-program hosts" 0 -hosts dcfa-h1 -n 2 "$MPIT/mpmd_hosts" --print : \
+            -hosts dcfa-h2 -n 3 "$MPIT/mpmd_hosts" --print &&
+            { [ "$(sed -n 's/^mpmd_hosts rank \([0-9]*\) appnum \([0-9]*\) host /\1 \2 /p' "$TMP/out" | sort -n | tr '\n' ' ')" = "0 0 dcfa-h1 1 0 dcfa-h1 2 1 dcfa-h2 3 1 dcfa-h2 4 1 dcfa-h2 " ] &&
+                grep -qx " No Errors" "$TMP/out" &&
+                ok "per-program hosts: ranks 0-1 on dcfa-h1, 2-4 on dcfa-h2, one world across them" ||
+                bad "cross per-program hosts: $(tr '\n' ' ' <"$TMP/out") $(head -c 300 "$TMP/err")"; }
         # packets to ofi connections that idled are found (progress polls woken ones only:
         # docs/fabric.md, "Waking connections"), with lanes offered after one packet
         MPI_SET="wake_idle" mpi_set "cross-wake" 6 -genv DCFA_OFI_LANE_AFTER 1 -genv DCFA_OFI_LANES 3 -hosts dcfa-h1,dcfa-h2
@@ -717,6 +741,19 @@ st_twonet() {
                 { grep -q '^dcfa-conn rank=0 peer=1 fabric=gw provider=tcp+gateway route="gateway dcfa-g1" ' "$TMP/err" &&
                     ok "DCFA_STATS: rank 0 reaches its booster peer through the gateway on dcfa-g1" ||
                     bad "gateway stats: $(grep dcfa-conn "$TMP/err" | head -3)"; }
+            # the issue's line: a host list per program, the gateways as the line's last words;
+            # the cluster part on c1,c2, the booster part on b1,b2, one world talking through
+            # dcfa-g1 (the ring crosses from rank 3 to 4 and from 11 to 0; 256 KiB 0 <-> 11)
+            local want_mpmd="0 0 dcfa-c1 1 0 dcfa-c2 2 0 dcfa-c1 3 0 dcfa-c2 4 1 dcfa-b1 5 1 dcfa-b2 6 1 dcfa-b1 7 1 dcfa-b2 8 1 dcfa-b1 9 1 dcfa-b2 10 1 dcfa-b1 11 1 dcfa-b2 "
+            DCFA_STATS=1 run "per-program hosts across the gateway" 0 \
+                -hosts dcfa-c1,dcfa-c2 -n 4 "$MPIT/mpmd_hosts" --print cluster_part : \
+                -hosts dcfa-b1,dcfa-b2 -n 8 "$MPIT/mpmd_hosts" --print booster_part --gateways dcfa-g1 &&
+                { [ "$(sed -n 's/^mpmd_hosts rank \([0-9]*\) appnum \([0-9]*\) host /\1 \2 /p' "$TMP/out" | sort -n | tr '\n' ' ')" = "$want_mpmd" ] &&
+                    grep -qx " No Errors" "$TMP/out" &&
+                    grep -q '^dcfa-conn rank=0 peer=11 fabric=gw .*route="gateway dcfa-g1"' "$TMP/err" &&
+                    grep -q '^dcfa-conn rank=3 peer=4 fabric=gw .*route="gateway dcfa-g1"' "$TMP/err" &&
+                    ok "mpirun -hosts c1,c2 -n 4 ./cluster_part : -hosts b1,b2 -n 8 ./booster_part --gateways g1: ranks on their lists, one world through dcfa-g1" ||
+                    bad "per-program hosts across the gateway: $(tr '\n' ' ' <"$TMP/out" | head -c 700) $(grep -v '^dcfa-' "$TMP/err" | head -c 300) $(grep -c '^dcfa-conn' "$TMP/err") conn lines"; }
             # the routes of a job's ranks before any message (mpiinfo --routes), and a route
             # file overriding the rule: c1-b1 through g1 where the rule takes g2 for ranks 0, 1
             local want_routes

@@ -350,6 +350,74 @@ hostfile)
     grep -q "^mpirun: -ppn needs a number of ranks per host between 1 and 4096$" "$TMP/err" ||
         fail "-ppn 0: $(cat "$TMP/err")"
     ;;
+hosts_mpmd)
+    # per-program host lists (-hosts/-hostfile after a ':'): each program's ranks on its own
+    # hosts, the others on the global list. DCFA_RSH is a local_rsh that puts the host name
+    # in the daemon's environment (a rank reads it from its parent, the daemon) and fails
+    # for hosts named bad*.
+    sed 's/^shift$/h=$1; shift\ncase $h in bad*) echo "ssh: connect to host $h: No route to host" >\&2; exit 255 ;; esac\nexport LT_HOST=$h/' \
+        "$(dirname "$0")/local_rsh" >"$TMP/rsh"
+    chmod +x "$TMP/rsh"
+    grep -q 'export LT_HOST' "$TMP/rsh" || fail "cannot make the tagging rsh"
+    export DCFA_RSH=$TMP/rsh
+    P='echo "$PMI_RANK $(tr "\0" "\n" </proc/$PPID/environ | sed -n "s/^LT_HOST=//p")"'
+    where() { sort -n "$TMP/out" | tr '\n' ' '; }
+    # the issue's line (docs/gateway.md): 4 ranks on c1,c2, then 8 on b1,b2
+    run 0 -hosts c1,c2 -n 4 sh -c "$P" : -hosts b1,b2 -n 8 sh -c "$P"
+    [ "$(where)" = "0 c1 1 c2 2 c1 3 c2 4 b1 5 b2 6 b1 7 b2 8 b1 9 b2 10 b1 11 b2 " ] ||
+        fail "per-program placement: $(where) $(cat "$TMP/err")"
+    # a program without its own list continues the global one; slots of its own list; -hostfile
+    printf 'b1 slots=2\nb2\n' >"$TMP/hf"
+    run 0 -hosts c1,c2 -n 3 sh -c "$P" : -n 2 sh -c "$P" : -hostfile "$TMP/hf" -n 3 sh -c "$P"
+    [ "$(where)" = "0 c1 1 c2 2 c1 3 c2 4 c1 5 b1 6 b1 7 b2 " ] ||
+        fail "global list continued, host file of program 3: $(where) $(cat "$TMP/err")"
+    # without -n a program with its own list gets its slots; -ppn is global
+    run 0 -hosts c1 -n 1 sh -c "$P" : -hosts b1:3,b2 sh -c "$P"
+    [ "$(where)" = "0 c1 1 b1 2 b1 3 b1 4 b2 " ] || fail "default -n: $(where)"
+    run 0 -ppn 2 -hosts c1 -n 2 sh -c "$P" : -hosts b1,b2 -n 4 sh -c "$P"
+    [ "$(where)" = "0 c1 1 c1 2 b1 3 b1 4 b2 5 b2 " ] || fail "-ppn: $(where)"
+    # one PMI job over both lists (KVS, fences, the process mapping)
+    run 0 -hosts c1 -n 2 "$PMI_BASIC" : -hosts b1,b2 -n 2 "$PMI_BASIC"
+    grep -q "No Errors" "$TMP/out" || fail "PMI across per-program hosts: $(cat "$TMP/err")"
+    # an MPI program (test/mpi/mpmd_hosts, beside SPLIT) over both lists: one world, world
+    # ranks in program order, an allreduce, a ring and 256 KiB across the programs
+    if [ -n "$SPLIT" ]; then
+        mh=$(dirname "$SPLIT")/mpmd_hosts
+        [ -x "$mh" ] || fail "$mh is not built"
+        run 0 -hosts c1 -n 2 "$mh" --print : -hosts b1,b2 -n 3 "$mh" --print
+        [ "$(sed -n 's/^mpmd_hosts rank \([0-9]*\) appnum \([0-9]*\) .*/\1 \2/p' "$TMP/out" | sort -n | tr '\n' ' ')" = "0 0 1 0 2 1 3 1 4 1 " ] &&
+            grep -qx " No Errors" "$TMP/out" || fail "MPI over per-program hosts: $(cat "$TMP/out" "$TMP/err")"
+    fi
+    # bad lists: one line naming the option, the program and the entry, status 2
+    run 2 -hosts c1 true : -hosts b1,,b2 true
+    err_is "^mpirun: -hosts of program 2: bad host list 'b1,,b2' \(an empty entry\)$"
+    run 2 -hosts c1 true : true : -host 'b1:2,b2:x' true
+    err_is "^mpirun: -host of program 3: bad host 'b2:x' in host list 'b1:2,b2:x'"
+    run 2 -hosts c1 true : -machinefile "$TMP/nonexistent" true
+    err_is "^mpirun: -machinefile of program 2: cannot read host file '$TMP/nonexistent': No such file"
+    run 2 -hosts c1 true : -hosts b1:2,b2:2 -n 5 true
+    err_is "^mpirun: -hosts of program 2: -n 5 does not fit on 'b1:2,b2:2' \(4 slots"
+    run 2 -n 1 true : -hosts b1 true
+    err_is "^mpirun: -hosts of program 2: program 1 has no hosts"
+    # --gateways as the last words of the line (the issue's form) is mpirun's, global: here a
+    # ranks' host of program 2, refused before anything starts
+    run 2 -hosts c1,c2 -n 4 true : -hosts b1,b2 -n 8 true --gateways b2
+    err_is "^mpirun: gateway 'b2' is also a host for ranks$"
+    run 0 -hosts c1 -n 1 echo --gateways
+    [ "$(cat "$TMP/out")" = "--gateways" ] || fail "a lone last --gateways is the program's"
+    # a host of program 2 that cannot be reached: its daemon's line, then the option,
+    # program and host; status 2, no rank started
+    run 2 -hosts c1 -n 1 touch "$TMP/started" : -hosts b1,bad9 -n 2 true
+    grep -q "^mpirun: cannot start the assist daemon on host 'bad9': ssh: connect to host bad9: No route to host$" "$TMP/err" ||
+        fail "unreachable host: $(cat "$TMP/err")"
+    [ "$(tail -n 1 "$TMP/err")" = "mpirun: -hosts of program 2: host 'bad9' cannot be reached" ] ||
+        fail "unreachable host not named: $(cat "$TMP/err")"
+    [ -e "$TMP/started" ] && fail "a rank started although a host could not be reached"
+    # the global list's hosts: as before (status 1, no program named)
+    run 1 -hosts c1,bad8 -n 1 true : -hosts b1 true
+    err_is "^mpirun: cannot start the assist daemon on host 'bad8'"
+    no_leftovers "$MPIRUN $AD_DAEMON"
+    ;;
 gateway_routes)
     # mpirun --gateway-routes (docs/gateway.md): a bad route file is one line naming the file
     # and line, status 2, before any daemon starts (the hosts a, b, g need not exist)

@@ -352,6 +352,10 @@ int ad_tree_run(const struct mpirun_opts *opts)
         ad_io_write(2, "\n", 1);
     }
     rc = d.ended ? d.exit_code : 0;
+    /* a host of a program's own list that no daemon could be started on, before any rank
+     * started: a bad host of the command line (status 2), named with its option and program */
+    if (d.ended && !t.started && mpirun_hosts_blame(opts, d.end_msg))
+        rc = 2;
     goto out;
 oom:
     fprintf(stderr, "mpirun: out of memory\n");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #define MPIRUN_HOST_NAME_MAX 255
+#define MPIRUN_CTX(o)        ((o)->host_ctx != NULL ? (o)->host_ctx : "")
 #define MPIRUN_SLOTS_MAX     4096
 
 /* A host name: letters, digits, '.', '-', '_'; not starting with '-'. */
@@ -40,11 +41,14 @@ static int mpirun_slots_parse(const char *s, int *out)
     return 0;
 }
 
-/* Adds name (len bytes) with slots; a name seen before gets the slots added. */
-static int mpirun_host_add(struct mpirun_opts *o, const char *name, size_t len, int slots)
+/* Adds name (len bytes) with slots (explicit: written as :N or slots=N); a name seen
+ * before gets the slots added. */
+static int mpirun_host_add(struct mpirun_opts *o, const char *name, size_t len, int slots,
+                           int explicit)
 {
     struct mpirun_host *h;
 
+    o->slots_given |= explicit;
     for (int i = 0; i < o->nhosts; i++) {
         if (strlen(o->hosts[i].name) == len && strncmp(o->hosts[i].name, name, len) == 0) {
             o->hosts[i].slots += slots;
@@ -77,7 +81,7 @@ static int mpirun_host_entry(struct mpirun_opts *o, const char *entry)
         return -EINVAL;
     if (colon != NULL && mpirun_slots_parse(colon + 1, &slots) != 0)
         return -EINVAL;
-    return mpirun_host_add(o, entry, len, slots);
+    return mpirun_host_add(o, entry, len, slots, colon != NULL);
 }
 
 int mpirun_hosts_add_list(struct mpirun_opts *o, const char *list)
@@ -87,7 +91,7 @@ int mpirun_hosts_add_list(struct mpirun_opts *o, const char *list)
 
     if (*list == '\0' || list[0] == ',' || list[strlen(list) - 1] == ',' ||
         strstr(list, ",,") != NULL) {
-        fprintf(stderr, "mpirun: bad host list '%s' (an empty entry)\n", list);
+        fprintf(stderr, "mpirun: %sbad host list '%s' (an empty entry)\n", MPIRUN_CTX(o), list);
         return -EINVAL;
     }
     copy = strdup(list);
@@ -98,8 +102,8 @@ int mpirun_hosts_add_list(struct mpirun_opts *o, const char *list)
         rc = mpirun_host_entry(o, e);
         if (rc == -EINVAL)
             fprintf(stderr,
-                    "mpirun: bad host '%s' in host list '%s' (expected name or name:slots)\n", e,
-                    list);
+                    "mpirun: %sbad host '%s' in host list '%s' (expected name or name:slots)\n",
+                    MPIRUN_CTX(o), e, list);
     }
     free(copy);
     return rc;
@@ -123,16 +127,18 @@ static int mpirun_hostfile_line(struct mpirun_opts *o, char *line)
             return -EINVAL;
         if (!mpirun_host_name_ok(name, strlen(name)))
             return -EINVAL;
-        return mpirun_host_add(o, name, strlen(name), slots);
+        return mpirun_host_add(o, name, strlen(name), slots, 1);
     }
     return mpirun_host_entry(o, name);
 }
 
-/* The message of a bad host file: to stderr, or to err[cap] when given. */
-static void mpirun_hosts_err(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* The message of a bad host file: to stderr (after o's context), or to err[cap] when
+ * given. */
+static void mpirun_hosts_err(const struct mpirun_opts *o, char *err, size_t cap, const char *fmt,
+                             ...) __attribute__((format(printf, 4, 5)));
 
-static void mpirun_hosts_err(char *err, size_t cap, const char *fmt, ...)
+static void mpirun_hosts_err(const struct mpirun_opts *o, char *err, size_t cap, const char *fmt,
+                             ...)
 {
     va_list ap;
 
@@ -140,7 +146,7 @@ static void mpirun_hosts_err(char *err, size_t cap, const char *fmt, ...)
     if (err != NULL) {
         vsnprintf(err, cap, fmt, ap);
     } else {
-        fputs("mpirun: ", stderr);
+        fprintf(stderr, "mpirun: %s", MPIRUN_CTX(o));
         vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
     }
@@ -154,7 +160,7 @@ int mpirun_hosts_read_file_err(struct mpirun_opts *o, const char *path, char *er
     int lineno = 0, rc = 0, before = o->nhosts;
 
     if (f == NULL) {
-        mpirun_hosts_err(err, cap, "cannot read host file '%s': %s", path, strerror(errno));
+        mpirun_hosts_err(o, err, cap, "cannot read host file '%s': %s", path, strerror(errno));
         return -EINVAL;
     }
     while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
@@ -162,7 +168,7 @@ int mpirun_hosts_read_file_err(struct mpirun_opts *o, const char *path, char *er
         char shown[128];
         lineno++;
         if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
-            mpirun_hosts_err(err, cap, "host file '%s' line %d: line too long", path, lineno);
+            mpirun_hosts_err(o, err, cap, "host file '%s' line %d: line too long", path, lineno);
             rc = -EINVAL;
             break;
         }
@@ -171,18 +177,18 @@ int mpirun_hosts_read_file_err(struct mpirun_opts *o, const char *path, char *er
         line[strcspn(line, "#")] = '\0';
         rc = mpirun_hostfile_line(o, line);
         if (rc == -EINVAL)
-            mpirun_hosts_err(err, cap,
+            mpirun_hosts_err(o, err, cap,
                              "host file '%s' line %d: bad entry '%s' (expected name, name:slots or "
                              "name slots=N)",
                              path, lineno, shown);
     }
     if (rc == 0 && ferror(f)) {
-        mpirun_hosts_err(err, cap, "cannot read host file '%s': %s", path, strerror(errno));
+        mpirun_hosts_err(o, err, cap, "cannot read host file '%s': %s", path, strerror(errno));
         rc = -EINVAL;
     }
     fclose(f);
     if (rc == 0 && o->nhosts == before) {
-        mpirun_hosts_err(err, cap, "host file '%s' names no host", path);
+        mpirun_hosts_err(o, err, cap, "host file '%s' names no host", path);
         rc = -EINVAL;
     }
     return rc;
@@ -209,7 +215,7 @@ int mpirun_hosts_default_size(const struct mpirun_opts *o)
     if (o->nhosts == 0)
         return 0;
     if (o->ppn > 0)
-        n = (long)o->ppn * (o->nhosts - o->ngateways);
+        n = (long)o->ppn * (o->nhosts - o->ngateways); /* every rank host: global and own */
     else
         for (int i = 0; i < o->nhosts - o->ngateways; i++)
             n += o->hosts[i].slots;
@@ -218,16 +224,106 @@ int mpirun_hosts_default_size(const struct mpirun_opts *o)
 
 void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of)
 {
-    int h = 0, used = 0;
+    int gh = 0, gused = 0, r = 0;
 
-    for (int r = 0; r < size; r++) {
-        int per = o->ppn > 0 ? o->ppn : o->hosts[h].slots;
-        host_of[r] = h;
-        if (++used == per) {
-            used = 0;
-            h = (h + 1) % (o->nhosts - o->ngateways); /* gateway hosts get no ranks */
+    for (int a = 0; a < o->napps && r < size; a++) {
+        const struct mpirun_app *app = &o->apps[a];
+        int own = app->nhosts > 0, oh = 0, oused = 0;
+        int *h = own ? &oh : &gh, *used = own ? &oused : &gused;
+        for (int k = 0; k < app->nprocs && r < size; k++, r++) {
+            int per = o->ppn > 0 ? o->ppn : own ? app->hosts[*h].slots : o->hosts[*h].slots;
+            host_of[r] = own ? app->host_idx[*h] : *h;
+            if (++*used == per) {
+                *used = 0;
+                *h = (*h + 1) % (own ? app->nhosts : o->nglobal); /* gateways: no ranks */
+            }
         }
     }
+}
+
+/* The slots of a program's own list (-ppn x hosts, else the sum of the slots). */
+static long mpirun_app_slots(const struct mpirun_opts *o, const struct mpirun_app *app)
+{
+    long n = 0;
+
+    if (o->ppn > 0)
+        return (long)o->ppn * app->nhosts;
+    for (int k = 0; k < app->nhosts; k++)
+        n += app->hosts[k].slots;
+    return n;
+}
+
+int mpirun_hosts_programs(struct mpirun_opts *o)
+{
+    o->nglobal = o->nhosts;
+    for (int a = 1; a < o->napps; a++) {
+        struct mpirun_app *app = &o->apps[a];
+        if (app->nhosts == 0)
+            continue;
+        if (o->nglobal == 0) {
+            fprintf(stderr,
+                    "mpirun: %s of program %d: program 1 has no hosts (give -hosts or -hostfile "
+                    "before the first program too)\n",
+                    app->host_opt, a + 1);
+            return -EINVAL;
+        }
+        if ((app->host_idx = calloc((size_t)app->nhosts, sizeof(int))) == NULL)
+            return -ENOMEM;
+        for (int k = 0; k < app->nhosts; k++) {
+            const struct mpirun_host *ph = &app->hosts[k];
+            int i = 0;
+            while (i < o->nhosts && strcmp(o->hosts[i].name, ph->name) != 0)
+                i++;
+            if (i == o->nhosts) {
+                int rc = mpirun_host_add(o, ph->name, strlen(ph->name), ph->slots, 0);
+                if (rc != 0)
+                    return rc;
+            } else if (i >= o->nglobal && ph->slots > o->hosts[i].slots) {
+                o->hosts[i].slots = ph->slots; /* spawns' slots: the most a program gave */
+            }
+            app->host_idx[k] = i;
+        }
+        long slots = mpirun_app_slots(o, app);
+        if (!app->nprocs_given && slots > MPIRUN_SLOTS_MAX) {
+            fprintf(stderr,
+                    "mpirun: %s of program %d: its hosts offer more than 4096 ranks: give -n\n",
+                    app->host_opt, a + 1);
+            return -EINVAL;
+        } else if (!app->nprocs_given) {
+            app->nprocs = (int)slots; /* as many as its hosts offer */
+        } else if (app->slots_given && o->ppn == 0 && app->nprocs > slots) {
+            fprintf(stderr,
+                    "mpirun: %s of program %d: -n %d does not fit on '%s' (%ld slots; give "
+                    "fewer ranks, more slots or -ppn)\n",
+                    app->host_opt, a + 1, app->nprocs, app->host_arg, slots);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+int mpirun_hosts_blame(const struct mpirun_opts *o, const char *msg)
+{
+    static const char *const starts[] = {"mpirun: cannot start the assist daemon on host '",
+                                         "mpirun: no answer from the assist daemon on host '"};
+    const char *host = NULL;
+    size_t len;
+
+    for (int i = 0; i < 2 && host == NULL; i++)
+        if (strncmp(msg, starts[i], strlen(starts[i])) == 0)
+            host = msg + strlen(starts[i]);
+    if (host == NULL)
+        return 0;
+    len = strcspn(host, "'");
+    for (int a = 1; a < o->napps; a++)
+        for (int k = 0; k < o->apps[a].nhosts; k++)
+            if (strlen(o->apps[a].hosts[k].name) == len &&
+                strncmp(o->apps[a].hosts[k].name, host, len) == 0) {
+                fprintf(stderr, "mpirun: %s of program %d: host '%.*s' cannot be reached\n",
+                        o->apps[a].host_opt, a + 1, (int)len, host);
+                return 1;
+            }
+    return 0;
 }
 
 int mpirun_gateways_add(struct mpirun_opts *o, const char *list)
@@ -250,7 +346,7 @@ int mpirun_gateways_add(struct mpirun_opts *o, const char *list)
             fprintf(stderr, "mpirun: bad gateway '%.*s' in '%s'\n", (int)k, s, list);
             return -EINVAL;
         }
-        int rc = mpirun_host_add(o, s, k, 1);
+        int rc = mpirun_host_add(o, s, k, 1, 0);
         if (rc != 0)
             return rc;
         s += k + (s[k] == ',');

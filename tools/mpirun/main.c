@@ -48,12 +48,18 @@ static void mpirun_usage(FILE *f)
         "                          (default ssh)\n"
         "  -hostfile, -f FILE      hosts from FILE: one per line, name[:N] or name slots=N,\n"
         "                          '#' comments\n"
-        "  -ppn N                  N ranks per host and pass (overrides the slots)\n"
+        "                          Before the first program: the global list. After a ':':\n"
+        "                          that program's own hosts (its ranks go there; without -n\n"
+        "                          it gets their slots; with an explicit :N or slots=N its -n\n"
+        "                          must fit); programs without their own use the global list\n"
+        "  -ppn N                  N ranks per host and pass (overrides the slots; global)\n"
         "  --gateways G1,...       hosts on two networks that run the job's gateway daemons\n"
         "                          (no ranks): ranks without a common network talk through\n"
-        "                          them (docs/gateway.md)\n"
+        "                          them (docs/gateway.md). Global; also taken as the last\n"
+        "                          words of the line, after the last program's arguments\n"
         "  --gateway-routes FILE   lines 'SIDE SIDE GATEWAY' (a side: a host or a network\n"
-        "                          a.b.c.d/n) choosing a pair's gateway (docs/gateway.md)\n"
+        "                          a.b.c.d/n) choosing a pair's gateway (docs/gateway.md);\n"
+        "                          also at the end of the line, as --gateways\n"
         "  -usize, --universe-size N   the universe size the ranks are told (MPI_UNIVERSE_SIZE);\n"
         "                          also DCFA_UNIVERSE_SIZE. Default: the hosts' slots, else\n"
         "                          the job size or the number of CPUs, the larger\n"
@@ -151,6 +157,10 @@ static void mpirun_opts_free(struct mpirun_opts *o)
             free(o->apps[a].env[i]);
         free(o->apps[a].env);
         free(o->apps[a].argv);
+        for (int k = 0; k < o->apps[a].nhosts; k++)
+            free(o->apps[a].hosts[k].name);
+        free(o->apps[a].hosts);
+        free(o->apps[a].host_idx);
     }
     free(o->apps);
     for (int i = 0; i < o->ngenv; i++)
@@ -261,11 +271,38 @@ static int mpirun_place_finish(struct mpirun_opts *o)
     return 0;
 }
 
+/* -hosts LIST or -hostfile FILE (file) in the options of program index prog: before
+ * the first program the global list (o->hosts), after a ':' that program's own list
+ * (app->hosts; mpirun_hosts_programs adds its hosts to o->hosts after the command line).
+ * Open MPI's app contexts take -host and -hostfile per program in the same way (Hydra
+ * takes one global list only); -ppn stays global in both, and here. */
+static int mpirun_host_option(struct mpirun_opts *o, struct mpirun_app *app, int prog,
+                              const char *opt, const char *arg, int file)
+{
+    struct mpirun_opts own = {.hosts = app->hosts, .nhosts = app->nhosts};
+    char ctx[64];
+    int rc;
+
+    if (prog == 0)
+        return file ? mpirun_hosts_read_file(o, arg) : mpirun_hosts_add_list(o, arg);
+    snprintf(ctx, sizeof(ctx), "%s of program %d: ", opt, prog + 1);
+    own.host_ctx = ctx;
+    rc = file ? mpirun_hosts_read_file(&own, arg) : mpirun_hosts_add_list(&own, arg);
+    app->hosts = own.hosts;
+    app->nhosts = own.nhosts;
+    app->slots_given |= own.slots_given;
+    if (app->host_opt == NULL) {
+        app->host_opt = opt;
+        app->host_arg = arg;
+    }
+    return rc;
+}
+
 /* Parses argv[1..]. Returns 0, 1 when done already (help/version), or < 0. */
 static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
 {
     const char *tmo = getenv("MPIEXEC_TIMEOUT");
-    const char *gateways = NULL, *routes = NULL;
+    const char *gateways = NULL, *routes = NULL, *tail_gateways = NULL, *tail_routes = NULL;
     int i = 1, rc;
     long v;
 
@@ -282,6 +319,22 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         char why[200];
         if (ad_isolate_parse(iso, why, sizeof(why)) < 0)
             return mpirun_bad("DCFA_ISOLATE: %s", why);
+    }
+    /* --gateways G and --gateway-routes F are mpirun's also as the last words of the line,
+     * after the last program's arguments (issue 34's "... : -hosts b1,b2 -n 8 ./booster_part
+     * --gateways g1"): the last program never gets them as its last arguments */
+    while (argc >= 4) {
+        const char *o2 = argv[argc - 2];
+        if (strcmp(o2, "--gateways") == 0 || strcmp(o2, "-gateways") == 0)
+            tail_gateways = argv[argc - 1];
+        else if (strcmp(o2, "--gateway-routes") == 0 || strcmp(o2, "-gateway-routes") == 0)
+            tail_routes = argv[argc - 1];
+        else
+            break;
+        if (argv[argc - 1][0] == '\0')
+            return mpirun_bad(
+                strstr(o2, "routes") != NULL ? "%s needs a file" : "%s needs a list of hosts", o2);
+        argc -= 2;
     }
     while (i < argc) {
         struct mpirun_app *app, *apps = realloc(o->apps, (size_t)(o->napps + 1) * sizeof(*apps));
@@ -346,18 +399,14 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
                 }
             } else if (strcmp(a, "-hosts") == 0 || strcmp(a, "-host") == 0 ||
                        strcmp(a, "--host") == 0 || strcmp(a, "--hosts") == 0 ||
-                       strcmp(a, "-H") == 0) {
+                       strcmp(a, "-H") == 0 || strcmp(a, "-hostfile") == 0 ||
+                       strcmp(a, "--hostfile") == 0 || strcmp(a, "-f") == 0 ||
+                       strcmp(a, "-machinefile") == 0 || strcmp(a, "--machinefile") == 0) {
+                int file = strstr(a, "file") != NULL || strcmp(a, "-f") == 0;
                 if (i + 1 >= argc)
-                    return mpirun_bad("%s needs a list of hosts", a);
-                int rc = mpirun_hosts_add_list(o, argv[++i]);
-                if (rc != 0)
-                    return rc == -EINVAL ? -EBADMSG : rc;
-            } else if (strcmp(a, "-hostfile") == 0 || strcmp(a, "--hostfile") == 0 ||
-                       strcmp(a, "-f") == 0 || strcmp(a, "-machinefile") == 0 ||
-                       strcmp(a, "--machinefile") == 0) {
-                if (i + 1 >= argc)
-                    return mpirun_bad("%s needs a file name", a);
-                int rc = mpirun_hosts_read_file(o, argv[++i]);
+                    return mpirun_bad(file ? "%s needs a file name" : "%s needs a list of hosts",
+                                      a);
+                int rc = mpirun_host_option(o, app, o->napps - 1, a, argv[++i], file);
                 if (rc != 0)
                     return rc == -EINVAL ? -EBADMSG : rc;
             } else if (strcmp(a, "-ppn") == 0 || strcmp(a, "--ppn") == 0 ||
@@ -430,6 +479,14 @@ static int mpirun_parse(int argc, char **argv, struct mpirun_opts *o)
         return mpirun_bad("%s", "no program given");
     if (o->bind.ppr > 0 && o->bind.map == MPIRUN_RES_NODE && o->ppn == 0)
         o->ppn = o->bind.ppr; /* ppr:N:node: N per host */
+    /* the last words of the line: given last */
+    if (tail_gateways != NULL)
+        gateways = tail_gateways;
+    if (tail_routes != NULL)
+        routes = tail_routes;
+    /* the programs' own host lists: their hosts after the global list's */
+    if ((rc = mpirun_hosts_programs(o)) != 0)
+        return rc == -EINVAL ? -EBADMSG : rc;
     /* gateway hosts after the ranks' hosts: daemons start there, ranks do not (placement,
      * slots and the universe count only the hosts before them) */
     if (gateways != NULL) {

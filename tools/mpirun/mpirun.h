@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+struct mpirun_host;
+
 /* One application context: "-n N [-env NAME VALUE]... prog args", MPMD
  * contexts are separated by ':' on the command line. */
 struct mpirun_app {
@@ -17,6 +19,15 @@ struct mpirun_app {
     /* spawned programs only (NULL on the command line's): */
     char *exe;  /* the executable found for argv[0] (execv'd, no PATH search) */
     char *wdir; /* working directory (info "wdir") */
+    /* -hosts/-hostfile in the options of a program after the first (the first program's
+     * are the global list, mpirun_opts.hosts): this program's own list, NULL = the global
+     * list. host_idx[k]: hosts[k] in mpirun_opts.hosts (which holds every host). */
+    struct mpirun_host *hosts;
+    int nhosts;
+    int *host_idx;
+    int slots_given;      /* an explicit :N or slots=N in the list: -n must fit */
+    const char *host_opt; /* the first of its host options and its value (messages) */
+    const char *host_arg;
 };
 
 /* A host of -hosts/-hostfile: its name and how many ranks a pass places on
@@ -33,8 +44,13 @@ struct mpirun_opts {
     int ngenv;
     int timeout;               /* seconds, 0 = none */
     int prefix_output;         /* -l: "[rank] " before every output line */
-    struct mpirun_host *hosts; /* -hosts / -hostfile; none = this node only */
+    struct mpirun_host *hosts; /* every host: the global list (-hosts / -hostfile before the
+                                  first program), then the hosts only programs' own lists
+                                  name, then the gateways; none = this node only */
     int nhosts;
+    int nglobal;          /* the global list: hosts[0 .. nglobal) */
+    int slots_given;      /* (parsing) an explicit :N or slots=N was added */
+    const char *host_ctx; /* (parsing) "-hosts of program 2: " before a message, or NULL */
     int ngateways;        /* --gateways: the last ngateways of hosts, which get no ranks */
     int ppn;              /* -ppn: ranks per host and pass, 0 = the hosts' slots */
     int universe;         /* -usize / DCFA_UNIVERSE_SIZE, else the default (main.c) */
@@ -67,8 +83,18 @@ void mpirun_hosts_free(struct mpirun_opts *o);
  * no hosts). */
 int mpirun_hosts_default_size(const struct mpirun_opts *o);
 /* Rank placement by block: host_of[r] for r < size. Pass after pass, each
- * host in order takes ppn (or its slots) consecutive ranks. */
+ * host in order takes ppn (or its slots) consecutive ranks: a program with its
+ * own list over that list from its first host, the others over the global list
+ * (continuing where the program before that used it stopped). */
 void mpirun_hosts_place(const struct mpirun_opts *o, int size, int *host_of);
+/* After the command line: the hosts of the programs' own lists added to o->hosts
+ * (host_idx), their default -n and their fit; 0, or -EINVAL after one line naming
+ * the option, program and host, or -ENOMEM. */
+int mpirun_hosts_programs(struct mpirun_opts *o);
+/* The end of a run that started no rank: when msg names a host of a program's own
+ * list (an assist daemon that could not be started there), one line naming the
+ * option, program and host before it; 1 if so, else 0. */
+int mpirun_hosts_blame(const struct mpirun_opts *o, const char *msg);
 /* --gateways: the hosts of list ("g1,g2") appended as gateway hosts (no ranks); they must
  * not be ranks' hosts too (docs/gateway.md) */
 int mpirun_gateways_add(struct mpirun_opts *o, const char *list);
