@@ -44,6 +44,10 @@ static void core_conn_limits(core_conn *c, const core_fab *f)
         kmax = core_blocks((uint32_t)c->payload_max);
     }
     c->sync_below = core_s.sync_below > kmax + 1 ? core_s.sync_below : kmax + 1;
+    /* a long path (a gateway): credit back at half the ring, so a stream never waits for the
+     * SYNC's round trip (with the rule above it sent a ring's worth, then waited for it) */
+    if ((f->caps->flags & FAB_CAP_CREDIT_EARLY) && c->nblocks / 2 > c->sync_below)
+        c->sync_below = c->nblocks / 2;
 }
 
 /* The connection to lpid over fabric f. The fabric reports through

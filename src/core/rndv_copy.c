@@ -223,7 +223,9 @@ void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
 int core_stream_push(core_conn *c, core_pend *p)
 {
     core_req *s = p->req;
-    size_t room = core_payload_max() - sizeof(wire_frag);
+    /* fragments as large as the connection's packets (a gw connection's: 64 KiB, where the
+     * core's 16 KiB made four times the frames through the gateway) */
+    size_t room = c->payload_max - sizeof(wire_frag);
     while (s->u.send.sent < s->u.send.bytes) {
         size_t left = s->u.send.bytes - s->u.send.sent;
         wire_frag f = {.req = p->peer_req, .offset = s->u.send.sent};

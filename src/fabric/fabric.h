@@ -170,6 +170,11 @@ enum fab_cap {
      * upcall), so the core calls rx_peek only on connections woken since their queue was last
      * found empty, not on every connection each pass (docs/fabric.md, "Waking connections") */
     FAB_CAP_RX_WAKE = 1u << 12,
+    /* -- credit */
+    /* The receiver gives credit back (SYNC) once the sender's view of its ring is half used,
+     * not only when it is nearly out: for a path whose round trip is long against the ring
+     * (several hops, a gateway), so that the sender never stops while the SYNC travels */
+    FAB_CAP_CREDIT_EARLY = 1u << 13,
 };
 
 /* What a fabric can do; valid from open() to close(). */

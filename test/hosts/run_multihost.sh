@@ -735,8 +735,8 @@ st_twonet() {
                 mpi_set "gateway-ppn2" 4 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 2
             # floods through one gateway: a receiver that starts late, head to head, many to
             # one, and with one token (every frame waits for the last one's token)
-            MPI_SET="flood head2head many2one" mpi_set "gateway-flood" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
-            DCFA_GW_TOKENS=1 MPI_SET="flood" mpi_set "gateway-1-token" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
+            MPI_SET="flood head2head many2one gw_stream" mpi_set "gateway-flood" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
+            DCFA_GW_TOKENS=1 MPI_SET="flood gw_stream" mpi_set "gateway-1-token" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
             DCFA_STATS=1 run "gateway stats" 0 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 { grep -q '^dcfa-conn rank=0 peer=1 fabric=gw provider=tcp+gateway route="gateway dcfa-g1" ' "$TMP/err" &&
                     ok "DCFA_STATS: rank 0 reaches its booster peer through the gateway on dcfa-g1" ||

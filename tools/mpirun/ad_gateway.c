@@ -47,12 +47,12 @@ struct gw_conn {
     uint64_t nonce; /* of its CHALLENGE */
     uint64_t gid;   /* after HELLO */
     int hello;
-    double deadline; /* ad_now() by which it must say HELLO or PROXY; 0 once it has */
-    unsigned held;   /* its DATA frames in the gateway */
-    unsigned owed;   /* tokens to give back */
-    gw_frame hdr;    /* the frame being read */
-    size_t hgot;
-    gw_buf *in; /* its payload being read */
+    double deadline;   /* ad_now() by which it must say HELLO or PROXY; 0 once it has */
+    unsigned held;     /* its DATA frames in the gateway */
+    unsigned owed;     /* tokens to give back */
+    unsigned char *ib; /* read ahead (GW_IN_BUF): headers and small frames, many a recv */
+    size_t ilen;       /* bytes in ib, from its start */
+    gw_buf *in;        /* a frame whose payload is being read (straight into it) */
     size_t ingot;
     gw_buf *oq, *oq_tail; /* to write to it */
     /* a spliced pair (PROXY): raw bytes between this connection and peer's */
@@ -63,7 +63,11 @@ struct gw_conn {
     int eof;             /* it closed its side: close both once sbuf is written */
 };
 
-enum { GW_SPLICE_BUF = 65536 };
+/* GW_IN_BUF: a connection's read-ahead. Each recvmsg takes the rest of the frame being read
+ * (into its own buffer) and up to this much after it: the next headers and small frames, so
+ * a stream of frames costs about one system call each, small ones many a call, and the copy
+ * out of the read-ahead is at most this much of a large frame's payload */
+enum { GW_SPLICE_BUF = 65536, GW_IN_BUF = 4096 };
 
 static struct {
     struct gw_conn *c;
@@ -243,6 +247,9 @@ static void gw_close(struct gw_conn *c)
     c->fd = -1;
     free(c->in);
     c->in = NULL;
+    free(c->ib);
+    c->ib = NULL;
+    c->ilen = 0;
     while (c->oq) {
         gw_buf *m = c->oq;
         c->oq = m->next;
@@ -258,7 +265,7 @@ static void gw_close(struct gw_conn *c)
 static int gw_frame_in(int i, gw_buf *m)
 {
     struct gw_conn *c = &gw.c[i];
-    gw_frame h = m ? m->h : c->hdr;
+    gw_frame h = m->h;
     if (h.kind == GW_PROXY && !c->hello && !c->splice) {
         free(m);
         if (h.dst != gw_proxy_mac(gw.key, h.src, c->nonce)) {
@@ -274,11 +281,13 @@ static int gw_frame_in(int i, gw_buf *m)
                     "gateway: a HELLO without the job's key (it says it is %llx): closing its "
                     "connection\n",
                     (unsigned long long)h.src);
+            free(m);
             return -1;
         }
         if (gw_by_gid(h.src)) {
             fprintf(stderr, "gateway: two processes say they are %llx\n",
                     (unsigned long long)h.src);
+            free(m);
             return -1;
         }
         c->hello = 1;
@@ -307,7 +316,7 @@ static int gw_frame_in(int i, gw_buf *m)
         free(m);
         return -1;
     }
-    if (h.kind != GW_DATA || !m || h.src != c->gid) {
+    if (h.kind != GW_DATA || h.src != c->gid) {
         fprintf(stderr, "gateway: a malformed frame (kind %u) from %llx: closing its connection\n",
                 h.kind, (unsigned long long)c->gid);
         free(m);
@@ -336,64 +345,103 @@ static int gw_frame_in(int i, gw_buf *m)
     return 0;
 }
 
+/* the frames whole at the start of connection i's read-ahead; a frame begun there whose
+ * payload goes on is left in c->in. -1: close the connection */
+static int gw_parse(int i)
+{
+    size_t off = 0;
+    for (;;) {
+        struct gw_conn *c = &gw.c[i]; /* (gw_frame_in may move the array: a PROXY) */
+        if (c->ilen - off < sizeof(gw_frame))
+            break;
+        gw_frame h;
+        memcpy(&h, c->ib + off, sizeof h);
+        if (h.version != GW_WIRE_VERSION || h.len > GW_FRAME_MAX) {
+            fprintf(stderr, "gateway: a bad frame header (version %u, %u bytes)\n", h.version,
+                    h.len);
+            return -1;
+        }
+        gw_buf *m = gw_msg_new(i, h.len);
+        if (!m)
+            return -1;
+        m->h = h;
+        size_t have = c->ilen - off - sizeof h;
+        if (have > h.len)
+            have = h.len;
+        memcpy(m->pkt, c->ib + off + sizeof h, have);
+        off += sizeof h + have;
+        if (have < h.len) { /* the rest comes straight into it */
+            c->in = m;
+            c->ingot = have;
+            break;
+        }
+        if (gw_frame_in(i, m) != 0)
+            return -1;
+        c = &gw.c[i];
+        if (c->splice) {
+            /* a PROXY: raw bytes from here on (none should follow before its answer, but
+             * what did goes to the target first) */
+            size_t rest = c->ilen - off;
+            if (rest) {
+                if (!c->sbuf && !(c->sbuf = malloc(GW_SPLICE_BUF)))
+                    return -1;
+                memcpy(c->sbuf, c->ib + off, rest);
+                c->slen = rest;
+                c->soff = 0;
+            }
+            c->ilen = 0;
+            return 0;
+        }
+    }
+    struct gw_conn *c = &gw.c[i];
+    memmove(c->ib, c->ib + off, c->ilen - off);
+    c->ilen -= off;
+    return 0;
+}
+
 /* read what connection i has; -1: closed or broken */
 static int gw_read(int i)
 {
     for (;;) {
         struct gw_conn *c = &gw.c[i];
-        ssize_t n;
-        if (c->hgot < sizeof c->hdr) {
-            n = recv(c->fd, (char *)&c->hdr + c->hgot, sizeof c->hdr - c->hgot, MSG_DONTWAIT);
-            if (n > 0) {
-                c->hgot += (size_t)n;
-                if (c->hgot < sizeof c->hdr)
-                    continue;
-                if (c->hdr.version != GW_WIRE_VERSION || c->hdr.len > GW_FRAME_MAX) {
-                    fprintf(stderr, "gateway: a bad frame header (version %u, %u bytes)\n",
-                            c->hdr.version, c->hdr.len);
-                    return -1;
-                }
-                if (c->hdr.len == 0) {
-                    c->hgot = 0;
-                    gw_buf *m = NULL;
-                    if (c->hdr.kind == GW_DATA) { /* an empty payload is still a packet */
-                        m = gw_msg_new(i, 0);
-                        if (!m)
-                            return -1;
-                        m->h = c->hdr;
-                    }
-                    if (gw_frame_in(i, m) != 0)
-                        return -1;
-                    if (gw.c[i].splice) /* a PROXY: raw bytes from here on */
-                        return 0;
-                    continue;
-                }
-                c->in = gw_msg_new(i, c->hdr.len);
-                if (!c->in)
-                    return -1;
-                c->in->h = c->hdr;
-                c->ingot = 0;
-                continue;
-            }
-        } else {
-            n = recv(c->fd, c->in->pkt + c->ingot, c->hdr.len - c->ingot, MSG_DONTWAIT);
-            if (n > 0) {
-                c->ingot += (size_t)n;
-                if (c->ingot == c->hdr.len) {
-                    gw_buf *m = c->in;
-                    c->in = NULL;
-                    c->hgot = 0;
-                    if (gw_frame_in(i, m) != 0)
-                        return -1;
-                }
-                continue;
-            }
-        }
+        if (!c->ib && !(c->ib = malloc(GW_IN_BUF)))
+            return -1;
+        struct iovec iov[2];
+        int k = 0;
+        if (c->in)
+            iov[k++] = (struct iovec){c->in->pkt + c->ingot, c->in->h.len - c->ingot};
+        iov[k++] = (struct iovec){c->ib + c->ilen, GW_IN_BUF - c->ilen};
+        size_t want = iov[0].iov_len + (k > 1 ? iov[1].iov_len : 0);
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
+        ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
         if (n == 0)
             return -1;
-        if (errno == EINTR)
-            continue;
-        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        }
+        size_t got = (size_t)n;
+        if (c->in) {
+            size_t t = c->in->h.len - c->ingot;
+            t = got < t ? got : t;
+            c->ingot += t;
+            got -= t;
+            if (c->ingot == c->in->h.len) {
+                gw_buf *m = c->in;
+                c->in = NULL;
+                if (gw_frame_in(i, m) != 0)
+                    return -1;
+                c = &gw.c[i];
+                if (c->splice) /* (a PROXY is a header only: never read this way) */
+                    return 0;
+            }
+        }
+        c->ilen += got;
+        if (gw_parse(i) != 0)
+            return -1;
+        if (gw.c[i].splice || (size_t)n < want)
+            return 0; /* the socket had no more: poll says when it has */
     }
 }
 
@@ -551,7 +599,11 @@ static int gw_loop(int lfd)
                 if (c->fd < 0)
                     continue;
                 if (c->owed && c->hello) {
-                    gw_ctl(c, GW_TOKENS, c->owed);
+                    gw_buf *t = c->oq_tail;
+                    if (t && t->from < 0 && t->h.kind == GW_TOKENS && t->off == 0)
+                        t->h.arg += c->owed; /* one TOKENS frame not yet begun: it says all */
+                    else
+                        gw_ctl(c, GW_TOKENS, c->owed);
                     c->owed = 0;
                 }
                 if (c->oq && gw_write(c) != 0)

@@ -36,7 +36,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { GW_MAX = 8, GW_TIMEOUT_MS = 10000 };
+/* GW_IN_BUF: a gateway connection's read-ahead. Each recvmsg takes the rest of the packet
+ * being read (into its own buffer) and up to this much after it (the next frames' headers,
+ * small packets, TOKENS): about one system call per packet of a stream, many small ones a
+ * call, and at most this much of a large packet copied out of the read-ahead */
+enum { GW_MAX = 8, GW_TIMEOUT_MS = 10000, GW_IN_BUF = 4096 };
 
 typedef struct gw_link {
     char host[64];
@@ -48,9 +52,9 @@ typedef struct gw_link {
     uint32_t tokens;
     gw_buf *cur;          /* given by tx_block, not posted yet */
     gw_buf *oq, *oq_tail; /* posted, not written yet */
-    gw_frame rh;          /* the frame being read */
-    size_t rhgot;
-    gw_buf *rin;
+    unsigned char *ib;    /* read ahead (GW_IN_BUF): headers and small frames */
+    size_t ilen;          /* bytes in ib, from its start */
+    gw_buf *rin;          /* a packet whose payload is being read (straight into it) */
     size_t ringot;
     struct fab_conn *rconn;
 } gw_link;
@@ -234,7 +238,7 @@ static int gw_open(const fab_params *p, char *card, size_t cardlen)
     if (util_cfg.gw_eager_limit > gw.p.packet_max)
         gw.p.packet_max = (util_cfg.gw_eager_limit + block - 1) / block * block;
     gw.caps = (fab_caps){.provider = "tcp+gateway",
-                         .flags = FAB_CAP_RX_QUEUE | FAB_CAP_ROUTE,
+                         .flags = FAB_CAP_RX_QUEUE | FAB_CAP_ROUTE | FAB_CAP_CREDIT_EARLY,
                          .priority = 10,
                          .eager_limit = util_cfg.gw_eager_limit,
                          .poll_interval = 1};
@@ -435,79 +439,107 @@ static fab_conn *gw_conn_of(uint64_t src, gw_link *l)
     return lpid < gw.nconns ? gw.conns[lpid] : NULL;
 }
 
+/* a whole packet from l (l->rin): on its connection's queue */
+static void gw_rx_queue(gw_link *l)
+{
+    fab_conn *c = l->rconn;
+    if (c->tail)
+        c->tail->next = l->rin;
+    else
+        c->head = l->rin;
+    c->tail = l->rin;
+    l->rin = NULL;
+}
+
+/* the frames whole at the start of l's read-ahead; a packet begun there whose payload goes
+ * on is left in l->rin. Returns the frames taken */
+static int gw_parse(gw_link *l)
+{
+    int events = 0;
+    size_t off = 0;
+    while (l->ilen - off >= sizeof(gw_frame)) {
+        gw_frame h;
+        memcpy(&h, l->ib + off, sizeof h);
+        if (h.version != GW_WIRE_VERSION || h.len > gw.p.packet_max ||
+            (h.kind != GW_DATA && h.kind != GW_TOKENS) || (h.kind == GW_DATA && h.dst != gw.gid))
+            util_die("gw: a malformed frame from the gateway daemon on host %s (kind %u, "
+                     "%u bytes)",
+                     l->host, h.kind, h.len);
+        off += sizeof h;
+        events++;
+        if (h.kind == GW_TOKENS) {
+            l->tokens += h.arg;
+            continue;
+        }
+        l->rconn = gw_conn_of(h.src, l);
+        if (!l->rconn)
+            util_die("gw: a packet through the gateway on host %s from process %llx, "
+                     "which this process does not know",
+                     l->host, (unsigned long long)h.src);
+        /* a buffer of the frame's size: a peer's queue may hold as many packets as its
+         * credits' blocks, most of them small (with packet_max each, 8192 one-block
+         * packets would hold 512 MiB) */
+        gw_buf *r = util_malloc(sizeof *r + h.len);
+        gw.rx_bytes += sizeof *r + h.len;
+        r->h = h;
+        r->next = NULL;
+        size_t have = l->ilen - off < h.len ? l->ilen - off : h.len;
+        memcpy(r->pkt, l->ib + off, have);
+        off += have;
+        l->rin = r;
+        if (have < h.len) { /* the rest comes straight into it */
+            l->ringot = have;
+            events--; /* (counted when whole) */
+            break;
+        }
+        gw_rx_queue(l);
+    }
+    memmove(l->ib, l->ib + off, l->ilen - off);
+    l->ilen -= off;
+    return events;
+}
+
 /* read what l has; returns the frames taken */
 static int gw_read(gw_link *l)
 {
     int events = 0;
+    if (!l->ib)
+        l->ib = util_malloc(GW_IN_BUF);
     for (;;) {
-        ssize_t n;
-        if (l->rhgot < sizeof l->rh) {
-            n = recv(l->fd, (char *)&l->rh + l->rhgot, sizeof l->rh - l->rhgot, MSG_DONTWAIT);
-            if (n > 0) {
-                l->rhgot += (size_t)n;
-                if (l->rhgot < sizeof l->rh)
-                    continue;
-                gw_frame *h = &l->rh;
-                if (h->version != GW_WIRE_VERSION || h->len > gw.p.packet_max ||
-                    (h->kind != GW_DATA && h->kind != GW_TOKENS) ||
-                    (h->kind == GW_DATA && h->dst != gw.gid))
-                    util_die("gw: a malformed frame from the gateway daemon on host %s (kind %u, "
-                             "%u bytes)",
-                             l->host, h->kind, h->len);
-                if (h->kind == GW_TOKENS) {
-                    l->tokens += h->arg;
-                    l->rhgot = 0;
-                    events++;
-                    continue;
-                }
-                l->rconn = gw_conn_of(h->src, l);
-                if (!l->rconn)
-                    util_die("gw: a packet through the gateway on host %s from process %llx, "
-                             "which this process does not know",
-                             l->host, (unsigned long long)h->src);
-                /* a buffer of the frame's size: a peer's queue may hold as many packets as its
-                 * credits' blocks, most of them small (with packet_max each, 8192 one-block
-                 * packets would hold 512 MiB) */
-                gw_buf *r = util_malloc(sizeof *r + h->len);
-                gw.rx_bytes += sizeof *r + h->len;
-                r->h = *h;
-                r->next = NULL;
-                l->rin = r;
-                l->ringot = 0;
-                if (h->len)
-                    continue;
-            } else {
-                goto none;
+        struct iovec iov[2];
+        int k = 0;
+        if (l->rin)
+            iov[k++] = (struct iovec){l->rin->pkt + l->ringot, l->rin->h.len - l->ringot};
+        iov[k++] = (struct iovec){l->ib + l->ilen, GW_IN_BUF - l->ilen};
+        size_t want = iov[0].iov_len + (k > 1 ? iov[1].iov_len : 0);
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
+        ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
+        if (n <= 0) {
+            if (n == 0) {
+                gw_link_lost(l, NULL);
+                return events;
             }
-        } else {
-            n = recv(l->fd, l->rin->pkt + l->ringot, l->rin->h.len - l->ringot, MSG_DONTWAIT);
-            if (n <= 0)
-                goto none;
-            l->ringot += (size_t)n;
-            if (l->ringot < l->rin->h.len)
+            if (errno == EINTR)
                 continue;
-        }
-        /* a whole packet: on its connection's queue */
-        fab_conn *c = l->rconn;
-        if (c->tail)
-            c->tail->next = l->rin;
-        else
-            c->head = l->rin;
-        c->tail = l->rin;
-        l->rin = NULL;
-        l->rhgot = 0;
-        events++;
-        continue;
-    none:
-        if (n == 0) {
-            gw_link_lost(l, NULL);
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                gw_link_lost(l, strerror(errno));
             return events;
         }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            gw_link_lost(l, strerror(errno));
-        return events;
+        size_t got = (size_t)n;
+        if (l->rin) {
+            size_t t = l->rin->h.len - l->ringot;
+            t = got < t ? got : t;
+            l->ringot += t;
+            got -= t;
+            if (l->ringot == l->rin->h.len) {
+                gw_rx_queue(l);
+                events++;
+            }
+        }
+        l->ilen += got;
+        events += gw_parse(l);
+        if ((size_t)n < want || l->fd < 0)
+            return events; /* the socket had no more */
     }
 }
 
@@ -589,15 +621,16 @@ static int gw_reachable(const char *peer_card)
     return nn >= 0 && gw_route(0, host, nets, nn, &rule) != NULL;
 }
 
-/* Credits of a connection through a gateway: 8192 blocks (512 KiB of 64-byte blocks), 16
+/* Credits of a connection through a gateway: 32768 blocks (2 MiB of 64-byte blocks), 64
  * times the core's default, as ofi takes 2048: the window must cover the two hops' round
  * trip (with 512 blocks, two 16 KiB packets in flight, a 1 MiB ping-pong through a gateway
- * took 18 times the direct path's time). A receiver's queue holds at most this much per
- * peer, in buffers taken as packets arrive. */
+ * took 18 times the direct path's time; with 8192, a 4 MiB one twice the time of 32768,
+ * docs/gateway.md). A receiver's queue holds at most this much per peer, in buffers taken
+ * as packets arrive. */
 static unsigned gw_ring_blocks(const char *peer_card)
 {
     (void)peer_card;
-    return 8192;
+    return 32768;
 }
 
 static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, fab_conn **out,
@@ -687,6 +720,7 @@ static void gw_close(void)
             free(t);
         }
         free(l->rin);
+        free(l->ib);
     }
     for (int i = 0; i < gw.nconns; i++) {
         fab_conn *c = gw.conns[i];
