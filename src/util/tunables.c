@@ -294,7 +294,12 @@ const util_tunable util_tunables[] = {
     {"DCFA_SOCK_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.sock_eager_limit, "65600", NULL,
      "largest message (header included) sent eagerly to a peer over sock; larger ones use "
      "rendezvous; 0: DCFA_EAGER_LIMIT. As DCFA_OFI_EAGER_LIMIT: between hosts a rendezvous costs "
-     "round trips, and over a stream socket its data travel as packets anyway (docs/fabric.md)",
+     "round trips (docs/fabric.md)",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_SOCK_RMA", UTIL_T_BOOL, &util_cfg.sock_rma, "1", NULL,
+     "sock fabric: one-sided access emulated on the stream (WRITE, READQ, READR frames), so that "
+     "a rendezvous moves its data from the sender's buffer into the receiver's with no copy "
+     "through the connection's buffers; 0: the data travel as packets (docs/fabric.md)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_SOCK_CONNECT", UTIL_T_ENUM, &util_cfg.sock_connect, "auto", "auto,daemon,self",
      "sock fabric: who makes its connections: daemon (the assist daemon hands over connected "

@@ -256,6 +256,8 @@ typedef struct util_config {
     size_t sock_credit;         /* DCFA_SOCK_CREDIT: bytes in flight per sock connection */
     size_t sock_eager_limit;    /* DCFA_SOCK_EAGER_LIMIT: largest eager message over sock (header
                                    included; 0: the core's) */
+    int sock_rma;               /* DCFA_SOCK_RMA: one-sided frames on sock (rendezvous data from and
+                                   into the user's buffers) */
     const char *ofi_provider;   /* DCFA_OFI_PROVIDER: libfabric provider ('+' for ';') */
     const char *ofi_iface;      /* DCFA_OFI_IFACE: network interface (libfabric domain) */
     int mr_cache;               /* DCFA_MR_CACHE: registrations kept cached per fabric */

@@ -5,16 +5,19 @@
  *   garbage   16 bytes that are no frame header         "malformed frame from rank 1"
  *   bigframe  a well-formed header of 16 MiB - 16 bytes  "malformed frame from rank 1"
  *   lie       a frame whose packet header gives another length
+ *   write     a one-sided WRITE into memory rank 0 never lent   "a WRITE outside the memory"
+ *   readr     an answer (READR) to a read rank 0 never asked    "a READR that answers no read"
  *   close     shutdown() of the sockets, no BYE          "rank 1 closed its connection"
  * Run with DCFA_FABRICS=sock (self or daemon connections). */
 #include "mtest.h"
 #include <stdint.h>
 #include <sys/socket.h>
 
-/* sock_wire.h's frame header: len, then len ^ 0x5dcfa000 ^ (kind << 24); kind 1 a packet */
-static void frame(unsigned char *b, uint32_t len)
+/* sock_wire.h's frame header: len, then len ^ 0x5dcfa000 ^ (kind << 24); kind 1 a packet,
+ * 6 WRITE, 8 READR */
+static void frame(unsigned char *b, uint32_t len, uint32_t kind)
 {
-    uint32_t check = len ^ 0x5dcfa000u ^ (1u << 24);
+    uint32_t check = len ^ 0x5dcfa000u ^ (kind << 24);
     memcpy(b, &len, 4);
     memcpy(b + 4, &check, 4);
 }
@@ -37,14 +40,21 @@ static void break_sockets(const char *how)
         memset(b, 0xa5, sizeof b);
         size_t n = 16;
         if (!strcmp(how, "bigframe")) {
-            frame(b, (16u << 20) - 16);
+            frame(b, (16u << 20) - 16, 1);
         } else if (!strcmp(how, "lie")) {
             /* a 64-byte packet whose header (the core's: len at byte 28) says 1000 bytes */
-            frame(b, 64);
+            frame(b, 64, 1);
             memset(b + 8, 0, 56);
             uint32_t len = 1000;
             memcpy(b + 8 + 28, &len, 4);
             n = 72;
+        } else if (!strcmp(how, "write") || !strcmp(how, "readr")) {
+            /* sock_rma: addr, key, len (8 bytes of data follow), id, status 0 */
+            uint64_t rma[4] = {(uint64_t)(uintptr_t)b, 0x100000001ull, 8, 77};
+            frame(b, 40, how[0] == 'w' ? 6 : 8);
+            memcpy(b + 8, rma, sizeof rma);
+            memset(b + 40, 0x5a, 8);
+            n = 48;
         }
         if (!strcmp(how, "close")) {
             shutdown(fd, SHUT_RDWR);

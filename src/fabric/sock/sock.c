@@ -12,7 +12,16 @@
  * The core's credits bound what is in flight (DCFA_SOCK_CREDIT, a window larger than the
  * rings of the other fabrics: each credit comes back after a round trip through two
  * processes' progress); the kernel's socket buffers hold what the fabric's own (fixed) buffers
- * do not. Rendezvous goes as CTS and DATA packets (the core's copy path).
+ * do not.
+ *
+ * One-sided access (FAB_CAP_RMA, DCFA_SOCK_RMA), emulated on the same stream so that a
+ * rendezvous moves its data without the two copies through the connection's buffers: a WRITE
+ * frame carries data from the writer's memory (sendmsg from the user's buffer) into memory the
+ * receiver lent (mr reg), a READQ asks the peer for a range it lent, answered by a READR with
+ * the data. The receiver takes a one-sided frame's header out of its buffer and reads the data
+ * straight into their place (recvmsg into the destination, with a read-ahead into the buffer
+ * behind them). Served by the peer's progress: no FAB_CAP_RMA_PASSIVE, so RMA windows still go
+ * by messages.
  *
  * A connection sends on one socket only: the one it opened, or, when the peer opened first,
  * the peer's. When both open at once, the socket the lower gid opened carries both directions
@@ -41,6 +50,9 @@
 #define SOCK_BUF_BYTES (128u << 10) /* a connection's send buffer, and its receive buffer */
 /* no packet is shorter than the core's header (32 bytes, which packet_bytes reads) */
 #define SOCK_PACKET_MIN 32
+#define SOCK_IOV_MAX    64         /* local ranges of a one-sided operation (the core's chunk) */
+#define SOCK_RMA_MAX    (1u << 30) /* bytes of one one-sided frame (max_bulk) */
+#define SOCK_RMA_HDR    (sizeof(sock_frame) + sizeof(sock_rma))
 
 /* what epoll reports: a connection's socket, a socket not yet known, the listener, the
  * endpoint channel */
@@ -52,6 +64,27 @@ typedef struct sock_ref {
     struct sock_pend *p; /* SOCK_REF_PENDING */
     int eof;             /* SOCK_REF_CONN: its end was read (counted in eofs) */
 } sock_ref;
+
+/* A one-sided frame (WRITE, READQ, READR): its header and data go from here and the process's
+ * memory (not through the send buffer), after the send buffer's bytes before `at` */
+typedef struct sock_seg {
+    struct sock_seg *next;
+    size_t at;
+    uint8_t hdr[SOCK_RMA_HDR];
+    struct iovec iov[SOCK_IOV_MAX + 2]; /* the header, the data, the padding */
+    int niov, idx;                      /* iov[idx..] are still to go (iov[idx] advanced) */
+    fab_op *op;                         /* WRITE: done once everything went */
+} sock_seg;
+
+/* a read this process asked for (READQ sent): the READR of the same id fills iov */
+typedef struct sock_read {
+    struct sock_read *next;
+    uint32_t id;
+    size_t len;
+    struct iovec iov[SOCK_IOV_MAX];
+    int niov;
+    fab_op *op;
+} sock_read;
 
 /* a linear byte buffer: data in [head, tail) */
 typedef struct sock_buf {
@@ -77,8 +110,30 @@ struct fab_conn {
     int switch_in; /* the peer's SWITCH was read: its frames go on on own_fd */
     int sw_fd;     /* the higher gid of both opening at once: the peer's socket, to send on */
     size_t sw_end; /* ... and the end of the SWITCH frame in tx (0: no switch under way) */
+    sock_seg *seg_head, *seg_tail; /* one-sided frames to send, in order */
+    sock_read *reads, *reads_tail; /* reads asked for, in the order the peer answers them */
+    size_t scan;                   /* rx: [head, scan) holds whole frames for the core */
+    /* rx: the data of a one-sided frame go to sink[sink_i..] (sink_left bytes), then its
+     * padding is skipped (skip); sink_read: the READR's read, NULL for a WRITE */
+    struct iovec sink[SOCK_IOV_MAX];
+    int sink_n, sink_i;
+    size_t sink_left, sink_pad, skip;
+    sock_read *sink_read;
     char name[64]; /* the peer, for messages */
 };
+
+/* memory this process lent for one-sided access (mr reg): its key is (gen << 32) | (index + 1) */
+typedef struct sock_loan {
+    uintptr_t base;
+    size_t len;
+    uint32_t gen;
+    int next_free; /* index of the next free loan, -1 none; while lent: -2 */
+} sock_loan;
+
+typedef struct sock_done {
+    fab_op *op;
+    int status;
+} sock_done;
 
 /* a socket whose opener is not known yet: its hello has not arrived */
 typedef struct sock_pend {
@@ -110,7 +165,13 @@ static struct {
     uint32_t seq;
     size_t bufcap;
     unsigned nblocks; /* the credit window in ring blocks (ring_blocks) */
-} sk = {.ep_fd = -1, .lfd = -1, .epfd = -1};
+    sock_loan *loans; /* mr reg */
+    int nloans, loan_free, lent;
+    uint32_t loan_gen;
+    uint32_t read_seq;
+    sock_done *done; /* one-sided operations ended, reported from poll() */
+    int ndone, done_cap;
+} sk = {.ep_fd = -1, .lfd = -1, .epfd = -1, .loan_free = -1};
 
 static size_t sock_pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -174,15 +235,75 @@ static void sock_switch_done(fab_conn *c)
     sock_conn_drop_fd(c, old);
 }
 
-/* write what waits; 1 when everything went */
+static void sock_done_add(fab_op *op, int status)
+{
+    if (sk.ndone == sk.done_cap) {
+        sk.done_cap = sk.done_cap ? 2 * sk.done_cap : 16;
+        sk.done = util_realloc(sk.done, (size_t)sk.done_cap * sizeof *sk.done);
+    }
+    sk.done[sk.ndone++] = (sock_done){op, status};
+}
+
+/* a send failed with errno: 1 when it may be dropped (finalizing, the peer already gone) */
+static int sock_tx_failed(fab_conn *c)
+{
+    if (c->closing && (errno == EPIPE || errno == ECONNRESET))
+        return 1; /* finalizing: the peer finished first and closed; it needs nothing more */
+    util_die("sock: cannot send to %s: %m (it ended or its connection broke)", c->name);
+}
+
+/* send what is left of one-sided frame s: 1 when all went, 0 when the socket is full */
+static int sock_seg_send(fab_conn *c, sock_seg *s)
+{
+    while (s->idx < s->niov) {
+        struct msghdr mh = {.msg_iov = s->iov + s->idx, .msg_iovlen = (size_t)(s->niov - s->idx)};
+        ssize_t n = sendmsg(c->tx_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            return sock_tx_failed(c);
+        }
+        for (size_t k = (size_t)n; k > 0 || (s->idx < s->niov && s->iov[s->idx].iov_len == 0);) {
+            struct iovec *v = &s->iov[s->idx];
+            size_t t = k < v->iov_len ? k : v->iov_len;
+            v->iov_base = (uint8_t *)v->iov_base + t;
+            v->iov_len -= t;
+            k -= t;
+            if (v->iov_len == 0)
+                s->idx++;
+        }
+    }
+    return 1;
+}
+
+/* write what waits (the send buffer's bytes and the one-sided frames among them, in order);
+ * 1 when everything went */
 static int sock_tx_flush(fab_conn *c)
 {
-    while (c->tx_fd >= 0 && c->tx.head < c->tx.tail) {
-        size_t end = c->sw_end ? c->sw_end : c->tx.tail;
-        if (c->tx.head == end) {
+    while (c->tx_fd >= 0) {
+        sock_seg *s = c->seg_head;
+        if (c->sw_end && c->tx.head == c->sw_end) {
             sock_switch_done(c);
             continue;
         }
+        if (s && s->at == c->tx.head) {
+            if (!sock_seg_send(c, s))
+                break;
+            c->seg_head = s->next;
+            if (!c->seg_head)
+                c->seg_tail = NULL;
+            if (s->op)
+                sock_done_add(s->op, UTIL_OK);
+            free(s);
+            continue;
+        }
+        if (c->tx.head == c->tx.tail)
+            break;
+        size_t end = c->sw_end ? c->sw_end : c->tx.tail;
+        if (s && s->at < end)
+            end = s->at;
         ssize_t n =
             send(c->tx_fd, c->tx.b + c->tx.head, end - c->tx.head, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n > 0) {
@@ -193,16 +314,21 @@ static int sock_tx_flush(fab_conn *c)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        if (n < 0 && c->closing && (errno == EPIPE || errno == ECONNRESET)) {
-            /* finalizing: the peer finished first and closed; it needs nothing more (BYE) */
+        if (sock_tx_failed(c)) {
             c->tx.head = c->tx.tail;
+            while ((s = c->seg_head)) {
+                c->seg_head = s->next;
+                free(s);
+            }
+            c->seg_tail = NULL;
             break;
         }
-        util_die("sock: cannot send to %s: %m (it ended or its connection broke)", c->name);
     }
     if (c->tx.head == c->tx.tail) {
+        for (sock_seg *s = c->seg_head; s; s = s->next)
+            s->at = 0; /* each at the buffer's end */
         c->tx.head = c->tx.tail = 0;
-        return 1;
+        return c->seg_head == NULL;
     }
     return 0;
 }
@@ -216,6 +342,8 @@ static uint8_t *sock_tx_room(fab_conn *c, size_t bytes)
         c->tx.tail -= c->tx.head;
         if (c->sw_end)
             c->sw_end -= c->tx.head;
+        for (sock_seg *s = c->seg_head; s; s = s->next)
+            s->at -= c->tx.head;
         c->tx.head = 0;
     }
     if (c->tx.cap - c->tx.tail < need)
@@ -277,23 +405,52 @@ _Noreturn static void sock_corrupt(fab_conn *c, const char *why, const sock_fram
              c->name, why, f->len, f->check);
 }
 
-/* the frame at rx.head when it has arrived whole: its kind, or 0 */
+/* the kind of a frame header on a connection; one whose check does not match, of a kind no
+ * connection carries or with a length no frame of its kind has is a corrupt connection */
+static unsigned sock_frame_kind(fab_conn *c, const sock_frame *f)
+{
+    unsigned kind = (f->check ^ f->len ^ SOCK_FRAME_MAGIC) >> 24;
+    size_t data = f->len - (f->len >= sizeof(sock_rma) ? sizeof(sock_rma) : f->len);
+    int ok = 0;
+    switch (sock_frame_check(f->len, kind) == f->check ? kind : 0) {
+    case SOCK_FRAME_PACKET:
+        ok = f->len >= SOCK_PACKET_MIN && f->len <= sk.p.packet_max;
+        break;
+    case SOCK_FRAME_BYE:
+    case SOCK_FRAME_SWITCH:
+        ok = f->len == 0;
+        break;
+    case SOCK_FRAME_WRITE:
+        ok = f->len > sizeof(sock_rma) && data <= SOCK_RMA_MAX;
+        break;
+    case SOCK_FRAME_READQ:
+        ok = f->len == sizeof(sock_rma);
+        break;
+    case SOCK_FRAME_READR:
+        ok = f->len >= sizeof(sock_rma) && data <= SOCK_RMA_MAX;
+        break;
+    default:
+        sock_corrupt(c, "not a frame header", f);
+    }
+    if (!ok)
+        sock_corrupt(c,
+                     kind == SOCK_FRAME_PACKET ? "a length no packet has"
+                                               : "a length no frame of its kind has",
+                     f);
+    return kind;
+}
+
+/* the frame at rx.head when it has arrived whole (and was scanned): its kind, or 0 */
 static unsigned sock_rx_frame(fab_conn *c, sock_frame *f)
 {
-    size_t have = c->rx.tail - c->rx.head;
+    size_t have = c->scan - c->rx.head;
     if (have < sizeof *f)
         return 0;
     memcpy(f, c->rx.b + c->rx.head, sizeof *f);
-    unsigned kind = (f->check ^ f->len ^ SOCK_FRAME_MAGIC) >> 24;
-    if (sock_frame_check(f->len, kind) != f->check ||
-        (kind != SOCK_FRAME_PACKET && kind != SOCK_FRAME_BYE && kind != SOCK_FRAME_SWITCH))
-        sock_corrupt(c, "not a frame header", f);
+    unsigned kind = sock_frame_kind(c, f);
     /* only where I opened a socket too (or asked the daemon for one), once */
     if (kind == SOCK_FRAME_SWITCH && (c->switch_in || (c->own_fd < 0 && c->tx_fd >= 0)))
         sock_corrupt(c, "a SWITCH where no second socket is to switch to", f);
-    if (kind != SOCK_FRAME_PACKET ? f->len != 0
-                                  : (f->len < SOCK_PACKET_MIN || f->len > sk.p.packet_max))
-        sock_corrupt(c, "a length no packet has", f);
     if (have < sizeof *f + sock_pad8(f->len))
         return 0;
     if (kind == SOCK_FRAME_PACKET && sk.p.up->packet_bytes &&
@@ -343,7 +500,266 @@ static void sock_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks
     c->rx.head += sizeof *f + sock_pad8(f->len);
     c->peeked = 0;
     if (c->rx.head == c->rx.tail)
-        c->rx.head = c->rx.tail = 0;
+        c->rx.head = c->rx.tail = c->scan = 0;
+}
+
+/* ---- one-sided frames ---------------------------------------------------------------- */
+
+/* the memory lent as key covering [addr, addr + len), or NULL */
+static void *sock_loan_find(uint64_t key, uint64_t addr, uint64_t len)
+{
+    uint64_t i = (key & 0xffffffffu) - 1;
+    if (i >= (uint64_t)sk.nloans)
+        return NULL;
+    const sock_loan *l = &sk.loans[i];
+    if (l->next_free != -2 || l->gen != (uint32_t)(key >> 32) || addr < l->base ||
+        addr - l->base > l->len || len > l->len - (addr - l->base))
+        return NULL;
+    return (void *)(uintptr_t)addr;
+}
+
+static int sock_reg(const void *buf, size_t len, fab_mem *mem)
+{
+    int i = sk.loan_free;
+    if (i < 0) {
+        sk.loans = util_realloc(sk.loans, (size_t)(sk.nloans + 1) * sizeof *sk.loans);
+        i = sk.nloans++;
+    } else {
+        sk.loan_free = sk.loans[i].next_free;
+    }
+    sk.loan_gen = (sk.loan_gen + 1) & 0x7fffffffu; /* bit 63 of a key is FAB_KEY_DIRECT */
+    if (sk.loan_gen == 0)
+        sk.loan_gen = 1;
+    sk.loans[i] =
+        (sock_loan){.base = (uintptr_t)buf, .len = len, .gen = sk.loan_gen, .next_free = -2};
+    sk.lent++;
+    mem->addr = (uint64_t)(uintptr_t)buf;
+    mem->key = ((uint64_t)sk.loan_gen << 32) | (uint32_t)(i + 1);
+    mem->handle = NULL;
+    return UTIL_OK;
+}
+
+static void sock_dereg(fab_mem *mem)
+{
+    uint64_t i = (mem->key & 0xffffffffu) - 1;
+    if (i >= (uint64_t)sk.nloans || sk.loans[i].next_free != -2 ||
+        sk.loans[i].gen != (uint32_t)(mem->key >> 32))
+        return;
+    sk.loans[i].next_free = sk.loan_free; /* its key is dead: a later loan has another gen */
+    sk.loan_free = (int)i;
+    sk.lent--;
+}
+
+static void sock_release(const void *buf, size_t len)
+{
+    (void)buf; /* nothing cached: a loan lives from reg to dereg */
+    (void)len;
+}
+
+/* queue a one-sided frame: header `m` of kind, then len bytes from local[0..nlocal) */
+static void sock_seg_queue(fab_conn *c, unsigned kind, const sock_rma *m, const struct iovec *local,
+                           int nlocal, size_t len, fab_op *op)
+{
+    static const uint8_t zeros[8];
+    sock_seg *s = util_calloc(1, sizeof *s);
+    uint32_t flen = (uint32_t)(sizeof *m + len);
+    sock_frame f = {.len = flen, .check = sock_frame_check(flen, kind)};
+    memcpy(s->hdr, &f, sizeof f);
+    memcpy(s->hdr + sizeof f, m, sizeof *m);
+    s->iov[s->niov++] = (struct iovec){s->hdr, sizeof s->hdr};
+    for (int i = 0; i < nlocal; i++)
+        if (local[i].iov_len)
+            s->iov[s->niov++] = local[i];
+    if (sock_pad8(flen) > flen)
+        s->iov[s->niov++] = (struct iovec){(void *)zeros, sock_pad8(flen) - flen};
+    s->at = c->tx.tail;
+    s->op = op;
+    if (c->seg_tail)
+        c->seg_tail->next = s;
+    else
+        c->seg_head = s;
+    c->seg_tail = s;
+    if (!sock_tx_flush(c))
+        sock_flush_add(c);
+}
+
+static int sock_iov_ok(const struct iovec *local, int nlocal, size_t len)
+{
+    size_t sum = 0;
+    for (int i = 0; i < nlocal; i++)
+        sum += local[i].iov_len;
+    return nlocal > 0 && nlocal <= SOCK_IOV_MAX && len > 0 && len <= SOCK_RMA_MAX && sum == len;
+}
+
+static int sock_rma_write(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr,
+                          uint64_t rkey, size_t len, fab_op *op)
+{
+    if (!sock_iov_ok(local, nlocal, len))
+        return UTIL_EINVAL;
+    sock_rma m = {.addr = raddr, .key = rkey, .len = len};
+    sock_seg_queue(c, SOCK_FRAME_WRITE, &m, local, nlocal, len, op);
+    /* done (from poll) once the kernel has every byte: the core's DONE follows on the stream */
+    return FAB_PENDING;
+}
+
+static int sock_rma_read(fab_conn *c, const struct iovec *local, int nlocal, uint64_t raddr,
+                         uint64_t rkey, size_t len, fab_op *op)
+{
+    if (!sock_iov_ok(local, nlocal, len))
+        return UTIL_EINVAL;
+    sock_read *r = util_calloc(1, sizeof *r);
+    r->id = ++sk.read_seq;
+    r->len = len;
+    r->op = op;
+    for (int i = 0; i < nlocal; i++)
+        if (local[i].iov_len)
+            r->iov[r->niov++] = local[i];
+    if (c->reads_tail)
+        c->reads_tail->next = r;
+    else
+        c->reads = r;
+    c->reads_tail = r;
+    sock_rma m = {.addr = raddr, .key = rkey, .len = len, .id = r->id};
+    sock_seg_queue(c, SOCK_FRAME_READQ, &m, NULL, 0, 0, NULL);
+    return FAB_PENDING;
+}
+
+/* n bytes of the receive buffer from `at` are taken out (a one-sided frame's header, data or
+ * padding): what follows moves down */
+static void sock_rx_cut(fab_conn *c, size_t at, size_t n)
+{
+    memmove(c->rx.b + at, c->rx.b + at + n, c->rx.tail - at - n);
+    c->rx.tail -= n;
+}
+
+/* n more bytes of the sink's data are in place */
+static void sock_sink_took(fab_conn *c, size_t n)
+{
+    c->sink_left -= n;
+    while (n > 0) {
+        struct iovec *v = &c->sink[c->sink_i];
+        size_t t = n < v->iov_len ? n : v->iov_len;
+        v->iov_base = (uint8_t *)v->iov_base + t;
+        v->iov_len -= t;
+        n -= t;
+        if (v->iov_len == 0)
+            c->sink_i++;
+    }
+    if (c->sink_left == 0) {
+        c->skip = c->sink_pad;
+        if (c->sink_read) {
+            sock_done_add(c->sink_read->op, UTIL_OK);
+            free(c->sink_read);
+            c->sink_read = NULL;
+        }
+    }
+}
+
+/* copy n bytes from src into the sink */
+static void sock_sink_put(fab_conn *c, const uint8_t *src, size_t n)
+{
+    size_t done = 0;
+    for (int i = c->sink_i; done < n; i++) {
+        size_t t = n - done < c->sink[i].iov_len ? n - done : c->sink[i].iov_len;
+        memcpy(c->sink[i].iov_base, src + done, t);
+        done += t;
+    }
+    sock_sink_took(c, n);
+}
+
+/* a one-sided frame's header (its data, if any, follow on the stream) */
+static void sock_rma_frame(fab_conn *c, unsigned kind, const sock_frame *f, const sock_rma *m)
+{
+    size_t data = f->len - sizeof *m;
+    c->sink_pad = sock_pad8(f->len) - f->len;
+    if (kind == SOCK_FRAME_WRITE) {
+        void *to = m->len == data ? sock_loan_find(m->key, m->addr, m->len) : NULL;
+        if (!to)
+            sock_corrupt(c, "a WRITE outside the memory this process lent it", f);
+        c->sink[0] = (struct iovec){to, data};
+        c->sink_n = 1;
+        c->sink_i = 0;
+        c->sink_read = NULL;
+        c->sink_left = data;
+        return;
+    }
+    if (kind == SOCK_FRAME_READQ) {
+        void *from = sock_loan_find(m->key, m->addr, m->len);
+        sock_rma a = {.len = m->len, .id = m->id};
+        if (!from || m->len == 0 || m->len > SOCK_RMA_MAX) {
+            util_log("sock: %s asked to read %llu bytes at %#llx, which this process did not lend "
+                     "it (key %#llx): refused",
+                     c->name, (unsigned long long)m->len, (unsigned long long)m->addr,
+                     (unsigned long long)m->key);
+            a.status = UTIL_EIO;
+            a.len = 0;
+            sock_seg_queue(c, SOCK_FRAME_READR, &a, NULL, 0, 0, NULL);
+            return;
+        }
+        struct iovec v = {from, m->len};
+        sock_seg_queue(c, SOCK_FRAME_READR, &a, &v, 1, m->len, NULL);
+        return;
+    }
+    /* READR: the answer to my oldest read */
+    sock_read *r = c->reads;
+    if (!r || r->id != m->id ||
+        (m->status == 0 ? m->len != r->len || data != r->len : m->status > 0 || data != 0))
+        sock_corrupt(c, "a READR that answers no read of this process", f);
+    c->reads = r->next;
+    if (!c->reads)
+        c->reads_tail = NULL;
+    if (m->status != 0) {
+        sock_done_add(r->op, m->status);
+        free(r);
+        c->skip = c->sink_pad;
+        return;
+    }
+    memcpy(c->sink, r->iov, (size_t)r->niov * sizeof *r->iov);
+    c->sink_n = r->niov;
+    c->sink_i = 0;
+    c->sink_read = r;
+    c->sink_left = data;
+}
+
+/* judge what arrived from scan on: whole frames for the core stay (scan passes them); a
+ * one-sided frame's header is taken out of the buffer and its data go to their place */
+static void sock_rx_scan(fab_conn *c)
+{
+    for (;;) {
+        size_t have = c->rx.tail - c->scan;
+        if (c->sink_left || c->skip) {
+            if (have == 0)
+                return;
+            size_t n;
+            if (c->sink_left) {
+                n = have < c->sink_left ? have : c->sink_left;
+                sock_sink_put(c, c->rx.b + c->scan, n);
+            } else {
+                n = have < c->skip ? have : c->skip;
+                c->skip -= n;
+            }
+            sock_rx_cut(c, c->scan, n);
+            continue;
+        }
+        sock_frame f;
+        if (have < sizeof f)
+            return;
+        memcpy(&f, c->rx.b + c->scan, sizeof f);
+        unsigned kind = sock_frame_kind(c, &f);
+        if (kind < SOCK_FRAME_WRITE) {
+            size_t whole = sizeof f + sock_pad8(f.len);
+            if (have < whole)
+                return;
+            c->scan += whole;
+            continue;
+        }
+        if (have < SOCK_RMA_HDR)
+            return;
+        sock_rma m;
+        memcpy(&m, c->rx.b + c->scan + sizeof f, sizeof m);
+        sock_rx_cut(c, c->scan, SOCK_RMA_HDR);
+        sock_rma_frame(c, kind, &f, &m);
+    }
 }
 
 /* read what socket r of connection c has; 1 when bytes came */
@@ -352,9 +768,10 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
     if (!c->peeked && c->rx.head > 0 && c->rx.cap - c->rx.tail < c->rx.cap / 2) {
         memmove(c->rx.b, c->rx.b + c->rx.head, c->rx.tail - c->rx.head);
         c->rx.tail -= c->rx.head;
+        c->scan -= c->rx.head;
         c->rx.head = 0;
     }
-    if (c->rx.tail == c->rx.cap)
+    if (c->rx.tail == c->rx.cap && !c->sink_left)
         return 0; /* full: the core consumes first (credits bound what the peer sends) */
     if (r->fd == c->own_fd && !c->own_read) {
         /* the peer's first frame on my socket: SWITCHED when it opened one too, and then what
@@ -373,10 +790,49 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
             return 0;
         } /* its end or an error: judged below */
     }
-    ssize_t n = recv(r->fd, c->rx.b + c->rx.tail, c->rx.cap - c->rx.tail, MSG_DONTWAIT);
-    if (n > 0) {
-        c->rx.tail += (size_t)n;
-        return 1;
+    /* a one-sided frame with data may come next (a read of mine is under way, or memory is
+     * lent): when its header leads, it is read alone, so that its data go into place */
+    if (!c->sink_left && !c->skip && c->scan == c->rx.tail && (c->reads || sk.lent) &&
+        c->rx.cap - c->rx.tail >= SOCK_RMA_HDR) {
+        sock_frame f;
+        if (recv(r->fd, &f, sizeof f, MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof f) {
+            unsigned kind = (f.check ^ f.len ^ SOCK_FRAME_MAGIC) >> 24;
+            if ((kind == SOCK_FRAME_WRITE || kind == SOCK_FRAME_READR) &&
+                f.len > sizeof(sock_rma)) {
+                ssize_t k = recv(r->fd, c->rx.b + c->rx.tail, SOCK_RMA_HDR, MSG_DONTWAIT);
+                if (k > 0) {
+                    c->rx.tail += (size_t)k;
+                    sock_rx_scan(c);
+                }
+            }
+        }
+    }
+    ssize_t n;
+    if (c->sink_left) {
+        /* straight into the data's place, and what follows into the buffer */
+        struct iovec v[SOCK_IOV_MAX + 1];
+        int nv = 0;
+        for (int i = c->sink_i; i < c->sink_n; i++)
+            if (c->sink[i].iov_len)
+                v[nv++] = c->sink[i];
+        if (c->rx.cap > c->rx.tail)
+            v[nv++] = (struct iovec){c->rx.b + c->rx.tail, c->rx.cap - c->rx.tail};
+        struct msghdr mh = {.msg_iov = v, .msg_iovlen = (size_t)nv};
+        n = recvmsg(r->fd, &mh, MSG_DONTWAIT);
+        if (n > 0) {
+            size_t took = (size_t)n < c->sink_left ? (size_t)n : c->sink_left;
+            sock_sink_took(c, took);
+            c->rx.tail += (size_t)n - took;
+            sock_rx_scan(c);
+            return 1;
+        }
+    } else {
+        n = recv(r->fd, c->rx.b + c->rx.tail, c->rx.cap - c->rx.tail, MSG_DONTWAIT);
+        if (n > 0) {
+            c->rx.tail += (size_t)n;
+            sock_rx_scan(c);
+            return 1;
+        }
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return 0;
@@ -750,6 +1206,12 @@ static void sock_accept(void)
 static int sock_poll(void)
 {
     int events = 0;
+    for (int i = 0; i < sk.ndone; i++) { /* a completion may start the next operation */
+        sock_done d = sk.done[i];
+        d.op->done(d.op, d.status);
+        events++;
+    }
+    sk.ndone = 0;
     for (int i = 0; i < sk.nflush;) {
         fab_conn *c = sk.flush[i];
         if (sock_tx_flush(c)) {
@@ -862,6 +1324,17 @@ static void sock_conn_free(fab_conn *c)
                 break;
         close(c->refs[i].fd);
     }
+    while (c->seg_head) {
+        sock_seg *s = c->seg_head;
+        c->seg_head = s->next;
+        free(s);
+    }
+    while (c->reads) {
+        sock_read *r = c->reads;
+        c->reads = r->next;
+        free(r);
+    }
+    free(c->sink_read);
     free(c->tx.b);
     free(c->rx.b);
     free(c);
@@ -942,11 +1415,11 @@ static int sock_open(const fab_params *p, char *card, size_t cardlen)
         goto fail;
     }
     sk.caps = (fab_caps){.provider = sk.daemon ? "daemon" : "self",
-                         .flags = FAB_CAP_RX_QUEUE,
+                         .flags = FAB_CAP_RX_QUEUE | (util_cfg.sock_rma ? FAB_CAP_RMA : 0),
                          .priority = 40,
                          .inline_limit = 0,
                          .eager_limit = util_cfg.sock_eager_limit,
-                         .max_bulk = 0,
+                         .max_bulk = util_cfg.sock_rma ? SOCK_RMA_MAX : 0,
                          .poll_interval = 1};
     sk.open = 1;
     return UTIL_OK;
@@ -979,9 +1452,14 @@ static void sock_close(void)
     }
     free(sk.conns);
     free(sk.flush);
+    free(sk.loans);
+    free(sk.done);
     sk.conns = NULL;
     sk.flush = NULL;
-    sk.nflush = sk.flush_cap = 0;
+    sk.loans = NULL;
+    sk.done = NULL;
+    sk.nflush = sk.flush_cap = sk.nloans = sk.lent = sk.ndone = sk.done_cap = 0;
+    sk.loan_free = -1;
     if (sk.lfd >= 0)
         close(sk.lfd);
     close(sk.epfd);
@@ -1027,6 +1505,17 @@ static const fab_chan_ops sock_chan = {
     .rx_free = sock_rx_free,
 };
 
+static const fab_mr_ops sock_mr = {
+    .reg = sock_reg,
+    .dereg = sock_dereg,
+    .release = sock_release,
+};
+
+static const fab_rma_ops sock_rma_ops = {
+    .read = sock_rma_read,
+    .write = sock_rma_write,
+};
+
 const fab_ops fab_sock_ops = {
     .name = "sock",
     .open = sock_open,
@@ -1036,4 +1525,6 @@ const fab_ops fab_sock_ops = {
     .poll = sock_poll,
     .footprint = sock_footprint,
     .chan = &sock_chan,
+    .mr = &sock_mr,
+    .rma = &sock_rma_ops,
 };

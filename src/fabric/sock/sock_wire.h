@@ -24,7 +24,21 @@ enum sock_frame_kind {
      * that end's next frames go on the lower gid's socket, starting with SWITCHED */
     SOCK_FRAME_SWITCH = 4,   /* nothing follows: my next frames come on the other socket */
     SOCK_FRAME_SWITCHED = 5, /* nothing follows: the first frame on the socket switched to */
+    /* one-sided access emulated on the stream (docs/fabric.md "sock: one-sided frames"): a
+     * sock_rma follows, then (WRITE, READR) its len bytes of data, then the padding to 8 */
+    SOCK_FRAME_WRITE = 6, /* the data go to [addr, addr + len) of the receiver, lent as key */
+    SOCK_FRAME_READQ = 7, /* send me [addr, addr + len), lent as key, as READR id (no data) */
+    SOCK_FRAME_READR = 8, /* the answer to READQ id: status 0 and len bytes, or an error */
 };
+
+typedef struct sock_rma {
+    uint64_t addr;  /* WRITE, READQ: in the memory the receiver of the frame lent */
+    uint64_t key;   /* WRITE, READQ: the key of that loan (mr reg) */
+    uint64_t len;   /* the data's bytes */
+    uint32_t id;    /* READQ, READR: the asker's number for the read */
+    int32_t status; /* READR: 0, or a negative errno (then no data follow) */
+} sock_rma;
+_Static_assert(sizeof(sock_rma) == 32, "one-sided frame header is 32 bytes");
 
 typedef struct sock_frame {
     uint32_t len;   /* bytes after this header, before the padding to 8 */
