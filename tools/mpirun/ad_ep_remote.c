@@ -1085,9 +1085,8 @@ static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
         }
         return;
     case AD_EPR_WAIT_HELLO:
-        if ((rc = ad_epr_read(h, h->foreign == 2 ? sizeof(ad_epf_hello)
-                                                  : sizeof(ad_epr_hello))) > 0 &&
-            h->foreign == 2)
+        rc = ad_epr_read(h, h->foreign == 2 ? sizeof(ad_epf_hello) : sizeof(ad_epr_hello));
+        if (rc > 0 && h->foreign == 2)
             ad_epf_hello_in(d, h);
         else if (rc > 0)
             ad_epr_hello_in(d, h);
