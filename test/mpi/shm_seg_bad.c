@@ -1,13 +1,13 @@
 /* A malicious rank asking its assist daemon for shared-memory segments (mpirun --isolate shm;
  * docs/launcher.md "--isolate shm", src/util/seg_wire.h): rank 0 writes its own requests on
  * its endpoint channel (DCFA_SOCK_EP_FD) for segments it has no right to: as a rank of another
- * job, with another job's name, in the name of a made-up rank and of rank 1, with a forged
- * token, with a name that is no segment name, of size 0 and of more bytes than the host has,
- * an existing segment opened with the wrong size or created twice, and junk (with and without
- * the segment magic). Each must come back as REFUSE naming the request, with no descriptor;
- * rank 1 receives nothing. Its true requests work: CREATE gives a sealed memfd of the size
- * asked, OPEN the same memory, REMOVE drops the name (a second REMOVE: ENOENT; OPEN then
- * refused), and the job goes on. */
+ * job, with another job's name (untagged; tagged of an mpirun that is not there), in the name of a
+ * made-up rank and of rank 1, with a forged token, with a name that is no segment name, of size 0
+ * and of more bytes than the host has, an existing segment opened with the wrong size or created
+ * twice, and junk (with and without the segment magic). Each must come back as REFUSE naming the
+ * request, with no descriptor; rank 1 receives nothing. Its true requests work: CREATE gives a
+ * sealed memfd of the size asked, OPEN the same memory, REMOVE drops the name (a second REMOVE:
+ * ENOENT; OPEN then refused), and the job goes on. */
 #include "mtest.h"
 #include "../../src/util/seg_wire.h"
 #include "../../src/fabric/sock/sock_wire.h"
@@ -100,6 +100,10 @@ int main(int argc, char **argv)
         snprintf(other, sizeof other, "/dcfa-j1_beef-0-d0123456789abcdef");
         seg_msg m = request(SEG_CREATE, "j1_beef", 0, token, other, 4096);
         refused(&m, sizeof m, m.seq, "as a rank of job 'j1_beef', not its own");
+        /* a tagged name of a job of no mpirun here: asked of its daemon, which is not there */
+        m = request(SEG_OPEN, job, 0, token, other, 4096);
+        refused(&m, sizeof m, m.seq, "whose daemon takes no requests on this host");
+        snprintf(other, sizeof other, "/dcfa-j1_beef-0-dnotag"); /* untagged: nobody's */
         m = request(SEG_OPEN, job, 0, token, other, 4096);
         refused(&m, sizeof m, m.seq, "which is no name of its job");
         m = request(SEG_CREATE, job, size + 7, token, mine, 4096);

@@ -138,6 +138,15 @@ static ad_ep_remote_fn ad_ep_remote; /* ad_ep_remote.c's, across hosts */
 
 void ad_ep_set_remote(ad_ep_remote_fn fn) { ad_ep_remote = fn; }
 
+static int (*ad_ep_is_foreign)(const char *jobid); /* a job of another mpirun? */
+static ad_ep_foreign_fn ad_ep_foreign;             /* asks that mpirun's daemon */
+
+void ad_ep_set_foreign(int (*is_foreign)(const char *jobid), ad_ep_foreign_fn fn)
+{
+    ad_ep_is_foreign = is_foreign;
+    ad_ep_foreign = fn;
+}
+
 static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
                           const sock_ep_msg *req)
 {
@@ -153,6 +162,12 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
          * secret of the peer rank's that the asker can only know from the peer's card, which
          * only MPI gives it (an inter-communicator, a port) */
         other = ad_ep_job(d, job_of);
+        if (other == NULL && ad_ep_foreign != NULL && ad_ep_is_foreign(job_of)) {
+            /* a job of another mpirun on this host: its daemon checks the right (the token)
+             * by a challenge (ad_ep_remote.c, "Endpoints between two mpiruns") */
+            ad_ep_foreign(d, job, p, req);
+            return;
+        }
         if (other == NULL && req->node > 0 && d->tree != NULL && ad_ep_remote != NULL) {
             /* a job that runs no rank here: the peer's card names its host; that host's daemon
              * checks the rest, the relation of the two jobs too (ad_ep_remote.c) */
@@ -162,7 +177,7 @@ static void ad_ep_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
         if (other == NULL) {
             ad_ep_refuse(p, req, -ENOENT,
                          "rank %d of job %s asked for rank %d of job '%.40s', which is no job "
-                         "of this mpirun (two mpiruns' jobs are not joined under --isolate)",
+                         "of this mpirun nor of another one on this host",
                          p->rank, job->jobid, rank, job_of);
             return;
         }

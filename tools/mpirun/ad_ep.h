@@ -19,6 +19,10 @@ void ad_ep_attach(void);
 typedef void (*ad_ep_remote_fn)(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
                                 struct ad_job *peer, const struct sock_ep_msg *req);
 void ad_ep_set_remote(ad_ep_remote_fn fn);
+/* a REQUEST for a job of another mpirun (is_foreign(jobid)) goes to fn (ad_ep_remote.c) */
+typedef void (*ad_ep_foreign_fn)(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
+                                 const struct sock_ep_msg *req);
+void ad_ep_set_foreign(int (*is_foreign)(const char *jobid), ad_ep_foreign_fn fn);
 /* this daemon's tree node across hosts (ad_tree.c): the ranks' DCFA_SOCK_NODE */
 void ad_ep_set_node(int node);
 /* one message to p's endpoint channel with fd (or -1): 0 or -errno; a REFUSE of req to p */

@@ -24,6 +24,8 @@
 #include "ad_ep.h"
 #include "ad_link.h"
 #include "ad_place.h"
+#include "ad_seg.h"
+#include "util/seg_wire.h"
 #include "fabric/sock/sock_wire.h"
 #include "util/util.h"
 
@@ -38,6 +40,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define AD_EPR_MAGIC   0x58444344u /* "DCDX" */
@@ -45,7 +49,7 @@
 #define AD_EPR_TIMEOUT 10.0
 #define AD_EPR_INFO    400 /* "<port>;<networks>" */
 
-enum { AD_EPR_CHALLENGE = 1, AD_EPR_HELLO = 2, AD_EPR_ANSWER = 3 };
+enum { AD_EPR_CHALLENGE = 1, AD_EPR_HELLO = 2, AD_EPR_ANSWER = 3, AD_EPF_HELLO = 4 };
 
 /* L -> C, first on a data connection */
 typedef struct ad_epr_challenge {
@@ -97,6 +101,31 @@ typedef struct ad_epr_answer {
 _Static_assert(sizeof(ad_epr_answer) == 184 && offsetof(ad_epr_answer, mac) == 176,
                "answer is 184 bytes");
 
+/* C -> L between two mpiruns on one host (docs/launcher.md "Endpoints between two mpiruns"):
+ * what is asked, and a MAC under the asker's right to it (the peer rank's token, or the
+ * segment's tag), which is never sent */
+enum { AD_EPF_CONNECT = 1, AD_EPF_OPEN = 2, AD_EPF_REMOVE = 3 };
+typedef struct ad_epf_hello {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t type; /* AD_EPF_HELLO */
+    uint16_t zero;
+    uint32_t op;                /* AD_EPF_CONNECT, _OPEN, _REMOVE */
+    int32_t asker;              /* the rank that asked (of C's mpirun) */
+    int32_t peer;               /* CONNECT: the rank asked for; else -1 */
+    uint32_t zero2;             /* 0 */
+    uint64_t size;              /* OPEN: the segment's bytes */
+    uint64_t nonce[2];          /* C's, random */
+    char job[SOCK_EP_JOB_MAX];  /* the peer's (the segment's) job id, NUL-ended */
+    char ajob[SOCK_EP_JOB_MAX]; /* the asker's job id */
+    char stem[SEG_NAME_MAX];    /* OPEN, REMOVE: the name without its 16-digit tag */
+    uint64_t mac;               /* SipHash(right, this message with mac 0, then L's nonce) */
+} ad_epf_hello;
+_Static_assert(sizeof(ad_epf_hello) == 232 && offsetof(ad_epf_hello, job) == 48 &&
+                   offsetof(ad_epf_hello, stem) == 128 && offsetof(ad_epf_hello, mac) == 224,
+               "foreign hello is 232 bytes");
+#define AD_EPF_KEY2 0x6463666164706d31ull /* the right's key's second half ("dcfadpm1") */
+
 enum ad_epr_state {
     AD_EPR_CONNECTING, /* C: connect() in progress */
     AD_EPR_WAIT_CHAL,  /* C: reading the challenge */
@@ -120,6 +149,12 @@ struct ad_epr_hs {
     uint64_t token;
     uint32_t addr[UTIL_NET_MAX];
     int naddr, ai, port;
+    /* between two mpiruns (ad_epf_*): 1 C, 2 L; op, the segment's name and size, the right
+     * (token or tag), a descriptor that came with the answer */
+    int foreign, op;
+    char name[SEG_NAME_MAX];
+    uint64_t size, right;
+    int rfd;
     struct ad_epr_hs *next;
 };
 
@@ -133,7 +168,11 @@ static struct {
     int nnodes;
     struct ad_epr_hs *hs;
     int nhs;
-} epr = {.lfd = -1};
+    int attached;
+    int ffd;                    /* the listener for other mpiruns (abstract Unix socket) */
+    struct ad_daemon *d;        /* whose requests go to other mpiruns */
+    char self[SOCK_EP_JOB_MAX]; /* this mpirun's part of its job ids ("j<pid>_<rand>") */
+} epr = {.lfd = -1, .ffd = -1};
 
 /* ---- the data port and the map -------------------------------------------------------- */
 
@@ -228,6 +267,7 @@ static struct ad_epr_hs *ad_epr_hs_new(int fd)
     if (h == NULL)
         return NULL;
     h->fd = fd;
+    h->rfd = -1;
     h->deadline = ad_now() + AD_EPR_TIMEOUT;
     if (ad_epr_random(h->nonce, sizeof h->nonce) != 0) {
         free(h);
@@ -243,6 +283,9 @@ static void ad_epr_hs_end(struct ad_epr_hs *h)
 {
     if (h->fd >= 0)
         close(h->fd);
+    if (h->rfd >= 0)
+        close(h->rfd);
+    h->rfd = -1;
     h->fd = -1;
     h->state = AD_EPR_DEAD;
 }
@@ -271,7 +314,22 @@ static int ad_epr_write(int fd, const void *m, size_t len)
 static int ad_epr_read(struct ad_epr_hs *h, size_t want)
 {
     while (h->got < want) {
-        ssize_t n = recv(h->fd, h->buf + h->got, want - h->got, MSG_DONTWAIT);
+        char cbuf[CMSG_SPACE(4 * sizeof(int))];
+        struct iovec iov = {.iov_base = h->buf + h->got, .iov_len = want - h->got};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+        ssize_t n = recvmsg(h->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n > 0) /* a descriptor: only an answer between two mpiruns carries one (a segment) */
+            for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+                    for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                        int fd;
+                        memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+                        if (h->rfd < 0 && h->foreign == 1)
+                            h->rfd = fd;
+                        else
+                            close(fd);
+                    }
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -304,7 +362,9 @@ static void ad_epr_fail(struct ad_daemon *d, struct ad_epr_hs *h, int status, co
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    if (p != NULL && p->ep_fd >= 0)
+    if (p != NULL && p->ep_fd >= 0 && (h->op == AD_EPF_OPEN || h->op == AD_EPF_REMOVE))
+        ad_seg_reply(p, h->seq, h->name, 0, SEG_REFUSE, status, -1, text);
+    else if (p != NULL && p->ep_fd >= 0)
         ad_ep_refuse(p, &req, status, "%s", text);
     ad_epr_hs_end(h);
 }
@@ -554,6 +614,394 @@ static void ad_epr_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
     ad_epr_hs_end(h);
 }
 
+/* ---- endpoints between two mpiruns on one host ------------------------------------------
+ *
+ * Every daemon that runs ranks listens on the abstract Unix socket "@dcfa-ad-<M>", M being
+ * its mpirun's part of every job id ("j<pid>_<rand>", the job ids of spawned jobs add "_<n>").
+ * A rank's card names its job, so it names its daemon; the address only finds it, the right
+ * is checked by a challenge: C connects, L sends CHALLENGE (its nonce), C sends an
+ * ad_epf_hello with a MAC under the right (the peer rank's token from its card, or the
+ * segment's tag from its name) over the hello and L's nonce, L checks it with the right it
+ * holds and answers ANSWER, a grant with a MAC under the right over C's nonce: both daemons
+ * prove they know the right, neither sends it. A granted connection is the connection itself
+ * (INCOMING to the peer, GRANT to the asker, as across hosts); a granted segment comes as the
+ * memfd with the ANSWER. A refusal carries no MAC (it grants nothing). */
+
+static void ad_epf_seg(struct ad_job *job, struct ad_proc *p, int op, const char *name,
+                       unsigned long long size, unsigned seq);
+static void ad_epf_request(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
+                           const sock_ep_msg *req);
+
+/* the length of jobid's mpirun part: up to its second '_' */
+static size_t ad_epf_mpirun_len(const char *jobid)
+{
+    const char *u = strchr(jobid, '_');
+    if (u == NULL)
+        return strlen(jobid);
+    const char *v = strchr(u + 1, '_');
+    return v != NULL ? (size_t)(v - jobid) : strlen(jobid);
+}
+
+/* 1 when jobid is a job of another mpirun (and looks like one: "j<hex>_<hex>...") */
+static int ad_epf_is_foreign(const char *jobid)
+{
+    size_t n = ad_epf_mpirun_len(jobid);
+    if (epr.self[0] == 0 || jobid[0] != 'j' || n < 4 || n >= 32 ||
+        strspn(jobid, "j0123456789abcdef_") != strlen(jobid))
+        return 0;
+    return !(n == strlen(epr.self) && strncmp(jobid, epr.self, n) == 0);
+}
+
+static socklen_t ad_epf_addr(struct sockaddr_un *a, const char *jobid)
+{
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "dcfa-ad-%.*s",
+                     (int)ad_epf_mpirun_len(jobid), jobid);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+static uint64_t ad_epf_mac(uint64_t right, const void *msg, size_t len, const uint64_t nonce[2])
+{
+    const uint64_t key[2] = {right, AD_EPF_KEY2};
+    unsigned char m[sizeof(ad_epr_hello) + 16];
+    _Static_assert(sizeof(ad_epr_hello) >= sizeof(ad_epf_hello), "hello is the larger");
+    memcpy(m, msg, len);
+    memset(m + len - sizeof(uint64_t), 0, sizeof(uint64_t)); /* the mac field, last */
+    memcpy(m + len, nonce, 16);
+    return util_siphash(key, m, len + 16);
+}
+
+int ad_epf_listen(struct ad_daemon *d, const char *jobid)
+{
+    struct sockaddr_un a;
+    epr.d = d;
+    ad_seg_set_foreign(ad_epf_seg, ad_epf_is_foreign);
+    ad_ep_set_foreign(ad_epf_is_foreign, ad_epf_request);
+    ad_epr_attach();
+    snprintf(epr.self, sizeof epr.self, "%.*s", (int)ad_epf_mpirun_len(jobid), jobid);
+    socklen_t al = ad_epf_addr(&a, jobid);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, al) != 0 || listen(fd, 64) != 0) {
+        /* taken (another daemon of this mpirun on this host, or a squatter): this daemon
+         * takes no requests of other mpiruns; its own requests still go out */
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return -e;
+    }
+    epr.ffd = fd;
+    return 0;
+}
+
+/* C: a request of p (of job mine) that another mpirun's daemon answers */
+static void ad_epf_start(struct ad_job *mine, struct ad_proc *p, int op, const char *pjob, int peer,
+                         uint64_t right, const char *name, uint64_t size, uint32_t seq)
+{
+    struct ad_epr_hs *h = ad_epr_hs_new(-1);
+    struct sockaddr_un a;
+    sock_ep_msg req = {.seq = seq, .rank = peer};
+    if (h == NULL) {
+        if (op == AD_EPF_CONNECT)
+            ad_ep_refuse(p, &req, -ENOMEM, "rank %d asked for rank %d of job %s: out of memory",
+                         p->rank, peer, pjob);
+        else
+            ad_seg_reply(p, seq, name, 0, SEG_REFUSE, -ENOMEM, -1, "out of memory");
+        return;
+    }
+    h->foreign = 1;
+    h->op = op;
+    h->jobnum = mine->num;
+    h->asker = p->rank;
+    h->peer = peer;
+    h->seq = seq;
+    h->right = right;
+    h->size = size;
+    snprintf(h->pjob, sizeof h->pjob, "%s", pjob);
+    snprintf(h->name, sizeof h->name, "%s", name != NULL ? name : "");
+    socklen_t al = ad_epf_addr(&a, pjob);
+    snprintf(h->where, sizeof h->where, "@%.22s", a.sun_path + 1);
+    h->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (h->fd < 0 || connect(h->fd, (struct sockaddr *)&a, al) != 0) {
+        int e = errno;
+        if (op == AD_EPF_CONNECT)
+            ad_epr_fail(epr.d, h, -EHOSTUNREACH,
+                        "rank %d of job %s asked for rank %d of job '%.40s' of another mpirun, "
+                        "whose daemon takes no requests on this host (@dcfa-ad-%.24s: %s)",
+                        p->rank, mine->jobid, peer, pjob, epr.self[0] ? a.sun_path + 9 : "?",
+                        strerror(e));
+        else
+            ad_epr_fail(epr.d, h, -ENOENT,
+                        "rank %d of job %s asked to %s segment %.60s of another mpirun, whose "
+                        "daemon takes no requests on this host (%s)",
+                        p->rank, mine->jobid, op == AD_EPF_OPEN ? "open" : "remove", name,
+                        strerror(e));
+        return;
+    }
+    h->state = AD_EPR_WAIT_CHAL;
+    h->got = 0;
+}
+
+/* ad_ep.c: a REQUEST for a rank of another mpirun's job */
+static void ad_epf_request(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
+                           const sock_ep_msg *req)
+{
+    char pjob[SOCK_EP_JOB_MAX];
+    (void)d;
+    snprintf(pjob, sizeof pjob, "%.*s", (int)strnlen(req->job, sizeof req->job), req->job);
+    if (req->rank < 0) {
+        ad_ep_refuse(p, req, -ENOENT, "rank %d asked for rank %d of job %s, which has no such rank",
+                     p->rank, req->rank, pjob);
+        return;
+    }
+    ad_epf_start(mine, p, AD_EPF_CONNECT, pjob, req->rank, req->token, NULL, 0, req->seq);
+}
+
+/* ad_seg.c: an OPEN or REMOVE of a tagged name of another mpirun's job */
+static void ad_epf_seg(struct ad_job *job, struct ad_proc *p, int op, const char *name,
+                       unsigned long long size, unsigned seq)
+{
+    char oj[SOCK_EP_JOB_MAX];
+    size_t nlen = strlen(name), jl = strcspn(name + 6, "-");
+    snprintf(oj, sizeof oj, "%.*s", (int)jl, name + 6);
+    uint64_t tag = strtoull(name + nlen - 16, NULL, 16);
+    ad_epf_start(job, p, op == SEG_OPEN ? AD_EPF_OPEN : AD_EPF_REMOVE, oj, -1, tag, name, size,
+                 seq);
+}
+
+/* L: a connection from another mpirun's daemon */
+static void ad_epf_accept(void)
+{
+    for (;;) {
+        int fd = accept4(epr.ffd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        struct ad_epr_hs *h = ad_epr_hs_new(fd);
+        if (h == NULL) {
+            close(fd);
+            continue;
+        }
+        h->foreign = 2;
+        snprintf(h->where, sizeof h->where, "another mpirun");
+        ad_epr_challenge c = {.magic = AD_EPR_MAGIC,
+                              .version = AD_EPR_VERSION,
+                              .type = AD_EPR_CHALLENGE,
+                              .nonce = {h->nonce[0], h->nonce[1]}};
+        h->state = AD_EPR_WAIT_HELLO;
+        if (ad_epr_write(fd, &c, sizeof c) != 0)
+            ad_epr_hs_end(h);
+    }
+}
+
+/* L: an answer; a grant (status 0) carries a MAC under the right, and fd (a segment) */
+static void ad_epf_answer_send(struct ad_epr_hs *h, int status, uint64_t right, int fd,
+                               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void ad_epf_answer_send(struct ad_epr_hs *h, int status, uint64_t right, int fd,
+                               const char *fmt, ...)
+{
+    ad_epr_answer a = {
+        .magic = AD_EPR_MAGIC, .version = AD_EPR_VERSION, .type = AD_EPR_ANSWER, .status = status};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a.text, sizeof a.text, fmt, ap);
+    va_end(ap);
+    if (status == 0)
+        a.mac = ad_epf_mac(right, &a, sizeof a, h->theirs);
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &a, .iov_len = sizeof a};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        memset(cbuf, 0, sizeof cbuf);
+        mh.msg_control = cbuf;
+        mh.msg_controllen = sizeof cbuf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
+    while (sendmsg(h->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
+        ;
+}
+
+struct ad_epf_find {
+    const ad_epf_hello *m;
+    const uint64_t *nonce;
+    size_t stem;
+    const char *name;
+    uint64_t size, tag;
+    int fd;
+};
+
+/* a segment whose name is the stem and a tag under which the hello's MAC holds */
+static int ad_epf_find_seg(const char *name, unsigned long long size, int fd, void *ctx)
+{
+    struct ad_epf_find *f = ctx;
+    if (strlen(name) != f->stem + 16 || strncmp(name, f->m->stem, f->stem) != 0)
+        return 0;
+    uint64_t tag = strtoull(name + f->stem, NULL, 16);
+    if (f->m->mac != ad_epf_mac(tag, f->m, sizeof *f->m, f->nonce))
+        return 0;
+    f->name = name;
+    f->size = size;
+    f->tag = tag;
+    f->fd = fd;
+    return 1;
+}
+
+/* L: a complete hello of another mpirun's daemon */
+static void ad_epf_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
+{
+    ad_epf_hello m;
+    memcpy(&m, h->buf, sizeof m);
+    m.job[sizeof m.job - 1] = 0;
+    m.ajob[sizeof m.ajob - 1] = 0;
+    m.stem[sizeof m.stem - 1] = 0;
+    h->theirs[0] = m.nonce[0];
+    h->theirs[1] = m.nonce[1];
+    struct ad_job *job = NULL;
+    for (int j = 0; j < d->njobs; j++)
+        if (d->jobs[j] != NULL && strcmp(d->jobs[j]->jobid, m.job) == 0)
+            job = d->jobs[j];
+    if (m.magic != AD_EPR_MAGIC || m.version != AD_EPR_VERSION || m.type != AD_EPF_HELLO ||
+        m.op < AD_EPF_CONNECT || m.op > AD_EPF_REMOVE) {
+        ad_epf_answer_send(h, -EPROTO, 0, -1, "a malformed request of another mpirun's daemon");
+    } else if (job == NULL) {
+        ad_epf_answer_send(h, -ENOENT, 0, -1,
+                           "rank %d of job %.40s asked for job '%.40s', which this mpirun's "
+                           "daemon does not run",
+                           m.asker, m.ajob, m.job);
+    } else if (m.op == AD_EPF_CONNECT) {
+        struct ad_proc *q = ad_epr_proc(job, m.peer);
+        if (m.peer < 0 || m.peer >= job->size) {
+            ad_epf_answer_send(h, -ENOENT, 0, -1,
+                               "rank %d of job %.40s asked for rank %d of job %s, which has no "
+                               "such rank",
+                               m.asker, m.ajob, m.peer, job->jobid);
+        } else if (q == NULL) {
+            ad_epf_answer_send(h, -EHOSTUNREACH, 0, -1,
+                               "rank %d of job %.40s asked for rank %d of job %s, which does "
+                               "not run on this host",
+                               m.asker, m.ajob, m.peer, job->jobid);
+        } else if (m.mac != ad_epf_mac(q->ep_token, &m, sizeof m, h->nonce)) {
+            ad_epf_answer_send(h, -EACCES, 0, -1,
+                               "rank %d of job %.40s asked for rank %d of job %s of another "
+                               "mpirun without that rank's token (a forged card: its daemon's "
+                               "challenge failed)",
+                               m.asker, m.ajob, m.peer, job->jobid);
+        } else if (q->ep_fd < 0 || !q->running) {
+            ad_epf_answer_send(h, -ECONNREFUSED, 0, -1,
+                               "rank %d of job %.40s asked for rank %d of job %s, which has "
+                               "ended",
+                               m.asker, m.ajob, m.peer, job->jobid);
+        } else {
+            sock_ep_msg in = {.magic = SOCK_EP_MAGIC,
+                              .version = SOCK_VERSION,
+                              .type = SOCK_EP_INCOMING,
+                              .rank = m.asker};
+            snprintf(in.job, sizeof in.job, "%s", m.ajob);
+            ad_epf_answer_send(h, 0, q->ep_token, -1, "granted");
+            (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
+            (void)ad_ep_send(q, &in, h->fd);
+        }
+    } else {
+        struct ad_epf_find f = {.m = &m, .nonce = h->nonce, .stem = strlen(m.stem), .fd = -1};
+        const char *what = m.op == AD_EPF_OPEN ? "open" : "remove";
+        if (ad_seg_each(job->jobid, ad_epf_find_seg, &f) == 0) {
+            ad_epf_answer_send(h, -ENOENT, 0, -1,
+                               "rank %d of job %.40s asked to %s segment %.60s<tag> of another "
+                               "mpirun, which does not exist (or not with that tag)",
+                               m.asker, m.ajob, what, m.stem);
+        } else if (m.op == AD_EPF_OPEN && f.size != m.size) {
+            ad_epf_answer_send(h, -EINVAL, f.tag, -1,
+                               "rank %d asked to open segment %.60s as %llu bytes; it has %llu",
+                               m.asker, f.name, (unsigned long long)m.size,
+                               (unsigned long long)f.size);
+        } else if (m.op == AD_EPF_OPEN) {
+            ad_epf_answer_send(h, 0, f.tag, f.fd, "granted");
+        } else {
+            ad_epf_answer_send(h, 0, f.tag, -1, "removed");
+            ad_seg_drop(job->jobid, f.name);
+        }
+    }
+    ad_epr_hs_end(h);
+}
+
+/* C: the challenge came: the hello */
+static int ad_epf_hello_send(struct ad_daemon *d, struct ad_epr_hs *h, const uint64_t nonce[2])
+{
+    struct ad_job *job = ad_job_by_num(d, h->jobnum);
+    ad_epf_hello m = {.magic = AD_EPR_MAGIC,
+                      .version = AD_EPR_VERSION,
+                      .type = AD_EPF_HELLO,
+                      .op = (uint32_t)h->op,
+                      .asker = h->asker,
+                      .peer = h->peer,
+                      .size = h->size,
+                      .nonce = {h->nonce[0], h->nonce[1]}};
+    snprintf(m.job, sizeof m.job, "%s", h->pjob);
+    if (job != NULL)
+        snprintf(m.ajob, sizeof m.ajob, "%s", job->jobid);
+    if (h->op != AD_EPF_CONNECT)
+        snprintf(m.stem, sizeof m.stem, "%.*s", (int)(strlen(h->name) - 16), h->name);
+    m.mac = ad_epf_mac(h->right, &m, sizeof m, nonce);
+    return ad_epr_write(h->fd, &m, sizeof m);
+}
+
+/* C: a complete answer of another mpirun's daemon */
+static void ad_epf_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
+{
+    ad_epr_answer a;
+    memcpy(&a, h->buf, sizeof a);
+    a.text[sizeof a.text - 1] = 0;
+    if (a.magic != AD_EPR_MAGIC || a.version != AD_EPR_VERSION || a.type != AD_EPR_ANSWER) {
+        ad_epr_fail(d, h, -EPROTO, "rank %d asked another mpirun's daemon (%s): no answer",
+                    h->asker, h->where);
+        return;
+    }
+    if (a.status != 0) { /* a refusal grants nothing: its text is passed on as it is */
+        ad_epr_fail(d, h, a.status < 0 ? a.status : -EPROTO, "%s", a.text);
+        return;
+    }
+    if (a.mac != ad_epf_mac(h->right, &a, sizeof a, h->nonce)) {
+        ad_epr_fail(d, h, -EPROTO,
+                    "rank %d asked another mpirun's daemon (%s), whose grant does not prove it "
+                    "knows the right (no valid MAC)",
+                    h->asker, h->where);
+        return;
+    }
+    struct ad_job *job = ad_job_by_num(d, h->jobnum);
+    struct ad_proc *p = ad_epr_proc(job, h->asker);
+    if (p == NULL || p->ep_fd < 0) {
+        ad_epr_hs_end(h);
+        return;
+    }
+    if (h->op == AD_EPF_CONNECT) {
+        sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
+                         .version = SOCK_VERSION,
+                         .type = SOCK_EP_GRANT,
+                         .seq = h->seq,
+                         .rank = h->peer};
+        snprintf(g.job, sizeof g.job, "%s", h->pjob);
+        (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
+        (void)ad_ep_send(p, &g, h->fd);
+    } else if (h->op == AD_EPF_REMOVE) {
+        ad_seg_reply(p, h->seq, h->name, 0, SEG_DONE, 0, -1, NULL);
+    } else {
+        struct stat st;
+        if (h->rfd < 0 || fstat(h->rfd, &st) != 0 || !S_ISREG(st.st_mode) ||
+            (uint64_t)st.st_size != h->size) {
+            ad_epr_fail(d, h, -EPROTO,
+                        "rank %d asked to open segment %.60s: another mpirun's daemon granted "
+                        "no segment of %llu bytes",
+                        h->asker, h->name, (unsigned long long)h->size);
+            return;
+        }
+        ad_seg_reply(p, h->seq, h->name, h->size, SEG_GRANT, 0, h->rfd, NULL);
+    }
+    ad_epr_hs_end(h);
+}
+
 static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
 {
     int rc;
@@ -589,6 +1037,16 @@ static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
                         h->peer, h->where, rc < 0 ? "closed the connection" : "sent no challenge");
             return;
         }
+        if (h->foreign == 1) {
+            h->got = 0;
+            h->state = AD_EPR_WAIT_ANS;
+            if (ad_epf_hello_send(d, h, c.nonce) != 0)
+                ad_epr_fail(d, h, -EPROTO,
+                            "rank %d asked another mpirun's daemon (%s), which closed the "
+                            "connection",
+                            h->asker, h->where);
+            return;
+        }
         struct ad_job *job = ad_job_by_num(d, h->jobnum);
         ad_epr_hello m = {.magic = AD_EPR_MAGIC,
                           .version = AD_EPR_VERSION,
@@ -615,7 +1073,10 @@ static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
     }
     case AD_EPR_WAIT_ANS:
         if ((rc = ad_epr_read(h, sizeof(ad_epr_answer))) > 0) {
-            ad_epr_answer_in(d, h);
+            if (h->foreign == 1)
+                ad_epf_answer_in(d, h);
+            else
+                ad_epr_answer_in(d, h);
         } else if (rc < 0) {
             ad_epr_fail(d, h, -EPROTO,
                         "rank %d asked for rank %d: the daemon at %s closed the connection "
@@ -624,7 +1085,10 @@ static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
         }
         return;
     case AD_EPR_WAIT_HELLO:
-        if ((rc = ad_epr_read(h, sizeof(ad_epr_hello))) > 0)
+        rc = ad_epr_read(h, h->foreign == 2 ? sizeof(ad_epf_hello) : sizeof(ad_epr_hello));
+        if (rc > 0 && h->foreign == 2)
+            ad_epf_hello_in(d, h);
+        else if (rc > 0)
             ad_epr_hello_in(d, h);
         else if (rc < 0)
             ad_epr_hs_end(h);
@@ -639,7 +1103,7 @@ static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
 static int ad_epr_nfds(struct ad_daemon *d)
 {
     (void)d;
-    return 1 + epr.nhs;
+    return 2 + epr.nhs;
 }
 
 static int ad_epr_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd_ref *refs, int n)
@@ -672,14 +1136,19 @@ static int ad_epr_pollfds(struct ad_daemon *d, struct pollfd *pfds, struct ad_fd
         pfds[n] = (struct pollfd){.fd = epr.lfd, .events = POLLIN};
         refs[n++] = (struct ad_fd_ref){.kind = AD_FD_EPR, .epr = NULL};
     }
+    if (epr.ffd >= 0) { /* told from the data port by its fd */
+        pfds[n] = (struct pollfd){.fd = epr.ffd, .events = POLLIN};
+        refs[n++] = (struct ad_fd_ref){.kind = AD_FD_EPR, .epr = NULL};
+    }
     return n;
 }
 
 static int ad_epr_event(struct ad_daemon *d, const struct ad_fd_ref *ref, short revents)
 {
-    if (ref->epr == NULL)
+    if (ref->epr == NULL) { /* the data port or the listener for other mpiruns */
         ad_epr_accept();
-    else
+        ad_epf_accept();
+    } else
         ad_epr_step(d, ref->epr, revents);
     return 0;
 }
@@ -698,6 +1167,8 @@ static const struct ad_source ad_epr_source = {ad_epr_nfds, ad_epr_pollfds, ad_e
 
 void ad_epr_attach(void)
 {
+    if (epr.attached++)
+        return;
     ad_reactor_handle(AD_FD_EPR, ad_epr_event);
     ad_ep_set_remote(ad_epr_request);
     (void)ad_reactor_add_source(&ad_epr_source);
@@ -716,6 +1187,9 @@ void ad_epr_close(void)
     if (epr.lfd >= 0)
         close(epr.lfd);
     epr.lfd = -1;
+    if (epr.ffd >= 0)
+        close(epr.ffd);
+    epr.ffd = -1;
     free(epr.node_info);
     epr.node_info = NULL;
     epr.nnodes = 0;

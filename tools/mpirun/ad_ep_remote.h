@@ -18,5 +18,9 @@ void ad_epr_attach(void);
 void ad_epr_request(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
                     struct ad_job *peer, const struct sock_ep_msg *req);
 void ad_epr_close(void);
+/* between two mpiruns on one host (docs/launcher.md "Endpoints between two mpiruns"): d
+ * listens for other mpiruns' daemons at "@dcfa-ad-<its mpirun's part of jobid>" and asks them
+ * for what its ranks request of their jobs; 0, or -errno when it cannot listen (it still asks) */
+int ad_epf_listen(struct ad_daemon *d, const char *jobid);
 
 #endif

@@ -10,7 +10,9 @@
  * spawned, a sibling joined through MPI): one that ends in 16 hex digits, the creator's random
  * tag (or SipHash under its card's key), which the asker can only know from the creator's card
  * or from a message of the creator's, so the name is the capability as the token is for a
- * connection. Anything else is refused with the reason, naming the request, and nothing is
+ * connection. A tagged name of a job of another mpirun on this host is asked of that mpirun's
+ * daemon, which checks the tag by a challenge (ad_ep_remote.c, ad_epf_*). Anything else is
+ * refused with the reason, naming the request, and nothing is
  * granted. A job's names go with the job (ad_seg_job_end). The daemon never maps a segment: it
  * holds fds. */
 #include "ad_seg.h"
@@ -38,6 +40,26 @@ struct ad_seg {
 static struct ad_seg *ad_segs;
 static const char *const ad_seg_op[] = {"?", "create", "open", "remove"};
 
+static void ad_seg_send(struct ad_proc *p, const seg_msg *a, int fd)
+{
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = (void *)a, .iov_len = sizeof *a};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        memset(cbuf, 0, sizeof cbuf);
+        mh.msg_control = cbuf;
+        mh.msg_controllen = sizeof cbuf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
+    while (p->ep_fd >= 0 && sendmsg(p->ep_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+           errno == EINTR)
+        ;
+}
+
 static void ad_seg_answer(struct ad_proc *p, const seg_msg *q, int type, int status, int fd,
                           const char *fmt, ...)
 {
@@ -56,21 +78,56 @@ static void ad_seg_answer(struct ad_proc *p, const seg_msg *q, int type, int sta
         vsnprintf(a.text, sizeof a.text, fmt, ap);
         va_end(ap);
     }
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {.iov_base = &a, .iov_len = sizeof a};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        memset(cbuf, 0, sizeof cbuf);
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof cbuf;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    }
-    while (sendmsg(p->ep_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
-        ;
+    ad_seg_send(p, &a, fd);
+}
+
+void ad_seg_reply(struct ad_proc *p, unsigned seq, const char *name, unsigned long long size,
+                  int type, int status, int fd, const char *text)
+{
+    seg_msg a = {.magic = SEG_MAGIC,
+                 .version = SEG_VERSION,
+                 .type = (uint8_t)type,
+                 .seq = seq,
+                 .rank = p->rank,
+                 .size = type == SEG_GRANT ? size : 0,
+                 .status = status};
+    snprintf(a.name, sizeof a.name, "%s", name);
+    if (text != NULL)
+        snprintf(a.text, sizeof a.text, "%s", text);
+    ad_seg_send(p, &a, fd);
+}
+
+static ad_seg_foreign_fn ad_seg_foreign;
+static int (*ad_seg_is_foreign)(const char *jobid);
+
+void ad_seg_set_foreign(ad_seg_foreign_fn fn, int (*is_foreign)(const char *jobid))
+{
+    ad_seg_foreign = fn;
+    ad_seg_is_foreign = is_foreign;
+}
+
+int ad_seg_each(const char *job,
+                int (*fn)(const char *name, unsigned long long size, int fd, void *ctx), void *ctx)
+{
+    for (struct ad_seg *s = ad_segs; s; s = s->next)
+        if (strcmp(s->job, job) == 0) {
+            int rc = fn(s->name, s->size, s->fd, ctx);
+            if (rc != 0)
+                return rc;
+        }
+    return 0;
+}
+
+void ad_seg_drop(const char *job, const char *name)
+{
+    for (struct ad_seg **pp = &ad_segs; *pp; pp = &(*pp)->next)
+        if (strcmp((*pp)->job, job) == 0 && strcmp((*pp)->name, name) == 0) {
+            struct ad_seg *s = *pp;
+            *pp = s->next;
+            close(s->fd);
+            free(s);
+            return;
+        }
 }
 
 static struct ad_seg *ad_seg_find(const char *job, const char *name)
@@ -161,12 +218,35 @@ int ad_seg_request(struct ad_job *const *jobs, int njobs, struct ad_job *job, st
     }
     size_t nlen = strlen(q.name);
     struct ad_job *owner = ad_seg_owner(jobs, njobs, job, op, q.name);
-    if (owner == NULL ||
-        strspn(q.name + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
-            nlen - 1) {
+    int chars_ok =
+        strspn(q.name + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") ==
+        nlen - 1;
+    if (owner == NULL && chars_ok && op != SEG_CREATE && ad_seg_foreign != NULL &&
+        strncmp(q.name, "/dcfa-", 6) == 0 && nlen > 6 + AD_SEG_TAG &&
+        strspn(q.name + nlen - AD_SEG_TAG, "0123456789abcdef") == AD_SEG_TAG) {
+        /* a tagged name of a job of another mpirun: its daemon holds the segment and checks
+         * that the asker knows the tag (ad_ep_remote.c, "Endpoints between two mpiruns") */
+        char oj[SEG_JOB_MAX];
+        size_t jl = strcspn(q.name + 6, "-");
+        if (jl > 0 && jl < sizeof oj && q.name[6 + jl] == '-') {
+            memcpy(oj, q.name + 6, jl);
+            oj[jl] = 0;
+            if (ad_seg_is_foreign(oj)) {
+                if (op == SEG_OPEN && q.size == 0) {
+                    ad_seg_answer(p, &q, SEG_REFUSE, -EINVAL, -1,
+                                  "rank %d asked to open segment %.60s of 0 bytes", p->rank,
+                                  q.name);
+                    return 1;
+                }
+                ad_seg_foreign(job, p, op, q.name, (unsigned long long)q.size, q.seq);
+                return 1;
+            }
+        }
+    }
+    if (owner == NULL || !chars_ok) {
         ad_seg_answer(p, &q, SEG_REFUSE, -EACCES, -1,
                       "rank %d asked to %s %.40s, which is no name of its job %s nor a "
-                      "tagged one of its mpirun (two mpiruns share none)",
+                      "tagged one of another job",
                       p->rank, what, q.name, job->jobid);
         return 1;
     }

@@ -469,6 +469,7 @@ int ad_remote_main(void)
     }
     if (!setup_err) { /* the data port, announced before READY */
         const char *info = ad_epr_listen();
+        (void)ad_epf_listen(&d, t.jobid); /* other mpiruns' requests for ranks here */
         ad_link_send(&t.parent, AD_M_EPADDR, t.node, info, strlen(info) + 1);
     }
     if (setup_err) {
@@ -582,6 +583,7 @@ int ad_run(const struct mpirun_opts *opts)
     }
     if (opts->timeout > 0)
         d.timeout_deadline = ad_now() + opts->timeout;
+    (void)ad_epf_listen(&d, job->jobid); /* other mpiruns' requests for its ranks */
     ad_launch_local(&d, opts);
     if (ad_loop(&d) != 0)
         ad_daemon_record(&d, 1, "mpirun: out of memory");
@@ -597,6 +599,7 @@ int ad_run(const struct mpirun_opts *opts)
     if (d.stdin_pipe >= 0)
         close(d.stdin_pipe);
 out:
+    ad_epr_close();
     ad_daemon_free(&d);
     free(d.stdin_buf);
     close(d.sigfd);
