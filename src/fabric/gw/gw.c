@@ -36,11 +36,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* GW_IN_BUF: a gateway connection's read-ahead. Each recvmsg takes the rest of the packet
- * being read (into its own buffer) and up to this much after it (the next frames' headers,
- * small packets, TOKENS): about one system call per packet of a stream, many small ones a
- * call, and at most this much of a large packet copied out of the read-ahead */
-enum { GW_MAX = 8, GW_TIMEOUT_MS = 10000, GW_IN_BUF = 4096 };
+enum { GW_MAX = 8, GW_TIMEOUT_MS = 10000 };
 
 typedef struct gw_link {
     char host[64];
@@ -50,13 +46,10 @@ typedef struct gw_link {
     int nn;
     int fd; /* -1: not mine (no network in common) or lost */
     uint32_t tokens;
-    gw_buf *cur;          /* given by tx_block, not posted yet */
-    gw_buf *oq, *oq_tail; /* posted, not written yet */
-    unsigned char *ib;    /* read ahead (GW_IN_BUF): headers and small frames */
-    size_t ilen;          /* bytes in ib, from its start */
-    gw_buf *rin;          /* a packet whose payload is being read (straight into it) */
-    size_t ringot;
-    struct fab_conn *rconn;
+    gw_buf *cur;            /* given by tx_block, not posted yet */
+    gw_buf *oq, *oq_tail;   /* posted, not written yet */
+    gw_reader rd;           /* its reading (gw_wire.h): read-ahead, the packet being read */
+    struct fab_conn *rconn; /* the connection of rd.in */
 } gw_link;
 
 struct fab_conn {
@@ -439,27 +432,26 @@ static fab_conn *gw_conn_of(uint64_t src, gw_link *l)
     return lpid < gw.nconns ? gw.conns[lpid] : NULL;
 }
 
-/* a whole packet from l (l->rin): on its connection's queue */
-static void gw_rx_queue(gw_link *l)
+/* a whole packet r from l: on its connection's queue */
+static void gw_rx_queue(gw_link *l, gw_buf *r)
 {
     fab_conn *c = l->rconn;
     if (c->tail)
-        c->tail->next = l->rin;
+        c->tail->next = r;
     else
-        c->head = l->rin;
-    c->tail = l->rin;
-    l->rin = NULL;
+        c->head = r;
+    c->tail = r;
 }
 
 /* the frames whole at the start of l's read-ahead; a packet begun there whose payload goes
- * on is left in l->rin. Returns the frames taken */
+ * on is left in l->rd.in. Returns the frames taken */
 static int gw_parse(gw_link *l)
 {
     int events = 0;
     size_t off = 0;
-    while (l->ilen - off >= sizeof(gw_frame)) {
+    while (l->rd.ilen - off >= sizeof(gw_frame)) {
         gw_frame h;
-        memcpy(&h, l->ib + off, sizeof h);
+        memcpy(&h, l->rd.ib + off, sizeof h);
         if (h.version != GW_WIRE_VERSION || h.len > gw.p.packet_max ||
             (h.kind != GW_DATA && h.kind != GW_TOKENS) || (h.kind == GW_DATA && h.dst != gw.gid))
             util_die("gw: a malformed frame from the gateway daemon on host %s (kind %u, "
@@ -483,19 +475,18 @@ static int gw_parse(gw_link *l)
         gw.rx_bytes += sizeof *r + h.len;
         r->h = h;
         r->next = NULL;
-        size_t have = l->ilen - off < h.len ? l->ilen - off : h.len;
-        memcpy(r->pkt, l->ib + off, have);
+        size_t have = l->rd.ilen - off < h.len ? l->rd.ilen - off : h.len;
+        memcpy(r->pkt, l->rd.ib + off, have);
         off += have;
-        l->rin = r;
         if (have < h.len) { /* the rest comes straight into it */
-            l->ringot = have;
+            l->rd.in = r;
+            l->rd.ingot = have;
             events--; /* (counted when whole) */
             break;
         }
-        gw_rx_queue(l);
+        gw_rx_queue(l, r);
     }
-    memmove(l->ib, l->ib + off, l->ilen - off);
-    l->ilen -= off;
+    gw_reader_take(&l->rd, off);
     return events;
 }
 
@@ -503,42 +494,23 @@ static int gw_parse(gw_link *l)
 static int gw_read(gw_link *l)
 {
     int events = 0;
-    if (!l->ib)
-        l->ib = util_malloc(GW_IN_BUF);
     for (;;) {
-        struct iovec iov[2];
-        int k = 0;
-        if (l->rin)
-            iov[k++] = (struct iovec){l->rin->pkt + l->ringot, l->rin->h.len - l->ringot};
-        iov[k++] = (struct iovec){l->ib + l->ilen, GW_IN_BUF - l->ilen};
-        size_t want = iov[0].iov_len + (k > 1 ? iov[1].iov_len : 0);
-        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
-        ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
+        gw_buf *whole;
+        int drained;
+        ssize_t n = gw_reader_recv(l->fd, &l->rd, &whole, &drained);
         if (n <= 0) {
-            if (n == 0) {
+            if (n == 0)
                 gw_link_lost(l, NULL);
-                return events;
-            }
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                gw_link_lost(l, strerror(errno));
+            else if (n != -EAGAIN)
+                gw_link_lost(l, strerror((int)-n));
             return events;
         }
-        size_t got = (size_t)n;
-        if (l->rin) {
-            size_t t = l->rin->h.len - l->ringot;
-            t = got < t ? got : t;
-            l->ringot += t;
-            got -= t;
-            if (l->ringot == l->rin->h.len) {
-                gw_rx_queue(l);
-                events++;
-            }
+        if (whole) {
+            gw_rx_queue(l, whole);
+            events++;
         }
-        l->ilen += got;
         events += gw_parse(l);
-        if ((size_t)n < want || l->fd < 0)
+        if (drained || l->fd < 0)
             return events; /* the socket had no more */
     }
 }
@@ -719,8 +691,7 @@ static void gw_close(void)
             l->oq = t->next;
             free(t);
         }
-        free(l->rin);
-        free(l->ib);
+        gw_reader_free(&l->rd);
     }
     for (int i = 0; i < gw.nconns; i++) {
         fab_conn *c = gw.conns[i];
