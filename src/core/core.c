@@ -33,6 +33,7 @@ static const fab_upcalls core_upcalls = {
     .packet_blocks = core_packet_blocks_up,
     .packet_bytes = core_packet_bytes_up,
     .wake = core_conn_wake,
+    .lost = core_conn_lost,
 };
 
 static void core_card_key(int lpid, char *key, size_t len)
@@ -609,6 +610,93 @@ static void core_conn_drop(core_conn *c)
     c->fab->nconns--;
     core_s.conns[c->lpid] = NULL;
     free(c);
+}
+
+/* The fabric lost connection c (fab_upcalls.lost, from inside its poll(): no connection list
+ * is being walked). What either end had in flight on it is gone, so everything that waits
+ * for the peer on it fails: its send requests and the receives bound to the peer (posted
+ * with its rank, or matched to a message of it: a rendezvous under way) complete with
+ * UTIL_EUNREACH (MPI_ERR_OTHER) and `why` as the error's text; a receive from any source
+ * stays posted (the peer is alive, and others may send). The peer's messages in my
+ * unexpected queue that still need it (an RTS, a synchronous EAGER waiting for its ACK) go:
+ * their sender failed them at its end. The connection is dropped; the pair's next message
+ * makes a new one, with sequence numbers and credits from the start at both ends (the
+ * peer's end fails the same way when its fabric notices). */
+void core_conn_lost(void *ctx, const char *why)
+{
+    core_conn *c = ctx;
+    int lpid = c->lpid;
+    snprintf(core_unreach_text, sizeof core_unreach_text, "%s", why);
+    /* 1. the requests to fail, marked done with the error first: completing one runs the
+     * layer above, which may start others (to the peer: on a new connection) */
+    int *ids = NULL, n = 0, cap = 0;
+    for (int id = 1; id < core_reqs.next_unused; id++) {
+        core_req *r = core_req_get(id);
+        if (!r || r->complete)
+            continue;
+        if (r->kind == CORE_REQ_SEND && r->u.send.lpid == lpid) {
+            if (r->u.send.state != CORE_S_DONE) /* (DONE: an eager send reopened by a cancel) */
+                core_send_move(r, CORE_SE_LOST, CORE_S_DONE);
+            if (r->u.send.cancel == 1)
+                r->u.send.cancel = 2; /* no answer will come: complete, not cancelled */
+        } else if (r->kind == CORE_REQ_RECV && r->u.recv.lpid == lpid &&
+                   r->u.recv.state != CORE_R_DONE) {
+            if (r->u.recv.state == CORE_R_POSTED || r->u.recv.state == CORE_R_RTR)
+                util_queue_remove(&r->qn);
+            core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
+            r->status.source = r->u.recv.src;
+            r->status.tag = r->u.recv.tag;
+            r->status.count = 0;
+        } else {
+            continue;
+        }
+        core_req_mem_drop(r);
+        r->status.error = UTIL_EUNREACH;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            ids = util_realloc(ids, (size_t)cap * sizeof *ids);
+        }
+        ids[n++] = id;
+    }
+    /* 2. the peer's unexpected messages that need it */
+    for (util_qnode *q = core_s.unexpected.head.next; q != &core_s.unexpected.head;) {
+        core_msg *m = UTIL_CONTAINER(q, core_msg, qn);
+        q = q->next;
+        if (m->lpid == lpid && (m->type == WIRE_RTS || (m->flags & WIRE_F_SSEND))) {
+            util_queue_remove(&m->qn);
+            free(m->data);
+            free(m);
+        }
+    }
+    /* 3. the connection: its backlog's packets are not sent */
+    util_qnode *q;
+    while ((q = util_queue_first(&c->backlog))) {
+        util_queue_remove(q);
+        free(UTIL_CONTAINER(q, core_pend, qn));
+    }
+    int k = 0;
+    for (int i = 0; i < core_s.nhot; i++)
+        if (core_s.hot[i] != c)
+            core_s.hot[k++] = core_s.hot[i];
+    core_s.nhot = k;
+    k = 0;
+    for (int i = 0; i < core_s.nactive; i++)
+        if (core_s.active[i] != c)
+            core_s.active[k++] = core_s.active[i];
+    core_s.nactive = k;
+    core_conn_drop(c);
+    core_fab_pace();
+    /* 4. the requests complete (a request completed meanwhile by the layer above is left) */
+    for (int i = 0; i < n; i++) {
+        core_req *r = core_req_get(ids[i]);
+        int state = r && r->kind == CORE_REQ_SEND   ? r->u.send.state
+                    : r && r->kind == CORE_REQ_RECV ? r->u.recv.state
+                                                    : -1;
+        if (r && !r->complete && state == (r->kind == CORE_REQ_SEND ? CORE_S_DONE : CORE_R_DONE) &&
+            r->status.error == UTIL_EUNREACH)
+            core_req_complete(r);
+    }
+    free(ids);
 }
 
 int core_disconnect(const int *lpids, int n)

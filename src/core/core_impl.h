@@ -258,6 +258,7 @@ static inline core_req *core_req_expect(const core_conn *c, uint32_t id, int kin
 int core_conn_incoming(const fab_ops *fab, int peer);  /* fabric upcall */
 void core_conn_ready(void *ctx, int status);            /* fabric upcall */
 void core_conn_wake(void *ctx);                         /* fabric upcall: poll it again */
+void core_conn_lost(void *ctx, const char *why);        /* fabric upcall: fail it (core.c) */
 int core_conn_cool(core_conn *c); /* nothing to do: 1 and out of core_s.hot (woken ones) */
 /* the next packet's place in the peer's ring (or the fabric's block) */
 static inline wire_hdr *core_conn_tx_at(core_conn *c)

@@ -32,6 +32,7 @@ static const char *const core_send_ev_names[CORE_SE_N] = {
     [CORE_SE_WRITE_FAILED] = "write failed",
     [CORE_SE_DONE_OUT] = "DONE out",
     [CORE_SE_WITHDRAWN] = "CANCEL_ACK in (withdrawn)",
+    [CORE_SE_LOST] = "connection lost",
 };
 static const char *const core_recv_ev_names[CORE_RE_N] = {
     [CORE_RE_EAGER] = "EAGER matched",
@@ -45,6 +46,7 @@ static const char *const core_recv_ev_names[CORE_RE_N] = {
     [CORE_RE_WRITTEN] = "DONE(RTR_DATA) in",
     [CORE_RE_RTR_FORGOT] = "CANCEL_ACK(RTR) in",
     [CORE_RE_CANCEL] = "cancelled",
+    [CORE_RE_LOST] = "connection lost",
 };
 
 void core_move_illegal(const core_req *r, int from, int ev, int to)

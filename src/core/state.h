@@ -45,6 +45,7 @@ enum core_send_ev {
     CORE_SE_WRITE_FAILED, /* the write failed: RTS instead (rndv_write.c) */
     CORE_SE_DONE_OUT,     /* DONE(RTR_DATA) out (rndv_write.c) */
     CORE_SE_WITHDRAWN,    /* CANCEL_ACK in: the receiver withdrew the message (cancel.c) */
+    CORE_SE_LOST,         /* the connection was lost: fails with an error (core.c) */
     CORE_SE_N
 };
 /* receive request states (core_req.u.recv.state) */
@@ -70,6 +71,7 @@ enum core_recv_ev {
     CORE_RE_WRITTEN,    /* DONE(RTR_DATA) in (rndv_write.c) */
     CORE_RE_RTR_FORGOT, /* CANCEL_ACK(RTR) in: the sender forgot the RTR (cancel.c) */
     CORE_RE_CANCEL,     /* cancelled while posted (core.c) */
+    CORE_RE_LOST,       /* the connection to its peer was lost: fails with an error (core.c) */
     CORE_RE_N
 };
 
@@ -84,11 +86,13 @@ static const uint16_t core_send_moves[CORE_S_N][CORE_SE_N] = {
             [CORE_SE_BACKLOG] = CORE_TO(CORE_S_QUEUED),
             [CORE_SE_RTS] = CORE_TO(CORE_S_RNDV_WAIT),
             [CORE_SE_WRITE] = CORE_TO(CORE_S_WRITING),
+            [CORE_SE_LOST] = CORE_TO(CORE_S_DONE),
         },
     [CORE_S_ACK_WAIT] =
         {
             [CORE_SE_ACK] = CORE_TO(CORE_S_DONE),
             [CORE_SE_WITHDRAWN] = CORE_TO(CORE_S_DONE),
+            [CORE_SE_LOST] = CORE_TO(CORE_S_DONE),
         },
     [CORE_S_RNDV_WAIT] =
         {
@@ -96,10 +100,12 @@ static const uint16_t core_send_moves[CORE_S_N][CORE_SE_N] = {
             [CORE_SE_SPLIT_DONE] = CORE_TO(CORE_S_DONE),
             [CORE_SE_CTS] = CORE_TO(CORE_S_STREAM),
             [CORE_SE_WITHDRAWN] = CORE_TO(CORE_S_DONE),
+            [CORE_SE_LOST] = CORE_TO(CORE_S_DONE),
         },
     [CORE_S_STREAM] =
         {
             [CORE_SE_STREAMED] = CORE_TO(CORE_S_DONE),
+            [CORE_SE_LOST] = CORE_TO(CORE_S_DONE),
         },
     /* an eager send, completed, then cancelled */
     [CORE_S_DONE] =
@@ -112,10 +118,12 @@ static const uint16_t core_send_moves[CORE_S_N][CORE_SE_N] = {
             [CORE_SE_WRITE_FAILED] = CORE_TO(CORE_S_QUEUED),
             /* the write ended inside the call */
             [CORE_SE_DONE_OUT] = CORE_TO(CORE_S_DONE),
+            [CORE_SE_LOST] = CORE_TO(CORE_S_DONE),
         },
     [CORE_S_WRITTEN] =
         {
             [CORE_SE_DONE_OUT] = CORE_TO(CORE_S_DONE),
+            [CORE_SE_LOST] = CORE_TO(CORE_S_DONE),
         },
 };
 static const uint16_t core_recv_moves[CORE_R_N][CORE_RE_N] = {
@@ -125,27 +133,32 @@ static const uint16_t core_recv_moves[CORE_R_N][CORE_RE_N] = {
             [CORE_RE_RTS] = CORE_TO(CORE_R_READING) | CORE_TO(CORE_R_FRAGS),
             [CORE_RE_RTR] = CORE_TO(CORE_R_RTR),
             [CORE_RE_CANCEL] = CORE_TO(CORE_R_DONE),
+            [CORE_RE_LOST] = CORE_TO(CORE_R_DONE),
         },
     [CORE_R_RTR] =
         {
             [CORE_RE_STALE] = CORE_TO(CORE_R_POSTED),
             [CORE_RE_WRITTEN] = CORE_TO(CORE_R_DONE),
             [CORE_RE_RTR_FORGOT] = CORE_TO(CORE_R_POSTED),
+            [CORE_RE_LOST] = CORE_TO(CORE_R_DONE),
         },
     [CORE_R_READING] =
         {
             [CORE_RE_READ] = CORE_TO(CORE_R_DONE) | CORE_TO(CORE_R_SPLIT),
             [CORE_RE_REFUSED] = CORE_TO(CORE_R_FRAGS),
+            [CORE_RE_LOST] = CORE_TO(CORE_R_DONE),
         },
     [CORE_R_FRAGS] =
         {
             [CORE_RE_DATA] = CORE_TO(CORE_R_DONE),
+            [CORE_RE_LOST] = CORE_TO(CORE_R_DONE),
         },
     [CORE_R_SPLIT] =
         {
             [CORE_RE_SPLIT_DONE] = CORE_TO(CORE_R_DONE),
             /* my part was refused, the sender wrote its own */
             [CORE_RE_REFUSED] = CORE_TO(CORE_R_FRAGS),
+            [CORE_RE_LOST] = CORE_TO(CORE_R_DONE),
         },
 };
 

@@ -102,6 +102,13 @@ typedef struct fab_upcalls {
      * completions) for every packet that arrives on a connection, whatever the core did
      * with earlier wakes. */
     void (*wake)(void *ctx);
+    /* The connection whose connect() got `ctx` is lost: what either end had in flight on it
+     * is gone (a gateway that died with the packets it held). The core fails every request
+     * that depends on it with `why` as the error's text (naming what was lost and the
+     * peer), drops the connection (calling disconnect() from inside this call) and makes a
+     * new one at the pair's next message. Called only from inside poll(), by a fabric
+     * without one-sided transfers or staging pools (gw). */
+    void (*lost)(void *ctx, const char *why);
 } fab_upcalls;
 
 #define FAB_IOV_MAX 1024                /* iovec entries per side of readv/writev */

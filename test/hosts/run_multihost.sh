@@ -839,7 +839,8 @@ st_twonet() {
             else
                 bad "cannot install into $PREFIX"
             fi
-            # a gateway daemon killed during the job: the job ends, the line names its host
+            # a gateway daemon killed during the job, under MPI_ERRORS_ARE_FATAL: the job ends,
+            # the error names its host and the peer
             "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c" ||
                 bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"
             timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$TMP/pingpong" --sizes 8 \
@@ -861,10 +862,32 @@ st_twonet() {
             [ -n "$gp" ] && kill -KILL "$gp"
             wait $mp
             local st=$?
-            [ -n "$gp" ] && [ $st = 1 ] && [ $((SECONDS - t0)) -lt 20 ] &&
-                grep -Eq "gw: (lost the gateway daemon on host dcfa-g1|the gateway daemon on host dcfa-g1 closed its connection)" "$TMP/err" &&
-                ok "a gateway daemon killed: the job ends in $((SECONDS - t0)) s with a line naming dcfa-g1" ||
+            [ -n "$gp" ] && [ $st != 0 ] && [ $st != 124 ] && [ $((SECONDS - t0)) -lt 20 ] &&
+                grep -Eq "aborted the job .*the connection to rank [01] through the gateway daemon on host dcfa-g1 was lost" "$TMP/err" &&
+                ok "a gateway daemon killed (errors fatal): the job ends in $((SECONDS - t0)) s, status $st, the error names dcfa-g1 and the peer" ||
                 bad "gateway killed (pid '$gp'): status $st after $((SECONDS - t0)) s: $(head -c 400 "$TMP/err")"
+            # a gateway daemon killed during a pair's ping-pong through it, under MPI_ERRORS_RETURN:
+            # each rank's exchange fails with an error naming the gateway's host and the peer,
+            # then the pair exchanges again through the other gateway (ranks 0, 1: dcfa-g2)
+            DCFA_STATS=1 MTEST_FAILOVER=1 timeout 90 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1,dcfa-g2 \
+                -ppn 1 -n 2 "$MPIT/gw_failover" >"$TMP/out" 2>"$TMP/err" </dev/null &
+            mp=$!
+            gp=$(gw_daemon_pid dcfa-g2)
+            for i in $(seq 1 100); do
+                [ "$(grep -c '^gw_failover: rank [01] in the ping-pong' "$TMP/err")" = 2 ] && break
+                sleep 0.1
+            done
+            sleep 0.5
+            [ -n "$gp" ] && kill -KILL "$gp"
+            wait $mp
+            st=$?
+            [ -n "$gp" ] && [ $st = 0 ] && grep -q "No Errors" "$TMP/out" &&
+                grep -q "^gw_failover: rank 0: round [0-9]*: .*the connection to rank 1 through the gateway daemon on host dcfa-g2 was lost" "$TMP/err" &&
+                grep -q "^gw_failover: rank 1: round [0-9]*: .*the connection to rank 0 through the gateway daemon on host dcfa-g2 was lost" "$TMP/err" &&
+                grep -q '^dcfa-conn rank=0 peer=1 fabric=gw .*route="gateway dcfa-g1' "$TMP/err" &&
+                grep -q '^dcfa-conn rank=1 peer=0 fabric=gw .*route="gateway dcfa-g1' "$TMP/err" &&
+                ok "a gateway daemon killed during a ping-pong (errors return): both ranks get an error naming dcfa-g2 and the peer, then exchange through dcfa-g1" ||
+                bad "failover during a ping-pong (gateway pid '$gp'): status $st: $(grep -v '^dcfa-stats' "$TMP/err" | head -c 900) $(head -c 200 "$TMP/out")"
             # a gateway daemon killed before a pair's first message: the pair (ranks 0, 1: the
             # rule takes dcfa-g2) goes through dcfa-g1, the job ends well
             rm -f "$TMP/go"

@@ -47,13 +47,10 @@ struct gw_conn {
     uint64_t nonce; /* of its CHALLENGE */
     uint64_t gid;   /* after HELLO */
     int hello;
-    double deadline;   /* ad_now() by which it must say HELLO or PROXY; 0 once it has */
-    unsigned held;     /* its DATA frames in the gateway */
-    unsigned owed;     /* tokens to give back */
-    unsigned char *ib; /* read ahead (GW_IN_BUF): headers and small frames, many a recv */
-    size_t ilen;       /* bytes in ib, from its start */
-    gw_buf *in;        /* a frame whose payload is being read (straight into it) */
-    size_t ingot;
+    double deadline;      /* ad_now() by which it must say HELLO or PROXY; 0 once it has */
+    unsigned held;        /* its DATA frames in the gateway */
+    unsigned owed;        /* tokens to give back */
+    gw_reader rd;         /* its reading (gw_wire.h): read-ahead, the frame being read */
     gw_buf *oq, *oq_tail; /* to write to it */
     /* a spliced pair (PROXY): raw bytes between this connection and peer's */
     int splice;          /* 0 frames; 1 connecting (the gateway's own end); 2 spliced */
@@ -63,11 +60,7 @@ struct gw_conn {
     int eof;             /* it closed its side: close both once sbuf is written */
 };
 
-/* GW_IN_BUF: a connection's read-ahead. Each recvmsg takes the rest of the frame being read
- * (into its own buffer) and up to this much after it: the next headers and small frames, so
- * a stream of frames costs about one system call each, small ones many a call, and the copy
- * out of the read-ahead is at most this much of a large frame's payload */
-enum { GW_SPLICE_BUF = 65536, GW_IN_BUF = 4096 };
+enum { GW_SPLICE_BUF = 65536 };
 
 static struct {
     struct gw_conn *c;
@@ -245,11 +238,7 @@ static void gw_close(struct gw_conn *c)
         return;
     close(c->fd);
     c->fd = -1;
-    free(c->in);
-    c->in = NULL;
-    free(c->ib);
-    c->ib = NULL;
-    c->ilen = 0;
+    gw_reader_free(&c->rd);
     while (c->oq) {
         gw_buf *m = c->oq;
         c->oq = m->next;
@@ -346,16 +335,16 @@ static int gw_frame_in(int i, gw_buf *m)
 }
 
 /* the frames whole at the start of connection i's read-ahead; a frame begun there whose
- * payload goes on is left in c->in. -1: close the connection */
+ * payload goes on is left in c->rd.in. -1: close the connection */
 static int gw_parse(int i)
 {
     size_t off = 0;
     for (;;) {
         struct gw_conn *c = &gw.c[i]; /* (gw_frame_in may move the array: a PROXY) */
-        if (c->ilen - off < sizeof(gw_frame))
+        if (c->rd.ilen - off < sizeof(gw_frame))
             break;
         gw_frame h;
-        memcpy(&h, c->ib + off, sizeof h);
+        memcpy(&h, c->rd.ib + off, sizeof h);
         if (h.version != GW_WIRE_VERSION || h.len > GW_FRAME_MAX) {
             fprintf(stderr, "gateway: a bad frame header (version %u, %u bytes)\n", h.version,
                     h.len);
@@ -365,14 +354,14 @@ static int gw_parse(int i)
         if (!m)
             return -1;
         m->h = h;
-        size_t have = c->ilen - off - sizeof h;
+        size_t have = c->rd.ilen - off - sizeof h;
         if (have > h.len)
             have = h.len;
-        memcpy(m->pkt, c->ib + off + sizeof h, have);
+        memcpy(m->pkt, c->rd.ib + off + sizeof h, have);
         off += sizeof h + have;
         if (have < h.len) { /* the rest comes straight into it */
-            c->in = m;
-            c->ingot = have;
+            c->rd.in = m;
+            c->rd.ingot = have;
             break;
         }
         if (gw_frame_in(i, m) != 0)
@@ -381,21 +370,19 @@ static int gw_parse(int i)
         if (c->splice) {
             /* a PROXY: raw bytes from here on (none should follow before its answer, but
              * what did goes to the target first) */
-            size_t rest = c->ilen - off;
+            size_t rest = c->rd.ilen - off;
             if (rest) {
                 if (!c->sbuf && !(c->sbuf = malloc(GW_SPLICE_BUF)))
                     return -1;
-                memcpy(c->sbuf, c->ib + off, rest);
+                memcpy(c->sbuf, c->rd.ib + off, rest);
                 c->slen = rest;
                 c->soff = 0;
             }
-            c->ilen = 0;
+            c->rd.ilen = 0;
             return 0;
         }
     }
-    struct gw_conn *c = &gw.c[i];
-    memmove(c->ib, c->ib + off, c->ilen - off);
-    c->ilen -= off;
+    gw_reader_take(&gw.c[i].rd, off);
     return 0;
 }
 
@@ -403,44 +390,20 @@ static int gw_parse(int i)
 static int gw_read(int i)
 {
     for (;;) {
-        struct gw_conn *c = &gw.c[i];
-        if (!c->ib && !(c->ib = malloc(GW_IN_BUF)))
-            return -1;
-        struct iovec iov[2];
-        int k = 0;
-        if (c->in)
-            iov[k++] = (struct iovec){c->in->pkt + c->ingot, c->in->h.len - c->ingot};
-        iov[k++] = (struct iovec){c->ib + c->ilen, GW_IN_BUF - c->ilen};
-        size_t want = iov[0].iov_len + (k > 1 ? iov[1].iov_len : 0);
-        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
-        ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
-        if (n == 0)
-            return -1;
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        gw_buf *whole;
+        int drained;
+        ssize_t n = gw_reader_recv(gw.c[i].fd, &gw.c[i].rd, &whole, &drained);
+        if (n <= 0)
+            return n == -EAGAIN ? 0 : -1;
+        if (whole) {
+            if (gw_frame_in(i, whole) != 0)
+                return -1;
+            if (gw.c[i].splice) /* (a PROXY is a header only: never read this way) */
+                return 0;
         }
-        size_t got = (size_t)n;
-        if (c->in) {
-            size_t t = c->in->h.len - c->ingot;
-            t = got < t ? got : t;
-            c->ingot += t;
-            got -= t;
-            if (c->ingot == c->in->h.len) {
-                gw_buf *m = c->in;
-                c->in = NULL;
-                if (gw_frame_in(i, m) != 0)
-                    return -1;
-                c = &gw.c[i];
-                if (c->splice) /* (a PROXY is a header only: never read this way) */
-                    return 0;
-            }
-        }
-        c->ilen += got;
         if (gw_parse(i) != 0)
             return -1;
-        if (gw.c[i].splice || (size_t)n < want)
+        if (gw.c[i].splice || drained)
             return 0; /* the socket had no more: poll says when it has */
     }
 }

@@ -36,11 +36,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* GW_IN_BUF: a gateway connection's read-ahead. Each recvmsg takes the rest of the packet
- * being read (into its own buffer) and up to this much after it (the next frames' headers,
- * small packets, TOKENS): about one system call per packet of a stream, many small ones a
- * call, and at most this much of a large packet copied out of the read-ahead */
-enum { GW_MAX = 8, GW_TIMEOUT_MS = 10000, GW_IN_BUF = 4096 };
+enum { GW_MAX = 8, GW_TIMEOUT_MS = 10000 };
 
 typedef struct gw_link {
     char host[64];
@@ -48,20 +44,20 @@ typedef struct gw_link {
     unsigned port;
     util_net nets[UTIL_NET_MAX];
     int nn;
-    int fd; /* -1: not mine (no network in common) or lost */
+    int fd;          /* -1: not mine (no network in common) or lost */
+    int reading;     /* gw_read is reading it (a frame of another gateway may look at it) */
+    char failed[96]; /* a write or a check found it broken: how; gw_poll ends it (gw_link_lost) */
     uint32_t tokens;
-    gw_buf *cur;          /* given by tx_block, not posted yet */
-    gw_buf *oq, *oq_tail; /* posted, not written yet */
-    unsigned char *ib;    /* read ahead (GW_IN_BUF): headers and small frames */
-    size_t ilen;          /* bytes in ib, from its start */
-    gw_buf *rin;          /* a packet whose payload is being read (straight into it) */
-    size_t ringot;
-    struct fab_conn *rconn;
+    gw_buf *cur;            /* given by tx_block, not posted yet */
+    gw_buf *oq, *oq_tail;   /* posted, not written yet */
+    gw_reader rd;           /* its reading (gw_wire.h): read-ahead, the packet being read */
+    struct fab_conn *rconn; /* the connection of rd.in */
 } gw_link;
 
 struct fab_conn {
     int peer;
     uint64_t gid;
+    void *ctx; /* the core's, for its upcalls */
     gw_link *link;
     gw_buf *head, *tail; /* its packets, oldest first */
     int gone;            /* the core dropped it (a disconnect): its queue waits for the next */
@@ -327,30 +323,28 @@ static void gw_flush_done(gw_buf *b, void *arg)
     gw_buf_give(b);
 }
 
-/* Gateway l is gone: its socket at end of file (err NULL) or broken (err says how). A connection
- * through it cannot go on (its packets in the gateway are lost): the process ends, naming the
- * gateway. Without one, the gateway is only left out: the connections made from now on take another
- * (the route rule skips it), and a peer's first frame through another gateway makes my side there
- * (gw_conn_of). */
-static void gw_link_lost(gw_link *l, const char *err)
+/* Gateway l is gone: its socket at end of file (err NULL) or broken (err says how); called
+ * from inside gw_poll only. It is left out from now on (the route rule skips it, so the
+ * connections made from now on take another gateway, and a peer's first frame through
+ * another gateway makes my side there, gw_conn_of). The connections through it cannot go on
+ * (the packets the gateway held are lost): each is failed in the core (fab_upcalls.lost:
+ * its requests complete with an error naming the gateway's host and the peer, and the
+ * pair's next message makes a new connection, through another gateway). */
+static void gw_link_lost(gw_link *l, const char *err_in)
 {
-    char what[160];
+    char what[240], errbuf[96];
+    const char *err = NULL;
+    if (err_in) { /* (it may be l->failed, cleared below) */
+        snprintf(errbuf, sizeof errbuf, "%s", err_in);
+        err = errbuf;
+    }
     if (err)
         snprintf(what, sizeof what, "lost the gateway daemon on host %s: %s", l->host, err);
     else
         snprintf(what, sizeof what, "the gateway daemon on host %s closed its connection", l->host);
-    int through = 0, first = -1;
-    for (int i = 0; i < gw.nconns; i++)
-        if (gw.conns[i] && gw.conns[i]->link == l && through++ == 0)
-            first = i;
-    if (through)
-        util_die("gw: %s; %d connection%s of this process went through it (to %s%s)", what, through,
-                 through == 1 ? "" : "s", util_proc(first), through > 1 ? ", ..." : "");
-    util_log("gw: %s; no connection of this process went through it: new connections take "
-             "another gateway",
-             what);
     close(l->fd);
     l->fd = -1;
+    l->failed[0] = 0;
     gw.known[l - gw.link].usable = 0;
     while (l->oq) {
         gw_buf *t = l->oq;
@@ -358,14 +352,68 @@ static void gw_link_lost(gw_link *l, const char *err)
         gw_buf_give(t);
     }
     l->oq_tail = NULL;
+    gw_reader_free(&l->rd);
+    l->rconn = NULL;
+    /* its connections (the core's upcall may make new ones, which replace only dropped ones
+     * in gw.conns: the list is taken first) */
+    fab_conn **lost = NULL;
+    int through = 0;
+    for (int i = 0; i < gw.nconns; i++) {
+        fab_conn *c = gw.conns[i];
+        if (!c || c->gone || c->link != l)
+            continue;
+        lost = util_realloc(lost, (size_t)(through + 1) * sizeof *lost);
+        lost[through++] = c;
+        while (c->head) { /* what came through it before: the peer failed it too */
+            gw_buf *r = c->head;
+            c->head = r->next;
+            gw.rx_bytes -= sizeof *r + r->h.len;
+            free(r);
+        }
+        c->tail = NULL;
+    }
+    if (!through)
+        util_log("gw: %s; no connection of this process went through it: new connections take "
+                 "another gateway",
+                 what);
+    else
+        util_log("gw: %s; %d connection%s of this process went through it (to %s%s): %s with an "
+                 "error, new connections take another gateway",
+                 what, through, through == 1 ? "" : "s", util_proc(lost[0]->peer),
+                 through > 1 ? ", ..." : "",
+                 through == 1 ? "its requests fail" : "their requests fail");
+    for (int i = 0; i < through; i++) {
+        char why[320];
+        snprintf(why, sizeof why,
+                 "the connection to %s through the gateway daemon on host %s was lost (%s): "
+                 "messages in flight on it are lost; the next message to it takes another "
+                 "gateway",
+                 util_proc(lost[i]->peer), l->host,
+                 err ? err : "the gateway closed its connection");
+        gw.p.up->lost(lost[i]->ctx, why); /* (the core drops it: gw_disconnect) */
+    }
+    free(lost);
+}
+
+/* a gateway found broken outside gw_poll (a write, a check before a new connection): left out
+ * of new connections at once, ended by the next gw_poll (the core's upcall for its
+ * connections runs only from inside poll) */
+static void gw_link_failed(gw_link *l, const char *err)
+{
+    if (!l->failed[0])
+        snprintf(l->failed, sizeof l->failed, "%s", err ? err : "");
+    if (!l->failed[0])
+        snprintf(l->failed, sizeof l->failed, "eof");
+    gw.known[l - gw.link].usable = 0;
 }
 
 static void gw_flush(gw_link *l)
 {
+    if (l->failed[0])
+        return;
     int rc = gw_queue_write(l->fd, &l->oq, &l->oq_tail, gw_flush_done, NULL);
-    if (rc != 0) {
-        gw_link_lost(l, strerror(-rc));
-    }
+    if (rc != 0)
+        gw_link_failed(l, strerror(-rc));
 }
 
 /* before a new connection chooses its gateway: a gateway that died since the last progress
@@ -380,9 +428,9 @@ static void gw_links_check(void)
             continue;
         ssize_t n = recv(l->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n == 0)
-            gw_link_lost(l, NULL);
+            gw_link_failed(l, NULL);
         else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            gw_link_lost(l, strerror(errno));
+            gw_link_failed(l, strerror(errno));
     }
 }
 
@@ -390,8 +438,9 @@ static void *gw_tx_block(fab_conn *c, uint32_t pos)
 {
     (void)pos;
     gw_link *l = c->link;
-    if (l->tokens == 0)
-        return NULL; /* the gateway holds all it may of mine: the backlog waits for TOKENS */
+    if (l->tokens == 0 || l->fd < 0 || l->failed[0])
+        return NULL; /* the gateway holds all it may of mine (the backlog waits for TOKENS),
+                      * or it is gone (gw_poll fails the connection) */
     if (!l->cur)
         l->cur = gw_buf_take();
     return l->cur->pkt;
@@ -424,6 +473,8 @@ static void gw_tx_post(fab_conn *c, uint32_t pos, void *block, size_t bytes)
 
 /* ---- receiving ----------------------------------------------------------------------- */
 
+static int gw_read(gw_link *l);
+
 /* the connection of the process src, whose frame came through gateway l: made now (the
  * core's side, gw_connect) if it is the peer's first, through the gateway the peer chose */
 static fab_conn *gw_conn_of(uint64_t src, gw_link *l)
@@ -431,6 +482,24 @@ static fab_conn *gw_conn_of(uint64_t src, gw_link *l)
     int lpid = gw.p.up->lpid_of(src);
     if (lpid < 0)
         return NULL;
+    fab_conn *c = lpid < gw.nconns ? gw.conns[lpid] : NULL;
+    if (c && !c->gone && c->link != l && c->link->fd >= 0 && !c->link->reading) {
+        /* a frame through another gateway than my connection's: the peer may have made a
+         * new connection after my connection's gateway died, which I have not seen yet
+         * (its end of file waits behind frames I have not read): read that gateway to its
+         * end now (gw_link_lost fails my connection there, and the frame makes the new one) */
+        gw_link *o = c->link;
+        if (!o->failed[0])
+            (void)gw_read(o);
+        char b;
+        ssize_t n = o->fd >= 0 && !o->failed[0] ? recv(o->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) : 1;
+        if (n == 0)
+            gw_link_failed(o, NULL);
+        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            gw_link_failed(o, strerror(errno));
+        if (o->fd >= 0 && o->failed[0])
+            gw_link_lost(o, strcmp(o->failed, "eof") ? o->failed : NULL);
+    }
     if (lpid >= gw.nconns || !gw.conns[lpid] || gw.conns[lpid]->gone) {
         gw.incoming = l;
         gw.p.up->incoming(&fab_gw_ops, lpid);
@@ -439,27 +508,26 @@ static fab_conn *gw_conn_of(uint64_t src, gw_link *l)
     return lpid < gw.nconns ? gw.conns[lpid] : NULL;
 }
 
-/* a whole packet from l (l->rin): on its connection's queue */
-static void gw_rx_queue(gw_link *l)
+/* a whole packet r from l: on its connection's queue */
+static void gw_rx_queue(gw_link *l, gw_buf *r)
 {
     fab_conn *c = l->rconn;
     if (c->tail)
-        c->tail->next = l->rin;
+        c->tail->next = r;
     else
-        c->head = l->rin;
-    c->tail = l->rin;
-    l->rin = NULL;
+        c->head = r;
+    c->tail = r;
 }
 
 /* the frames whole at the start of l's read-ahead; a packet begun there whose payload goes
- * on is left in l->rin. Returns the frames taken */
+ * on is left in l->rd.in. Returns the frames taken */
 static int gw_parse(gw_link *l)
 {
     int events = 0;
     size_t off = 0;
-    while (l->ilen - off >= sizeof(gw_frame)) {
+    while (l->rd.ilen - off >= sizeof(gw_frame)) {
         gw_frame h;
-        memcpy(&h, l->ib + off, sizeof h);
+        memcpy(&h, l->rd.ib + off, sizeof h);
         if (h.version != GW_WIRE_VERSION || h.len > gw.p.packet_max ||
             (h.kind != GW_DATA && h.kind != GW_TOKENS) || (h.kind == GW_DATA && h.dst != gw.gid))
             util_die("gw: a malformed frame from the gateway daemon on host %s (kind %u, "
@@ -483,64 +551,52 @@ static int gw_parse(gw_link *l)
         gw.rx_bytes += sizeof *r + h.len;
         r->h = h;
         r->next = NULL;
-        size_t have = l->ilen - off < h.len ? l->ilen - off : h.len;
-        memcpy(r->pkt, l->ib + off, have);
+        size_t have = l->rd.ilen - off < h.len ? l->rd.ilen - off : h.len;
+        memcpy(r->pkt, l->rd.ib + off, have);
         off += have;
-        l->rin = r;
         if (have < h.len) { /* the rest comes straight into it */
-            l->ringot = have;
+            l->rd.in = r;
+            l->rd.ingot = have;
             events--; /* (counted when whole) */
             break;
         }
-        gw_rx_queue(l);
+        gw_rx_queue(l, r);
     }
-    memmove(l->ib, l->ib + off, l->ilen - off);
-    l->ilen -= off;
+    gw_reader_take(&l->rd, off);
     return events;
 }
 
 /* read what l has; returns the frames taken */
-static int gw_read(gw_link *l)
+static int gw_read_frames(gw_link *l)
 {
     int events = 0;
-    if (!l->ib)
-        l->ib = util_malloc(GW_IN_BUF);
     for (;;) {
-        struct iovec iov[2];
-        int k = 0;
-        if (l->rin)
-            iov[k++] = (struct iovec){l->rin->pkt + l->ringot, l->rin->h.len - l->ringot};
-        iov[k++] = (struct iovec){l->ib + l->ilen, GW_IN_BUF - l->ilen};
-        size_t want = iov[0].iov_len + (k > 1 ? iov[1].iov_len : 0);
-        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
-        ssize_t n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
+        gw_buf *whole;
+        int drained;
+        ssize_t n = gw_reader_recv(l->fd, &l->rd, &whole, &drained);
         if (n <= 0) {
-            if (n == 0) {
+            if (n == 0)
                 gw_link_lost(l, NULL);
-                return events;
-            }
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                gw_link_lost(l, strerror(errno));
+            else if (n != -EAGAIN)
+                gw_link_lost(l, strerror((int)-n));
             return events;
         }
-        size_t got = (size_t)n;
-        if (l->rin) {
-            size_t t = l->rin->h.len - l->ringot;
-            t = got < t ? got : t;
-            l->ringot += t;
-            got -= t;
-            if (l->ringot == l->rin->h.len) {
-                gw_rx_queue(l);
-                events++;
-            }
+        if (whole) {
+            gw_rx_queue(l, whole);
+            events++;
         }
-        l->ilen += got;
         events += gw_parse(l);
-        if ((size_t)n < want || l->fd < 0)
+        if (drained || l->fd < 0)
             return events; /* the socket had no more */
     }
+}
+
+static int gw_read(gw_link *l)
+{
+    l->reading = 1;
+    int events = gw_read_frames(l);
+    l->reading = 0;
+    return events;
 }
 
 static int gw_poll(void)
@@ -550,6 +606,11 @@ static int gw_poll(void)
         gw_link *l = &gw.link[i];
         if (l->fd < 0)
             continue;
+        if (__builtin_expect(l->failed[0] != 0, 0)) {
+            gw_link_lost(l, strcmp(l->failed, "eof") ? l->failed : NULL);
+            events++;
+            continue;
+        }
         if (l->oq)
             gw_flush(l);
         if (l->fd >= 0)
@@ -663,6 +724,7 @@ static int gw_connect(int peer, const char *peer_card, int passive, void *ctx, f
     fab_conn *c = util_calloc(1, sizeof *c);
     c->peer = peer;
     c->gid = gid;
+    c->ctx = ctx;
     c->link = l;
     if (rule >= 0)
         snprintf(c->via, sizeof c->via, "gateway %s (route file line %d)", l->host,
@@ -719,8 +781,7 @@ static void gw_close(void)
             l->oq = t->next;
             free(t);
         }
-        free(l->rin);
-        free(l->ib);
+        gw_reader_free(&l->rd);
     }
     for (int i = 0; i < gw.nconns; i++) {
         fab_conn *c = gw.conns[i];

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -105,6 +106,78 @@ static inline int gw_queue_write(int fd, gw_buf **q, gw_buf **tail, void (*done)
             return 0; /* the socket is full */
     }
     return 0;
+}
+
+/* Reading a connection, the same at both ends (the gw fabric's gw_read, the gateway daemon's):
+ * each recvmsg takes the rest of the frame being read straight into its buffer and up to
+ * GW_READ_AHEAD bytes after it (the next headers, small frames, TOKENS). So a stream of large
+ * frames costs about one system call each, many small frames share one, and at most
+ * GW_READ_AHEAD bytes of a large frame's payload are copied out of the read-ahead. The caller
+ * parses the frames whole at the start of ib (gw_reader_take: their bytes leave it) and,
+ * for a frame begun there whose payload goes on, sets `in` (holding `ingot` bytes of it). */
+enum { GW_READ_AHEAD = 4096 };
+
+typedef struct gw_reader {
+    unsigned char *ib; /* the read-ahead (GW_READ_AHEAD bytes, taken at the first read) */
+    size_t ilen;       /* bytes in ib, from its start */
+    gw_buf *in;        /* a frame whose payload is being read (straight into it), or NULL */
+    size_t ingot;      /* bytes of its payload read */
+} gw_reader;
+
+/* One recvmsg from the non-blocking socket fd into r. Returns the bytes read (> 0), 0 at end
+ * of file, or -errno (-EAGAIN: nothing to read; -ENOMEM: no read-ahead). With bytes: *whole
+ * is the frame r->in completed (taken from r, the caller's now) or NULL, the rest of the bytes
+ * are in r->ib, and *drained says the socket gave less than asked (it had no more: wait for
+ * poll rather than try again). */
+static inline ssize_t gw_reader_recv(int fd, gw_reader *r, gw_buf **whole, int *drained)
+{
+    *whole = NULL;
+    *drained = 0;
+    if (!r->ib && !(r->ib = malloc(GW_READ_AHEAD)))
+        return -ENOMEM;
+    struct iovec iov[2];
+    int k = 0;
+    if (r->in)
+        iov[k++] = (struct iovec){r->in->pkt + r->ingot, r->in->h.len - r->ingot};
+    iov[k++] = (struct iovec){r->ib + r->ilen, GW_READ_AHEAD - r->ilen};
+    size_t want = iov[0].iov_len + (k > 1 ? iov[1].iov_len : 0);
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
+    ssize_t n;
+    while ((n = recvmsg(fd, &mh, MSG_DONTWAIT)) < 0 && errno == EINTR)
+        ;
+    if (n < 0)
+        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    if (n == 0)
+        return 0;
+    size_t got = (size_t)n;
+    if (r->in) {
+        size_t t = r->in->h.len - r->ingot;
+        t = got < t ? got : t;
+        r->ingot += t;
+        got -= t;
+        if (r->ingot == r->in->h.len) {
+            *whole = r->in;
+            r->in = NULL;
+        }
+    }
+    r->ilen += got;
+    *drained = (size_t)n < want;
+    return n;
+}
+
+/* the first `used` bytes of r's read-ahead are parsed: drop them */
+static inline void gw_reader_take(gw_reader *r, size_t used)
+{
+    memmove(r->ib, r->ib + used, r->ilen - used);
+    r->ilen -= used;
+}
+
+/* r's buffers freed (its connection closed) */
+static inline void gw_reader_free(gw_reader *r)
+{
+    free(r->in);
+    free(r->ib);
+    *r = (gw_reader){0};
 }
 
 #ifndef GW_WIRE_FRAMES_ONLY /* (a test program that plays a stranger: no key, no util) */
