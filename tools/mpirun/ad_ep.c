@@ -16,6 +16,7 @@
  * --isolate seccomp adds a system call filter (ad_seccomp.c), --isolate shm an empty read-only
  * /dev/shm, the segments coming from the daemon on the endpoint channel (ad_seg.c). */
 #include "ad_ep.h"
+#include "ad_sendfd.h"
 #include "ad_seg.h"
 #include "ad.h"
 #include "ad_seccomp.h"
@@ -78,27 +79,7 @@ void ad_ep_child_env(const struct ad_proc *p, int child_fd)
 /* one message to a rank's endpoint channel, with fd (or -1); 0 or -errno */
 int ad_ep_send(struct ad_proc *p, const sock_ep_msg *m, int fd)
 {
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof *m};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        memset(cbuf, 0, sizeof cbuf);
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof cbuf;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    }
-    for (;;) {
-        ssize_t n = sendmsg(p->ep_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n == (ssize_t)sizeof *m)
-            return 0;
-        if (n < 0 && errno == EINTR)
-            continue;
-        return n < 0 ? -errno : -EIO;
-    }
+    return ad_send_fd(p->ep_fd, m, sizeof *m, fd);
 }
 
 void ad_ep_refuse(struct ad_proc *p, const sock_ep_msg *req, int status, const char *fmt, ...)

@@ -22,6 +22,7 @@
 #include "ad_ep_remote.h"
 #include "ad.h"
 #include "ad_ep.h"
+#include "ad_sendfd.h"
 #include "ad_link.h"
 #include "ad_place.h"
 #include "ad_seg.h"
@@ -807,21 +808,7 @@ static void ad_epf_answer_send(struct ad_epr_hs *h, int status, uint64_t right, 
     va_end(ap);
     if (status == 0)
         a.mac = ad_epf_mac(right, &a, sizeof a, h->theirs);
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {.iov_base = &a, .iov_len = sizeof a};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        memset(cbuf, 0, sizeof cbuf);
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof cbuf;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    }
-    while (sendmsg(h->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno == EINTR)
-        ;
+    (void)ad_send_fd(h->fd, &a, sizeof a, fd);
 }
 
 struct ad_epf_find {

@@ -16,6 +16,7 @@
  * granted. A job's names go with the job (ad_seg_job_end). The daemon never maps a segment: it
  * holds fds. */
 #include "ad_seg.h"
+#include "ad_sendfd.h"
 #include "ad.h"
 #include "util/seg_wire.h"
 
@@ -42,22 +43,8 @@ static const char *const ad_seg_op[] = {"?", "create", "open", "remove"};
 
 static void ad_seg_send(struct ad_proc *p, const seg_msg *a, int fd)
 {
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = {.iov_base = (void *)a, .iov_len = sizeof *a};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        memset(cbuf, 0, sizeof cbuf);
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof cbuf;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    }
-    while (p->ep_fd >= 0 && sendmsg(p->ep_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
-           errno == EINTR)
-        ;
+    if (p->ep_fd >= 0)
+        (void)ad_send_fd(p->ep_fd, a, sizeof *a, fd);
 }
 
 static void ad_seg_answer(struct ad_proc *p, const seg_msg *q, int type, int status, int fd,
