@@ -350,6 +350,20 @@ static struct ad_proc *ad_epr_proc(struct ad_job *job, int rank)
     return NULL;
 }
 
+/* GRANT to rank p of its request h: the connected socket h went over (blocking, as every
+ * socket a rank gets) */
+static void ad_epr_grant_socket(struct ad_proc *p, struct ad_epr_hs *h)
+{
+    sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
+                     .version = SOCK_VERSION,
+                     .type = SOCK_EP_GRANT,
+                     .seq = h->seq,
+                     .rank = h->peer};
+    snprintf(g.job, sizeof g.job, "%s", h->pjob);
+    (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
+    (void)ad_ep_send(p, &g, h->fd);
+}
+
 /* C: the asker's request failed; the asker hears why (fmt...), nothing is granted */
 static void ad_epr_fail(struct ad_daemon *d, struct ad_epr_hs *h, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -603,14 +617,7 @@ static void ad_epr_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
     struct ad_job *job = ad_job_by_num(d, h->jobnum);
     struct ad_proc *p = ad_epr_proc(job, h->asker);
     if (p != NULL && p->ep_fd >= 0) {
-        sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
-                         .version = SOCK_VERSION,
-                         .type = SOCK_EP_GRANT,
-                         .seq = h->seq,
-                         .rank = h->peer};
-        snprintf(g.job, sizeof g.job, "%s", h->pjob);
-        (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
-        (void)ad_ep_send(p, &g, h->fd);
+        ad_epr_grant_socket(p, h);
     }
     ad_epr_hs_end(h);
 }
@@ -964,14 +971,7 @@ static void ad_epf_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
         return;
     }
     if (h->op == AD_EPF_CONNECT) {
-        sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
-                         .version = SOCK_VERSION,
-                         .type = SOCK_EP_GRANT,
-                         .seq = h->seq,
-                         .rank = h->peer};
-        snprintf(g.job, sizeof g.job, "%s", h->pjob);
-        (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
-        (void)ad_ep_send(p, &g, h->fd);
+        ad_epr_grant_socket(p, h);
     } else if (h->op == AD_EPF_REMOVE) {
         ad_seg_reply(p, h->seq, h->name, 0, SEG_DONE, 0, -1, NULL);
     } else {
