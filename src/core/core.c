@@ -197,8 +197,23 @@ static void core_procs_grow(int n)
 int core_proc_add(uint64_t gid, const char *cards)
 {
     int lpid = core_lpid_of(gid);
-    if (lpid >= 0)
+    if (lpid >= 0) {
+        /* the same name from another job: two job ids with one hash (fab_job_hash) */
+        char job[160], known_job[160];
+        if (lpid < core_s.job_size)
+            snprintf(known_job, sizeof known_job, "job:%s", core_s.job_id);
+        else if (fab_select_card(core_s.procs[lpid].cards, "job", known_job, sizeof known_job) !=
+                 UTIL_OK)
+            known_job[0] = 0;
+        if (cards && known_job[0] && fab_select_card(cards, "job", job, sizeof job) == UTIL_OK &&
+            strcmp(job, known_job) != 0) {
+            util_log("process %llx: the jobs '%s' and '%s' have one name (their ids' hashes are "
+                     "equal); the second is refused",
+                     (unsigned long long)gid, known_job + 4, job + 4);
+            return UTIL_EINVAL;
+        }
         return lpid;
+    }
     if (FAB_GID_JOB(gid) == core_s.job) {
         util_log("%s of this job is named as another job's", util_proc(FAB_GID_RANK(gid)));
         return UTIL_EINVAL;

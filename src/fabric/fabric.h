@@ -65,13 +65,22 @@ typedef uint64_t fab_gid;
 #define FAB_GID_JOB(g)     ((uint64_t)(g) >> 24)
 #define FAB_GID_RANK(g)    ((int)((g) & 0xffffffu))
 #define FAB_RANK_MAX       0xffffff
-/* the 40-bit hash of a job id (FNV-1a, folded) */
+/* the 40-bit hash of a job id: FNV-1a, then a full avalanche (the finaliser of
+ * MurmurHash3) before the top 40 bits are taken. FNV-1a alone, folded, maps job ids
+ * that differ in their last character ("j1f_2a_44" and "j1f_2a_46", the spawned jobs
+ * of one mpirun) to values that differ in a few low bits, and some pairs collide: two
+ * processes then share one name. */
 static inline uint64_t fab_job_hash(const char *job_id)
 {
     uint64_t h = 1469598103934665603ull;
     for (const unsigned char *s = (const unsigned char *)job_id; s && *s; s++)
         h = (h ^ *s) * 1099511628211ull;
-    return (h ^ (h >> 40)) & 0xffffffffffull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h >> 24;
 }
 
 /* What a fabric tells the core (the upcalls). Called from inside poll() or connect(). */
