@@ -571,6 +571,15 @@ st_isolate() {
         else
             bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"
         fi
+        # the relay across hosts (--relay): each host's daemon keeps the TCP connection and
+        # forwards the bytes to its rank's socket pair; each rank checks that its own daemon
+        # wrote at least the 64 MiB moved, then the ring of 1 B to 1 MiB and collectives
+        run "isolate relay counters" 0 $H -ppn 1 -n 2 --relay --bind-to none -genv DCFA_FABRICS sock -genv RELAY_EXPECT relay "$MPIT/relay_counter" &&
+            no_errors "--relay across hosts: both daemons on the data path ($(grep -o 'daemon wchar grew by [0-9]*' "$TMP/err" | sed 's/daemon wchar grew by //' | tr '\n' ' ')bytes for 64 MiB)"
+        run "isolate relay ring" 0 $H -ppn 2 -n 4 --relay "$MPIT/isolate_net" &&
+            no_errors "--relay across hosts, 2 ranks per host: ring of 1 B to 1 MiB through both daemons"
+        run "isolate relay coll" 0 $H -ppn 2 -n 4 --relay -genv DCFA_FABRICS sock "$MPIT/coll_ref" &&
+            no_errors "--relay across hosts, every pair over sock: the collectives against their reference"
         # a malicious rank across hosts (forged tokens refused by the peer's daemon, nothing
         # reaches the peer, then the true request granted); shm only: no MPI message between
         # the two hosts, rank 1 leaves its token in $TMP

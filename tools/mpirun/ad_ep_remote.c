@@ -18,13 +18,16 @@
  * then hands the accepted socket to its rank (INCOMING). C checks the answer's MAC and hands
  * its end to the asker (GRANT), or passes the refusal on (REFUSE with L's text). Each side
  * reads exactly its messages' bytes, so what the ranks send afterwards stays theirs. A
- * handshake that does not finish within AD_EPR_TIMEOUT seconds is refused. */
+ * handshake that does not finish within AD_EPR_TIMEOUT seconds is refused. Under mpirun
+ * --relay each daemon keeps the TCP connection and gives its rank a socket pair's end that it
+ * relays to it (ad_relay_join): the bytes then pass through both daemons. */
 #include "ad_ep_remote.h"
 #include "ad.h"
 #include "ad_ep.h"
 #include "ad_sendfd.h"
 #include "ad_link.h"
 #include "ad_place.h"
+#include "ad_relay.h"
 #include "ad_seg.h"
 #include "util/seg_wire.h"
 #include "fabric/sock/sock_wire.h"
@@ -350,9 +353,29 @@ static struct ad_proc *ad_epr_proc(struct ad_job *job, int rank)
     return NULL;
 }
 
-/* GRANT to rank p of its request h: the connected socket h went over (blocking, as every
- * socket a rank gets) */
-static void ad_epr_grant_socket(struct ad_proc *p, struct ad_epr_hs *h)
+/* hand message m with the connection h went over to rank p: the socket itself (blocking, as
+ * every socket a rank gets), or, when relay is set (mpirun --relay, a TCP connection to another
+ * host), a socket pair's end that this daemon relays to it; the relay takes h's socket */
+static void ad_epr_hand(struct ad_proc *p, const sock_ep_msg *m, struct ad_epr_hs *h, int relay)
+{
+    if (relay) {
+        int one = 1; /* the rank's sock fabric sets this on a TCP socket it gets, not on ours */
+        (void)setsockopt(h->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        int end = ad_relay_join(h->fd);
+        if (end >= 0) {
+            h->fd = -1;
+            (void)ad_ep_send(p, m, end);
+            close(end);
+            return;
+        }
+        /* no relay to be had (out of memory or descriptors): the direct connection still works */
+    }
+    (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
+    (void)ad_ep_send(p, m, h->fd);
+}
+
+/* GRANT to rank p of its request h: the connected socket h went over (relay: as ad_epr_hand) */
+static void ad_epr_grant_socket(struct ad_proc *p, struct ad_epr_hs *h, int relay)
 {
     sock_ep_msg g = {.magic = SOCK_EP_MAGIC,
                      .version = SOCK_VERSION,
@@ -360,8 +383,7 @@ static void ad_epr_grant_socket(struct ad_proc *p, struct ad_epr_hs *h)
                      .seq = h->seq,
                      .rank = h->peer};
     snprintf(g.job, sizeof g.job, "%s", h->pjob);
-    (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
-    (void)ad_ep_send(p, &g, h->fd);
+    ad_epr_hand(p, &g, h, relay);
 }
 
 /* C: the asker's request failed; the asker hears why (fmt...), nothing is granted */
@@ -588,9 +610,8 @@ static void ad_epr_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
         int one = 1;
         (void)setsockopt(h->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         ad_epr_answer_send(h, 0, "granted");
-        /* blocking again: the rank's socket is its own business */
-        (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
-        (void)ad_ep_send(q, &in, h->fd);
+        /* blocking again (the rank's socket is its own business), or relayed */
+        ad_epr_hand(q, &in, h, ad_relay_enabled());
     }
 out:
     ad_epr_hs_end(h);
@@ -617,7 +638,7 @@ static void ad_epr_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
     struct ad_job *job = ad_job_by_num(d, h->jobnum);
     struct ad_proc *p = ad_epr_proc(job, h->asker);
     if (p != NULL && p->ep_fd >= 0) {
-        ad_epr_grant_socket(p, h);
+        ad_epr_grant_socket(p, h, ad_relay_enabled());
     }
     ad_epr_hs_end(h);
 }
@@ -971,7 +992,7 @@ static void ad_epf_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
         return;
     }
     if (h->op == AD_EPF_CONNECT) {
-        ad_epr_grant_socket(p, h);
+        ad_epr_grant_socket(p, h, 0); /* a Unix socket of this host: never relayed */
     } else if (h->op == AD_EPF_REMOVE) {
         ad_seg_reply(p, h->seq, h->name, 0, SEG_DONE, 0, -1, NULL);
     } else {

@@ -5,15 +5,17 @@
  *
  * For a granted request the daemon makes two stream socket pairs: one end of each goes to a rank
  * (GRANT, INCOMING: as in the direct case, the ranks see no difference), the other two stay
- * here. One epoll set holds every relayed end; the daemon's poll loop watches its fd and calls
- * ad_relay_run, which moves what is readable into a bounded buffer per direction (AD_RELAY_BUF)
- * and writes it to the other end (read and write, so /proc/<daemon>/io counts the bytes). A
- * direction whose buffer is full stops reading, so a slow reader holds the sender back through
- * the kernel's socket buffers. An end of stream (the rank's shutdown at finalize, or its exit)
- * is passed on once its buffer is written out (shutdown(SHUT_WR) of the other end); when a
- * rank's end is gone, what was still going to it is dropped and its peer's side is shut down
- * for reading (the peer's writes then fail as they would on a direct pair). A relay whose two
- * directions have ended is closed and freed. */
+ * here. A rank on another host: each of the two daemons keeps the TCP connection their
+ * handshake made (ad_ep_remote.c) and relays between it and a socket pair whose other end its
+ * rank gets (ad_relay_join), so the bytes pass through both hosts' daemons. One epoll set holds
+ * every relayed end; the daemon's poll loop watches its fd and calls ad_relay_run, which moves what
+ * is readable into a bounded buffer per direction (AD_RELAY_BUF) and writes it to the other end
+ * (read and write, so /proc/<daemon>/io counts the bytes). A direction whose buffer is full stops
+ * reading, so a slow reader holds the sender back through the kernel's socket buffers. An end of
+ * stream (the rank's shutdown at finalize, or its exit) is passed on once its buffer is written out
+ * (shutdown(SHUT_WR) of the other end); when a rank's end is gone, what was still going to it is
+ * dropped and its peer's side is shut down for reading (the peer's writes then fail as they would
+ * on a direct pair). A relay whose two directions have ended is closed and freed. */
 #include "ad_relay.h"
 #include "ad.h"
 
@@ -97,9 +99,11 @@ static int ad_relay_on_fd(struct ad_daemon *d, const struct ad_fd_ref *ref, shor
 
 static const struct ad_source ad_relay_source = {ad_relay_nfds, ad_relay_pollfds, NULL};
 
-int ad_relay_pair(int sv[2])
+/* a relay between two sockets the daemon holds (each a socket pair's end or a TCP connection
+ * to another host's daemon), taken by it on success (0 or -errno; on failure both stay the
+ * caller's) */
+static int ad_relay_new(int fd0, int fd1)
 {
-    int a[2], b[2];
     if (ad_relay_ep < 0) {
         if ((ad_relay_ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
             return -errno;
@@ -109,39 +113,71 @@ int ad_relay_pair(int sv[2])
     struct ad_relay *r = calloc(1, sizeof *r);
     if (r == NULL)
         return -ENOMEM;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a) != 0)
-        goto fail_r;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b) != 0)
-        goto fail_a;
-    for (int i = 0; i < 2; i++) {
+    int i = 0, rc = 0;
+    for (; i < 2; i++) {
         struct ad_relay_side *s = &r->s[i];
         s->r = r;
-        s->fd = i == 0 ? a[1] : b[1];
+        s->fd = i == 0 ? fd0 : fd1;
         s->buf = malloc(AD_RELAY_BUF);
         ad_set_nonblock(s->fd);
         s->ev = EPOLLIN;
         struct epoll_event e = {.events = s->ev, .data.ptr = s};
-        if (s->buf == NULL || epoll_ctl(ad_relay_ep, EPOLL_CTL_ADD, s->fd, &e) != 0)
-            goto fail_b;
+        if (s->buf == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        if (epoll_ctl(ad_relay_ep, EPOLL_CTL_ADD, s->fd, &e) != 0) {
+            rc = -errno;
+            break;
+        }
+    }
+    if (rc != 0) {
+        for (int k = 0; k < i; k++)
+            (void)epoll_ctl(ad_relay_ep, EPOLL_CTL_DEL, r->s[k].fd, NULL);
+        for (int k = 0; k < 2; k++)
+            free(r->s[k].buf);
+        free(r);
+        return rc;
     }
     r->next = ad_relays;
     ad_relays = r;
+    return 0;
+}
+
+int ad_relay_pair(int sv[2])
+{
+    int a[2], b[2], rc;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a) != 0)
+        return -errno;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, b) != 0) {
+        rc = -errno;
+        goto fail_a;
+    }
+    if ((rc = ad_relay_new(a[1], b[1])) != 0)
+        goto fail_b;
     sv[0] = a[0];
     sv[1] = b[0];
     return 0;
 fail_b:
     close(b[0]);
     close(b[1]);
-    r->s[1].fd = -1;
 fail_a:
     close(a[0]);
     close(a[1]);
-    r->s[0].fd = -1;
-    for (int i = 0; i < 2; i++)
-        free(r->s[i].buf);
-fail_r:
-    free(r);
-    return -(errno ? errno : ENOMEM);
+    return rc;
+}
+
+int ad_relay_join(int fd)
+{
+    int a[2], rc;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a) != 0)
+        return -errno;
+    if ((rc = ad_relay_new(a[1], fd)) != 0) {
+        close(a[0]);
+        close(a[1]);
+        return rc;
+    }
+    return a[0];
 }
 
 /* the rank behind s closed its end: drop what was still going to it and stop its peer's sends */

@@ -6,5 +6,9 @@
  * is a source of the reactor from the first. */
 int ad_relay_enabled(void);
 int ad_relay_pair(int sv[2]);
+/* ad_relay_join: a relayed connection over fd, a connected socket the daemon holds (the TCP
+ * connection to another host's daemon): the relay takes fd and returns the end for the rank
+ * (or -errno, fd still the caller's) */
+int ad_relay_join(int fd);
 
 #endif
