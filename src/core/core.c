@@ -274,8 +274,12 @@ static void core_unreachable(int lpid, const char *cards, const char *why)
         util_net a[UTIL_NET_MAX], b[UTIL_NET_MAX];
         int na = util_net_parse(nets + 4, strlen(nets + 4), a, UTIL_NET_MAX);
         int nb = util_net_parse(peer_nets + 4, strlen(peer_nets + 4), b, UTIL_NET_MAX);
-        if (na >= 0 && nb >= 0 && !util_net_common(a, na, b, nb))
+        if (na > 0 && nb > 0 && !util_net_common(a, na, b, nb))
             common = "no network in common and no gateway between them; ";
+        else if ((na <= 0 || nb <= 0) && strcmp(host, peer_host) != 0)
+            /* a job on one host opens no fabric for other hosts (auto: shm alone) */
+            common = "a job that runs on one host opens no fabric for other hosts "
+                     "(DCFA_FABRICS=shm,ofi in both jobs opens one); ";
     }
     snprintf(core_unreach_text, sizeof core_unreach_text,
              "host %s cannot reach %s on host %s: %s%s (networks here %s, there %s; "

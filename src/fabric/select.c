@@ -94,10 +94,15 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
                 net = &fab_sock_ops;
         }
 #endif
+        /* a confined job on one host opens sock too when its daemon has a data port (its
+         * card then names it): a job of another mpirun on another host may connect to it
+         * (docs/launcher.md "Endpoints between two mpiruns"); sock opens no socket itself */
+        const char *daddr = getenv("DCFA_SOCK_DADDR");
+        int reach = spans || (net == &fab_sock_ops && daddr && *daddr);
         for (int i = 0; i < FAB_NBUILTIN; i++) {
             if (fab_builtin[i] == &fab_gw_ops
                     ? gateways
-                    : fab_builtin[i] == &fab_shm_ops || (spans && fab_builtin[i] == net)) {
+                    : fab_builtin[i] == &fab_shm_ops || (reach && fab_builtin[i] == net)) {
                 explicit[nwant] = 0;
                 want[nwant++] = fab_builtin[i];
             }

@@ -505,6 +505,12 @@ static const util_tunable util_other_vars[] = {
      "card carries (a hint where the rank runs, for a daemon that does not know where a spawned "
      "job runs; docs/launcher.md, Endpoints across hosts)",
      0, UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
+    {"DCFA_SOCK_DADDR", UTIL_T_STR, NULL, "", NULL,
+     "set by the assist daemon when it has a data port (across hosts, or any --isolate job): "
+     "'<port>:<networks>', which the rank's sock card carries so that the daemon of another "
+     "mpirun on another host can connect to it (docs/launcher.md, Endpoints between two "
+     "mpiruns)",
+     0, UTIL_LVL_LAUNCHER, UTIL_CAT_LAUNCH},
     {"DCFA_ISOLATE", UTIL_T_STR, NULL, "", NULL,
      "confine each rank (mpirun --isolate, which sets it): net = a network namespace with only "
      "loopback, seccomp = a filter denying socket() but AF_UNIX, shm = an empty read-only "

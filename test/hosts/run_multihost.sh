@@ -586,6 +586,34 @@ st_isolate() {
         mkdir -p "$TMP/bad"
         run "isolate malicious" 0 $H -ppn 1 -n 2 -genv DCFA_FABRICS shm -genv SOCK_BAD_DIR "$TMP/bad" "$MPIT/sock_handover_bad" &&
             no_errors "a malicious isolated rank across hosts: forged requests refused with their reason, nothing granted, then the true one granted a TCP socket"
+        # two mpiruns on different hosts joined through a port, every rank isolated: the
+        # client's daemon connects over TCP to the data port the server's card names and
+        # proves the server rank's token by the challenge (docs/launcher.md "Endpoints between
+        # two mpiruns"); each mpirun started from here with a remote daemon (tree), each run
+        # on its own host (its own ranks' daemon), the same under --relay, and the malicious
+        # client across the hosts (forged tokens, a rank the server lacks, a job that daemon
+        # does not run, a port where nothing listens: each refused with its reason)
+        local two="$REPO/test/mpi/port_two_jobs.sh" tw
+        for tw in "tree:$MPIRUN -hosts dcfa-h1:$MPIRUN -hosts dcfa-h2" \
+            "own host:$DCFA_RSH dcfa-h1 $MPIRUN:$DCFA_RSH dcfa-h2 $MPIRUN" \
+            "own host, relay:$DCFA_RSH dcfa-h1 $MPIRUN --relay:$DCFA_RSH dcfa-h2 $MPIRUN --relay"; do
+            IFS=: read -r line sl cl <<<"$tw"
+            PORT_SERVER_MPIRUN="$sl" PORT_CLIENT_MPIRUN="$cl" bash "$two" "$MPIRUN" "$MPIT/port_two_jobs" 60 >"$TMP/out" 2>&1 &&
+                ok "two isolated mpiruns on 2 hosts meet at a port ($line): the daemons of the two mpiruns join them over TCP" ||
+                bad "two isolated mpiruns on 2 hosts ($line): $(tail -c 600 "$TMP/out")"
+        done
+        DCFA_FABRICS=sock PORT_BAD_CROSS=1 PORT_SERVER_MPIRUN="$DCFA_RSH dcfa-h1 $MPIRUN" PORT_CLIENT_MPIRUN="$DCFA_RSH dcfa-h2 $MPIRUN" \
+            bash "$two" "$MPIRUN" "$MPIT/port_two_jobs_bad" 60 >"$TMP/out" 2>&1 &&
+            ok "a malicious isolated rank against another host's mpirun: forged token, no such rank, a job it does not run, a closed port refused; the true token granted" ||
+            bad "port_two_jobs_bad across hosts: $(tail -c 600 "$TMP/out")"
+        # not isolated, two jobs on one host each: auto opens no fabric for other hosts; the
+        # failure says so (and how to open one), not "no network in common"
+        env -u DCFA_ISOLATE PORT_SERVER_MPIRUN="$DCFA_RSH dcfa-h1 $MPIRUN" PORT_CLIENT_MPIRUN="$DCFA_RSH dcfa-h2 $MPIRUN" \
+            bash "$two" "$MPIRUN" "$MPIT/port_two_jobs" 30 >"$TMP/out" 2>&1
+        grep -q "a job that runs on one host opens no fabric for other hosts (DCFA_FABRICS=shm,ofi" "$TMP/out" &&
+            ! grep -q "no network in common" "$TMP/out" &&
+            ok "two one-host jobs of different hosts, not isolated: the error names the missing fabric and DCFA_FABRICS=shm,ofi" ||
+            bad "two one-host jobs across hosts: no line naming the missing fabric: $(grep -m2 'cannot reach' "$TMP/out")"
         # 1 GiB between two isolated ranks on two hosts: the daemons' CPU time and bytes
         run "daemon counters" 0 $H -ppn 1 -n 2 --bind-to none -genv DCFA_FABRICS sock "$MPIT/daemon_counters" && {
             grep "its daemon" "$TMP/err" | sed 's/^/    /'

@@ -14,6 +14,10 @@
 #              ompi-server --no-daemonize --report-uri /tmp/uri &
 #              port_two_jobs.sh "mpirun.openmpi --allow-run-as-root --ompi-server file:/tmp/uri" PROG
 #   PROGRAM  default: this tree's build/test/mpi/port_two_jobs.
+# PORT_SERVER_MPIRUN, PORT_CLIENT_MPIRUN: the launcher command of one of the two jobs
+# (split on blanks; default MPIRUN), e.g. "MPIRUN -hosts dcfa-h1" and "MPIRUN -hosts
+# dcfa-h2", or "test/hosts/rsh dcfa-h1 MPIRUN": two mpiruns whose jobs run on different
+# hosts (test/hosts/run_multihost.sh).
 # Skipped (exit 77) with DCFA_TEST_DPM=0, like the needs=dpm entries of
 # testlist.txt. The temporary directory (FILE, outputs) is removed on exit.
 # Exit status: 0 pass, 1 fail, 2 usage error, 77 skipped.
@@ -43,7 +47,8 @@ case $tmo in
         exit 2
         ;;
 esac
-read -r -a launcher <<<"$mpirun"
+read -r -a slauncher <<<"${PORT_SERVER_MPIRUN:-$mpirun}"
+read -r -a clauncher <<<"${PORT_CLIENT_MPIRUN:-$mpirun}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/port_two_jobs.XXXXXX") || exit 2
 tag="port_two_jobs-$$-$RANDOM$RANDOM"
@@ -68,7 +73,7 @@ list_tagged() {
 
 start=$(date +%s)
 env DCFA_TEST_TAG="$tag" timeout --kill-after=10 "$tmo" \
-    "${launcher[@]}" -n 2 "$prog" server "$work/port" \
+    "${slauncher[@]}" -n 2 "$prog" server "$work/port" \
     </dev/null >"$work/server.out" 2>"$work/server.err" &
 spid=$!
 
@@ -94,7 +99,7 @@ if [ $ok -eq 1 ]; then
     left=$((tmo - ($(date +%s) - start)))
     [ $left -lt 1 ] && left=1
     env DCFA_TEST_TAG="$tag" timeout --kill-after=10 "$left" \
-        "${launcher[@]}" -n 2 "$prog" client "$work/port" \
+        "${clauncher[@]}" -n 2 "$prog" client "$work/port" \
         </dev/null >"$work/client.out" 2>"$work/client.err"
     crc=$?
 fi
@@ -144,7 +149,7 @@ if [ -n "$leaked" ]; then
     done
 fi
 
-echo "port_two_jobs: ${launcher[*]} -n 2 $prog server|client FILE (timeout $tmo s):" \
+echo "port_two_jobs: ${slauncher[*]} -n 2 $prog server FILE, ${clauncher[*]} -n 2 $prog client FILE (timeout $tmo s):" \
     "server status $src, client status $crc, $((end - start)) s"
 for f in server.out server.err client.out client.err; do
     [ -f "$work/$f" ] || continue

@@ -14,6 +14,12 @@
  * --isolate with DCFA_FABRICS=sock: every connection is the daemons'; both jobs connect within
  * themselves first (a barrier), so that nothing comes to the client's rank 0 while it reads
  * its own answers.
+ * PORT_BAD_CROSS=1: the two mpiruns run on different hosts (test/hosts/run_multihost.sh stage
+ * isolate). The client's requests then carry the server's daemon's data address (its
+ * DCFA_SOCK_DADDR, as a card would tell) and that daemon answers over TCP: the same refusals,
+ * a job that daemon does not run "on this host", the daemon's address with a port where
+ * nothing listens "cannot connect"; the segments of another host's mpirun are refused by the
+ * client's own daemon (none of its daemons on this host takes requests).
  *   port_two_jobs_bad server FILE | client FILE */
 #include "mtest.h"
 #include "../../src/fabric/sock/sock_wire.h"
@@ -30,14 +36,17 @@ typedef struct {
     char job[SOCK_EP_JOB_MAX];
     char token[24];
     char seg[SEG_NAME_MAX]; /* rank 0: a segment it made, with its tag (as a card would tell) */
+    char daddr[SOCK_EP_TEXT_MAX]; /* its daemon's data address, DCFA_SOCK_DADDR ("" none) */
 } who;
 
 static void who_me(who *w)
 {
     const char *job = getenv("DCFA_JOBID"), *tok = getenv("DCFA_SOCK_TOKEN");
+    const char *daddr = getenv("DCFA_SOCK_DADDR");
     memset(w, 0, sizeof *w);
     snprintf(w->job, sizeof w->job, "%s", job ? job : "");
     snprintf(w->token, sizeof w->token, "%s", tok ? tok : "");
+    snprintf(w->daddr, sizeof w->daddr, "%s", daddr ? daddr : "");
 }
 
 /* the answer to my request seq on ep: its type, text (cap bytes) and descriptor */
@@ -55,6 +64,9 @@ static int answer(int ep, void *m, size_t len, int *fd)
     return n == (ssize_t)len;
 }
 
+/* the peer's daemon's address for a request (PORT_BAD_CROSS: the server's), else "" */
+static const char *ask_daddr = "";
+
 /* one connection request, refused saying want, or (want NULL) granted a stream socket */
 static void ask(int ep, const char *job, int rank, uint64_t token, uint32_t seq, const char *want)
 {
@@ -67,6 +79,7 @@ static void ask(int ep, const char *job, int rank, uint64_t token, uint32_t seq,
     int fd, type = -1;
     socklen_t tl = sizeof type;
     snprintf(m.job, sizeof m.job, "%s", job);
+    snprintf(m.text, sizeof m.text, "%s", ask_daddr);
     if (send(ep, &m, sizeof m, 0) != (ssize_t)sizeof m)
         mtest_fail("send request %u", seq);
     int ok = answer(ep, &m, sizeof m, &fd);
@@ -156,6 +169,26 @@ static void client_asks(const who w[2])
     int ep = atoi(epv);
     uint64_t t0 = strtoull(w[0].token, NULL, 16), t1 = strtoull(w[1].token, NULL, 16);
     char name[SEG_NAME_MAX];
+    const char *cross = getenv("PORT_BAD_CROSS");
+    if (cross != NULL && strcmp(cross, "1") == 0) {
+        char closed[SOCK_EP_TEXT_MAX];
+        mtest_check(w[0].daddr[0] && strchr(w[0].daddr, ':'),
+                    "the server's daemon has no data address ('%s')", w[0].daddr);
+        ask_daddr = w[0].daddr;
+        ask(ep, w[0].job, 0, t0 ^ 1, 801, "forged card");
+        ask(ep, w[0].job, 0, 0, 802, "forged card");
+        ask(ep, w[0].job, 7, t0, 803, "no such rank");
+        ask(ep, "j1_0001", 0, t0, 804, "does not run on this host");
+        /* the daemon's host, a port where nothing listens */
+        snprintf(closed, sizeof closed, "1%s", strchr(w[0].daddr, ':'));
+        ask_daddr = closed;
+        ask(ep, w[0].job, 1, t1, 805, "cannot connect");
+        ask_daddr = w[0].daddr;
+        ask(ep, w[1].job, 1, t1, 806, NULL); /* the true token: granted */
+        ask_seg(ep, SEG_OPEN, w[0].seg, 811, "takes no requests on this host");
+        ask_daddr = "";
+        return;
+    }
     ask(ep, w[0].job, 0, t0 ^ 1, 801, "forged card");
     ask(ep, w[0].job, 0, 0, 802, "forged card");
     ask(ep, w[0].job, 7, t0, 803, "no such rank");

@@ -60,6 +60,34 @@ static int ad_ep_node; /* this daemon's tree node across hosts, 0 on one host */
 
 void ad_ep_set_node(int node) { ad_ep_node = node; }
 
+/* this daemon's data port and networks ("<port>:<networks>"), which the ranks' cards carry for
+ * the daemons of other mpiruns on other hosts; "" when it has no data port */
+static char ad_ep_daddr[SOCK_EP_TEXT_MAX];
+
+void ad_ep_set_daddr(const char *info)
+{
+    /* "<port>;<net>,<net>..." as announced: ';' separates cards, so ':' here; whole networks
+     * only, as many as fit the REQUEST's text */
+    const char *semi = strchr(info, ';');
+    int n = semi != NULL
+                ? snprintf(ad_ep_daddr, sizeof ad_ep_daddr, "%.*s:", (int)(semi - info), info)
+                : -1;
+    if (n <= 0 || (size_t)n >= sizeof ad_ep_daddr) {
+        ad_ep_daddr[0] = 0;
+        return;
+    }
+    for (const char *net = semi + 1; *net != 0;) {
+        size_t len = strcspn(net, ",");
+        if ((size_t)n + len + 1 >= sizeof ad_ep_daddr)
+            break;
+        n += snprintf(ad_ep_daddr + n, sizeof ad_ep_daddr - (size_t)n, "%s%.*s",
+                      ad_ep_daddr[n - 1] == ':' ? "" : ",", (int)len, net);
+        net += len + (net[len] == ',');
+    }
+    if (ad_ep_daddr[n - 1] == ':')
+        ad_ep_daddr[0] = 0; /* no network */
+}
+
 void ad_ep_child_env(const struct ad_proc *p, int child_fd)
 {
     char buf[32];
@@ -74,6 +102,8 @@ void ad_ep_child_env(const struct ad_proc *p, int child_fd)
         snprintf(buf, sizeof buf, "%d", ad_ep_node);
         setenv("DCFA_SOCK_NODE", buf, 1);
     }
+    if (ad_ep_daddr[0] != 0) /* my data port: the rank's card names it for other mpiruns */
+        setenv("DCFA_SOCK_DADDR", ad_ep_daddr, 1);
 }
 
 /* one message to a rank's endpoint channel, with fd (or -1); 0 or -errno */

@@ -156,6 +156,7 @@ struct ad_epr_hs {
     /* between two mpiruns (ad_epf_*): 1 C, 2 L; op, the segment's name and size, the right
      * (token or tag), a descriptor that came with the answer */
     int foreign, op;
+    int tcp; /* the connection is TCP (another host): a segment cannot go over it */
     char name[SEG_NAME_MAX];
     uint64_t size, right;
     int rfd;
@@ -207,6 +208,7 @@ const char *ad_epr_listen(void)
     epr.lfd = fd;
     epr.port = ntohs(a.sin_port);
     snprintf(epr.info, sizeof epr.info, "%d;%s", epr.port, text);
+    ad_ep_set_daddr(epr.info); /* the ranks' cards name it: another mpirun's daemon connects */
     return epr.info;
 }
 
@@ -429,6 +431,34 @@ static int ad_epr_connect_next(struct ad_epr_hs *h)
     return -1;
 }
 
+/* 1 when nets (util_net_format's text) are this host's own: the other daemon runs here */
+static int ad_epr_same_host(const char *nets)
+{
+    const util_net *mine;
+    int nmine = util_net_list(&mine);
+    char own[AD_EPR_INFO];
+    return util_net_format(mine, nmine, own, sizeof own) == UTIL_OK && strcmp(own, nets) == 0;
+}
+
+/* C: the addresses of the other daemon to try, in h->addr: those on a network of this host
+ * first, then those the kernel routes to; loopback only when the two share this host */
+static void ad_epr_order(struct ad_epr_hs *h, const util_net *nets, int nn, int same)
+{
+    const util_net *mine;
+    int nmine = util_net_list(&mine);
+    h->naddr = 0;
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < nn && h->naddr < UTIL_NET_MAX; i++) {
+            uint32_t a = nets[i].addr;
+            int loop = (a >> 24) == 127, on = 0;
+            for (int k = 0; k < nmine && !loop; k++)
+                on |= (mine[k].addr >> 24) != 127 && util_net_on(&mine[k], a);
+            if ((pass == 0 && on) || (pass == 1 && !on && !loop && util_net_reaches(a)) ||
+                (pass == 2 && loop && same))
+                h->addr[h->naddr++] = a;
+        }
+}
+
 void ad_epr_request(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
                     struct ad_job *peer, const sock_ep_msg *req)
 {
@@ -445,8 +475,7 @@ void ad_epr_request(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
         node = req->node;
     const char *info = node >= 1 && node <= epr.nnodes ? epr.node_info[node - 1] : "";
     util_net nets[UTIL_NET_MAX];
-    const util_net *mine_nets;
-    int nmine = util_net_list(&mine_nets), nn = 0;
+    int nn = 0;
     char *semi = strchr(info, ';');
     struct ad_epr_hs *h;
 
@@ -476,22 +505,7 @@ void ad_epr_request(struct ad_daemon *d, struct ad_job *mine, struct ad_proc *p,
     h->seq = req->seq;
     h->token = req->token;
     h->port = atoi(info);
-    /* addresses on a network of this host first, then those the kernel routes to; loopback
-     * only when the two daemons share this host (the same networks) */
-    char own[AD_EPR_INFO];
-    if (util_net_format(mine_nets, nmine, own, sizeof own) != UTIL_OK)
-        own[0] = 0;
-    int same = strcmp(own, semi + 1) == 0;
-    for (int pass = 0; pass < 3; pass++)
-        for (int i = 0; i < nn; i++) {
-            uint32_t a = nets[i].addr;
-            int loop = (a >> 24) == 127, on = 0;
-            for (int k = 0; k < nmine && !loop; k++)
-                on |= (mine_nets[k].addr >> 24) != 127 && util_net_on(&mine_nets[k], a);
-            if ((pass == 0 && on) || (pass == 1 && !on && !loop && util_net_reaches(a)) ||
-                (pass == 2 && loop && same))
-                h->addr[h->naddr++] = a;
-        }
+    ad_epr_order(h, nets, nn, ad_epr_same_host(semi + 1));
     h->fd = -1;
     if (ad_epr_connect_next(h) != 0) {
         ad_epr_fail(d, h, -EHOSTUNREACH,
@@ -510,11 +524,14 @@ static void ad_epr_accept(void)
         int fd = accept4(epr.lfd, (struct sockaddr *)&a, &al, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return;
-        struct ad_epr_hs *h = epr.have_key ? ad_epr_hs_new(fd) : NULL;
+        /* a daemon of this job (a keyed HELLO) or of another mpirun (a HELLO-X, the right
+         * its rank's token): told apart by the hello's type */
+        struct ad_epr_hs *h = ad_epr_hs_new(fd);
         if (h == NULL) {
             close(fd);
             continue;
         }
+        h->tcp = 1;
         uint32_t ad = ntohl(a.sin_addr.s_addr);
         snprintf(h->where, sizeof h->where, "%u.%u.%u.%u:%d", ad >> 24, (ad >> 16) & 255,
                  (ad >> 8) & 255, ad & 255, ntohs(a.sin_port));
@@ -554,8 +571,8 @@ static void ad_epr_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
     m.aspawner[sizeof m.aspawner - 1] = 0;
     h->theirs[0] = m.nonce[0];
     h->theirs[1] = m.nonce[1];
-    if (m.magic != AD_EPR_MAGIC || m.version != AD_EPR_VERSION || m.type != AD_EPR_HELLO ||
-        m.mac != ad_epr_mac(&m, sizeof m, h->nonce)) {
+    if (!epr.have_key || m.magic != AD_EPR_MAGIC || m.version != AD_EPR_VERSION ||
+        m.type != AD_EPR_HELLO || m.mac != ad_epr_mac(&m, sizeof m, h->nonce)) {
         ad_epr_answer_send(h, -EACCES,
                            "a request from %s that is not from a daemon of this job (no valid "
                            "MAC): refused",
@@ -723,9 +740,38 @@ int ad_epf_listen(struct ad_daemon *d, const char *jobid)
     return 0;
 }
 
-/* C: a request of p (of job mine) that another mpirun's daemon answers */
+/* C: over TCP to the daemon at daddr ("<port>:<networks>", from the peer's card), which runs
+ * on another host: 0 connecting, 1 daddr names this host (or nothing usable: the Unix socket
+ * then), -1 failed (the asker has its refusal) */
+static int ad_epf_start_tcp(struct ad_epr_hs *h, struct ad_job *mine, struct ad_proc *p,
+                            const char *daddr)
+{
+    util_net nets[UTIL_NET_MAX];
+    char *end;
+    long port = strtol(daddr, &end, 10);
+    if (end == daddr || *end != ':' || port <= 0 || port > 65535)
+        return 1;
+    int nn = util_net_parse(end + 1, strlen(end + 1), nets, UTIL_NET_MAX);
+    if (nn <= 0 || ad_epr_same_host(end + 1))
+        return 1;
+    h->tcp = 1;
+    h->port = (int)port;
+    ad_epr_order(h, nets, nn, 0);
+    if (ad_epr_connect_next(h) != 0) {
+        ad_epr_fail(epr.d, h, -EHOSTUNREACH,
+                    "rank %d of job %s asked for rank %d of job '%.40s' of another mpirun: no "
+                    "address of its daemon (%.80s) is reachable from here",
+                    p->rank, mine->jobid, h->peer, h->pjob, daddr);
+        return -1;
+    }
+    return 0;
+}
+
+/* C: a request of p (of job mine) that another mpirun's daemon answers: on this host through
+ * its Unix socket, on another (daddr, a connection only) over TCP to its data port */
 static void ad_epf_start(struct ad_job *mine, struct ad_proc *p, int op, const char *pjob, int peer,
-                         uint64_t right, const char *name, uint64_t size, uint32_t seq)
+                         uint64_t right, const char *name, uint64_t size, uint32_t seq,
+                         const char *daddr)
 {
     struct ad_epr_hs *h = ad_epr_hs_new(-1);
     struct sockaddr_un a;
@@ -748,6 +794,9 @@ static void ad_epf_start(struct ad_job *mine, struct ad_proc *p, int op, const c
     h->size = size;
     snprintf(h->pjob, sizeof h->pjob, "%s", pjob);
     snprintf(h->name, sizeof h->name, "%s", name != NULL ? name : "");
+    if (op == AD_EPF_CONNECT && daddr != NULL && daddr[0] != 0 &&
+        ad_epf_start_tcp(h, mine, p, daddr) <= 0)
+        return;
     socklen_t al = ad_epf_addr(&a, pjob);
     snprintf(h->where, sizeof h->where, "@%.22s", a.sun_path + 1);
     h->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -783,7 +832,10 @@ static void ad_epf_request(struct ad_daemon *d, struct ad_job *mine, struct ad_p
                      p->rank, req->rank, pjob);
         return;
     }
-    ad_epf_start(mine, p, AD_EPF_CONNECT, pjob, req->rank, req->token, NULL, 0, req->seq);
+    /* the peer's daemon's data address, from its card (text is free in a REQUEST) */
+    char daddr[SOCK_EP_TEXT_MAX];
+    snprintf(daddr, sizeof daddr, "%.*s", (int)strnlen(req->text, sizeof req->text), req->text);
+    ad_epf_start(mine, p, AD_EPF_CONNECT, pjob, req->rank, req->token, NULL, 0, req->seq, daddr);
 }
 
 /* ad_seg.c: an OPEN or REMOVE of a tagged name of another mpirun's job */
@@ -794,8 +846,8 @@ static void ad_epf_seg(struct ad_job *job, struct ad_proc *p, int op, const char
     size_t nlen = strlen(name), jl = strcspn(name + 6, "-");
     snprintf(oj, sizeof oj, "%.*s", (int)jl, name + 6);
     uint64_t tag = strtoull(name + nlen - 16, NULL, 16);
-    ad_epf_start(job, p, op == SEG_OPEN ? AD_EPF_OPEN : AD_EPF_REMOVE, oj, -1, tag, name, size,
-                 seq);
+    ad_epf_start(job, p, op == SEG_OPEN ? AD_EPF_OPEN : AD_EPF_REMOVE, oj, -1, tag, name, size, seq,
+                 NULL);
 }
 
 /* L: a connection from another mpirun's daemon */
@@ -884,8 +936,13 @@ static void ad_epf_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
     } else if (job == NULL) {
         ad_epf_answer_send(h, -ENOENT, 0, -1,
                            "rank %d of job %.40s asked for job '%.40s', which this mpirun's "
-                           "daemon does not run",
-                           m.asker, m.ajob, m.job);
+                           "daemon does not run%s",
+                           m.asker, m.ajob, m.job, h->tcp ? " on this host" : "");
+    } else if (h->tcp && m.op != AD_EPF_CONNECT) {
+        ad_epf_answer_send(h, -EPROTO, 0, -1,
+                           "rank %d of job %.40s asked for a segment of job %s from another host "
+                           "(segments are shared on one host only)",
+                           m.asker, m.ajob, job->jobid);
     } else if (m.op == AD_EPF_CONNECT) {
         struct ad_proc *q = ad_epr_proc(job, m.peer);
         if (m.peer < 0 || m.peer >= job->size) {
@@ -916,8 +973,7 @@ static void ad_epf_hello_in(struct ad_daemon *d, struct ad_epr_hs *h)
                               .rank = m.asker};
             snprintf(in.job, sizeof in.job, "%s", m.ajob);
             ad_epf_answer_send(h, 0, q->ep_token, -1, "granted");
-            (void)fcntl(h->fd, F_SETFL, fcntl(h->fd, F_GETFL) & ~O_NONBLOCK);
-            (void)ad_ep_send(q, &in, h->fd);
+            ad_epr_hand(q, &in, h, h->tcp && ad_relay_enabled());
         }
     } else {
         struct ad_epf_find f = {.m = &m, .nonce = h->nonce, .stem = strlen(m.stem), .fd = -1};
@@ -992,7 +1048,8 @@ static void ad_epf_answer_in(struct ad_daemon *d, struct ad_epr_hs *h)
         return;
     }
     if (h->op == AD_EPF_CONNECT) {
-        ad_epr_grant_socket(p, h, 0); /* a Unix socket of this host: never relayed */
+        /* a Unix socket of this host is never relayed, a TCP connection to another host is */
+        ad_epr_grant_socket(p, h, h->tcp && ad_relay_enabled());
     } else if (h->op == AD_EPF_REMOVE) {
         ad_seg_reply(p, h->seq, h->name, 0, SEG_DONE, 0, -1, NULL);
     } else {
@@ -1093,6 +1150,17 @@ static void ad_epr_step(struct ad_daemon *d, struct ad_epr_hs *h, short ev)
         }
         return;
     case AD_EPR_WAIT_HELLO:
+        if (h->tcp && h->foreign == 0 && h->got < 8) {
+            /* the data port: the type says whose hello it is (this job's daemon, or another
+             * mpirun's asking with a rank's token) */
+            if ((rc = ad_epr_read(h, 8)) <= 0) {
+                if (rc < 0)
+                    ad_epr_hs_end(h);
+                return;
+            }
+            if (h->buf[5] == AD_EPF_HELLO)
+                h->foreign = 2;
+        }
         rc = ad_epr_read(h, h->foreign == 2 ? sizeof(ad_epf_hello) : sizeof(ad_epr_hello));
         if (rc > 0 && h->foreign == 2)
             ad_epf_hello_in(d, h);

@@ -584,6 +584,9 @@ int ad_run(const struct mpirun_opts *opts)
     if (opts->timeout > 0)
         d.timeout_deadline = ad_now() + opts->timeout;
     (void)ad_epf_listen(&d, job->jobid); /* other mpiruns' requests for its ranks */
+    const char *iso = getenv("DCFA_ISOLATE");
+    if (iso != NULL && *iso != 0)
+        (void)ad_epr_listen(); /* and those of other hosts' mpiruns, on a data port */
     ad_launch_local(&d, opts);
     if (ad_loop(&d) != 0)
         ad_daemon_record(&d, 1, "mpirun: out of memory");

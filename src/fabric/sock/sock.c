@@ -936,10 +936,12 @@ static void sock_conn_hello(fab_conn *c)
     sock_tx_frame(c, SOCK_FRAME_HELLO, &h, sizeof h);
 }
 
-/* the card's parts: daemon "sock:d:<job>/<rank>/<token>[/<tree node>]", self
- * "sock:s:<node>/<port>"; the tree node (DCFA_SOCK_NODE, across hosts) is 0 when absent */
+/* the card's parts: daemon "sock:d:<job>/<rank>/<token>[/<tree node>][@<daemon address>]",
+ * self "sock:s:<node>/<port>"; the tree node (DCFA_SOCK_NODE, across hosts) is 0 when absent;
+ * the daemon's address (DCFA_SOCK_DADDR, "<port>:<networks>", when it has a data port) goes
+ * into daddr[daddrlen] ("" when absent), NULL: not wanted */
 static int sock_card_daemon(const char *card, char *job, size_t joblen, int *rank, uint64_t *token,
-                            int *node)
+                            int *node, char *daddr, size_t daddrlen)
 {
     const char *s = card + 7, *slash = strchr(s, '/');
     if (strncmp(card, "sock:d:", 7) != 0 || !slash || (size_t)(slash - s) >= joblen)
@@ -955,8 +957,13 @@ static int sock_card_daemon(const char *card, char *job, size_t joblen, int *ran
     long v = 0;
     if (*end == '/')
         v = strtol(end + 1, &end, 10);
-    if (*end != 0 || v < 0 || v > INT32_MAX)
+    if ((*end != 0 && *end != '@') || v < 0 || v > INT32_MAX)
         return UTIL_EPROTO;
+    const char *at = *end == '@' ? end + 1 : "";
+    if (strspn(at, "0123456789.,/:") != strlen(at) || (daddr != NULL && strlen(at) >= daddrlen))
+        return UTIL_EPROTO;
+    if (daddr != NULL)
+        memcpy(daddr, at, strlen(at) + 1);
     *token = t;
     *node = (int)v;
     return UTIL_OK;
@@ -1002,7 +1009,10 @@ static int sock_connect(int peer, const char *card, int passive, void *ctx, fab_
     fab_conn *c = sock_conn_new(peer, ctx);
     if (sk.daemon) {
         sock_ep_msg m = {.magic = SOCK_EP_MAGIC, .version = SOCK_VERSION, .type = SOCK_EP_REQUEST};
-        if (sock_card_daemon(card, m.job, sizeof m.job, &m.rank, &m.token, &m.node) != UTIL_OK) {
+        /* text: the peer's daemon's address, for this daemon when the peer's is another
+         * mpirun's on another host */
+        if (sock_card_daemon(card, m.job, sizeof m.job, &m.rank, &m.token, &m.node, m.text,
+                             sizeof m.text) != UTIL_OK) {
             util_log("sock: %s's card '%s' is not one of a daemon's endpoint", c->name, card);
             goto fail;
         }
@@ -1415,6 +1425,11 @@ static int sock_open(const fab_params *p, char *card, size_t cardlen)
             n = snprintf(card, cardlen, "sock:d:%s/%d/%s/%d", p->job_id, p->self, sk.token, nv);
         else
             n = snprintf(card, cardlen, "sock:d:%s/%d/%s", p->job_id, p->self, sk.token);
+        /* and my daemon's data port, for the daemon of another mpirun on another host */
+        const char *daddr = getenv("DCFA_SOCK_DADDR");
+        if (daddr != NULL && *daddr != 0 && n > 0 && (size_t)n < cardlen &&
+            strlen(daddr) < SOCK_EP_TEXT_MAX && strspn(daddr, "0123456789.,/:") == strlen(daddr))
+            n += snprintf(card + n, cardlen - (size_t)n, "@%s", daddr);
     } else {
         sk.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -1493,7 +1508,7 @@ static int sock_reachable(const char *card)
     int rank, port, node;
     uint64_t token;
     if (sk.daemon)
-        return sock_card_daemon(card, job, sizeof job, &rank, &token, &node) == UTIL_OK;
+        return sock_card_daemon(card, job, sizeof job, &rank, &token, &node, NULL, 0) == UTIL_OK;
     return sock_card_self(card, &port) == UTIL_OK;
 }
 

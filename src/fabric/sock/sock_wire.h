@@ -82,7 +82,8 @@ typedef struct sock_ep_msg {
     char job[SOCK_EP_JOB_MAX]; /* REQUEST: the peer's job id; INCOMING: the asker's; NUL-ended */
     int32_t status;            /* REFUSE: a negative errno */
     int32_t node; /* REQUEST: the peer's daemon's tree node from its card (a hint), 0 unknown */
-    char text[SOCK_EP_TEXT_MAX]; /* REFUSE: why, NUL-ended */
+    char text[SOCK_EP_TEXT_MAX]; /* REFUSE: why; REQUEST: the peer's daemon's data address
+                                  * from its card ("<port>:<networks>", "" none); NUL-ended */
 } sock_ep_msg;
 _Static_assert(sizeof(sock_ep_msg) == 232, "endpoint message is 232 bytes");
 _Static_assert(offsetof(sock_ep_msg, job) == 24 && offsetof(sock_ep_msg, text) == 72,
