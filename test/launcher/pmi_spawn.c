@@ -385,7 +385,7 @@ static int fail_main(void)
         assist_wire_get_int(reply, "errcmd", &errcmd);
         printf("fail %s rc=%ld errno=%ld errcmd=%ld msg=%s\n", cases[i], rc, err, errcmd,
                reply_msg(reply));
-        if (now() - t0 > 5)
+        if (now() - t0 > 15) /* a hang until some deadline, not a loaded machine */
             printf("fail %s took %.1f s\n", cases[i], now() - t0);
     }
     unlink(notexec);
