@@ -64,27 +64,15 @@ void ad_ep_set_node(int node) { ad_ep_node = node; }
  * the daemons of other mpiruns on other hosts; "" when it has no data port */
 static char ad_ep_daddr[SOCK_EP_TEXT_MAX];
 
-void ad_ep_set_daddr(const char *info)
+void ad_ep_set_daddr(int port, const util_net *nets, int nnets)
 {
-    /* "<port>;<net>,<net>..." as announced: ';' separates cards, so ':' here; whole networks
-     * only, as many as fit the REQUEST's text */
-    const char *semi = strchr(info, ';');
-    int n = semi != NULL
-                ? snprintf(ad_ep_daddr, sizeof ad_ep_daddr, "%.*s:", (int)(semi - info), info)
-                : -1;
-    if (n <= 0 || (size_t)n >= sizeof ad_ep_daddr) {
-        ad_ep_daddr[0] = 0;
-        return;
-    }
-    for (const char *net = semi + 1; *net != 0;) {
-        size_t len = strcspn(net, ",");
-        if ((size_t)n + len + 1 >= sizeof ad_ep_daddr)
-            break;
-        n += snprintf(ad_ep_daddr + n, sizeof ad_ep_daddr - (size_t)n, "%s%.*s",
-                      ad_ep_daddr[n - 1] == ':' ? "" : ",", (int)len, net);
-        net += len + (net[len] == ',');
-    }
-    if (ad_ep_daddr[n - 1] == ':')
+    /* ':' after the port (';' separates cards); whole networks only, as many as fit the
+     * REQUEST's text */
+    int n = snprintf(ad_ep_daddr, sizeof ad_ep_daddr, "%d:", port);
+    while (nnets > 0 &&
+           util_net_format(nets, nnets, ad_ep_daddr + n, sizeof ad_ep_daddr - (size_t)n) != UTIL_OK)
+        nnets--;
+    if (nnets == 0)
         ad_ep_daddr[0] = 0; /* no network */
 }
 

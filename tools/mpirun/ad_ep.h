@@ -2,6 +2,7 @@
 #define DCFA_AD_EP_H
 
 #include "ad.h"
+#include "util/util.h"
 
 /* ad_ep.c: endpoints handed over to the ranks (the sock fabric), and their confinement.
  * ad_ep_pair: the endpoint channel and token of p before it starts (the rank's end in
@@ -25,9 +26,9 @@ typedef void (*ad_ep_foreign_fn)(struct ad_daemon *d, struct ad_job *mine, struc
 void ad_ep_set_foreign(int (*is_foreign)(const char *jobid), ad_ep_foreign_fn fn);
 /* this daemon's tree node across hosts (ad_tree.c): the ranks' DCFA_SOCK_NODE */
 void ad_ep_set_node(int node);
-/* this daemon's data port and networks (ad_epr_listen's "<port>;<networks>"): the ranks'
- * DCFA_SOCK_DADDR, which their sock cards carry for the daemons of other mpiruns */
-void ad_ep_set_daddr(const char *info);
+/* this daemon's data port and networks (ad_epr_listen's): the ranks' DCFA_SOCK_DADDR,
+ * "<port>:<networks>", which their sock cards carry for the daemons of other mpiruns */
+void ad_ep_set_daddr(int port, const util_net *nets, int nnets);
 /* one message to p's endpoint channel with fd (or -1): 0 or -errno; a REFUSE of req to p */
 int ad_ep_send(struct ad_proc *p, const struct sock_ep_msg *m, int fd);
 void ad_ep_refuse(struct ad_proc *p, const struct sock_ep_msg *req, int status, const char *fmt,

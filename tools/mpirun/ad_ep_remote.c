@@ -208,7 +208,7 @@ const char *ad_epr_listen(void)
     epr.lfd = fd;
     epr.port = ntohs(a.sin_port);
     snprintf(epr.info, sizeof epr.info, "%d;%s", epr.port, text);
-    ad_ep_set_daddr(epr.info); /* the ranks' cards name it: another mpirun's daemon connects */
+    ad_ep_set_daddr(epr.port, nets, n); /* in the ranks' cards: another mpirun's daemon connects */
     return epr.info;
 }
 

@@ -111,33 +111,30 @@ static int ad_relay_new(int fd0, int fd1)
         (void)ad_reactor_add_source(&ad_relay_source);
     }
     struct ad_relay *r = calloc(1, sizeof *r);
+    if (r != NULL && ((r->s[0].buf = malloc(AD_RELAY_BUF)) == NULL ||
+                      (r->s[1].buf = malloc(AD_RELAY_BUF)) == NULL)) {
+        free(r->s[0].buf);
+        free(r);
+        r = NULL;
+    }
     if (r == NULL)
         return -ENOMEM;
-    int i = 0, rc = 0;
-    for (; i < 2; i++) {
+    for (int i = 0; i < 2; i++) {
         struct ad_relay_side *s = &r->s[i];
         s->r = r;
         s->fd = i == 0 ? fd0 : fd1;
-        s->buf = malloc(AD_RELAY_BUF);
-        ad_set_nonblock(s->fd);
         s->ev = EPOLLIN;
+        ad_set_nonblock(s->fd);
         struct epoll_event e = {.events = s->ev, .data.ptr = s};
-        if (s->buf == NULL) {
-            rc = -ENOMEM;
-            break;
-        }
         if (epoll_ctl(ad_relay_ep, EPOLL_CTL_ADD, s->fd, &e) != 0) {
-            rc = -errno;
-            break;
+            int rc = -errno;
+            if (i == 1)
+                (void)epoll_ctl(ad_relay_ep, EPOLL_CTL_DEL, fd0, NULL);
+            free(r->s[0].buf);
+            free(r->s[1].buf);
+            free(r);
+            return rc;
         }
-    }
-    if (rc != 0) {
-        for (int k = 0; k < i; k++)
-            (void)epoll_ctl(ad_relay_ep, EPOLL_CTL_DEL, r->s[k].fd, NULL);
-        for (int k = 0; k < 2; k++)
-            free(r->s[k].buf);
-        free(r);
-        return rc;
     }
     r->next = ad_relays;
     ad_relays = r;

@@ -936,6 +936,13 @@ static void sock_conn_hello(fab_conn *c)
     sock_tx_frame(c, SOCK_FRAME_HELLO, &h, sizeof h);
 }
 
+/* a daemon's data address ("<port>:<networks>") has only these characters, none of a card's
+ * separators */
+static int sock_daddr_ok(const char *daddr)
+{
+    return strspn(daddr, "0123456789.,/:") == strlen(daddr);
+}
+
 /* the card's parts: daemon "sock:d:<job>/<rank>/<token>[/<tree node>][@<daemon address>]",
  * self "sock:s:<node>/<port>"; the tree node (DCFA_SOCK_NODE, across hosts) is 0 when absent;
  * the daemon's address (DCFA_SOCK_DADDR, "<port>:<networks>", when it has a data port) goes
@@ -960,7 +967,7 @@ static int sock_card_daemon(const char *card, char *job, size_t joblen, int *ran
     if ((*end != 0 && *end != '@') || v < 0 || v > INT32_MAX)
         return UTIL_EPROTO;
     const char *at = *end == '@' ? end + 1 : "";
-    if (strspn(at, "0123456789.,/:") != strlen(at) || (daddr != NULL && strlen(at) >= daddrlen))
+    if (!sock_daddr_ok(at) || (daddr != NULL && strlen(at) >= daddrlen))
         return UTIL_EPROTO;
     if (daddr != NULL)
         memcpy(daddr, at, strlen(at) + 1);
@@ -1428,7 +1435,7 @@ static int sock_open(const fab_params *p, char *card, size_t cardlen)
         /* and my daemon's data port, for the daemon of another mpirun on another host */
         const char *daddr = getenv("DCFA_SOCK_DADDR");
         if (daddr != NULL && *daddr != 0 && n > 0 && (size_t)n < cardlen &&
-            strlen(daddr) < SOCK_EP_TEXT_MAX && strspn(daddr, "0123456789.,/:") == strlen(daddr))
+            strlen(daddr) < SOCK_EP_TEXT_MAX && sock_daddr_ok(daddr))
             n += snprintf(card + n, cardlen - (size_t)n, "@%s", daddr);
     } else {
         sk.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
