@@ -384,6 +384,10 @@ void fab_ofi_peer_cost(char *buf, size_t len);
 /* what open() sets in the environment for libfabric, set now by the calling thread: before
  * open() runs in another thread (setenv is not safe while other threads read it) */
 void fab_ofi_prepare(const fab_params *p);
+/* auto mode opens ofi for processes on other hosts when sock could carry them too
+ * (DCFA_OFI_AUTO: where the node has hardware a provider drives, or a provider is named);
+ * why in why[whylen] */
+int fab_ofi_wanted(char *why, size_t whylen);
 #endif
 
 /* Open the fabrics DCFA_FABRICS (spec) names, "auto" by default: shm, plus

@@ -2,8 +2,9 @@
  *
  * DCFA_FABRICS names the fabrics to open: "auto" (the default) opens shm, and
  * ofi too when the job may have processes on other nodes (fewer local ranks
- * than ranks, or unknown), and gw when the job has gateway daemons
- * (DCFA_GATEWAYS, mpirun --gateways); a comma list ("ofi", "shm,ofi") opens exactly
+ * than ranks, or unknown) - or sock instead, where the daemons hand over
+ * connections and libfabric has no hardware to drive (DCFA_OFI_AUTO) - and gw when the job has
+ * gateway daemons (DCFA_GATEWAYS, mpirun --gateways); a comma list ("ofi", "shm,ofi") opens exactly
  * those. Each opened fabric contributes its card; the process publishes them
  * joined by ';'. In auto mode the caller may take ofi to open later itself
  * (`late`: the core opens it in a thread, off MPI_Init's path, docs/fabric.md).
@@ -77,20 +78,27 @@ int fab_select_open(const fab_params *p, const char *spec, const fab_ops **opene
             net = &fab_ofi_ops;
 #endif
 #ifdef DCFA_HAVE_OFI
+        /* the daemons hand over connections across hosts within a job and between a parent
+         * and its children, spawned jobs' too (docs/launcher.md, "Endpoints across hosts");
+         * but only where they reach each other: not in a job over networks joined by
+         * gateways, whose pairs across them have no daemon connection to take */
+        const char *ep = getenv("DCFA_SOCK_EP_FD");
+        int sock_serves = ep && *ep && util_cfg.sock_connect != 2 && !gateways;
+        char why[400];
+        if (spans && net == &fab_ofi_ops && sock_serves && !fab_ofi_wanted(why, sizeof why)) {
+            /* no hardware for libfabric here: sock carries every pair (DCFA_OFI_AUTO) */
+            net = &fab_sock_ops;
+            if (util_cfg.debug)
+                util_log("auto: sock across hosts, ofi not opened (%s)", why);
+        }
         /* the caller opens ofi itself, later (in a thread of its own): not here */
         if (late && spans && net == &fab_ofi_ops) {
             fab_ofi_prepare(p);
             *late = net;
             net = NULL;
-            /* and sock, over the connections the daemons make, for the first contacts made
-             * while ofi opens (docs/fabric.md, "First contact over sock") */
-            const char *ep = getenv("DCFA_SOCK_EP_FD");
-            /* the daemons hand over connections across hosts within a job and between a
-             * parent and its children, spawned jobs' too (docs/launcher.md, "Endpoints across
-             * hosts"); but only where they reach each other: not in a job over networks joined
-             * by gateways, whose pairs across them have no daemon connection to take */
-            if (util_cfg.ofi_late_sock && ep && *ep && util_cfg.sock_connect != 2 &&
-                !(util_cfg.gateways && *util_cfg.gateways))
+            /* and sock for the first contacts made while ofi opens (docs/fabric.md, "First
+             * contact over sock") */
+            if (util_cfg.ofi_late_sock && sock_serves)
                 net = &fab_sock_ops;
         }
 #endif
@@ -217,13 +225,16 @@ void fab_select_report(char *buf, size_t len)
     char built[128];
     fab_builtin_names(built, sizeof built);
 #ifdef DCFA_HAVE_OFI
-    char prov[256];
+    char prov[256], why[400];
     fab_ofi_probe(prov, sizeof prov);
+    int wanted = fab_ofi_wanted(why, sizeof why);
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "
              "sock: stream sockets handed over by the assist daemon; ofi: libfabric %s; "
-             "gw: through the gateway daemons of mpirun --gateways)",
-             built, prov);
+             "gw: through the gateway daemons of mpirun --gateways); across hosts by default: "
+             "%s (%s)",
+             built, prov, wanted ? "ofi, opened after MPI_Init" : "sock, libfabric not opened",
+             why);
 #else
     snprintf(buf, len,
              "%s (shm: rings in shared memory, process_vm_readv/writev single copy; "

@@ -265,7 +265,9 @@ const util_tunable util_tunables[] = {
      0, UTIL_LVL_DEV, UTIL_CAT_RMA},
     {"DCFA_FABRICS", UTIL_T_STR, &util_cfg.fabrics, "auto", NULL,
      "fabrics to open, highest priority first per connection: auto (shm, plus ofi when the job may "
-     "span nodes, sock instead of ofi for ranks under DCFA_ISOLATE, and gw when mpirun --gateways "
+     "span nodes - sock instead where the daemons hand over connections and libfabric has no "
+     "hardware, DCFA_OFI_AUTO - sock instead of ofi for ranks under DCFA_ISOLATE, and gw when "
+     "mpirun --gateways "
      "set DCFA_GATEWAYS) or a comma list such as ofi, shm,ofi or sock",
      0, UTIL_LVL_USER, UTIL_CAT_FABRIC},
     {"DCFA_GATEWAYS", UTIL_T_STR, &util_cfg.gateways, "", NULL,
@@ -325,6 +327,15 @@ const util_tunable util_tunables[] = {
      "thread of its own started by MPI_Init, which returns without waiting; the address goes to "
      "the peers through mpirun's name service, and the first contact with a process on another "
      "host waits for the thread; 0: opened inside MPI_Init (docs/fabric.md)",
+     0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_OFI_AUTO", UTIL_T_INT, &util_cfg.ofi_auto, "-1", NULL,
+     "whether DCFA_FABRICS=auto opens ofi (libfabric) for a job of our mpirun across hosts, "
+     "where the daemons hand over TCP connections (the sock fabric) too: -1 where the node has "
+     "hardware a libfabric provider drives (an RDMA device in /sys/class/infiniband or "
+     "/sys/class/cxi, Omni-Path's /dev/hfi1_0) or FI_PROVIDER / DCFA_OFI_PROVIDER names one; "
+     "else libfabric would only add its TCP over the same kernel, and its open (about 300-500 ms "
+     "with Debian's libfabric) is spared: sock carries every pair; 1: always; 0: never "
+     "(docs/fabric.md)",
      0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_OFI_LATE_SOCK", UTIL_T_BOOL, &util_cfg.ofi_late_sock, "1", NULL,
      "with DCFA_OFI_LATE, MPI_Init opens the sock fabric too (the connections the daemons make), "

@@ -265,6 +265,8 @@ typedef struct util_config {
     int ofi_late;               /* DCFA_OFI_LATE: open ofi in a thread of its own, off MPI_Init */
     int ofi_late_delay;         /* DCFA_OFI_LATE_DELAY: ms the thread waits first (tests) */
     int ofi_late_sock;          /* DCFA_OFI_LATE_SOCK: first contacts over sock while ofi opens */
+    int ofi_auto;               /* DCFA_OFI_AUTO: auto mode opens ofi across hosts (-1: where
+                                   fab_ofi_wanted says, 1: always, 0: never when sock serves) */
     int ofi_max_credit;         /* DCFA_OFI_MAX_CREDIT: blocks of an ofi connection's rings */
     size_t gw_eager_limit;      /* DCFA_GW_EAGER_LIMIT: the same through a gateway daemon */
     size_t ofi_eager_limit;     /* DCFA_OFI_EAGER_LIMIT: largest eager message over ofi (header

@@ -404,6 +404,33 @@ st_mpi_cross() {
         echo "PASS=$PASS FAIL=$FAIL" >"$TMP/counts"
     )
     eval "$(cat "$TMP/counts")"
+    # auto with no provider named (docs/fabric.md, "ofi or sock across hosts"): without RDMA
+    # hardware libfabric is never loaded, every pair across hosts goes over the daemons'
+    # connections, none as a first contact while ofi opens; DCFA_OFI_AUTO=1 opens it again,
+    # late
+    (
+        unset DCFA_FABRICS FI_PROVIDER FI_TCP_IFACE DCFA_OFI_PROVIDER DCFA_OFI_AUTO
+        if ls /sys/class/infiniband/* /sys/class/cxi/* /dev/hfi1_0 >/dev/null 2>&1; then
+            NOTRUN=$((NOTRUN + 1))
+            echo "  NOT RUN  auto without RDMA hardware: this machine has some"
+        else
+            run "auto no-hardware ofi_late" 0 -genv OFI_LATE_SPANS 0 -genv DCFA_STATS 1 \
+                -hosts dcfa-h1,dcfa-h2 -ppn 2 -n 4 "$MPIT/ofi_late" &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    [ "$(grep -c 'dcfa-conn rank=[0-3] peer=[0-3] fabric=sock ' "$TMP/err")" = 8 ] &&
+                    ! grep -q 'fabric=ofi\|while ofi opens' "$TMP/err" &&
+                    ok "auto across 2 hosts without RDMA hardware: libfabric never mapped, the 8 pairs across hosts over sock" ||
+                    bad "auto no-hardware: $(head -c 300 "$TMP/out") $(grep -h 'dcfa-conn\|rank [0-9]\]' "$TMP/err" | head -c 900)"; }
+            MPI_SET="sendrecv rndv_mixed coll_bcast rma_atomic rma_passive wildcard order probe" mpi_set "auto-sock" 4 -hosts dcfa-h1,dcfa-h2
+            run "auto DCFA_OFI_AUTO=1 ofi_late" 0 -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_AUTO 1 -genv DCFA_OFI_LATE_DELAY 1500 \
+                -genv DCFA_STATS 1 -hosts dcfa-h1,dcfa-h2 -n 2 "$MPIT/ofi_late" &&
+                { grep -q "No Errors" "$TMP/out" && grep -q 'why="sock: first contact while ofi opens"' "$TMP/err" &&
+                    ok "DCFA_OFI_AUTO=1: libfabric opened late across hosts without hardware, first contacts over sock" ||
+                    bad "auto DCFA_OFI_AUTO=1: $(head -c 300 "$TMP/out") $(grep -h 'dcfa-conn' "$TMP/err" | head -c 600)"; }
+        fi
+        echo "PASS=$PASS FAIL=$FAIL NOTRUN=$NOTRUN" >"$TMP/counts"
+    )
+    eval "$(cat "$TMP/counts")"
     "$HOSTS_SH" down
 }
 

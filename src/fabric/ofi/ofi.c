@@ -37,6 +37,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -574,6 +575,51 @@ void fab_ofi_prepare(const fab_params *p)
     snprintf(rxm_eager, sizeof rxm_eager, "%zu", ofi_packet_max(p));
     setenv("FI_OFI_RXM_EAGER_LIMIT", rxm_eager, 0);
     setenv("IPATH_NO_BACKTRACE", "1", 0);
+}
+
+/* the first entry of directory dir other than . and .., in name[len]; 0 when none */
+static int ofi_dir_entry(const char *dir, char *name, size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(name, len, "%s/%s", dir, e->d_name);
+            found = 1;
+        }
+    closedir(d);
+    return found;
+}
+
+/* Across hosts, ofi is worth its open (300-500 ms with Debian's libfabric, docs/bench.md)
+ * where one of its providers drives hardware: an RDMA device (verbs over InfiniBand, RoCE,
+ * iWARP; EFA and usNIC list themselves there too), HPE Slingshot (cxi), Omni-Path (psm2,
+ * opx). Without any, its providers move bytes through the kernel's TCP or UDP, as the sock
+ * fabric does over the connections the daemons make, which serve at once. A provider the user
+ * names (FI_PROVIDER, DCFA_OFI_PROVIDER) is taken as asked for. */
+int fab_ofi_wanted(char *why, size_t whylen)
+{
+    char dev[300] = "";
+    const char *prov = util_cfg.ofi_provider && *util_cfg.ofi_provider ? util_cfg.ofi_provider
+                                                                       : getenv("FI_PROVIDER");
+    if (util_cfg.ofi_auto >= 0) {
+        snprintf(why, whylen, "DCFA_OFI_AUTO=%d", util_cfg.ofi_auto);
+        return util_cfg.ofi_auto > 0;
+    }
+    if (prov && *prov) {
+        snprintf(why, whylen, "a provider named: %s", prov);
+        return 1;
+    }
+    if (ofi_dir_entry("/sys/class/infiniband", dev, sizeof dev) ||
+        ofi_dir_entry("/sys/class/cxi", dev, sizeof dev) || access("/dev/hfi1_0", F_OK) == 0) {
+        snprintf(why, whylen, "RDMA hardware: %s", dev[0] ? dev : "/dev/hfi1_0");
+        return 1;
+    }
+    snprintf(why, whylen, "no RDMA hardware (/sys/class/infiniband, /sys/class/cxi, /dev/hfi1_0)");
+    return 0;
 }
 
 /* May run in a thread of its own (the core's late open, DCFA_OFI_LATE) while the main thread
