@@ -136,7 +136,18 @@ static int core_cards_get(int lpid, char *cards, size_t len)
     if (rc != UTIL_OK)
         util_log("no fabric address of %s in the key/value exchange (%s)", util_proc(lpid),
                  strerror(-rc));
+    else if (lpid >= 0 && lpid < core_s.nprocs)
+        core_s.procs[lpid].cards = util_strdup(cards); /* kept: its host names it in errors */
     return rc;
+}
+
+/* util_proc_host's answer: the "host:" entry of the process's cards, once read */
+static void core_host_name(int lpid, char *buf, size_t len)
+{
+    char host[128];
+    if (lpid >= 0 && lpid < core_s.nprocs && core_s.procs[lpid].cards &&
+        fab_select_card(core_s.procs[lpid].cards, "host", host, sizeof host) == UTIL_OK)
+        snprintf(buf, len, "%s", host + 5);
 }
 
 /* ---- processes ------------------------------------------------------------------------ */
@@ -478,6 +489,7 @@ int core_init(const core_params *p)
     util_queue_init(&core_s.unexpected);
     util_htab_init(&core_reqs, sizeof(core_req), 1);
     util_proc_namer = core_proc_name;
+    util_host_namer = core_host_name;
     core_s.fp = (fab_params){.job_id = core_s.job_id, .self = p->self, .nprocs = p->nprocs,
                              .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
                              .local_nblocks = core_s.local_nblocks,

@@ -8,6 +8,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,4 +133,28 @@ int util_net_common(const util_net *a, int na, const util_net *b, int nb)
                 return 1;
     }
     return 0;
+}
+
+void util_tcp_liveness(int fd, int t)
+{
+    struct sockaddr_storage a;
+    socklen_t al = sizeof a;
+    if (t <= 0 || getsockname(fd, (struct sockaddr *)&a, &al) != 0 ||
+        (a.ss_family != AF_INET && a.ss_family != AF_INET6))
+        return;
+    /* idle for a third of the bound, then a probe every sixth: the peer's kernel answers them
+     * however busy its processes are, so only a host or link that is gone misses them all */
+    int one = 1, idle = t / 3 > 0 ? t / 3 : 1, intvl = t / 6 > 0 ? t / 6 : 1, cnt = 6;
+    unsigned ms = (unsigned)t * 1000u;
+    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+}
+
+int util_net_timeout_env(void)
+{
+    const char *s = getenv("DCFA_NET_TIMEOUT");
+    return s && *s ? atoi(s) : 60;
 }

@@ -328,6 +328,13 @@ const util_tunable util_tunables[] = {
      "the peers through mpirun's name service, and the first contact with a process on another "
      "host waits for the thread; 0: opened inside MPI_Init (docs/fabric.md)",
      0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_NET_TIMEOUT", UTIL_T_INT, &util_cfg.net_timeout, "60", NULL,
+     "seconds a TCP connection to another host (sock's, a gateway's, a relay's) may go without "
+     "an answer from the peer's host before it fails with an error naming the peer: keepalive "
+     "probes while it idles, TCP_USER_TIMEOUT while data waits for acknowledgement; a host or "
+     "link that goes down then ends the job instead of hanging it; 0: no bound (the kernel's "
+     "retransmissions, about 15 minutes, and none at all for an idle connection)",
+     0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_OFI_AUTO", UTIL_T_INT, &util_cfg.ofi_auto, "-1", NULL,
      "whether DCFA_FABRICS=auto opens ofi (libfabric) for a job of our mpirun across hosts, "
      "where the daemons hand over TCP connections (the sock fabric) too: -1 where the node has "

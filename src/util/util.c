@@ -34,6 +34,19 @@ const char *util_proc(int lpid)
     return buf;
 }
 
+void (*util_host_namer)(int lpid, char *buf, size_t len);
+
+const char *util_proc_host(int lpid)
+{
+    static _Thread_local char hosts[2][128];
+    static _Thread_local unsigned next;
+    char *buf = hosts[next++ % 2];
+    buf[0] = 0;
+    if (util_host_namer)
+        util_host_namer(lpid, buf, sizeof hosts[0]);
+    return buf;
+}
+
 static void util_vlog(const char *fmt, va_list ap)
 {
     char buf[1024];

@@ -40,6 +40,10 @@ extern char util_log_job[64];
  * used in one line (the buffers rotate); for log lines only, never on the message path. */
 const char *util_proc(int lpid);
 extern void (*util_proc_namer)(int lpid, char *buf, size_t len);
+/* the host process lpid runs on, when known (its cards were read: a connection was made or
+ * tried), else ""; through util_host_namer (set by the core) */
+const char *util_proc_host(int lpid);
+extern void (*util_host_namer)(int lpid, char *buf, size_t len);
 extern int util_log_fd;     /* where log lines go: stderr; -1 drops them (fuzzers) */
 void util_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void util_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -253,6 +257,7 @@ typedef struct util_config {
     const char *gateway_key;    /* DCFA_GATEWAY_KEY: the job's key for its gateway daemons */
     int module;                 /* DCFA_MODULE: this process's module id (-1: by its networks) */
     int sock_connect;           /* DCFA_SOCK_CONNECT: 0 auto, 1 daemon, 2 self */
+    int net_timeout;            /* DCFA_NET_TIMEOUT: s a TCP peer may not answer (0: no bound) */
     size_t sock_credit;         /* DCFA_SOCK_CREDIT: bytes in flight per sock connection */
     size_t sock_eager_limit;    /* DCFA_SOCK_EAGER_LIMIT: largest eager message over sock (header
                                    included; 0: the core's) */
@@ -382,6 +387,13 @@ int util_net_reaches(uint32_t addr);
 int util_net_format(const util_net *nets, int n, char *buf, size_t len);
 int util_net_parse(const char *s, size_t len, util_net *nets, int max); /* count, or <0 */
 int util_net_common(const util_net *a, int na, const util_net *b, int nb);
+/* a TCP connection (to another host) whose peer stops answering fails within about secs
+ * seconds (DCFA_NET_TIMEOUT) instead of never: keepalive probes while it idles, and a bound
+ * on unacknowledged data (TCP_USER_TIMEOUT); nothing for secs <= 0 or another family */
+void util_tcp_liveness(int fd, int secs);
+/* DCFA_NET_TIMEOUT read from the environment (60 if unset): for mpirun's daemons, which have
+ * no tunables table (the library reads util_cfg.net_timeout) */
+int util_net_timeout_env(void);
 
 /* ---- shared-memory segments (/dev/shm) -------------------------------------------
  * util_shm_create makes a new segment exclusively (O_CREAT | O_EXCL, mode

@@ -427,6 +427,44 @@ st_mpi_cross() {
                 { grep -q "No Errors" "$TMP/out" && grep -q 'why="sock: first contact while ofi opens"' "$TMP/err" &&
                     ok "DCFA_OFI_AUTO=1: libfabric opened late across hosts without hardware, first contacts over sock" ||
                     bad "auto DCFA_OFI_AUTO=1: $(head -c 300 "$TMP/out") $(grep -h 'dcfa-conn' "$TMP/err" | head -c 600)"; }
+            # a host whose interface goes down (docs/faults.md, "A host that stops answering"):
+            # a rendezvous under way (busy, h2's link) or an idle connection (idle, h1's: only
+            # keepalive finds it) ends the job within DCFA_NET_TIMEOUT with a line naming the
+            # peer and its host; without the bound (0) the idle pair must still wait after 15 s
+            for nd in "busy dcfa-h2 4" "idle dcfa-h1 4" "idle dcfa-h1 0"; do
+                set -- $nd
+                timeout 90 "$MPIRUN" -genv NET_DOWN_MODE "$1" -genv DCFA_NET_TIMEOUT "$3" \
+                    -genv NET_DOWN_LIMIT 60 -hosts dcfa-h1,dcfa-h2 -n 2 "$MPIT/net_down" \
+                    >"$TMP/out" 2>"$TMP/err" </dev/null &
+                ndpid=$!
+                for _ in $(seq 200); do grep -q "net_down ready" "$TMP/out" && break; sleep 0.1; done
+                t0=$(date +%s)
+                "$DCFA_RSH" "$2" "ip link set eth0 down"
+                if [ "$3" = 0 ]; then
+                    sleep 15
+                    kill -0 $ndpid 2>/dev/null &&
+                        ok "net_down $1, no DCFA_NET_TIMEOUT: still waiting after 15 s (the bound is what ends it)" ||
+                        bad "net_down $1 without a bound ended: $(head -c 300 "$TMP/err")"
+                    kill -TERM $ndpid 2>/dev/null
+                    wait $ndpid
+                else
+                    wait $ndpid
+                    rc=$?
+                    took=$(($(date +%s) - t0))
+                    [ $rc != 0 ] && [ $rc != 124 ] && [ $took -lt 40 ] &&
+                        grep -Eq "rank [01] on host dcfa-h[12]: .*(DCFA_NET_TIMEOUT|no route)" "$TMP/err" &&
+                        ok "net_down $1, $2's link down: $(grep -o 'sock: cannot [a-z]* [a-z]* rank [01] on host [a-z0-9-]*' "$TMP/err" | head -1) after ${took} s" ||
+                        bad "net_down $1 ($2's link down): status $rc after ${took} s: $(head -c 400 "$TMP/err")"
+                fi
+                "$DCFA_RSH" "$2" "ip link set eth0 up"
+            done
+            sleep 0.5
+            left=""
+            for h in dcfa-h1 dcfa-h2; do
+                left+=$("$DCFA_RSH" "$h" "ls /dev/shm | grep '^dcfa-' | sed 's/^/$h:/'" 2>/dev/null | tr '\n' ' ')
+            done
+            pgrep -f -- "$MPIT/net_down" >/dev/null && left+=" processes: $(pgrep -af -- "$MPIT/net_down" | head -3 | tr '\n' ' ')"
+            [ -z "$left" ] && ok "net_down: no process or /dev/shm/dcfa-* left on either host" || bad "net_down: left behind: $left"
         fi
         echo "PASS=$PASS FAIL=$FAIL NOTRUN=$NOTRUN" >"$TMP/counts"
     )
