@@ -478,6 +478,7 @@ int core_init(const core_params *p)
     snprintf(core_s.job_id, sizeof core_s.job_id, "%s", p->job_id ? p->job_id : "");
     core_s.job = fab_job_hash(core_s.job_id);
     core_s.kvs = p->kvs;
+    core_s.lost_unseen = p->lost_unseen;
     core_s.late.net = p->net_late && util_cfg.ofi_late && p->kvs.publish && p->kvs.lookup;
     core_ring_geometry(util_cfg.eager_limit, util_cfg.block_size, util_cfg.max_credit,
                        (unsigned)util_cfg.credit_sync_limit, p->node_nprocs);
@@ -657,6 +658,9 @@ void core_conn_lost(void *ctx, const char *why)
 {
     core_conn *c = ctx;
     int lpid = c->lpid;
+    /* blocks written that the peer has not reported consumed: a message in them may be gone
+     * (or only its credit not back yet) */
+    int unacked = c->tx_count != c->credit_seen;
     snprintf(core_unreach_text, sizeof core_unreach_text, "%s", why);
     /* 1. the requests to fail, marked done with the error first: completing one runs the
      * layer above, which may start others (to the peer: on a new connection) */
@@ -728,6 +732,18 @@ void core_conn_lost(void *ctx, const char *why)
             core_req_complete(r);
     }
     free(ids);
+    /* nothing of mine waits for the peer, but what I sent may not have reached it: its
+     * receive for it would wait for ever. Said where a fatal handler ends the job
+     * (docs/faults.md, "A connection is lost") */
+    if (n == 0 && unacked && core_s.lost_unseen && !core_s.finalizing &&
+        !(c->fin_out && c->fin_in)) {
+        char text[900];
+        snprintf(text, sizeof text,
+                 "%s; what this process sent to %s that its end had not reported received may "
+                 "be lost with it, and no call of this process waited for it",
+                 why, util_proc(lpid));
+        core_s.lost_unseen(text);
+    }
 }
 
 int core_disconnect(const int *lpids, int n)

@@ -154,6 +154,10 @@ typedef struct core_params {
     core_kvs kvs;
     int net_late; /* the network fabric (ofi) may open in a thread, off MPI_Init's
                      path (DCFA_OFI_LATE, with kvs.publish and kvs.lookup) */
+    /* a lost connection (core_conn_lost) may have taken messages of mine that no call of
+     * this process waits for (sends that completed at my end): why names what was lost.
+     * The MPI layer raises it where a fatal error handler ends the job; NULL: ignored */
+    void (*lost_unseen)(const char *why);
 } core_params;
 
 int core_init(const core_params *p);

@@ -166,6 +166,7 @@ typedef struct core_state {
     int nfabs;
     unsigned poll_mask;     /* the smallest of the fabrics' poll masks: the hot loop's one test */
     core_kvs kvs;
+    void (*lost_unseen)(const char *why); /* core_params.lost_unseen */
     int finalizing;         /* after the FIN handshake: no SYNC any more */
     int rndv_out;           /* my sends with an RTS out, not complete: traffic goes both ways */
     const void *hot_buf;    /* buffer and size of my last rendezvous send (core_send_hot) */

@@ -22,6 +22,9 @@ enum mpii_obj {
  * MPI_ERRORS_ARE_FATAL it prints the message and ends the job. */
 int mpii_err(int objkind, int handle, int errclass, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* core_params.lost_unseen: a lost connection may have taken messages no call waits for;
+ * the job ends where the process's handler is fatal, else nothing (no call to return to) */
+void mpii_err_lost_unseen(const char *why);
 
 /* The cause of a failure found below the bindings (a system call, the process manager, a
  * peer), kept for the error the binding raises about it: the next mpii_err() of this

@@ -1012,6 +1012,29 @@ st_twonet() {
                 grep -q "gw: the gateway daemon on host dcfa-g2 closed its connection; no connection of this process went through it" "$TMP/err" &&
                 ok "a gateway daemon killed before the pair's first message: the pair takes the other gateway" ||
                 bad "failover (gateway pid '$gp'): status $st: $(grep -v '^dcfa-stats' "$TMP/err" | head -c 600) $(head -c 200 "$TMP/out")"
+            # a gateway daemon that dies holding a message whose send completed, while nothing of
+            # its sender waits for the peer (a receive from MPI_ANY_SOURCE stays posted): the
+            # receive posted later would wait for ever; under the default handler the job ends
+            # with a line naming the gateway and the loss (docs/faults.md)
+            rm -f "$TMP/lsend" "$TMP/lrecv"
+            GW_LOST_SEND=$TMP/lsend GW_LOST_RECV=$TMP/lrecv timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 \
+                --gateways dcfa-g1,dcfa-g2 -ppn 1 -n 2 "$MPIT/gw_lost" >"$TMP/out" 2>"$TMP/err" </dev/null &
+            mp=$!
+            gp=$(gw_daemon_pid dcfa-g2)
+            sleep 2 # the pair's first exchange, through dcfa-g2 (the rule's gateway for ranks 0, 1)
+            [ -n "$gp" ] && kill -STOP "$gp"
+            touch "$TMP/lsend"
+            for i in $(seq 1 100); do grep -q '^gw_lost: sent' "$TMP/err" && break; sleep 0.1; done
+            sleep 0.3
+            t0=$SECONDS
+            [ -n "$gp" ] && kill -KILL "$gp"
+            touch "$TMP/lrecv"
+            wait $mp
+            st=$?
+            [ -n "$gp" ] && [ $st != 0 ] && [ $st != 124 ] && [ $((SECONDS - t0)) -lt 20 ] &&
+                grep -Eq "aborted the job .*the connection to rank [01] through the gateway daemon on host dcfa-g2 was lost .*what this process sent to rank [01] that its end had not reported received may be lost" "$TMP/err" &&
+                ok "a gateway daemon killed holding a completed send: the job ends in $((SECONDS - t0)) s, status $st, naming dcfa-g2 and the loss" ||
+                bad "gateway killed holding a message (pid '$gp'): status $st after $((SECONDS - t0)) s: $(grep -v '^dcfa-stats' "$TMP/err" | head -c 600)"
             # bad input: a gateway with one network, a gateway that is also a ranks' host
             run "gateway with one network" 1 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c2 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 one_line "a gateway with one network: one line naming it" \

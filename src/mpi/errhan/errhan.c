@@ -580,6 +580,17 @@ int mpii_err(int objkind, int handle, int errclass, const char *func, const char
     return code;
 }
 
+void mpii_err_lost_unseen(const char *why)
+{
+    /* from inside progress: only where the process's handler (MPI_COMM_SELF's, else
+     * MPI_COMM_WORLD's) ends the job; a user's function or MPI_ERRORS_RETURN has no call to
+     * return it from, and is not called from within progress */
+    int objkind = MPII_OBJ_NONE, handle = 0;
+    MPI_Errhandler eh = errh_pick(&objkind, &handle);
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT)
+        mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_OTHER, "MPI progress", "%s", why);
+}
+
 int mpii_err_null_arg(int objkind, int handle, const char *func, const char *arg)
 {
     return mpii_err(objkind, handle, MPI_ERR_ARG, func, "%s: NULL pointer", arg);

@@ -268,7 +268,8 @@ int mpii_runtime_start(int required)
                               .lookup = assist_name_lookup,
                               .unpublish = assist_name_unpublish},
                       /* mpirun's name service carries the late address (core/late.c) */
-                      .net_late = spans};
+                      .net_late = spans,
+                      .lost_unseen = mpii_err_lost_unseen};
     rc = core_init(&cp);
     if (rc == UTIL_OK)
         mpii_startup_check(rank, size, agree);
