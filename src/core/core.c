@@ -660,7 +660,7 @@ void core_conn_lost(void *ctx, const char *why)
     int lpid = c->lpid;
     /* blocks written that the peer has not reported consumed: a message in them may be gone
      * (or only its credit not back yet) */
-    int unacked = c->tx_count != c->credit_seen;
+    int unacked = c->tx_count != c->credit_seen && !(c->fin_out && c->fin_in);
     snprintf(core_unreach_text, sizeof core_unreach_text, "%s", why);
     /* 1. the requests to fail, marked done with the error first: completing one runs the
      * layer above, which may start others (to the peer: on a new connection) */
@@ -735,8 +735,7 @@ void core_conn_lost(void *ctx, const char *why)
     /* nothing of mine waits for the peer, but what I sent may not have reached it: its
      * receive for it would wait for ever. Said where a fatal handler ends the job
      * (docs/faults.md, "A connection is lost") */
-    if (n == 0 && unacked && core_s.lost_unseen && !core_s.finalizing &&
-        !(c->fin_out && c->fin_in)) {
+    if (n == 0 && unacked && core_s.lost_unseen && !core_s.finalizing) {
         char text[900];
         snprintf(text, sizeof text,
                  "%s; what this process sent to %s that its end had not reported received may "
