@@ -210,25 +210,20 @@ static void sock_nonblock(int fd)
         fd, util_cfg.net_timeout); /* a peer host that stops answering: an error, not a hang */
 }
 
-static const char *sock_why(int err);
-/* a receive from c failed with errno (not its end): the process ends, naming the peer */
-static _Noreturn void sock_rx_failed(fab_conn *c)
+/* a send or receive on c's socket failed with errno (not its end): the process ends, naming
+ * the peer, its host and what the error means */
+static _Noreturn void sock_io_failed(fab_conn *c, const char *verb)
 {
     int err = errno;
     const char *host = util_proc_host(c->peer);
-    util_die("sock: cannot read from %s%s%s: %s%s", c->name, *host ? " on host " : "", host,
-             strerror(err), sock_why(err));
-}
-
-/* what a failed send or receive on c's socket means, errno kept */
-static const char *sock_why(int err)
-{
-    if (err == ETIMEDOUT)
-        return " (its host has not answered for DCFA_NET_TIMEOUT seconds: the host or the "
-               "network to it is down)";
-    if (err == ENETUNREACH || err == EHOSTUNREACH || err == ENETDOWN)
-        return " (this host has no route to it any more: a network interface went down)";
-    return " (it ended or its connection broke)";
+    const char *why =
+        err == ETIMEDOUT ? " (its host has not answered for DCFA_NET_TIMEOUT seconds: the host or "
+                           "the network to it is down)"
+        : err == ENETUNREACH || err == EHOSTUNREACH || err == ENETDOWN
+            ? " (this host has no route to it any more: a network interface went down)"
+            : " (it ended or its connection broke)";
+    util_die("sock: cannot %s %s%s%s: %s%s", verb, c->name, *host ? " on host " : "", host,
+             strerror(err), why);
 }
 
 /* ---- sending ------------------------------------------------------------------------- */
@@ -277,10 +272,7 @@ static int sock_tx_failed(fab_conn *c)
 {
     if (c->closing && (errno == EPIPE || errno == ECONNRESET))
         return 1; /* finalizing: the peer finished first and closed; it needs nothing more */
-    int err = errno;
-    const char *host = util_proc_host(c->peer);
-    util_die("sock: cannot send to %s%s%s: %s%s", c->name, *host ? " on host " : "", host,
-             strerror(err), sock_why(err));
+    sock_io_failed(c, "send to");
 }
 
 /* send what is left of one-sided frame s: 1 when all went, 0 when the socket is full */
@@ -833,8 +825,8 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
                    (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
             return 0;
         } else if (k < 0 && errno != ECONNRESET) {
-            sock_rx_failed(c); /* a peek takes the socket's error: it is told here */
-        }                      /* its end: judged below */
+            sock_io_failed(c, "read from"); /* a peek takes the socket's error: it is told here */
+        }                                   /* its end: judged below */
     }
     /* a one-sided frame with data may come next (a read of mine is under way, or memory is
      * lent): when its header leads, it is read alone, so that its data go into place */
@@ -844,7 +836,7 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
         ssize_t k = recv(r->fd, &f, sizeof f, MSG_PEEK | MSG_DONTWAIT);
         if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
             errno != ECONNRESET)
-            sock_rx_failed(c); /* a peek takes the socket's error: it is told here */
+            sock_io_failed(c, "read from"); /* a peek takes the socket's error: it is told here */
         if (k == (ssize_t)sizeof f) {
             unsigned kind = (f.check ^ f.len ^ SOCK_FRAME_MAGIC) >> 24;
             if ((kind == SOCK_FRAME_WRITE || kind == SOCK_FRAME_READR) &&
@@ -899,7 +891,7 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
         }
         return 1; /* rx_peek judges it once what came before is consumed */
     }
-    sock_rx_failed(c);
+    sock_io_failed(c, "read from");
 }
 
 /* ---- connections ----------------------------------------------------------------------- */
