@@ -470,6 +470,11 @@ static const util_tunable util_other_vars[] = {
      "two hops each way; the gateway holds up to DCFA_GW_TOKENS packets of this size per "
      "process (docs/gateway.md)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_GW_NICE", UTIL_T_INT, NULL, "-10", NULL,
+     "gateway daemon: its nice value (-20 to 19), set where allowed (root, CAP_SYS_NICE; else it "
+     "keeps its daemon's): a frame waits while the gateway is not on a core, so on a host it "
+     "shares with polling processes it goes first",
+     0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_GW_HELLO_TIMEOUT", UTIL_T_STR, NULL, "10", NULL,
      "gateway daemon: seconds (0.1-3600) a new connection has to say HELLO or PROXY with the "
      "job's key after its CHALLENGE before the gateway closes it",

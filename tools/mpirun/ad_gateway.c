@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -34,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -639,6 +641,13 @@ int ad_gateway_start(const char *host, char *info, size_t infolen, pid_t *pid, c
         close(lfd);
         return -EINVAL;
     }
+    const char *nv = getenv("DCFA_GW_NICE");
+    long nice = nv && *nv ? strtol(nv, &end, 10) : -10;
+    if ((nv && *nv && *end) || nice < -20 || nice > 19) {
+        snprintf(err, errlen, "mpirun: DCFA_GW_NICE=%s: not a nice value from -20 to 19", nv);
+        close(lfd);
+        return -EINVAL;
+    }
     pid_t parent = getpid();
     pid_t p = fork();
     if (p < 0) {
@@ -671,6 +680,14 @@ int ad_gateway_start(const char *host, char *info, size_t infolen, pid_t *pid, c
         }
         gw.tokens = (unsigned)tokens;
         gw.hello_timeout = hello;
+        /* frames come and go by the thousand a second: memory a frame leaves stays with the
+         * allocator for the next one (no brk and fresh pages per frame); what it holds at
+         * most is still the tokens' bound */
+        mallopt(M_TRIM_THRESHOLD, 64 << 20);
+        mallopt(M_MMAP_THRESHOLD, 8 << 20);
+        /* a frame waits while the gateway is not on a core: ahead of processes that poll,
+         * where allowed (root, CAP_SYS_NICE); else its daemon's priority */
+        setpriority(PRIO_PROCESS, 0, (int)nice);
         _exit(gw_loop(3));
     }
     close(lfd);
