@@ -365,6 +365,12 @@ const util_tunable util_tunables[] = {
      "doubled until it has at least this many; across a network a ring of 32 KiB held too few 8-16 "
      "KiB messages to keep the link busy (docs/fabric.md)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
+    {"DCFA_GW_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.gw_eager_limit, "65600", NULL,
+     "largest message (header included) sent eagerly to a peer through a gateway daemon, and the "
+     "largest packet of the gw fabric; 0: DCFA_EAGER_LIMIT. A rendezvous through a gateway costs "
+     "two hops each way; the gateway holds up to DCFA_GW_TOKENS packets of this size per "
+     "process (docs/gateway.md)",
+     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_OFI_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.ofi_eager_limit, "65600", NULL,
      "largest message (header included) sent eagerly to a peer over ofi; larger ones use "
      "rendezvous; 0: DCFA_EAGER_LIMIT. Across a network a rendezvous costs a round trip that "
@@ -464,12 +470,6 @@ static const util_tunable util_other_vars[] = {
      "gateway daemon: packets each process may have in the gateway at once (per-hop tokens; the "
      "gateway's buffers are at most this many packets per process)",
      0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
-    {"DCFA_GW_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.gw_eager_limit, "65600", NULL,
-     "largest message (header included) sent eagerly to a peer through a gateway daemon, and the "
-     "largest packet of the gw fabric; 0: DCFA_EAGER_LIMIT. A rendezvous through a gateway costs "
-     "two hops each way; the gateway holds up to DCFA_GW_TOKENS packets of this size per "
-     "process (docs/gateway.md)",
-     UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_GW_NICE", UTIL_T_INT, NULL, "-10", NULL,
      "gateway daemon: its nice value (-20 to 19), set where allowed (root, CAP_SYS_NICE; else it "
      "keeps its daemon's): a frame waits while the gateway is not on a core, so on a host it "

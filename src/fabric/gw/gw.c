@@ -82,6 +82,8 @@ static struct {
     int nconns;
     gw_buf *free;    /* send buffers (packet_max), for reuse */
     size_t rx_bytes; /* received packets' buffers, each of its frame's size, until rx_free */
+    gw_buf *rx_spare; /* received full packets' buffers (packet_max), for reuse */
+    int nrx_spare;    /* how many: at most GW_RX_SPARE */
     size_t bytes;    /* allocated in them */
     int gone_queued; /* dropped connections with packets queued for the next one */
 } gw;
@@ -299,6 +301,12 @@ fail:
 
 /* ---- sending ------------------------------------------------------------------------- */
 
+/* A received packet of at least half the largest takes a buffer of the largest, and up to
+ * GW_RX_SPARE of those are kept for the next ones: a stream of a rendezvous's DATA no longer
+ * frees at the top of the heap and faults fresh pages in for every packet */
+enum { GW_RX_SPARE = 32 };
+static size_t gw_rx_cap(uint32_t len) { return len >= gw.p.packet_max / 2 ? gw.p.packet_max : len; }
+
 /* write what l has posted, as far as its socket takes it; a lost gateway ends the process */
 /* a buffer for a frame of at most the largest packet */
 static gw_buf *gw_buf_take(void)
@@ -368,7 +376,7 @@ static void gw_link_lost(gw_link *l, const char *err_in)
         while (c->head) { /* what came through it before: the peer failed it too */
             gw_buf *r = c->head;
             c->head = r->next;
-            gw.rx_bytes -= sizeof *r + r->h.len;
+            gw.rx_bytes -= sizeof *r + gw_rx_cap(r->h.len);
             free(r);
         }
         c->tail = NULL;
@@ -548,8 +556,15 @@ static int gw_parse(gw_link *l)
         /* a buffer of the frame's size: a peer's queue may hold as many packets as its
          * credits' blocks, most of them small (with packet_max each, 8192 one-block
          * packets would hold 512 MiB) */
-        gw_buf *r = util_malloc(sizeof *r + h.len);
-        gw.rx_bytes += sizeof *r + h.len;
+        size_t cap = gw_rx_cap(h.len);
+        gw_buf *r = gw.rx_spare;
+        if (cap == gw.p.packet_max && r) {
+            gw.rx_spare = r->next;
+            gw.nrx_spare--;
+        } else {
+            r = util_malloc(sizeof *r + cap);
+        }
+        gw.rx_bytes += sizeof *r + cap;
         r->h = h;
         r->next = NULL;
         size_t have = l->rd.ilen - off < h.len ? l->rd.ilen - off : h.len;
@@ -643,7 +658,14 @@ static void gw_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
     c->head = r->next;
     if (!c->head)
         c->tail = NULL;
-    gw.rx_bytes -= sizeof *r + r->h.len;
+    size_t cap = gw_rx_cap(r->h.len);
+    gw.rx_bytes -= sizeof *r + cap;
+    if (cap == gw.p.packet_max && gw.nrx_spare < GW_RX_SPARE) {
+        r->next = gw.rx_spare;
+        gw.rx_spare = r;
+        gw.nrx_spare++;
+        return;
+    }
     free(r);
 }
 
@@ -799,6 +821,11 @@ static void gw_close(void)
     while (gw.free) {
         gw_buf *b = gw.free;
         gw.free = b->next;
+        free(b);
+    }
+    while (gw.rx_spare) {
+        gw_buf *b = gw.rx_spare;
+        gw.rx_spare = b->next;
         free(b);
     }
     memset(&gw, 0, sizeof gw);
