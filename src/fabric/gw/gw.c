@@ -80,12 +80,12 @@ static struct {
     int nrules;
     struct fab_conn **conns; /* by lpid */
     int nconns;
-    gw_buf *free;    /* send buffers (packet_max), for reuse */
-    size_t rx_bytes; /* received packets' buffers, each of its frame's size, until rx_free */
+    gw_buf *free;     /* send buffers (packet_max), for reuse */
+    size_t rx_bytes;  /* received packets' buffers, each of its frame's size, until rx_free */
     gw_buf *rx_spare; /* received full packets' buffers (packet_max), for reuse */
     int nrx_spare;    /* how many: at most GW_RX_SPARE */
-    size_t bytes;    /* allocated in them */
-    int gone_queued; /* dropped connections with packets queued for the next one */
+    size_t bytes;     /* allocated in them */
+    int gone_queued;  /* dropped connections with packets queued for the next one */
 } gw;
 
 /* ---- setting up ---------------------------------------------------------------------- */
