@@ -119,8 +119,8 @@ const util_tunable util_tunables[] = {
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
     {"DCFA_SPIN_US", UTIL_T_INT, &util_cfg.spin_us, "-1", NULL,
      "microseconds an idle wait busy-polls before yielding; -1: 2000 when every process of the "
-     "node (all jobs, spawned children included) has a core, 0 (64 polls, then yield) when "
-     "oversubscribed",
+     "node (all jobs, spawned children included) has a core, 0 (the first idle poll yields) "
+     "when oversubscribed",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROGRESS},
     {"DCFA_YIELD_US", UTIL_T_INT, &util_cfg.yield_us, "-1", NULL,
      "microseconds it then yields the core before napping in 20 us sleeps; -1: 20000, or 2000 when "

@@ -389,8 +389,11 @@ void util_backoff_wait(util_backoff *b)
         b->start_ns = util_now_ns();
     b->polls++;
     /* while spinning, read the clock only every 64 polls; no pause instruction in
-     * between: on recent x86 it costs ~140 cycles, a third of a message's latency */
-    if (!b->yielding && (b->polls & 63) != 0)
+     * between: on recent x86 it costs ~140 cycles, a third of a message's latency. With no
+     * spin at all (DCFA_SPIN_US 0: more processes than cores) the first idle poll yields:
+     * the process waited for may be the one kept off the core */
+    if (!b->yielding && (b->polls & 63) != 0 &&
+        __atomic_load_n(&util_cfg.spin_us, __ATOMIC_RELAXED) != 0)
         return;
     uint64_t now = util_now_ns();
     uint64_t waited_us = (now - b->start_ns) / 1000;
