@@ -80,12 +80,11 @@ static struct {
     int nrules;
     struct fab_conn **conns; /* by lpid */
     int nconns;
-    gw_buf *free;     /* send buffers (packet_max), for reuse */
-    size_t rx_bytes;  /* received packets' buffers, each of its frame's size, until rx_free */
-    gw_buf *rx_spare; /* received full packets' buffers (packet_max), for reuse */
-    int nrx_spare;    /* how many: at most GW_RX_SPARE */
-    size_t bytes;     /* allocated in them */
-    int gone_queued;  /* dropped connections with packets queued for the next one */
+    gw_buf *free;    /* buffers of packet_max (sent and received packets), for reuse */
+    int nfree;       /* how many: at most GW_SPARE */
+    size_t bytes;    /* allocated in buffers of packet_max */
+    size_t rx_bytes; /* received smaller packets' buffers, each of its frame's size */
+    int gone_queued; /* dropped connections with packets queued for the next one */
 } gw;
 
 /* ---- setting up ---------------------------------------------------------------------- */
@@ -301,19 +300,16 @@ fail:
 
 /* ---- sending ------------------------------------------------------------------------- */
 
-/* A received packet of at least half the largest takes a buffer of the largest, and up to
- * GW_RX_SPARE of those are kept for the next ones: a stream of a rendezvous's DATA no longer
+/* Buffers of the largest packet, for sending and for received packets of at least half of it,
+ * and up to GW_SPARE of them kept for the next ones: a stream of a rendezvous's DATA no longer
  * frees at the top of the heap and faults fresh pages in for every packet */
-enum { GW_RX_SPARE = 32 };
-static size_t gw_rx_cap(uint32_t len) { return len >= gw.p.packet_max / 2 ? gw.p.packet_max : len; }
-
-/* write what l has posted, as far as its socket takes it; a lost gateway ends the process */
-/* a buffer for a frame of at most the largest packet */
+enum { GW_SPARE = 64 };
 static gw_buf *gw_buf_take(void)
 {
     gw_buf *b = gw.free;
     if (b) {
         gw.free = b->next;
+        gw.nfree--;
         return b;
     }
     gw.bytes += sizeof *b + gw.p.packet_max;
@@ -322,8 +318,35 @@ static gw_buf *gw_buf_take(void)
 
 static void gw_buf_give(gw_buf *b)
 {
+    if (gw.nfree >= GW_SPARE) {
+        gw.bytes -= sizeof *b + gw.p.packet_max;
+        free(b);
+        return;
+    }
     b->next = gw.free;
     gw.free = b;
+    gw.nfree++;
+}
+
+/* a received packet's buffer: the largest packet's for one of at least half of it, else its
+ * own size (a peer's queue may hold as many packets as its credits' blocks, most of them
+ * small: with packet_max each, 8192 one-block packets would hold 512 MiB) */
+static gw_buf *gw_rx_take(uint32_t len)
+{
+    if (len >= gw.p.packet_max / 2)
+        return gw_buf_take();
+    gw.rx_bytes += sizeof(gw_buf) + len;
+    return util_malloc(sizeof(gw_buf) + len);
+}
+
+static void gw_rx_give(gw_buf *r)
+{
+    if (r->h.len >= gw.p.packet_max / 2) {
+        gw_buf_give(r);
+        return;
+    }
+    gw.rx_bytes -= sizeof *r + r->h.len;
+    free(r);
 }
 
 static void gw_flush_done(gw_buf *b, void *arg)
@@ -376,8 +399,7 @@ static void gw_link_lost(gw_link *l, const char *err_in)
         while (c->head) { /* what came through it before: the peer failed it too */
             gw_buf *r = c->head;
             c->head = r->next;
-            gw.rx_bytes -= sizeof *r + gw_rx_cap(r->h.len);
-            free(r);
+            gw_rx_give(r);
         }
         c->tail = NULL;
     }
@@ -416,6 +438,7 @@ static void gw_link_failed(gw_link *l, const char *err)
     gw.known[l - gw.link].usable = 0;
 }
 
+/* write what l has posted, as far as its socket takes it; a lost gateway ends the process */
 static void gw_flush(gw_link *l)
 {
     if (l->failed[0])
@@ -553,18 +576,7 @@ static int gw_parse(gw_link *l)
             util_die("gw: a packet through the gateway on host %s from process %llx, "
                      "which this process does not know",
                      l->host, (unsigned long long)h.src);
-        /* a buffer of the frame's size: a peer's queue may hold as many packets as its
-         * credits' blocks, most of them small (with packet_max each, 8192 one-block
-         * packets would hold 512 MiB) */
-        size_t cap = gw_rx_cap(h.len);
-        gw_buf *r = gw.rx_spare;
-        if (cap == gw.p.packet_max && r) {
-            gw.rx_spare = r->next;
-            gw.nrx_spare--;
-        } else {
-            r = util_malloc(sizeof *r + cap);
-        }
-        gw.rx_bytes += sizeof *r + cap;
+        gw_buf *r = gw_rx_take(h.len);
         r->h = h;
         r->next = NULL;
         size_t have = l->rd.ilen - off < h.len ? l->rd.ilen - off : h.len;
@@ -658,15 +670,7 @@ static void gw_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
     c->head = r->next;
     if (!c->head)
         c->tail = NULL;
-    size_t cap = gw_rx_cap(r->h.len);
-    gw.rx_bytes -= sizeof *r + cap;
-    if (cap == gw.p.packet_max && gw.nrx_spare < GW_RX_SPARE) {
-        r->next = gw.rx_spare;
-        gw.rx_spare = r;
-        gw.nrx_spare++;
-        return;
-    }
-    free(r);
+    gw_rx_give(r);
 }
 
 /* ---- connections --------------------------------------------------------------------- */
@@ -821,11 +825,6 @@ static void gw_close(void)
     while (gw.free) {
         gw_buf *b = gw.free;
         gw.free = b->next;
-        free(b);
-    }
-    while (gw.rx_spare) {
-        gw_buf *b = gw.rx_spare;
-        gw.rx_spare = b->next;
         free(b);
     }
     memset(&gw, 0, sizeof gw);
