@@ -86,6 +86,8 @@ static core_conn *core_conn_make(int lpid, core_fab *f, const char *card, int pa
     f->made++;
     core_st.connections++;
     core_fab_pace();
+    if (__builtin_expect(core_s.nlost != 0, 0))
+        core_lost_greet(c);
     /* the single-copy probe (about 0.1 ms, once per process) runs with the first connection
      * that could use it, not inside the first rendezvous */
     if ((c->caps & FAB_CAP_RMA) && core_copy_probed(c) && util_cfg.cma_min < 0)
@@ -247,7 +249,7 @@ int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *e
 {
     wire_hdr *h = util_queue_empty(&c->backlog) ? core_conn_tx_begin(c, len, type == WIRE_SYNC) : NULL;
     if (!h) {
-        core_pend *p = util_calloc(1, sizeof *p);
+        core_pend *p = core_pend_new(len);
         if (env)
             p->hdr = *env;
         p->hdr.type = (uint8_t)type;
@@ -336,8 +338,12 @@ static int core_wire_check(core_conn *c, const wire_hdr *h)
     const char *why = NULL;
     if (h->version != WIRE_VERSION)
         why = "unknown wire version";
-    else if (h->type < WIRE_EAGER || h->type > WIRE_TYPE_MAX)
+    else if ((h->type < WIRE_EAGER || h->type > WIRE_TYPE_MAX) && h->type != WIRE_LOST)
         why = "unknown packet type";
+    else if (h->type == WIRE_LOST &&
+             (!(c->caps & FAB_CAP_ROUTE) || !h->len || h->len % sizeof(wire_lost)))
+        why = "a report of lost messages on a connection that goes through no gateway, or "
+              "of a bad size";
     else if (h->type != WIRE_PAD && h->len > c->payload_max)
         why = "payload longer than the largest packet";
     else if ((c->caps & FAB_CAP_RX_QUEUE) && h->type == WIRE_PAD)
@@ -420,6 +426,9 @@ static void core_dispatch(core_conn *c, const wire_hdr *h, const void *payload)
             c->fin_in = 1;
         break;
     case WIRE_PAD:
+        break;
+    case WIRE_LOST:
+        core_lost_arrived(c, payload, h->len / sizeof(wire_lost));
         break;
     }
 }
@@ -523,6 +532,8 @@ int core_progress_conn(core_conn *c)
          * first packets before it has told us where the peer's ring is) */
         if ((int32_t)(h->credit - c->credit_seen) > 0) {
             c->credit_seen = h->credit;
+            if (c->sent_head != c->sent_n)
+                core_lost_prune(c);
             if (c->ready) {
                 c->tx_limit = h->credit + c->nblocks;
                 if (__builtin_expect(c->caps & FAB_CAP_TX_CREDIT, 0))

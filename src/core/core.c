@@ -264,9 +264,14 @@ int core_proc_cards(int lpid, char *buf, size_t len)
 /* the one line for a peer no fabric reaches: the two hosts, whether they share a network
  * (the cards' "net:" entries), and each fabric's answer; kept for the MPI layer's error
  * message (core_conn_failure_text: printed only by an error handler that prints) */
-static char core_unreach_text[700];
+static char core_unreach_text[1200];
 
 const char *core_conn_failure_text(void) { return core_unreach_text; }
+
+void core_conn_set_failure_text(const char *text)
+{
+    snprintf(core_unreach_text, sizeof core_unreach_text, "%s", text);
+}
 
 static void core_unreachable(int lpid, const char *cards, const char *why)
 {
@@ -641,6 +646,7 @@ static void core_conn_drop(core_conn *c)
     c->fab->ops->chan->disconnect(c->fc);
     c->fab->nconns--;
     core_s.conns[c->lpid] = NULL;
+    free(c->sent);
     free(c);
 }
 
@@ -662,6 +668,8 @@ void core_conn_lost(void *ctx, const char *why)
      * (or only its credit not back yet) */
     int unacked = c->tx_count != c->credit_seen && !(c->fin_out && c->fin_in);
     snprintf(core_unreach_text, sizeof core_unreach_text, "%s", why);
+    /* 0. through a gateway: what it may have taken, for the pair's next connection */
+    core_lost_conn(c, why);
     /* 1. the requests to fail, marked done with the error first: completing one runs the
      * layer above, which may start others (to the peer: on a new connection) */
     int *ids = NULL, n = 0, cap = 0;
@@ -676,8 +684,10 @@ void core_conn_lost(void *ctx, const char *why)
                 r->u.send.cancel = 2; /* no answer will come: complete, not cancelled */
         } else if (r->kind == CORE_REQ_RECV && r->u.recv.lpid == lpid &&
                    r->u.recv.state != CORE_R_DONE) {
-            if (r->u.recv.state == CORE_R_POSTED || r->u.recv.state == CORE_R_RTR)
+            if (r->u.recv.state == CORE_R_POSTED || r->u.recv.state == CORE_R_RTR) {
                 util_queue_remove(&r->qn);
+                core_lost_failed_recv(lpid, r);
+            }
             core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
             r->status.source = r->u.recv.src;
             r->status.tag = r->u.recv.tag;
@@ -693,15 +703,13 @@ void core_conn_lost(void *ctx, const char *why)
         }
         ids[n++] = id;
     }
-    /* 2. the peer's unexpected messages that need it */
-    for (util_qnode *q = core_s.unexpected.head.next; q != &core_s.unexpected.head;) {
+    /* 2. the peer's unexpected messages that need it (an RTS, whose data stay at the
+     * sender; a synchronous EAGER, whose sender failed): lost, the receive that matches one
+     * fails (before, they were dropped and that receive waited for ever) */
+    for (util_qnode *q = core_s.unexpected.head.next; q != &core_s.unexpected.head; q = q->next) {
         core_msg *m = UTIL_CONTAINER(q, core_msg, qn);
-        q = q->next;
-        if (m->lpid == lpid && (m->type == WIRE_RTS || (m->flags & WIRE_F_SSEND))) {
-            util_queue_remove(&m->qn);
-            free(m->data);
-            free(m);
-        }
+        if (m->lpid == lpid && (m->type == WIRE_RTS || (m->flags & WIRE_F_SSEND)))
+            core_lost_message(m, why);
     }
     /* 3. the connection: its backlog's packets are not sent */
     util_qnode *q;
@@ -791,6 +799,7 @@ int core_finalize(void)
         core_s.fabs[i].ops->close();
     core_s.nfabs = 0;
     core_late_finish();
+    core_lost_close();
     util_qnode *n;
     while ((n = util_queue_first(&core_s.unexpected))) {
         core_msg *m = UTIL_CONTAINER(n, core_msg, qn);
@@ -937,6 +946,16 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
         core_recv_from_msg(r, m);
         return UTIL_OK;
     }
+    if (__builtin_expect(core_s.nlost != 0, 0) && lpid >= 0 && core_lost_unreachable(lpid)) {
+        /* its connection was lost and no gateway is left to it: nothing can come */
+        r->u.recv.lpid = lpid;
+        r->status.source = src_rank;
+        r->status.tag = tag;
+        r->status.error = UTIL_EUNREACH;
+        core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
+        core_req_complete(r);
+        return UTIL_OK;
+    }
     r->u.recv.state = CORE_R_POSTED;
     util_queue_push(&core_s.posted, &r->qn);
     if (r->u.recv.capacity > core_s.eager_least)
@@ -1040,6 +1059,8 @@ int core_progress(void)
         else
             i++;
     }
+    if (__builtin_expect(core_s.lost_resync, 0))
+        events += core_lost_progress();
     core_s.in_progress = 0;
     if (core_s.poller)
         events += core_s.poller();

@@ -17,11 +17,17 @@ typedef struct core_pend {
     util_qnode qn;
     core_req *req;      /* EAGER/RTS/stream from a send request, or NULL for control */
     wire_hdr hdr;
-    uint8_t payload[40];
     uint32_t peer_req;  /* stream: receive request id at the peer */
     int staged;         /* stream: the receiver takes chunks of my staging pool (CTS said so) */
     unsigned held;      /* stream: chunks of the pool holding its bytes, not yet copied out */
+    uint8_t payload[];  /* control: hdr.len bytes (core_pend_new) */
 } core_pend;
+#define CORE_PEND_PAYLOAD 40 /* the payload every pending packet has room for */
+/* a pending packet with room for a control payload of len bytes (at least CORE_PEND_PAYLOAD) */
+static inline core_pend *core_pend_new(size_t len)
+{
+    return util_calloc(1, sizeof(core_pend) + (len > CORE_PEND_PAYLOAD ? len : CORE_PEND_PAYLOAD));
+}
 
 /* an opened fabric */
 typedef struct core_fab {
@@ -76,13 +82,23 @@ typedef struct core_conn {
     int sync_wanted;        /* the peer runs low on credit: send a SYNC */
     unsigned sync_pass;     /* ... from the progress pass after this one (conn.c) */
     int fin_out, fin_in;    /* finalize: my FIN queued / the peer's FIN arrived */
+    /* FAB_CAP_ROUTE (a gateway): the messages sent that the peer has not reported consumed,
+     * oldest first (lost.c): what a lost connection may have taken with it */
+    struct core_sent {
+        uint32_t end; /* tx_count after the message's first packet */
+        wire_lost env;
+    } * sent;
+    uint32_t sent_head, sent_n, sent_cap; /* entries [sent_head, sent_n) of sent_cap */
     char why[128];          /* why this fabric was chosen (cold: after the hot fields) */
 } core_conn;
 
 /* a message that arrived before its receive (also what MPI_Mprobe hands out) */
+#define CORE_MSG_LOST                                                  \
+    0 /* core_msg.type of a message lost with its connection (lost.c): \
+         the receive it matches fails with data's text */
 struct core_msg {
     util_qnode qn;
-    int type;               /* WIRE_EAGER or WIRE_RTS */
+    int type; /* WIRE_EAGER or WIRE_RTS, or CORE_MSG_LOST */
     uint16_t flags;
     uint32_t ctx;
     int32_t src, tag;
@@ -179,6 +195,9 @@ typedef struct core_state {
         core_pend **owner;  /* the stream each busy chunk was given to (NULL: none, or done) */
         uint32_t last;      /* the chunk filled last (core_stage_pending) */
     } stage;
+    struct core_lost *lost; /* pairs whose connection through a gateway was lost (lost.c) */
+    int nlost;
+    int lost_resync;        /* some of them are to be connected again (core_lost_progress) */
     void *bounce;           /* the bounce buffer of reads into non-contiguous buffers, kept */
     int bounce_busy;        /* lent to a read under way (another one gets its own) */
 } core_state;
@@ -275,6 +294,29 @@ void core_conn_close_half(core_conn *c);
 int core_conn_send_half(core_conn *c, const void *data, size_t bytes, int32_t src_rank, int32_t tag,
                         uint32_t ctx);
 static inline void core_conn_tx_end(core_conn *c, wire_hdr *h);
+/* lost.c: messages lost with a connection through a gateway (FAB_CAP_ROUTE). log: message h
+ * (EAGER or RTS) went out on c; prune: what c's credit says the peer consumed is forgotten;
+ * conn: c is lost (why: how), what it may have taken is kept for the pair, which is
+ * connected again at the next progress pass (core_lost_progress); failed_recv: a receive
+ * for the peer failed with it (a lost message it stood for is not reported again); greet: a
+ * new connection to the pair: its first packets name what the last one may have taken
+ * (WIRE_LOST); arrived: the peer's WIRE_LOST; recv: receive r matched lost message m (it
+ * fails, m freed); message: unexpected message m can no longer be received (why) and becomes
+ * a lost one; unreachable: no connection to lpid can be made any more (a receive for it
+ * fails at once); close: at finalize */
+void core_lost_log(core_conn *c, const wire_hdr *h);
+void core_lost_prune(core_conn *c);
+void core_lost_conn(core_conn *c, const char *why);
+void core_lost_failed_recv(int lpid, const core_req *r);
+void core_lost_greet(core_conn *c);
+void core_lost_arrived(core_conn *c, const wire_lost *e, size_t n);
+void core_lost_recv(core_req *r, core_msg *m);
+void core_lost_message(core_msg *m, const char *why);
+int core_lost_progress(void);
+int core_lost_unreachable(int lpid);
+void core_lost_close(void);
+/* core.c: the text of the next UTIL_EUNREACH error (core_conn_failure_text) */
+void core_conn_set_failure_text(const char *text);
 /* Where to build the next packet, of at most len payload bytes; NULL when out of credit.
  * control: a SYNC, which may take the block kept for it. The packet is published by
  * tx_end with its h->len (not above len). */
@@ -307,10 +349,14 @@ static inline void core_conn_tx_end(core_conn *c, wire_hdr *h)
      * receiver clears their first words once it has consumed the packet
      * (core_progress_conn). (A sender clearing the next header's place instead put a
      * second cache line on every small message's path: 10-40% on 8-byte latency.) */
-    if (c->tx_ring) /* FAB_CAP_RING_MAPPED (the block came from it: core_conn_tx_at) */
+    if (c->tx_ring) { /* FAB_CAP_RING_MAPPED (the block came from it: core_conn_tx_at) */
         atomic_store_explicit((_Atomic uint32_t *)&h->mark, pos + 1, memory_order_release);
-    else
+    } else {
+        if (__builtin_expect(c->caps & FAB_CAP_ROUTE, 0) &&
+            (h->type == WIRE_EAGER || h->type == WIRE_RTS))
+            core_lost_log(c, h);
         c->fab->ops->chan->tx_post(c->fc, pos, h, sizeof *h + h->len);
+    }
 }
 int core_conn_send_ctl(core_conn *c, int type, uint16_t flags, const wire_hdr *env,
                        const void *payload, size_t len);

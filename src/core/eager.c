@@ -121,7 +121,7 @@ int core_eager_send(core_conn *c, core_req *r)
         core_eager_emit(c, r, h);
         return UTIL_OK;
     }
-    core_pend *p = util_calloc(1, sizeof *p);
+    core_pend *p = core_pend_new(0);
     p->req = r;
     core_send_move(r, CORE_SE_BACKLOG, CORE_S_QUEUED);
     core_conn_backlog(c, p);
@@ -214,6 +214,10 @@ void core_eager_arrived(core_conn *c, const wire_hdr *h, const void *payload)
 
 void core_recv_from_msg(core_req *r, core_msg *m)
 {
+    if (__builtin_expect(m->type == CORE_MSG_LOST, 0)) {
+        core_lost_recv(r, m);
+        return;
+    }
     r->u.recv.lpid = m->lpid;
     if (m->type == WIRE_RTS) {
         wire_hdr env = {.ctx = m->ctx, .src = m->src, .tag = m->tag, .seq = m->seq, .flags = m->flags};

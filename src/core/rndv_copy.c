@@ -211,7 +211,7 @@ void core_cts_arrived(core_conn *c, const wire_hdr *h, const wire_done *d)
     core_req_mem_drop(s);
     core_send_move(s, CORE_SE_CTS, CORE_S_STREAM);
     s->u.send.sent = 0;
-    core_pend *p = util_calloc(1, sizeof *p);
+    core_pend *p = core_pend_new(0);
     p->req = s;
     p->peer_req = d->peer_req;
     p->staged = (h->flags & WIRE_F_STAGED) && core_s.stage.base;

@@ -64,7 +64,7 @@ int core_rts_send(core_conn *c, core_req *r)
         core_rts_emit(c, r, h);
         return UTIL_OK;
     }
-    core_pend *p = util_calloc(1, sizeof *p);
+    core_pend *p = core_pend_new(0);
     p->req = r;
     core_send_move(r, CORE_SE_BACKLOG, CORE_S_QUEUED);
     core_conn_backlog(c, p);

@@ -133,7 +133,7 @@ int core_rtr_try_write(core_conn *c, core_req *r)
     core_bulk_start(x);
     if (r->u.send.state == CORE_S_WRITING) {
         /* completes later: hold the backlog at this message's place */
-        core_pend *p = util_calloc(1, sizeof *p);
+        core_pend *p = core_pend_new(0);
         p->req = r;
         r->u.send.hold = 1;
         core_conn_backlog(c, p);

@@ -15,8 +15,9 @@
  * EAGER, and DONE says the receiver mapped the sender's pool (WIRE_F_STAGED); 6: the sender
  * of an RTS chooses between single copy and the copy path (WIRE_F_COPY); 7: the receiver may
  * split a read with the sender (WIRE_SPLIT, DONE with WIRE_F_SPLIT); 8: half packets (two
- * small eager messages to a 64-byte block: wire_half) */
-#define WIRE_VERSION 8
+ * small eager messages to a 64-byte block: wire_half); 9: WIRE_LOST (a connection through a
+ * gateway that died, made again: the messages of the old one its receiver may not have had) */
+#define WIRE_VERSION 9
 
 enum wire_type {
     WIRE_EAGER = 1,     /* header + whole message */
@@ -35,6 +36,22 @@ enum wire_type {
                            the sender the rest to write (wire_split) */
     WIRE_TYPE_MAX = 12
 };
+
+/* version 9, connections of a fabric with FAB_CAP_ROUTE only (a gateway): the first packets of
+ * the connection a pair makes after its previous one was lost with the gateway it went through
+ * (core/lost.c). The payload is an array of wire_lost, one per message the sender had sent on
+ * the old connection and not seen reported consumed (its credit), in the order sent; the
+ * receiver fails a receive for each one it had not received (seq after its last on the old
+ * connection), as the message would have matched it, instead of letting the receive wait for
+ * ever. Its header's ctx, src, tag and seq are 0. */
+#define WIRE_LOST 15
+typedef struct wire_lost {
+    uint32_t seq; /* the message's sequence number on the old connection */
+    uint32_t ctx; /* its envelope */
+    int32_t src;
+    int32_t tag;
+} wire_lost;
+_Static_assert(sizeof(wire_lost) == 16, "lost entry is 16 bytes");
 
 /* Half packets (version 8, mapped rings only): an eager message of at most WIRE_HALF_MAX bytes
  * in standard or ready mode, not staged, may take half a block. The first half (offset 0) is a

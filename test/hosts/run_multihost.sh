@@ -779,6 +779,29 @@ nothing_left() { # NAME: no namespace, veth, bridge or holder of up2's hosts rem
     left+="$(ls "$st" 2>/dev/null | grep -E '^dcfa-[cbg][0-9]' | tr '\n' ' ')"
     [ -z "$left" ] && ok "$1" || bad "$1: left behind: $left"
 }
+# gw_lost_run RETURN PAUSE: test/mpi/gw_lost on dcfa-c1, dcfa-b1 (GW_LOST_RETURN=RETURN); dcfa-g2,
+# the pair's gateway by the rule, is stopped, rank 0 sends into it, it is killed, PAUSE s later
+# rank 1 receives; sets gp (the gateway daemon's pid), t0 (when killed) and st (mpirun's status)
+gw_lost_run() {
+    local mp i
+    rm -f "$TMP/lsend" "$TMP/lrecv"
+    GW_LOST_RETURN=$1 GW_LOST_SEND=$TMP/lsend GW_LOST_RECV=$TMP/lrecv timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 \
+        --gateways dcfa-g1,dcfa-g2 -ppn 1 -n 2 "$MPIT/gw_lost" >"$TMP/out" 2>"$TMP/err" </dev/null &
+    mp=$!
+    gp=$(gw_daemon_pid dcfa-g2)
+    sleep 2 # the pair's first exchange, through dcfa-g2
+    [ -n "$gp" ] && kill -STOP "$gp"
+    touch "$TMP/lsend"
+    for i in $(seq 1 100); do grep -q '^gw_lost: sent' "$TMP/err" && break; sleep 0.1; done
+    sleep 0.3
+    t0=$SECONDS
+    [ -n "$gp" ] && kill -KILL "$gp"
+    sleep "$2"
+    touch "$TMP/lrecv"
+    wait $mp
+    st=$?
+}
+
 gw_daemon_pid() { # HOST: the pid of the job's gateway daemon there (waits up to 10 s)
     local gp="" p pp i
     for i in $(seq 1 100); do
@@ -1016,25 +1039,20 @@ st_twonet() {
             # its sender waits for the peer (a receive from MPI_ANY_SOURCE stays posted): the
             # receive posted later would wait for ever; under the default handler the job ends
             # with a line naming the gateway and the loss (docs/faults.md)
-            rm -f "$TMP/lsend" "$TMP/lrecv"
-            GW_LOST_SEND=$TMP/lsend GW_LOST_RECV=$TMP/lrecv timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 \
-                --gateways dcfa-g1,dcfa-g2 -ppn 1 -n 2 "$MPIT/gw_lost" >"$TMP/out" 2>"$TMP/err" </dev/null &
-            mp=$!
-            gp=$(gw_daemon_pid dcfa-g2)
-            sleep 2 # the pair's first exchange, through dcfa-g2 (the rule's gateway for ranks 0, 1)
-            [ -n "$gp" ] && kill -STOP "$gp"
-            touch "$TMP/lsend"
-            for i in $(seq 1 100); do grep -q '^gw_lost: sent' "$TMP/err" && break; sleep 0.1; done
-            sleep 0.3
-            t0=$SECONDS
-            [ -n "$gp" ] && kill -KILL "$gp"
-            touch "$TMP/lrecv"
-            wait $mp
-            st=$?
+            gw_lost_run 0 0
             [ -n "$gp" ] && [ $st != 0 ] && [ $st != 124 ] && [ $((SECONDS - t0)) -lt 20 ] &&
                 grep -Eq "aborted the job .*the connection to rank [01] through the gateway daemon on host dcfa-g2 was lost .*what this process sent to rank [01] that its end had not reported received may be lost" "$TMP/err" &&
                 ok "a gateway daemon killed holding a completed send: the job ends in $((SECONDS - t0)) s, status $st, naming dcfa-g2 and the loss" ||
                 bad "gateway killed holding a message (pid '$gp'): status $st after $((SECONDS - t0)) s: $(grep -v '^dcfa-stats' "$TMP/err" | head -c 600)"
+            # the same under MPI_ERRORS_RETURN: the pair's new connection (through dcfa-g1)
+            # carries what the dead gateway held (WIRE_LOST), the receive of the lost message
+            # fails with an error naming dcfa-g2 instead of waiting for ever, then the pair
+            # exchanges through dcfa-g1 and the job ends well
+            gw_lost_run 1 0.5 # (0.5 s: rank 1 sees the loss in its MPI_Iprobe loop, before its receive)
+            [ -n "$gp" ] && [ $st = 0 ] && grep -q "No Errors" "$TMP/out" &&
+                grep -q "^gw_lost: rank 1: .*the message from rank 0 (tag 1) was lost with its connection: the connection to rank 0 through the gateway daemon on host dcfa-g2 was lost" "$TMP/err" &&
+                ok "a gateway daemon killed holding a completed send (errors return): the receive fails in $((SECONDS - t0)) s naming rank 0, the tag and dcfa-g2, then the pair exchanges through dcfa-g1" ||
+                bad "gateway killed holding a message, errors return (pid '$gp'): status $st after $((SECONDS - t0)) s: $(grep -v '^dcfa-stats' "$TMP/err" | head -c 800) $(head -c 200 "$TMP/out")"
             # bad input: a gateway with one network, a gateway that is also a ranks' host
             run "gateway with one network" 1 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c2 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 one_line "a gateway with one network: one line naming it" \

@@ -13,11 +13,16 @@
  * only then posts its receive for the message, which takes the other gateway.
  * Nothing waits for the lost bytes at rank 0, so before the check the job
  * hung; under the default error handler it must now end with a line naming
- * the gateway and the loss. Without the files (one host, the test list) the
- * same exchanges run straight through.
+ * the gateway and the loss. With GW_LOST_RETURN=1 (MPI_ERRORS_RETURN) rank 1's
+ * receive of the lost message must fail with MPI_ERR_OTHER (the reconnection
+ * through the other gateway carried the report, WIRE_LOST: docs/gateway.md),
+ * printed as "gw_lost: rank 1: <error string>", and the pair then exchanges
+ * small and large messages through the other gateway and ends well. Without the
+ * files (one host, the test list) the same exchanges run straight through.
  */
 #include "mtest.h"
 
+#include <string.h>
 #include <unistd.h>
 
 static void wait_file(const char *var)
@@ -33,6 +38,12 @@ int main(int argc, char **argv)
     mtest_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *ret = getenv("GW_LOST_RETURN");
+    int returns = ret && *ret == '1', lost = returns && getenv("GW_LOST_RECV");
+    if (returns) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    }
     if (rank == 0) {
         MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
         MPI_Recv(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -52,10 +63,39 @@ int main(int argc, char **argv)
             usleep(1000);
         }
         double x = 0;
-        MPI_Recv(&x, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (x != 42.0)
+        int err = MPI_Recv(&x, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (lost) {
+            int cls = MPI_SUCCESS, len = 0;
+            char msg[MPI_MAX_ERROR_STRING] = "";
+            MPI_Error_class(err, &cls);
+            MPI_Error_string(err, msg, &len);
+            fprintf(stderr, "gw_lost: rank 1: %s\n", msg);
+            mtest_check(cls == MPI_ERR_OTHER,
+                        "the receive of the lost message: class %d, expected "
+                        "MPI_ERR_OTHER (x = %g)",
+                        cls, x);
+        } else if (x != 42.0) {
             mtest_fail("received %g, expected 42", x);
+        }
         MPI_Send(&v, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+    }
+    if (rank < 2 && returns) {
+        /* the pair again, over the new connection: small, rendezvous, small, both ways */
+        enum { BIG = 1 << 20 };
+        int peer = rank ^ 1;
+        char *out = mtest_malloc(BIG), *in = mtest_malloc(BIG);
+        for (int round = 0; round < 3; round++) {
+            int n = round == 1 ? BIG : 8;
+            mtest_fill(out, (size_t)n, rank, 10 + round);
+            memset(in, 0, (size_t)n);
+            int err = MPI_Sendrecv(out, n, MPI_CHAR, peer, 10 + round, in, n, MPI_CHAR, peer,
+                                   10 + round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (mtest_check(err == MPI_SUCCESS, "round %d: the exchange after the loss failed",
+                            round))
+                mtest_verify("the exchange after the loss", in, (size_t)n, peer, 10 + round);
+        }
+        free(out);
+        free(in);
     }
     return mtest_finalize();
 }
