@@ -276,13 +276,12 @@ st_hydra() {
     "$HOSTS_SH" down
 }
 
-# ---- stage slurm: srun --mpi=pmi2 on this machine -------------------------------
-st_slurm() {
+# ---- stage slurm: srun --mpi=pmi2 on this machine, then heterogeneous jobs on 2 test hosts
+slurm_run() { # MPI_PROGRAM...: test/slurm/slurm_test.sh, its results counted here
     if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
         [ $INSTALL = 1 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null 2>&1
     fi
-    "$REPO/test/slurm/slurm_test.sh" "$PMI_BASIC" "$PMI_ABORT" "$MPIT/comm_split_type" "$MPIT/sendrecv" \
-        "$MPIT/coll_bcast" "$MPIT/spawn_basic" "$MPIT/spawn_multiple" >"$TMP/slurm.log" 2>&1
+    "$REPO/test/slurm/slurm_test.sh" "$PMI_BASIC" "$PMI_ABORT" "$@" >"$TMP/slurm.log" 2>&1
     grep -E "^(PASS|FAIL)" "$TMP/slurm.log" | sed 's/^/  /'
     local p f
     p=$(tail -n 1 "$TMP/slurm.log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
@@ -294,6 +293,16 @@ st_slurm() {
     PASS=$((PASS + p))
     FAIL=$((FAIL + f))
     [ "$f" = 0 ] || tail -n 30 "$TMP/slurm.log" | grep -v "^PASS" | sed 's/^/    /'
+}
+st_slurm() {
+    slurm_run "$MPIT/comm_split_type" "$MPIT/sendrecv" "$MPIT/coll_bcast" "$MPIT/spawn_basic" \
+        "$MPIT/spawn_multiple"
+    # heterogeneous jobs (srun ... : ...): a slurmd in each of two test hosts, a component
+    # on each, one MPI_COMM_WORLD over both
+    hosts_up 2 || return
+    SLURM_HOSTS="dcfa-h1 dcfa-h2" slurm_run "$MPIT/mpmd_hosts" "$MPIT/sendrecv" "$MPIT/coll_bcast" \
+        "$MPIT/comm_split_type" "$MPIT/coll_algos"
+    "$HOSTS_SH" down
 }
 
 # MPI test programs of test/mpi (a representative set: pt2pt, protocols,

@@ -18,6 +18,14 @@
 #
 #   test/slurm/slurm_test.sh PMI_BASIC PMI_ABORT [MPI_PROGRAM...]
 #
+# With SLURM_HOSTS="H1 H2" (test hosts that test/hosts/hosts.sh up made) a slurmd runs
+# in each host's namespaces instead (node H at its address, slurmctld on the bridge's
+# 10.77.0.254, the backfill scheduler a heterogeneous job needs), and the cases are
+# heterogeneous jobs, one component per host (docs/launcher.md, "Slurm"):
+#   srun --mpi=pmi2 -w H1 -n 2 PROG : -w H2 -n 2 PROG   one MPI_COMM_WORLD over both
+#                                       (MPI_PROGRAMs; mpmd_hosts: rank order, hosts)
+#   the same with PMI_ABORT in one component: the whole job fails
+#
 # PMI_BASIC/PMI_ABORT: test/launcher's programs; MPI_PROGRAMs: test/mpi
 # programs (each must print " No Errors"); those named spawn_* are parents
 # of a spawn and run as above instead of -n 4. After each run no process of
@@ -34,6 +42,8 @@ chmod 755 "$DIR"
 PASS=0 FAILN=0
 HOST=$(hostname -s)
 PORT0=$((16800 + RANDOM % 100 * 2))
+read -r -a NODES <<<"${SLURM_HOSTS:-}"
+HOSTS_DIR=$(cd "$(dirname "$0")/../hosts" && pwd)
 
 say() { echo "slurm_test: $*" >&2; }
 ok() { PASS=$((PASS + 1)); echo "PASS: $*"; }
@@ -41,7 +51,7 @@ bad() { FAILN=$((FAILN + 1)); echo "FAIL: $*"; }
 
 stop_all() {
     [ -n "${SLURM_CONF:-}" ] && timeout 10 scancel --quiet -u root 2>/dev/null
-    for f in slurmd slurmctld munged; do
+    for f in slurmd slurmctld munged "${NODES[@]/#/slurmd-}"; do
         if [ -f "$DIR/$f.pid" ]; then
             pid=$(cat "$DIR/$f.pid")
             [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
@@ -84,9 +94,25 @@ munged --force --socket="$DIR/munge/sock" --key-file="$DIR/munge/key" \
 
 # ---- slurm.conf -------------------------------------------------------------------
 export SLURM_CONF=$DIR/slurm.conf
+CTLD=$HOST SCHED=sched/builtin NODESUF= NODECONF="NodeName=$HOST" NODELIST=$HOST
+if [ ${#NODES[@]} -gt 0 ]; then
+    # the test hosts reach the root namespace at the bridge's address only; a heterogeneous
+    # job needs the backfill scheduler (sched/builtin refuses it), here every second
+    CTLD="$HOST(10.77.0.254)" SCHED="sched/backfill
+SchedulerParameters=bf_interval=1" NODESUF=-%n NODECONF="" NODELIST=
+    for h in "${NODES[@]}"; do
+        a=$("$HOSTS_DIR/hosts.sh" addr "$h") || fatal "test host $h is not up"
+        NODECONF+="NodeName=$h NodeAddr=$a CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN
+"
+        NODELIST+=${NODELIST:+,}$h
+        mkdir -p "$DIR/spool-$h"
+    done
+else
+    NODECONF+=" CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN"
+fi
 cat >"$SLURM_CONF" <<EOF
 ClusterName=dcfatest
-SlurmctldHost=$HOST
+SlurmctldHost=$CTLD
 SlurmctldPort=$PORT0
 SlurmdPort=$((PORT0 + 1))
 AuthType=auth/munge
@@ -95,16 +121,16 @@ CredType=cred/munge
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=$DIR/state
-SlurmdSpoolDir=$DIR/spool
+SlurmdSpoolDir=$DIR/spool$NODESUF
 SlurmctldPidFile=$DIR/slurmctld.pid
-SlurmdPidFile=$DIR/slurmd.pid
+SlurmdPidFile=$DIR/slurmd$NODESUF.pid
 SlurmctldLogFile=$DIR/slurmctld.log
-SlurmdLogFile=$DIR/slurmd.log
+SlurmdLogFile=$DIR/slurmd$NODESUF.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-SchedulerType=sched/builtin
+SchedulerType=$SCHED
 MpiDefault=none
 ReturnToService=2
 SlurmdParameters=config_overrides
@@ -114,22 +140,30 @@ JobAcctGatherType=jobacct_gather/none
 InactiveLimit=0
 KillWait=5
 MinJobAge=5
-NodeName=$HOST CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN
-PartitionName=dcfa Nodes=$HOST Default=YES MaxTime=10 State=UP OverSubscribe=YES
+$NODECONF
+PartitionName=dcfa Nodes=$NODELIST Default=YES MaxTime=10 State=UP OverSubscribe=YES
 EOF
 
 slurmctld -f "$SLURM_CONF" 2>>"$DIR/slurmctld.log" || fatal "slurmctld did not start"
-slurmd -f "$SLURM_CONF" 2>>"$DIR/slurmd.log" || fatal "slurmd did not start"
+[ ${#NODES[@]} -gt 0 ] || slurmd -f "$SLURM_CONF" 2>>"$DIR/slurmd.log" || fatal "slurmd did not start"
+for h in "${NODES[@]}"; do
+    # a test host's /sys is the namespace's own (ip netns exec), without the cgroup
+    # hierarchies slurmd needs: mounted there again, as the machine has them (v2, or v1)
+    "$HOSTS_DIR/rsh" "$h" "sh $HOSTS_DIR/../slurm/cgroup_mount.sh && SLURM_CONF='$SLURM_CONF' slurmd -f '$SLURM_CONF' -N '$h'" \
+        2>>"$DIR/slurmd-$h.log" || fatal "slurmd did not start on $h"
+done
 up=0
 for _ in $(seq 1 60); do
-    if timeout 5 sinfo -h -o '%t' 2>/dev/null | grep -Eq '^(idle|mix|alloc)'; then
+    # every node: none down or unknown
+    if timeout 5 sinfo -h -o '%t' 2>/dev/null | grep -Eq '^(idle|mix|alloc)' &&
+        ! timeout 5 sinfo -h -o '%t' 2>/dev/null | grep -Evq '^(idle|mix|alloc)'; then
         up=1
         break
     fi
     sleep 0.5
 done
-[ $up = 1 ] || fatal "the node did not come up: $(timeout 5 sinfo 2>&1 | tr '\n' ' ')"
-say "Slurm $(srun --version 2>&1) is up on $HOST (mpi plugins: $(srun --mpi=list 2>&1 | tr -s ' \n' ' '))"
+[ $up = 1 ] || fatal "the nodes did not come up: $(timeout 5 sinfo 2>&1 | tr '\n' ' ')"
+say "Slurm $(srun --version 2>&1) is up on $NODELIST (mpi plugins: $(srun --mpi=list 2>&1 | tr -s ' \n' ' '))"
 
 # Slurm's mpi/pmi2 writes the srun --multi-prog file of a spawn of several
 # commands as /tmp/<pid>.XXXXXX and never removes it: the new ones go.
@@ -156,7 +190,8 @@ left_procs() {
 
 # srun_case NAME EXPECT_STATUS [env...] -- srun args...: runs, checks status and " No Errors"
 # (EXPECT_STATUS "fail": any but 0 and timeout's 124); LAUNCH (default: srun) is what runs
-# the args; each line of ERR_MUST must be in the stderr
+# the args; each line of ERR_MUST must be in the stderr; CASE_PROG: the program whose
+# processes must be gone after (default: the last argument)
 LAUNCH=(srun --quiet)
 ERR_MUST=
 srun_case() {
@@ -178,7 +213,7 @@ srun_case() {
         bad "$name: left in /dev/shm: $leaked ($(head -c 300 "$DIR/err"))"
         return 1
     fi
-    local prog=${*: -1} left
+    local prog=${CASE_PROG:-${*: -1}} left
     left=$(left_procs "$prog")
     if [ -n "$left" ]; then
         bad "$name: processes of $prog left: $left"
@@ -208,6 +243,39 @@ srun_case() {
 if [ -n "${DCFA_SLURM_CMD:-}" ]; then # debugging: run this instead of the tests
     bash -c "$DCFA_SLURM_CMD"
     exit $?
+fi
+if [ ${#NODES[@]} -gt 0 ]; then
+    # heterogeneous jobs: a component per test host, one MPI_COMM_WORLD over them
+    H1=${NODES[0]} H2=${NODES[1]:-${NODES[0]}}
+    for prog in "${MPI_PROGS[@]}"; do
+        b=$(basename "$prog")
+        if [ "$b" = mpmd_hosts ]; then
+            # world ranks in component order, each on its component's host; MPI_APPNUM is
+            # 0 for all (Slurm's PMI-2 gives none, as for MPICH under srun)
+            CASE_PROG=$prog srun_case "heterogeneous job: $b, 2 ranks on $H1 : 3 on $H2" 0 DCFA_X=1 -- \
+                --mpi=pmi2 -w "$H1" -n 2 "$prog" --print : -w "$H2" -n 3 "$prog" --print &&
+                { got=$(sed -n 's/^mpmd_hosts rank \([0-9]*\) appnum [0-9]* host /\1 /p' "$DIR/out" | sort -n | tr '\n' ' ')
+                  [ "$got" = "0 $H1 1 $H1 2 $H2 3 $H2 4 $H2 " ] && ok "heterogeneous job: ranks 0-1 on $H1, 2-4 on $H2" ||
+                      bad "heterogeneous job: ranks and hosts '$got'"; }
+            continue
+        fi
+        srun_case "heterogeneous job: $b, 2 ranks on $H1 : 2 on $H2" 0 DCFA_X=1 -- \
+            --mpi=pmi2 -w "$H1" -n 2 "$prog" : -w "$H2" -n 2 "$prog"
+    done
+    # an abort in one component ends the whole job: failure status, nothing left
+    t0=$(date +%s)
+    srun_case "heterogeneous job: PMI abort" fail DCFA_X=1 -- \
+        --mpi=pmi2 -w "$H1" -n 1 "$PMI_ABORT" : -w "$H2" -n 2 "$PMI_ABORT"
+    t=$(($(date +%s) - t0))
+    [ $t -le 30 ] && ok "heterogeneous job: the abort ended it in $t s" || bad "heterogeneous job: the abort took $t s"
+    # each host's own /dev/shm: nothing of the jobs (the library's segments are dcfa-*)
+    for h in "${NODES[@]}"; do
+        left=$("$HOSTS_DIR/rsh" "$h" 'ls /dev/shm' | grep '^dcfa-' | tr '\n' ' ')
+        [ -z "$left" ] && ok "heterogeneous jobs: nothing left in /dev/shm of $h" || bad "$h: left in /dev/shm: $left"
+    done
+    echo "$PASS passed, $FAILN failed"
+    [ $FAILN = 0 ]
+    exit
 fi
 srun_case "pmi2 pmi_basic -n 4" 0 DCFA_X=1 -- --mpi=pmi2 -n 4 "$PMI_BASIC"
 srun_case "pmi2 pmi_basic -n 1" 0 DCFA_X=1 -- --mpi=pmi2 -n 1 "$PMI_BASIC"
