@@ -34,6 +34,33 @@ static uint32_t net_mask(int prefix)
     return prefix <= 0 ? 0 : prefix >= 32 ? 0xffffffffu : ~(0xffffffffu >> prefix);
 }
 
+int util_net_excluded(const char *ifname, uint32_t addr)
+{
+    static int warned;
+    const char *s = getenv("DCFA_NET_EXCLUDE");
+    while (s && *s) {
+        size_t k = strcspn(s, ",");
+        if (k && memchr(s, '/', k)) { /* a network */
+            util_net n;
+            if (util_net_parse(s, k, &n, 1) == 1) {
+                if (util_net_on(&n, addr))
+                    return 1;
+            } else if (!warned++) {
+                fprintf(stderr,
+                        "[dcfa-mpi] DCFA_NET_EXCLUDE: '%.*s' is not a network a.b.c.d/n: "
+                        "ignored\n",
+                        (int)k, s); /* (mpirun has no util_log) */
+            }
+        } else if (k && ifname && strlen(ifname) == k && strncmp(ifname, s, k) == 0) {
+            return 1; /* an interface by name */
+        }
+        s += k;
+        if (*s == ',')
+            s++;
+    }
+    return 0;
+}
+
 int util_net_list(const util_net **out)
 {
     if (!net_s.found) {
@@ -43,6 +70,8 @@ int util_net_list(const util_net **out)
                 if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
                     continue;
                 const struct sockaddr_in *a = (const struct sockaddr_in *)i->ifa_addr;
+                if (util_net_excluded(i->ifa_name, ntohl(a->sin_addr.s_addr)))
+                    continue; /* a management network, say: not for MPI's data */
                 const struct sockaddr_in *m = (const struct sockaddr_in *)i->ifa_netmask;
                 net_s.net[net_s.n].addr = ntohl(a->sin_addr.s_addr);
                 net_s.net[net_s.n].prefix = m ? net_prefix(ntohl(m->sin_addr.s_addr)) : 32;

@@ -284,6 +284,11 @@ const util_tunable util_tunables[] = {
      "set by mpirun --gateways for its daemons and the ranks: the job's 128-bit key (32 hex "
      "digits) that a process's HELLO to a gateway daemon proves it has (docs/gateway.md)",
      0, UTIL_LVL_DEV, UTIL_CAT_FABRIC},
+    {"DCFA_NET_EXCLUDE", UTIL_T_STR, &util_cfg.net_exclude, "", NULL,
+     "interfaces and networks (eth9,10.77.9.0/24) that carry no MPI data: left out of a "
+     "process's networks (its card, the gateways' networks, the reach of a pair, port names), "
+     "e.g. a management network (docs/gateway.md)",
+     0, UTIL_LVL_USER, UTIL_CAT_FABRIC},
     {"DCFA_GATEWAY_ROUTES", UTIL_T_STR, &util_cfg.gateway_routes, "", NULL,
      "set by mpirun --gateway-routes for the ranks: the route file's rules 'SIDE SIDE GATEWAY' "
      "joined by ';', which override the rule (a + b) % gateways (docs/gateway.md)",

@@ -253,6 +253,7 @@ typedef struct util_config {
     int rma_assist;             /* DCFA_RMA_ASSIST: the assist thread serves windows in message mode */
     const char *fabrics;        /* DCFA_FABRICS: auto, or a comma list of fabrics to open */
     const char *gateways;       /* DCFA_GATEWAYS: the job's gateway daemons (mpirun --gateways) */
+    const char *net_exclude;    /* DCFA_NET_EXCLUDE: interfaces and networks MPI does not use */
     const char *gateway_routes; /* DCFA_GATEWAY_ROUTES: rules of mpirun --gateway-routes */
     const char *gateway_key;    /* DCFA_GATEWAY_KEY: the job's key for its gateway daemons */
     int module;                 /* DCFA_MODULE: this process's module id (-1: by its networks) */
@@ -382,6 +383,9 @@ typedef struct {
     int prefix;
 } util_net;
 int util_net_list(const util_net **out); /* the count; *out valid for the process's life */
+/* DCFA_NET_EXCLUDE ("eth9,10.77.9.0/24": interfaces and networks) names this interface or
+ * address: util_net_list leaves it out (docs/gateway.md, "Without mpirun") */
+int util_net_excluded(const char *ifname, uint32_t addr);
 int util_net_on(const util_net *n, uint32_t addr);
 int util_net_reaches(uint32_t addr);
 int util_net_format(const util_net *nets, int n, char *buf, size_t len);

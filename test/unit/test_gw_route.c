@@ -1,10 +1,12 @@
 /* Unit test of the gateway route rule and the route file (src/fabric/gw/gw_route.c,
  * docs/gateway.md "The route rule"): the (a + b) % n rule, a rule by hosts and by networks
  * (either way round, first match wins), a rule whose gateway cannot serve the pair, the
- * one-line form mpirun passes (';', line numbers kept), and bad lines named by number. */
+ * one-line form mpirun passes (';', line numbers kept), and bad lines named by number; the
+ * interfaces and networks DCFA_NET_EXCLUDE leaves out of a host's networks (src/util/net.c). */
 #include "fabric/gw/gw_route.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ut_check.h"
@@ -93,6 +95,17 @@ int main(void)
     bad("c1 b1 10.0.0.1/8\n", "line 1: '10.0.0.1/8' is not a gateway host");
     bad("c1 b;1 g1\n", "line 1: 'b;1' is not a side");
     bad("a b g\na b g\na b g\na b g\na b g\n", "line 5: more than 4 rules");
+
+    /* DCFA_NET_EXCLUDE: interfaces by name and networks; a bad network is ignored */
+    setenv("DCFA_NET_EXCLUDE", "eth9,10.77.9.0/24,10.1.0.0/33,lo", 1);
+    CHECK(util_net_excluded("eth9", 0x0a000001), "eth9 by name");
+    CHECK(util_net_excluded("eth1", 0x0a4d0965), "10.77.9.101 on 10.77.9.0/24");
+    CHECK(!util_net_excluded("eth1", 0x0a4d0165), "10.77.1.101 kept");
+    CHECK(!util_net_excluded("eth", 0x0a010001), "eth kept (names whole, 10.1.0.0/33 bad)");
+    CHECK(util_net_excluded("lo", 0x7f000001), "lo by name");
+    CHECK(!util_net_excluded("eth90", 0x0a000001), "eth90 kept");
+    unsetenv("DCFA_NET_EXCLUDE");
+    CHECK(!util_net_excluded("eth9", 0x0a4d0965), "nothing excluded without it");
 
     if (errors)
         return 1;

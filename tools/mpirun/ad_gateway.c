@@ -39,6 +39,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ad_gateway.h"
@@ -694,4 +695,75 @@ int ad_gateway_start(const char *host, char *info, size_t infolen, pid_t *pid, c
     *pid = p;
     snprintf(info, infolen, "%u:%s", (unsigned)ntohs(sa.sin_port), list);
     return 0;
+}
+
+/* "mpirun --gateway-daemon": a gateway daemon that no mpirun daemon tree starts (a job
+ * launched by srun, docs/gateway.md "Without mpirun"). The job's key comes from
+ * DCFA_GATEWAY_KEY; the one line on stdout is this gateway's entry of DCFA_GATEWAYS
+ * ("host:port:networks"), for the ranks' environment. It runs until SIGTERM, SIGINT or
+ * SIGHUP (then the gateway ends too) or until the gateway ends by itself. */
+int ad_gateway_main(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: DCFA_GATEWAY_KEY=<32 hex digits> mpirun --gateway-daemon\n"
+                   "  runs a gateway daemon on this host until SIGTERM; prints its entry of\n"
+                   "  DCFA_GATEWAYS (host:port:networks); the ranks need the same key\n"
+                   "  (docs/gateway.md, \"Without mpirun\")\n");
+            return 0;
+        }
+        fprintf(stderr, "mpirun --gateway-daemon: bad argument '%s' (see --help)\n", argv[i]);
+        return 2;
+    }
+    const char *key = getenv("DCFA_GATEWAY_KEY");
+    uint64_t k[2];
+    if (gw_key_parse(key, k) != 0) {
+        fprintf(stderr,
+                "mpirun --gateway-daemon: DCFA_GATEWAY_KEY is %s: give the gateway daemons and "
+                "the ranks the same 32 hex digits, e.g. export DCFA_GATEWAY_KEY=$(od -An -N16 "
+                "-tx1 /dev/urandom | tr -d ' \\n')\n",
+                key && *key ? "not 32 hex digits" : "not set");
+        return 2;
+    }
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = 0;
+    /* the signals that end it, taken by sigwait (blocked before the gateway is forked: it
+     * unblocks them for itself) */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    char info[440], err[600];
+    pid_t pid;
+    if (ad_gateway_start(host, info, sizeof info, &pid, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    printf("%s:%s\n", host, info);
+    fflush(stdout);
+    int status = 0;
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGCHLD) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w != pid)
+                continue;
+            fprintf(stderr,
+                    "mpirun --gateway-daemon: the gateway daemon on host %s ended (%s %d)\n", host,
+                    WIFSIGNALED(status) ? "signal" : "status",
+                    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            return 1;
+        }
+        kill(pid, SIGTERM);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        return 0;
+    }
 }

@@ -11,4 +11,7 @@
 int ad_gateway_start(const char *host, char *info, size_t infolen, pid_t *pid, char *err,
                      size_t errlen);
 
+/* "mpirun --gateway-daemon": one gateway daemon on this host, without a daemon tree */
+int ad_gateway_main(int argc, char **argv);
+
 #endif

@@ -6,6 +6,7 @@
  * (ad_singleton_main). */
 #include "ad.h"
 #include "ad_ep.h"
+#include "ad_gateway.h"
 #include "ad_singleton.h"
 #include "ad_nameserver.h"
 #include "ad_tree_main.h"
@@ -96,6 +97,10 @@ static void mpirun_usage(FILE *f)
         "DCFA_NAMESERVER=host:port; it prints host:port first and runs until SIGTERM.\n"
         "It listens on 127.0.0.1 and answers its own user's processes, and clients that\n"
         "share DCFA_NAMESERVER_SECRET (needed with --bind to another address).\n"
+        "\n"
+        "Gateway without a daemon tree (a job started by srun): mpirun --gateway-daemon on\n"
+        "a gateway host, with DCFA_GATEWAY_KEY set, prints its DCFA_GATEWAYS entry and runs\n"
+        "until SIGTERM; the ranks get the same key and DCFA_GATEWAYS (docs/gateway.md).\n"
         "\n"
         "Exit status: 0 if every rank exited 0; else the first failing rank's status\n"
         "(128+N for signal N, the code given to MPI_Abort), 124 on timeout,\n"
@@ -546,6 +551,8 @@ int main(int argc, char **argv)
         return ad_singleton_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "--nameserver") == 0)
         return ad_nameserver_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "--gateway-daemon") == 0)
+        return ad_gateway_main(argc, argv);
     rc = mpirun_parse(argc, argv, &opts);
     if (rc == 1) {
         rc = 0;

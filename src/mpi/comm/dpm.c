@@ -154,7 +154,9 @@ static void dpm_my_address(char *buf, size_t len)
         return;
     for (i = ifs; i; i = i->ifa_next) {
         if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
-            (i->ifa_flags & IFF_LOOPBACK))
+            (i->ifa_flags & IFF_LOOPBACK) ||
+            util_net_excluded(i->ifa_name,
+                              ntohl(((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr)))
             continue;
         inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf, (socklen_t)len);
         break;
