@@ -10,8 +10,14 @@
 #                                dcfa-b1.., G (0-2) gateway hosts dcfa-g1.. on both
 #   test/hosts/hosts.sh down     remove everything this script made
 #   test/hosts/hosts.sh down2    remove the two-network hosts only (up2's)
+#   test/hosts/hosts.sh mgmt     give every up2 host an interface eth9 on a third network
+#                                M (10.77.9.0/24, bridge dcfa-brM, the root namespace at
+#                                10.77.9.254): the management network a Slurm needs
+#                                (slurmctld here, a slurmd in each host); MPI must leave
+#                                it out (DCFA_NET_EXCLUDE=eth9), the kernel would route
+#                                cluster to booster over it
 #   test/hosts/hosts.sh list     print the host names that are up
-#   test/hosts/hosts.sh addr H [A|B]  print host H's address (on network A or B)
+#   test/hosts/hosts.sh addr H [A|B|M]  print host H's address (on network A, B or M)
 #
 # Network: a bridge dcfa-br0 in the root namespace (10.77.0.254/24); host i
 # has eth0 = 10.77.0.i/24 on a veth whose other end (dcfa-v<i>) is on the
@@ -45,6 +51,7 @@ BRIDGE=dcfa-br0
 NET=10.77.0
 NETA=10.77.1
 NETB=10.77.2
+NETM=10.77.9
 STATE=${DCFA_HOSTS_STATE:-/run/dcfa-hosts}
 TTL=${DCFA_HOSTS_TTL:-3600}
 
@@ -73,7 +80,7 @@ host_down() { # NAME (dcfa-h1, dcfa-c2, ...)
         ip netns del "$h" 2>/dev/null
     fi
     local v
-    for v in "dcfa-v${h#dcfa-}" "dcfa-v${h#dcfa-}a" "dcfa-v${h#dcfa-}b"; do ip link del "$v" 2>/dev/null; done
+    for v in "dcfa-v${h#dcfa-}" "dcfa-v${h#dcfa-}a" "dcfa-v${h#dcfa-}b" "dcfa-v${h#dcfa-}m"; do ip link del "$v" 2>/dev/null; done
     return 0
 }
 
@@ -89,6 +96,7 @@ down2() {
     for h in dcfa-c{1,2,3,4} dcfa-b{1,2,3,4} dcfa-g{1,2}; do host_down "$h"; done
     ip link del dcfa-brA 2>/dev/null
     ip link del dcfa-brB 2>/dev/null
+    ip link del dcfa-brM 2>/dev/null
     rmdir "$STATE" 2>/dev/null
     return 0
 }
@@ -206,8 +214,32 @@ up2() {
     return 0
 }
 
-# addr HOST [A|B]: the host's address (a gateway's on the network named, A by default)
+# mgmt: the management network M for the up2 hosts that are up
+mgmt() {
+    local h n=0
+    ip link show dcfa-brM >/dev/null 2>&1 || DOWN=down2 bridge_make dcfa-brM "$NETM.254/24"
+    for h in dcfa-c{1,2,3,4} dcfa-b{1,2,3,4} dcfa-g{1,2}; do
+        [ -f "$STATE/$h.pid" ] || continue
+        ip -n "$h" link show eth9 >/dev/null 2>&1 && continue
+        DOWN=down2 host_link "$h" "dcfa-v${h#dcfa-}m" eth9 dcfa-brM "$(addr "$h" M)"
+        n=$((n + 1))
+    done
+    [ $n -gt 0 ] || ip -n dcfa-c1 link show eth9 >/dev/null 2>&1 || DOWN=down2 die "mgmt: no up2 host is up"
+    return 0
+}
+
+# addr HOST [A|B|M]: the host's address (a gateway's on the network named, A by default;
+# M: the management network of mgmt)
 addr() {
+    if [ "${2:-A}" = M ]; then
+        case $1 in
+        dcfa-c[1-4]) echo "$NETM.$((10 + ${1#dcfa-c}))" ;;
+        dcfa-b[1-4]) echo "$NETM.$((20 + ${1#dcfa-b}))" ;;
+        dcfa-g[1-2]) echo "$NETM.$((30 + ${1#dcfa-g}))" ;;
+        *) echo "hosts.sh: addr: host '$1' has no management address" >&2; return 1 ;;
+        esac
+        return 0
+    fi
     case $1 in
     dcfa-h[1-4]) echo "$NET.${1#dcfa-h}" ;;
     dcfa-c[1-4]) echo "$NETA.${1#dcfa-c}" ;;
@@ -221,7 +253,8 @@ up) up "${2:-2}" ;;
 up2) DOWN=down2 up2 "${2:-2}" "${3:-2}" "${4:-1}" ;;
 down) down ;;
 down2) down2 ;;
+mgmt) mgmt ;;
 addr) addr "${2:-}" "${3:-A}" ;;
 list) for f in "$STATE"/*.pid; do [ -f "$f" ] && basename "$f" .pid; done; exit 0 ;;
-*) echo "usage: $0 up N | up2 C B G | down | down2 | list | addr HOST [A|B]" >&2; exit 2 ;;
+*) echo "usage: $0 up N | up2 C B G | mgmt | down | down2 | list | addr HOST [A|B|M]" >&2; exit 2 ;;
 esac

@@ -784,7 +784,7 @@ st_isolate() {
 # cluster hosts on network A, booster hosts on B, gateway hosts on both, IP forwarding off
 nothing_left() { # NAME: no namespace, veth, bridge or holder of up2's hosts remains
     local left st=${DCFA_HOSTS_STATE:-/run/dcfa-hosts}
-    left="$(ip netns list 2>/dev/null | grep -E '^dcfa-[cbg][0-9]' | tr '\n' ' ')$(ip -br link 2>/dev/null | grep -E '^dcfa-(v[cbg]|br[AB])' | cut -d' ' -f1 | tr '\n' ' ')"
+    left="$(ip netns list 2>/dev/null | grep -E '^dcfa-[cbg][0-9]' | tr '\n' ' ')$(ip -br link 2>/dev/null | grep -E '^dcfa-(v[cbg]|br[ABM])' | cut -d' ' -f1 | tr '\n' ' ')"
     left+="$(ls "$st" 2>/dev/null | grep -E '^dcfa-[cbg][0-9]' | tr '\n' ' ')"
     [ -z "$left" ] && ok "$1" || bad "$1: left behind: $left"
 }
@@ -1073,6 +1073,16 @@ st_twonet() {
                     "^mpirun: --gateway-routes $TMP/routes-bad, line 2: unknown host 'dcfa-b9' \(not a host of -hosts/-hostfile\)$"
             run "gateway also a ranks' host" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 one_line "a gateway that is also a ranks' host: one line" "^mpirun: gateway 'dcfa-c1' is also a host for ranks$"
+            # last (the management network joins the two networks for the kernel): a Slurm
+            # over it, a slurmd on c1, b1 and g1, the gateway daemon a job of its own on g1
+            # (mpirun --gateway-daemon) and heterogeneous jobs c1 : b1 through it, the ranks
+            # and the gateway leaving eth9 out (DCFA_NET_EXCLUDE)
+            if "$HOSTS_SH" mgmt >"$TMP/hosts.log" 2>&1; then
+                SLURM_HOSTS="dcfa-c1 dcfa-b1 dcfa-g1" SLURM_NET=M SLURM_GATEWAYS=dcfa-g1 SLURM_MPIRUN=$MPIRUN \
+                    slurm_run "$MPIT/mpmd_hosts" "$MPIT/coll_bcast" "$MPIT/comm_split_type" "$MPIT/sendrecv"
+            else
+                bad "management network: $(cat "$TMP/hosts.log")"
+            fi
             sleep 0.5
             local left=""
             for h in dcfa-c1 dcfa-c2 dcfa-b1 dcfa-b2 dcfa-g1 dcfa-g2; do

@@ -25,6 +25,11 @@
 #   srun --mpi=pmi2 -w H1 -n 2 PROG : -w H2 -n 2 PROG   one MPI_COMM_WORLD over both
 #                                       (MPI_PROGRAMs; mpmd_hosts: rank order, hosts)
 #   the same with PMI_ABORT in one component: the whole job fails
+# SLURM_NET=M: the hosts' addresses and slurmctld's (10.77.9.254) on up2's management
+# network (test/hosts/hosts.sh mgmt). SLURM_GATEWAYS="G..." (hosts of SLURM_HOSTS too):
+# each runs "$SLURM_MPIRUN --gateway-daemon" as a job of its own, the ranks get its
+# DCFA_GATEWAYS entry and the key, and every case runs with DCFA_NET_EXCLUDE=eth9, so a
+# job over H1 (one network) and H2 (the other) talks through the gateways
 #
 # PMI_BASIC/PMI_ABORT: test/launcher's programs; MPI_PROGRAMs: test/mpi
 # programs (each must print " No Errors"); those named spawn_* are parents
@@ -98,10 +103,12 @@ CTLD=$HOST SCHED=sched/builtin NODESUF= NODECONF="NodeName=$HOST" NODELIST=$HOST
 if [ ${#NODES[@]} -gt 0 ]; then
     # the test hosts reach the root namespace at the bridge's address only; a heterogeneous
     # job needs the backfill scheduler (sched/builtin refuses it), here every second
-    CTLD="$HOST(10.77.0.254)" SCHED="sched/backfill
+    CTLD_ADDR=10.77.0.254
+    [ "${SLURM_NET:-A}" = M ] && CTLD_ADDR=10.77.9.254
+    CTLD="$HOST($CTLD_ADDR)" SCHED="sched/backfill
 SchedulerParameters=bf_interval=1" NODESUF=-%n NODECONF="" NODELIST=
     for h in "${NODES[@]}"; do
-        a=$("$HOSTS_DIR/hosts.sh" addr "$h") || fatal "test host $h is not up"
+        a=$("$HOSTS_DIR/hosts.sh" addr "$h" "${SLURM_NET:-A}") || fatal "test host $h is not up"
         NODECONF+="NodeName=$h NodeAddr=$a CPUs=4 Sockets=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN
 "
         NODELIST+=${NODELIST:+,}$h
@@ -247,6 +254,33 @@ fi
 if [ ${#NODES[@]} -gt 0 ]; then
     # heterogeneous jobs: a component per test host, one MPI_COMM_WORLD over them
     H1=${NODES[0]} H2=${NODES[1]:-${NODES[0]}}
+    GW_PIDS=()
+    if [ -n "${SLURM_GATEWAYS:-}" ]; then
+        # the gateway daemons: a job each, on its host, until killed (srun passes SIGTERM on)
+        DCFA_GATEWAY_KEY=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+        export DCFA_GATEWAY_KEY DCFA_NET_EXCLUDE=eth9
+        for g in $SLURM_GATEWAYS; do
+            srun --quiet -w "$g" -n 1 "$SLURM_MPIRUN" --gateway-daemon >"$DIR/gw-$g.out" 2>"$DIR/gw-$g.err" </dev/null &
+            GW_PIDS+=($!)
+        done
+        gws=
+        for g in $SLURM_GATEWAYS; do
+            for _ in $(seq 1 100); do [ -s "$DIR/gw-$g.out" ] && break; sleep 0.1; done
+            line=$(head -n 1 "$DIR/gw-$g.out")
+            case $line in
+            "$g:"[0-9]*:*/*,*/*) ok "gateway daemon on $g under srun: $line" ;;
+            *) bad "gateway daemon on $g: '$line' $(head -c 300 "$DIR/gw-$g.err")" ;;
+            esac
+            gws+=${gws:+;}$line
+        done
+        export DCFA_GATEWAYS=$gws
+        # a pair across the networks goes through the gateway (the route DCFA_STATS shows)
+        srun_case "heterogeneous job across networks: sendrecv, 1 rank on $H1 : 1 on $H2" 0 DCFA_STATS=1 -- \
+            --mpi=pmi2 -w "$H1" -n 1 "${MPI_PROGS[-1]}" : -w "$H2" -n 1 "${MPI_PROGS[-1]}" && # (the last program)
+            { grep -q "^dcfa-conn rank=0 peer=1 fabric=gw .*route=\"gateway ${SLURM_GATEWAYS%% *}" "$DIR/err" &&
+                ok "heterogeneous job across networks: ranks 0 and 1 through ${SLURM_GATEWAYS%% *}" ||
+                bad "across networks: no route through ${SLURM_GATEWAYS%% *}: $(grep '^dcfa-conn' "$DIR/err" | head -3)"; }
+    fi
     for prog in "${MPI_PROGS[@]}"; do
         b=$(basename "$prog")
         if [ "$b" = mpmd_hosts ]; then
@@ -268,6 +302,13 @@ if [ ${#NODES[@]} -gt 0 ]; then
         --mpi=pmi2 -w "$H1" -n 1 "$PMI_ABORT" : -w "$H2" -n 2 "$PMI_ABORT"
     t=$(($(date +%s) - t0))
     [ $t -le 30 ] && ok "heterogeneous job: the abort ended it in $t s" || bad "heterogeneous job: the abort took $t s"
+    if [ ${#GW_PIDS[@]} -gt 0 ]; then
+        kill -TERM "${GW_PIDS[@]}" 2>/dev/null
+        for p in "${GW_PIDS[@]}"; do wait "$p"; done
+        left=$(left_procs "$SLURM_MPIRUN")
+        [ -z "$left" ] && ok "gateway daemons under srun: ended by SIGTERM, nothing left" ||
+            bad "gateway daemons left: $left"
+    fi
     # each host's own /dev/shm: nothing of the jobs (the library's segments are dcfa-*)
     for h in "${NODES[@]}"; do
         left=$("$HOSTS_DIR/rsh" "$h" 'ls /dev/shm' | grep '^dcfa-' | tr '\n' ' ')
