@@ -697,6 +697,7 @@ void core_conn_lost(void *ctx, const char *why)
         }
         core_req_mem_drop(r);
         r->status.error = UTIL_EUNREACH;
+        core_req_set_fail_text(r, why);
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
             ids = util_realloc(ids, (size_t)cap * sizeof *ids);
@@ -837,6 +838,25 @@ void core_req_unexpected(const core_conn *c, uint32_t id, const char *what)
              util_proc(c->lpid), what, id);
 }
 
+void core_req_fail_text_drop(core_req *r)
+{
+    free(r->fail_text);
+    r->fail_text = NULL;
+}
+
+/* the text of request r's UTIL_EUNREACH: kept per request, so that two failures at once
+ * (two connections lost, a loss and then no other way) each keep their own */
+void core_req_set_fail_text(core_req *r, const char *text)
+{
+    free(r->fail_text);
+    r->fail_text = util_strdup(text);
+}
+
+const char *core_req_failure_text(const core_req *r)
+{
+    return r->fail_text ? r->fail_text : core_unreach_text;
+}
+
 void core_req_rndv_drop(core_req *r)
 {
     core_req_mem_drop(r);
@@ -952,6 +972,7 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
         r->status.source = src_rank;
         r->status.tag = tag;
         r->status.error = UTIL_EUNREACH;
+        core_req_set_fail_text(r, core_conn_failure_text()); /* (core_lost_unreachable's) */
         core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
         core_req_complete(r);
         return UTIL_OK;

@@ -86,6 +86,8 @@ struct core_req {
     util_qnode qn;          /* posted queue / backlog link */
     struct core_rndv *rndv; /* core: rendezvous state (registration, bulk transfer), allocated for
                                large messages only so that small ones keep a small request */
+    char *fail_text;        /* status.error UTIL_EUNREACH: why, for the error's message (NULL:
+                               core_conn_failure_text); freed with the request */
     union {
         struct {
             const void *buf;
@@ -190,12 +192,17 @@ core_req *core_req_alloc(int kind);
 extern util_htab core_reqs;
 static inline core_req *core_req_get(int id) { return util_htab_get(&core_reqs, id); }   /* NULL if not live */
 void core_req_rndv_drop(core_req *r);      /* core_req_free of a request with rendezvous state */
+void core_req_fail_text_drop(core_req *r); /* ... with a failure's text */
 static inline void core_req_free(core_req *r)
 {
     if (__builtin_expect(r->rndv != NULL, 0))
         core_req_rndv_drop(r);
+    if (__builtin_expect(r->fail_text != NULL, 0))
+        core_req_fail_text_drop(r);
     util_htab_free(&core_reqs, r->id);
 }
+/* a request that failed with UTIL_EUNREACH: its own text, else the last failure's */
+const char *core_req_failure_text(const core_req *r);
 void core_req_complete(core_req *r);/* marks complete and runs on_complete */
 
 int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,

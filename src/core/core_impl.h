@@ -317,6 +317,7 @@ int core_lost_unreachable(int lpid);
 void core_lost_close(void);
 /* core.c: the text of the next UTIL_EUNREACH error (core_conn_failure_text) */
 void core_conn_set_failure_text(const char *text);
+void core_req_set_fail_text(core_req *r, const char *text); /* (a copy) */
 /* Where to build the next packet, of at most len payload bytes; NULL when out of credit.
  * control: a SYNC, which may take the block kept for it. The packet is published by
  * tx_end with its h->len (not above len). */

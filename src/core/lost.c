@@ -192,6 +192,7 @@ void core_lost_arrived(core_conn *c, const wire_lost *e, size_t n)
 void core_lost_recv(core_req *r, core_msg *m)
 {
     core_conn_set_failure_text(m->data);
+    core_req_set_fail_text(r, m->data);
     r->u.recv.lpid = m->lpid;
     r->status.source = m->src;
     r->status.tag = m->tag;
@@ -234,6 +235,14 @@ int core_lost_progress(void)
             l->gone = util_malloc(len);
             snprintf(l->gone, len, "%s, but none reaches it: %s", l->why, core_conn_failure_text());
             core_conn_set_failure_text(l->gone);
+            for (int id = 1; id < core_reqs.next_unused; id++) { /* those failed by the loss */
+                core_req *r = core_req_get(id);
+                if (r && (r->kind == CORE_REQ_SEND || r->kind == CORE_REQ_RECV) &&
+                    r->status.error == UTIL_EUNREACH && r->fail_text &&
+                    (r->kind == CORE_REQ_SEND ? r->u.send.lpid : r->u.recv.lpid) == l->lpid &&
+                    strcmp(r->fail_text, l->why) == 0)
+                    core_req_set_fail_text(r, l->gone);
+            }
             util_log("no other way to %s after %s", util_proc(l->lpid), l->why);
         }
     }

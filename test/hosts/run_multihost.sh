@@ -597,6 +597,7 @@ st_spawn() {
 
 mpich_result() { # LABEL LOG: add an MPICH run's "N passed, N failed" to the counts
     local line p f
+    grep -E '^ *(FAIL|TIMEOUT)' "$2" | head -n 10 | sed 's/^ */    /' # which ones (results.log is the last run's)
     tail -n 5 "$2" | sed 's/^/    /'
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1)
     p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')

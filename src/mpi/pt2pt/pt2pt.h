@@ -72,7 +72,13 @@ _Static_assert(CORE_ANY_SOURCE == MPI_ANY_SOURCE && CORE_ANY_TAG == MPI_ANY_TAG,
 static inline int mpii_req_error(const core_req *r)
 {
     int e = r->status.error;
-    return __builtin_expect(e < 0, 0) ? mpii_errclass(e) : e;
+    if (__builtin_expect(e >= 0, 1))
+        return e;
+    if (e == UTIL_EUNREACH) { /* with its own text (core_req_failure_text) */
+        mpii_cause("%s", core_req_failure_text(r));
+        return MPI_ERR_OTHER;
+    }
+    return mpii_errclass(e);
 }
 
 /* core's status as an MPI_Status; MPI_ERROR is left as it is (only the calls completing many
