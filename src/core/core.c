@@ -264,14 +264,9 @@ int core_proc_cards(int lpid, char *buf, size_t len)
 /* the one line for a peer no fabric reaches: the two hosts, whether they share a network
  * (the cards' "net:" entries), and each fabric's answer; kept for the MPI layer's error
  * message (core_conn_failure_text: printed only by an error handler that prints) */
-static char core_unreach_text[1200];
+static char core_unreach_text[700];
 
 const char *core_conn_failure_text(void) { return core_unreach_text; }
-
-void core_conn_set_failure_text(const char *text)
-{
-    snprintf(core_unreach_text, sizeof core_unreach_text, "%s", text);
-}
 
 static void core_unreachable(int lpid, const char *cards, const char *why)
 {
@@ -966,13 +961,15 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
         core_recv_from_msg(r, m);
         return UTIL_OK;
     }
-    if (__builtin_expect(core_s.nlost != 0, 0) && lpid >= 0 && core_lost_unreachable(lpid)) {
+    const char *gone =
+        __builtin_expect(core_s.nlost != 0, 0) && lpid >= 0 ? core_lost_unreachable(lpid) : NULL;
+    if (gone) {
         /* its connection was lost and no gateway is left to it: nothing can come */
         r->u.recv.lpid = lpid;
         r->status.source = src_rank;
         r->status.tag = tag;
         r->status.error = UTIL_EUNREACH;
-        core_req_set_fail_text(r, core_conn_failure_text()); /* (core_lost_unreachable's) */
+        core_req_set_fail_text(r, gone);
         core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
         core_req_complete(r);
         return UTIL_OK;

@@ -303,7 +303,7 @@ static inline void core_conn_tx_end(core_conn *c, wire_hdr *h);
  * (WIRE_LOST); arrived: the peer's WIRE_LOST; recv: receive r matched lost message m (it
  * fails, m freed); message: unexpected message m can no longer be received (why) and becomes
  * a lost one; unreachable: no connection to lpid can be made any more (a receive for it
- * fails at once); close: at finalize */
+ * fails at once, with that text); close: at finalize */
 void core_lost_log(core_conn *c, const wire_hdr *h);
 void core_lost_prune(core_conn *c);
 void core_lost_conn(core_conn *c, const char *why);
@@ -313,10 +313,9 @@ void core_lost_arrived(core_conn *c, const wire_lost *e, size_t n);
 void core_lost_recv(core_req *r, core_msg *m);
 void core_lost_message(core_msg *m, const char *why);
 int core_lost_progress(void);
-int core_lost_unreachable(int lpid);
+const char *core_lost_unreachable(int lpid); /* NULL, or the error's text */
 void core_lost_close(void);
-/* core.c: the text of the next UTIL_EUNREACH error (core_conn_failure_text) */
-void core_conn_set_failure_text(const char *text);
+/* core.c: the text of request r's UTIL_EUNREACH (core_req_failure_text) */
 void core_req_set_fail_text(core_req *r, const char *text); /* (a copy) */
 /* Where to build the next packet, of at most len payload bytes; NULL when out of credit.
  * control: a SYNC, which may take the block kept for it. The packet is published by

@@ -191,7 +191,6 @@ void core_lost_arrived(core_conn *c, const wire_lost *e, size_t n)
 
 void core_lost_recv(core_req *r, core_msg *m)
 {
-    core_conn_set_failure_text(m->data);
     core_req_set_fail_text(r, m->data);
     r->u.recv.lpid = m->lpid;
     r->status.source = m->src;
@@ -234,7 +233,6 @@ int core_lost_progress(void)
             size_t len = strlen(l->why) + strlen(core_conn_failure_text()) + 40;
             l->gone = util_malloc(len);
             snprintf(l->gone, len, "%s, but none reaches it: %s", l->why, core_conn_failure_text());
-            core_conn_set_failure_text(l->gone);
             for (int id = 1; id < core_reqs.next_unused; id++) { /* those failed by the loss */
                 core_req *r = core_req_get(id);
                 if (r && (r->kind == CORE_REQ_SEND || r->kind == CORE_REQ_RECV) &&
@@ -249,13 +247,10 @@ int core_lost_progress(void)
     return events;
 }
 
-int core_lost_unreachable(int lpid)
+const char *core_lost_unreachable(int lpid)
 {
     const struct core_lost *l = core_s.nlost ? core_lost_find(lpid) : NULL;
-    if (!l || !l->unreach || core_s.conns[lpid])
-        return 0;
-    core_conn_set_failure_text(l->gone);
-    return 1;
+    return l && l->unreach && !core_s.conns[lpid] ? l->gone : NULL;
 }
 
 void core_lost_close(void)
