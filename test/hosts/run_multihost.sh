@@ -87,6 +87,9 @@ one_line() { # NAME REGEX: stderr is exactly one line matching REGEX
     fi
 }
 # nothing of job JOBID on any host: no /dev/shm entry, no process with the marker
+# Empties the output files before a job started in the background: its own redirections
+# run only after the fork, and a poll of them must not read the previous job's lines.
+fresh_out() { : >"$TMP/out"; : >"$TMP/err"; }
 clean_hosts() { # NAME JOBID [MARKER]
     local name=$1 jobid=$2 marker=${3:-} left=""
     sleep 0.5
@@ -186,6 +189,7 @@ st_launch() {
             [ $((SECONDS - t0)) -lt 10 ] && ok "timeout: every host's ranks dump, then the job ends" ||
             bad "timeout: $dumps dumps, $((SECONDS - t0)) s, stderr $(tail -n 2 "$TMP/err" | tr '\n' ' ')"
     }
+    fresh_out
     "$MPIRUN" --timeout 5 -hosts $H -ppn 1 "$LT" hang >"$TMP/out" 2>"$TMP/err" </dev/null &
     local mp=$!
     sleep 2
@@ -217,6 +221,7 @@ st_launch() {
     clean_hosts "cleanup on every host after a crash" "$jid" "$marker"
     # a daemon dies: named, the job ends, its host is cleaned up
     marker="mh-dead-$$-$RANDOM"
+    fresh_out
     "$MPIRUN" -hosts $H -ppn 1 sh -c "touch /dev/shm/dcfa-\$DCFA_JOBID-d; echo \$DCFA_JOBID; exec $LT linger $marker" \
         >"$TMP/out" 2>"$TMP/err" </dev/null &
     mp=$!
@@ -231,6 +236,7 @@ st_launch() {
     clean_hosts "cleanup after a lost daemon" "$(head -n 1 "$TMP/out")" "$marker"
     # mpirun gets SIGTERM: every host cleaned
     marker="mh-term-$$-$RANDOM"
+    fresh_out
     "$MPIRUN" -hosts $H -ppn 1 sh -c "touch /dev/shm/dcfa-\$DCFA_JOBID-t; echo \$DCFA_JOBID; exec $LT linger $marker" \
         >"$TMP/out" 2>"$TMP/err" </dev/null &
     mp=$!
@@ -442,6 +448,7 @@ st_mpi_cross() {
             # peer and its host; without the bound (0) the idle pair must still wait after 15 s
             for nd in "busy dcfa-h2 4" "idle dcfa-h1 4" "idle dcfa-h1 0"; do
                 set -- $nd
+                fresh_out
                 timeout 90 "$MPIRUN" -genv NET_DOWN_MODE "$1" -genv DCFA_NET_TIMEOUT "$3" \
                     -genv NET_DOWN_LIMIT 60 -hosts dcfa-h1,dcfa-h2 -n 2 "$MPIT/net_down" \
                     >"$TMP/out" 2>"$TMP/err" </dev/null &
@@ -696,6 +703,7 @@ st_isolate() {
         }
         # a daemon killed while its isolated rank is in a ping-pong with the other host's: the
         # job ends at once (status 1, the cause named), nothing is left (checked below)
+        fresh_out
         timeout 60 "$MPIRUN" $H -ppn 1 -n 2 "$TMP/pingpong" --sizes 8 --reps 100000 --iters 100000 \
             --max-ms 100000 >"$TMP/out" 2>"$TMP/err" </dev/null &
         local mp=$! dp="" i st t0
@@ -795,6 +803,7 @@ nothing_left() { # NAME: no namespace, veth, bridge or holder of up2's hosts rem
 gw_lost_run() {
     local mp i
     rm -f "$TMP/lsend" "$TMP/lrecv"
+    fresh_out
     GW_LOST_RETURN=$1 GW_LOST_SEND=$TMP/lsend GW_LOST_RECV=$TMP/lrecv timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 \
         --gateways dcfa-g1,dcfa-g2 -ppn 1 -n 2 "$MPIT/gw_lost" >"$TMP/out" 2>"$TMP/err" </dev/null &
     mp=$!
@@ -978,6 +987,7 @@ st_twonet() {
             # the error names its host and the peer
             "$BUILD/bin/mpicc" -O2 -o "$TMP/pingpong" "$REPO/bench/src/pingpong.c" ||
                 bad "cannot build bench/src/pingpong.c with $BUILD/bin/mpicc"
+            fresh_out
             timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$TMP/pingpong" --sizes 8 \
                 --reps 100000 --iters 100000 --max-ms 100000 >"$TMP/out" 2>"$TMP/err" </dev/null &
             local mp=$! gp t0
@@ -1004,6 +1014,7 @@ st_twonet() {
             # a gateway daemon killed during a pair's ping-pong through it, under MPI_ERRORS_RETURN:
             # each rank's exchange fails with an error naming the gateway's host and the peer,
             # then the pair exchanges again through the other gateway (ranks 0, 1: dcfa-g2)
+            fresh_out
             DCFA_STATS=1 MTEST_FAILOVER=1 timeout 90 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1,dcfa-g2 \
                 -ppn 1 -n 2 "$MPIT/gw_failover" >"$TMP/out" 2>"$TMP/err" </dev/null &
             mp=$!
@@ -1026,6 +1037,7 @@ st_twonet() {
             # a gateway daemon killed before a pair's first message: the pair (ranks 0, 1: the
             # rule takes dcfa-g2) goes through dcfa-g1, the job ends well
             rm -f "$TMP/go"
+            fresh_out
             DCFA_STATS=1 MTEST_GO_FILE=$TMP/go timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1,dcfa-g2 \
                 -ppn 1 -n 2 "$MPIT/late_start" >"$TMP/out" 2>"$TMP/err" </dev/null &
             mp=$!
