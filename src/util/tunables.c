@@ -123,8 +123,8 @@ const util_tunable util_tunables[] = {
      "when oversubscribed",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROGRESS},
     {"DCFA_YIELD_US", UTIL_T_INT, &util_cfg.yield_us, "-1", NULL,
-     "microseconds it then yields the core before napping in 20 us sleeps; -1: 20000, or 2000 when "
-     "oversubscribed",
+     "microseconds it then yields the core before napping in 20 us sleeps; -1: 20000, also "
+     "when oversubscribed (docs/architecture.md)",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROGRESS},
     {"DCFA_ASYNC_PROGRESS", UTIL_T_BOOL, &util_cfg.async_progress, "0", NULL,
      "start an assist thread that progresses communication while the application computes", 0,

@@ -330,7 +330,7 @@ static void backoff_resolve(void)
     if (backoff_st.spin_auto)
         __atomic_store_n(&util_cfg.spin_us, over ? 0 : 2000, __ATOMIC_RELAXED);
     if (backoff_st.yield_auto)
-        __atomic_store_n(&util_cfg.yield_us, over ? 2000 : 20000, __ATOMIC_RELAXED);
+        __atomic_store_n(&util_cfg.yield_us, 20000, __ATOMIC_RELAXED);
 }
 
 void util_backoff_configure(int local_ranks)
