@@ -214,6 +214,59 @@ void core_lost_message(core_msg *m, const char *why)
     m->seq = 0;
 }
 
+/* process lpid's rank in context ctx (one of its ranks, or of the remote group of an
+ * inter-communicator), -1 if none: the MPI layer's lookup, rank by rank (a rare path) */
+static int32_t core_ctx_rank(uint32_t ctx, int lpid)
+{
+    for (int32_t src = 0; core_s.peer_of && src < (1 << 24); src++) {
+        int who = core_s.peer_of(ctx, src);
+        if (who == lpid)
+            return src;
+        if (who < 0)
+            break;
+    }
+    return -1;
+}
+
+/* The peer can no longer be reached: a receive from MPI_ANY_SOURCE posted before (in a
+ * communicator that has the peer) may be waiting for a message the gateway took, of which no
+ * report can come now. It fails with the loss's text, as a receive for that peer did (the
+ * default error handler ends the job with it; before, it waited for ever). One posted later
+ * is left to match the others' messages: its caller has been told by then. */
+static void core_lost_any_source(struct core_lost *l)
+{
+    int *ids = NULL, n = 0;
+    for (util_qnode *q = core_s.posted.head.next; q != &core_s.posted.head;) {
+        core_req *r = UTIL_CONTAINER(q, core_req, qn);
+        q = q->next;
+        int32_t rank =
+            r->u.recv.src == CORE_ANY_SOURCE ? core_ctx_rank(r->u.recv.ctx, l->lpid) : -1;
+        if (rank < 0)
+            continue;
+        util_queue_remove(&r->qn); /* (posted: an RTR names its source) */
+        r->u.recv.lpid = l->lpid;
+        r->status.source = rank;
+        r->status.tag = r->u.recv.tag;
+        r->status.count = 0;
+        r->status.error = UTIL_EUNREACH;
+        size_t len = strlen(l->gone) + 120;
+        char *t = util_malloc(len);
+        snprintf(t, len, "a receive from MPI_ANY_SOURCE may wait for a message that was lost: %s",
+                 l->gone);
+        core_req_set_fail_text(r, t);
+        free(t);
+        core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
+        ids = util_realloc(ids, (size_t)(n + 1) * sizeof *ids);
+        ids[n++] = r->id;
+    }
+    for (int i = 0; i < n; i++) { /* completing runs the layer above */
+        core_req *r = core_req_get(ids[i]);
+        if (r)
+            core_req_complete(r);
+    }
+    free(ids);
+}
+
 int core_lost_progress(void)
 {
     core_s.lost_resync = 0;
@@ -242,6 +295,7 @@ int core_lost_progress(void)
                     core_req_set_fail_text(r, l->gone);
             }
             util_log("no other way to %s after %s", util_proc(l->lpid), l->why);
+            core_lost_any_source(l);
         }
     }
     return events;

@@ -797,17 +797,19 @@ nothing_left() { # NAME: no namespace, veth, bridge or holder of up2's hosts rem
     left+="$(ls "$st" 2>/dev/null | grep -E '^dcfa-[cbg][0-9]' | tr '\n' ' ')"
     [ -z "$left" ] && ok "$1" || bad "$1: left behind: $left"
 }
-# gw_lost_run RETURN PAUSE: test/mpi/gw_lost on dcfa-c1, dcfa-b1 (GW_LOST_RETURN=RETURN); dcfa-g2,
-# the pair's gateway by the rule, is stopped, rank 0 sends into it, it is killed, PAUSE s later
-# rank 1 receives; sets gp (the gateway daemon's pid), t0 (when killed) and st (mpirun's status)
+# gw_lost_run RETURN PAUSE [GATEWAY]: test/mpi/gw_lost on dcfa-c1, dcfa-b1 (GW_LOST_RETURN=RETURN);
+# dcfa-g2, the pair's gateway by the rule, is stopped, rank 0 sends into it, it is killed, PAUSE s
+# later rank 1 receives; with GATEWAY (dcfa-g1) that is the job's only gateway (GW_LOST_ONE=1);
+# sets gp (the gateway daemon's pid), t0 (when killed) and st (mpirun's status)
 gw_lost_run() {
-    local mp i
+    local mp i gws=dcfa-g1,dcfa-g2 gw=dcfa-g2
+    [ -n "${3:-}" ] && gws=$3 && gw=$3
     rm -f "$TMP/lsend" "$TMP/lrecv"
     fresh_out
-    GW_LOST_RETURN=$1 GW_LOST_SEND=$TMP/lsend GW_LOST_RECV=$TMP/lrecv timeout 60 "$MPIRUN" -hosts dcfa-c1,dcfa-b1 \
-        --gateways dcfa-g1,dcfa-g2 -ppn 1 -n 2 "$MPIT/gw_lost" >"$TMP/out" 2>"$TMP/err" </dev/null &
+    GW_LOST_ONE=${3:+1} GW_LOST_RETURN=$1 GW_LOST_SEND=$TMP/lsend GW_LOST_RECV=$TMP/lrecv timeout 60 "$MPIRUN" \
+        -hosts dcfa-c1,dcfa-b1 --gateways $gws -ppn 1 -n 2 "$MPIT/gw_lost" >"$TMP/out" 2>"$TMP/err" </dev/null &
     mp=$!
-    gp=$(gw_daemon_pid dcfa-g2)
+    gp=$(gw_daemon_pid $gw)
     sleep 2 # the pair's first exchange, through dcfa-g2
     [ -n "$gp" ] && kill -STOP "$gp"
     touch "$TMP/lsend"
@@ -1075,6 +1077,15 @@ st_twonet() {
                 grep -q "^gw_lost: rank 1: .*the message from rank 0 (tag 1) was lost with its connection: the connection to rank 0 through the gateway daemon on host dcfa-g2 was lost" "$TMP/err" &&
                 ok "a gateway daemon killed holding a completed send (errors return): the receive fails in $((SECONDS - t0)) s naming rank 0, the tag and dcfa-g2, then the pair exchanges through dcfa-g1" ||
                 bad "gateway killed holding a message, errors return (pid '$gp'): status $st after $((SECONDS - t0)) s: $(grep -v '^dcfa-stats' "$TMP/err" | head -c 800) $(head -c 200 "$TMP/out")"
+            # the same with dcfa-g1 the only gateway: no report can come, and rank 0's receive
+            # from MPI_ANY_SOURCE posted before the loss fails naming the loss and that no way is
+            # left (it waited for ever), as rank 1's receive from rank 0 does
+            gw_lost_run 1 0.5 dcfa-g1
+            [ -n "$gp" ] && [ $st = 0 ] && grep -q "No Errors" "$TMP/out" &&
+                grep -q "^gw_lost: rank 0: .*a receive from MPI_ANY_SOURCE may wait for a message that was lost: the connection to rank 1 through the gateway daemon on host dcfa-g1 was lost.*, but none reaches it" "$TMP/err" &&
+                grep -q "^gw_lost: rank 1: .*the connection to rank 0 through the gateway daemon on host dcfa-g1 was lost.*, but none reaches it" "$TMP/err" &&
+                ok "the only gateway killed holding a completed send (errors return): the receive from MPI_ANY_SOURCE posted before fails in $((SECONDS - t0)) s naming rank 1 and dcfa-g1, as rank 1's receive does" ||
+                bad "the only gateway killed holding a message, errors return (pid '$gp'): status $st after $((SECONDS - t0)) s: $(grep -v '^dcfa-stats' "$TMP/err" | head -c 900) $(head -c 200 "$TMP/out")"
             # bad input: a gateway with one network, a gateway that is also a ranks' host
             run "gateway with one network" 1 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-c2 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 one_line "a gateway with one network: one line naming it" \
