@@ -965,12 +965,7 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
         __builtin_expect(core_s.nlost != 0, 0) && lpid >= 0 ? core_lost_unreachable(lpid) : NULL;
     if (gone) {
         /* its connection was lost and no gateway is left to it: nothing can come */
-        r->u.recv.lpid = lpid;
-        r->status.source = src_rank;
-        r->status.tag = tag;
-        r->status.error = UTIL_EUNREACH;
-        core_req_set_fail_text(r, gone);
-        core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
+        core_lost_fail_recv(r, lpid, src_rank, tag, gone);
         core_req_complete(r);
         return UTIL_OK;
     }

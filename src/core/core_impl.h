@@ -311,6 +311,9 @@ void core_lost_failed_recv(int lpid, const core_req *r);
 void core_lost_greet(core_conn *c);
 void core_lost_arrived(core_conn *c, const wire_lost *e, size_t n);
 void core_lost_recv(core_req *r, core_msg *m);
+/* receive r (not queued) fails as lost, from (lpid, src, tag), with that text; the caller
+ * completes it */
+void core_lost_fail_recv(core_req *r, int lpid, int32_t src, int32_t tag, const char *text);
 void core_lost_message(core_msg *m, const char *why);
 int core_lost_progress(void);
 const char *core_lost_unreachable(int lpid); /* NULL, or the error's text */

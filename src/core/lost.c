@@ -189,16 +189,21 @@ void core_lost_arrived(core_conn *c, const wire_lost *e, size_t n)
     }
 }
 
-void core_lost_recv(core_req *r, core_msg *m)
+void core_lost_fail_recv(core_req *r, int lpid, int32_t src, int32_t tag, const char *text)
 {
-    core_req_set_fail_text(r, m->data);
-    r->u.recv.lpid = m->lpid;
-    r->status.source = m->src;
-    r->status.tag = m->tag;
+    core_req_set_fail_text(r, text);
+    r->u.recv.lpid = lpid;
+    r->status.source = src;
+    r->status.tag = tag;
     r->status.count = 0;
     r->status.error = UTIL_EUNREACH;
     core_req_mem_drop(r);
     core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
+}
+
+void core_lost_recv(core_req *r, core_msg *m)
+{
+    core_lost_fail_recv(r, m->lpid, m->src, m->tag, m->data);
     free(m->data);
     free(m);
     core_req_complete(r);
@@ -236,6 +241,10 @@ static int32_t core_ctx_rank(uint32_t ctx, int lpid)
 static void core_lost_any_source(struct core_lost *l)
 {
     int *ids = NULL, n = 0;
+    size_t len = strlen(l->gone) + 80;
+    char *text = util_malloc(len);
+    snprintf(text, len, "a receive from MPI_ANY_SOURCE may wait for a message that was lost: %s",
+             l->gone);
     for (util_qnode *q = core_s.posted.head.next; q != &core_s.posted.head;) {
         core_req *r = UTIL_CONTAINER(q, core_req, qn);
         q = q->next;
@@ -244,18 +253,7 @@ static void core_lost_any_source(struct core_lost *l)
         if (rank < 0)
             continue;
         util_queue_remove(&r->qn); /* (posted: an RTR names its source) */
-        r->u.recv.lpid = l->lpid;
-        r->status.source = rank;
-        r->status.tag = r->u.recv.tag;
-        r->status.count = 0;
-        r->status.error = UTIL_EUNREACH;
-        size_t len = strlen(l->gone) + 120;
-        char *t = util_malloc(len);
-        snprintf(t, len, "a receive from MPI_ANY_SOURCE may wait for a message that was lost: %s",
-                 l->gone);
-        core_req_set_fail_text(r, t);
-        free(t);
-        core_recv_move(r, CORE_RE_LOST, CORE_R_DONE);
+        core_lost_fail_recv(r, l->lpid, rank, r->u.recv.tag, text);
         ids = util_realloc(ids, (size_t)(n + 1) * sizeof *ids);
         ids[n++] = r->id;
     }
@@ -265,6 +263,7 @@ static void core_lost_any_source(struct core_lost *l)
             core_req_complete(r);
     }
     free(ids);
+    free(text);
 }
 
 int core_lost_progress(void)

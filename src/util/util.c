@@ -316,9 +316,9 @@ double util_wtime(void)
 /* ---- backoff: spin briefly, then yield, then sleep in short naps ---------------- */
 
 static struct {
-    int spin_auto, yield_auto; /* DCFA_SPIN_US / DCFA_YIELD_US were -1 ("auto") */
-    int procs;                 /* processes known on this node, this one included */
-    int over;                  /* more of them than cores */
+    int spin_auto; /* DCFA_SPIN_US was -1 ("auto") */
+    int procs;     /* processes known on this node, this one included */
+    int over;      /* more of them than cores */
 } backoff_st;
 
 static void backoff_resolve(void)
@@ -329,14 +329,13 @@ static void backoff_resolve(void)
     /* read by waiting threads without the entry lock: stored atomically */
     if (backoff_st.spin_auto)
         __atomic_store_n(&util_cfg.spin_us, over ? 0 : 2000, __ATOMIC_RELAXED);
-    if (backoff_st.yield_auto)
-        __atomic_store_n(&util_cfg.yield_us, 20000, __ATOMIC_RELAXED);
 }
 
 void util_backoff_configure(int local_ranks)
 {
     backoff_st.spin_auto = util_cfg.spin_us < 0;
-    backoff_st.yield_auto = util_cfg.yield_us < 0;
+    if (util_cfg.yield_us < 0) /* auto: the same whether the node is oversubscribed or not */
+        __atomic_store_n(&util_cfg.yield_us, 20000, __ATOMIC_RELAXED);
     backoff_st.procs = local_ranks;
     backoff_resolve();
 }

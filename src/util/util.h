@@ -473,8 +473,8 @@ int util_backoff_wait_fd(util_backoff *b, int fd, short events, int max_ms);
  * process knows of at start-up) */
 void util_backoff_configure(int local_ranks);
 /* processes on this node came (delta > 0: children spawned here) or went: the
- * "auto" policy is resolved again (thread-safe; explicit DCFA_SPIN_US /
- * DCFA_YIELD_US settings are kept) */
+ * "auto" spin is resolved again (thread-safe; an explicit DCFA_SPIN_US is
+ * kept) */
 void util_backoff_neighbours(int delta);
 /* 1 when this node has more processes of known jobs than cores (util_backoff_configure's
  * count, with util_backoff_neighbours' changes) */
