@@ -454,19 +454,24 @@ void core_copy_describe(char *buf, size_t len)
     else
         snprintf(probe, sizeof probe, "one process_vm_readv of 64 KiB took %.2f us, %.1f memcpys of it, %s 3.5",
                  (double)rd / 1e3, (double)rd / (double)(cp ? cp : 1), below ? "not under" : "under");
-    char lone[32], stream[32], hot[32];
-    size_t l = core_cma_min_for(1), st = core_cma_min_for(0), h = core_cma_min_hot();
+    char lone[32], stream[32], hot[32], both[32];
+    size_t l = core_cma_min_for(1), st = core_cma_min_for(0), h = core_cma_min_hot(),
+           b = core_cma_min_both();
     snprintf(lone, sizeof lone, l == SIZE_MAX ? "copies at every size" : "%zu", l);
     snprintf(stream, sizeof stream, st == SIZE_MAX ? "copies at every size" : "%zu", st);
     snprintf(hot, sizeof hot, h == SIZE_MAX ? "copies at every size" : "%zu", h);
+    snprintf(both, sizeof both, b == SIZE_MAX ? "copies at every size" : "%zu", b);
     snprintf(buf, len,
              "%s for a message alone%s, %s in a stream%s, %s in a stream from a reused "
-             "buffer%s (probe: %s; auto is 0 on an oversubscribed node)",
+             "buffer%s, %s alone or from a reused buffer with receives of its own open%s (probe: "
+             "%s; auto "
+             "is 0 on an oversubscribed node)",
              lone, util_cfg.cma_min >= 0 ? " (set)" : "", stream,
              util_cfg.cma_min_stream >= 0 ? " (set)"
              : core_copy_streams_win()    ? ""
                                           : " (an Intel CPU: as a message alone)",
-             hot, util_cfg.cma_min_hot >= 0 ? " (set)" : "", probe);
+             hot, util_cfg.cma_min_hot >= 0 ? " (set)" : "", both,
+             util_cfg.cma_min_both >= 0 ? " (set)" : "", probe);
 }
 
 int core_init(const core_params *p)
@@ -865,8 +870,10 @@ void core_req_complete(core_req *r)
         r->u.send.proto_done = 1;   /* completes when the CANCEL is answered */
         return;
     }
-    if (r->kind == CORE_REQ_RECV && !r->complete)
+    if (r->kind == CORE_REQ_RECV && !r->complete) {
         core_s.recv_bytes -= r->u.recv.capacity;    /* counted since core_irecv/core_imrecv */
+        core_s.recvs_open--;
+    }
     r->complete = 1;
     if (r->kind == CORE_REQ_SEND && r->u.send.rts_out) {
         r->u.send.rts_out = 0;
@@ -886,12 +893,15 @@ void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, in
 
 /* ---- sends: the protocol choice, in one place ---------------------------------------- */
 
-/* rendezvous send r: is it from the buffer and size of my previous one (core_cma_min_hot)? */
+/* rendezvous send r: is it from the buffer and size of my previous one (core_cma_min_hot)?
+ * Did a receive of mine find its message already there since that one (core_both_ways)? */
 static void core_send_hot(core_req *r)
 {
     r->u.send.hot = r->u.send.buf == core_s.hot_buf && r->u.send.bytes == core_s.hot_bytes;
     core_s.hot_buf = r->u.send.buf;
     core_s.hot_bytes = r->u.send.bytes;
+    r->u.send.early = core_s.recvs_early != core_s.recvs_early_seen;
+    core_s.recvs_early_seen = core_s.recvs_early;
 }
 
 int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,
@@ -955,9 +965,11 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
     r->u.recv.tag = tag;
     r->u.recv.ctx = ctx;
     core_s.recv_bytes += r->u.recv.capacity;
+    core_s.recvs_open++;
     *out = r;
     core_msg *m = core_match_unexpected(ctx, src_rank, tag, 1);
     if (m) {
+        core_s.recvs_early++;
         core_recv_from_msg(r, m);
         return UTIL_OK;
     }
@@ -1005,6 +1017,8 @@ int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *m, core_re
     r->u.recv.tag = m->tag;
     r->u.recv.ctx = m->ctx;
     core_s.recv_bytes += r->u.recv.capacity;
+    core_s.recvs_open++;
+    core_s.recvs_early++;
     *out = r;
     core_recv_from_msg(r, m);
     return UTIL_OK;

@@ -108,6 +108,8 @@ struct core_req {
             int hold;           /* receiver-first write in flight holds the connection's backlog */
             int hot;            /* a rendezvous from the buffer and size of the one before it
                                    (core_send_hot): its data are likely in my cache */
+            int early;          /* since my previous rendezvous send a receive of mine found
+                                   its message already there (core_send_hot, core_both_ways) */
         } send;
         struct {
             void *buf;

@@ -189,6 +189,10 @@ typedef struct core_state {
     size_t hot_bytes;
     size_t recv_bytes;      /* capacity of my receives not complete (DCFA_RECV_NT): added by
                                core_irecv and core_imrecv, taken off by core_req_complete */
+    int recvs_open;         /* how many of them (core_both_ways) */
+    unsigned recvs_early;   /* receives that found their message already there (matched at
+                               core_irecv, or core_imrecv): a peer sends while I do */
+    unsigned recvs_early_seen; /* recvs_early at my last rendezvous send (core_send_hot) */
     struct core_stage {     /* my staging pool (rndv_copy.c), made at the first RTS */
         uint8_t *base;      /* NULL: none yet */
         int failed;         /* creating it failed: not tried again */
@@ -536,6 +540,32 @@ static inline size_t core_cma_min_hot(void)
         hot = lone;
     return hot < stream ? hot : stream;
 }
+/* traffic both ways at send r: this process has receives of its own not complete (open),
+ * posted or matched, or one of them found its message already there since my previous
+ * rendezvous send (in an exchange whose peer sent first my receive may be complete before
+ * my send: without this both would then take staged EAGER, each side copying twice) */
+static inline int core_both_ways(const core_req *r)
+{
+    return core_s.recvs_open > 0 || r->u.send.early;
+}
+/* DCFA_CMA_MIN_BOTH resolved: the crossover of a message sent while this process has
+ * receives of its own open (core_both_ways: an exchange, bi-directional bandwidth), alone
+ * or from the buffer and size of its previous rendezvous. Both cores are then busy with
+ * their own transfers, so the copy path's second pass is pure cost and its chunk hand-offs
+ * wait for a peer that is copying too: an exchange of 128-512 KiB (MPI_Irecv, MPI_Isend,
+ * MPI_Waitall) took 2.4-3x the peers' time through the copies, and bi-bandwidth with one
+ * reused buffer at 64-128 KiB 0.6-0.7x (docs/bench.md). Below 32 KiB the pages single copy
+ * pins cost more than the pipelined copies (an exchange of 16 KiB 5.5 against 7.0 GB/s).
+ * Auto: 32 KiB or the crossover alone if smaller; DCFA_CMA_MIN's when that is set */
+static inline size_t core_cma_min_both(void)
+{
+    size_t lone = core_cma_min_for(1);
+    if (util_cfg.cma_min_both >= 0)
+        return (size_t)util_cfg.cma_min_both;
+    if (util_cfg.cma_min >= 0)
+        return lone;
+    return lone < ((size_t)32 << 10) ? lone : (size_t)32 << 10;
+}
 /* DCFA_COOP_MIN resolved: reads of at least this many bytes are split with the sender
  * (docs/protocol.md); 0: never. Auto: 256 KiB, never on an oversubscribed node (the sender's
  * part would wait for its turn on the core) */
@@ -567,6 +597,8 @@ static inline int core_copy_probed(const core_conn *c)
 static inline int core_copy_wanted(const core_conn *c, const core_req *r)
 {
     int lone = core_copy_probed(c) && core_send_lone(r->u.send.rts_out);
+    if ((lone || r->u.send.hot) && core_both_ways(r))
+        return r->u.send.bytes < core_cma_min_both();
     if (!lone && r->u.send.hot)
         return r->u.send.bytes < core_cma_min_hot();
     return r->u.send.bytes < core_cma_min_for(lone);

@@ -71,6 +71,14 @@ const util_tunable util_tunables[] = {
      "the sender's cache, where one copy beats two); -1 (auto): 0 when the node is oversubscribed, "
      "else 262144 or the crossover for a message alone if smaller, and never above the stream's",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
+    {"DCFA_CMA_MIN_BOTH", UTIL_T_INT, &util_cfg.cma_min_both, "-1", NULL,
+     "DCFA_CMA_MIN for a rendezvous message sent while the sender has receives of its own not "
+     "complete (traffic both ways: an exchange, bi-directional bandwidth) that is alone or from "
+     "the same buffer and size as the sender's previous rendezvous message (a stream from fresh "
+     "buffers keeps DCFA_CMA_MIN_STREAM): both cores are busy with their own transfers, so one "
+     "copy beats two; -1 (auto): DCFA_CMA_MIN when that is set, else 32768 or the crossover for "
+     "a message alone if smaller",
+     0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
     {"DCFA_COOP_MIN", UTIL_T_INT, &util_cfg.coop_min, "-1", NULL,
      "a single-copy rendezvous of at least this many bytes between contiguous buffers on shm is "
      "split: the receiver reads the first half while the sender writes the second, two cores "

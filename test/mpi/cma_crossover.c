@@ -8,7 +8,11 @@
  * must show exactly which went which way, as the variant's settings say
  * (without a staging pool the copy path is not taken: single copy). Twice
  * more with the four sent from the first one's buffer (a benchmark's window
- * reusing one buffer): those follow DCFA_CMA_MIN_HOT instead.
+ * reusing one buffer): those follow DCFA_CMA_MIN_HOT instead. Twice more with a
+ * receive of rank 0's own posted first (traffic both ways, an exchange): the
+ * first message and, from one buffer, the four follow DCFA_CMA_MIN_BOTH; and
+ * once more with rank 0's receive complete before it sends, its message having
+ * been there when it was posted (an exchange whose peer sent first): the same.
  * Then receives into vector types read single copy, small pieces through the
  * bounce buffer (80 KB, and 320 KB: several bounce buffers) and large pieces
  * in place, with the gaps untouched and a too-small one truncated; the data
@@ -108,21 +112,29 @@ int main(int argc, char **argv)
         hot = alone < (256 << 10) ? alone : (256 << 10);
     if (hot > stream)
         hot = stream;
+    /* with a receive of my own posted: alone or from a reused buffer, DCFA_CMA_MIN_BOTH
+     * (auto: DCFA_CMA_MIN when set, else 32 KiB or less: not checked) */
+    long both = env_long("DCFA_CMA_MIN_BOTH", -1);
+    if (both < 0)
+        both = alone >= 0 ? alone : 0;
     int known = alone >= 0 && getenv("DCFA_CMA") == NULL;
     /* the copy path is taken through the sender's staging pool; with none, single copy */
     int pool = env_long("DCFA_STAGE_CHUNKS", 8) > 0;
-    int alone_copies = pool && alone > BIG;
 
     MPI_T_pvar_session ses;
     MPI_T_pvar_session_create(&ses);
     unsigned char *m = mtest_malloc((size_t)(NSTREAM + 1) * BIG);
     /* twice: the second time the receiver has mapped the pool (staged EAGER may carry the
-     * stream), the counts stay the same; then twice from one buffer */
-    for (int pass = 0; pass < 4 && rank < 2; pass++) {
+     * stream), the counts stay the same; then twice from one buffer; then with a receive of
+     * rank 0's posted, from fresh buffers and from one; then with one that found its
+     * message already there */
+    for (int pass = 0; pass < 7 && rank < 2; pass++) {
         unsigned long long copy0, cma0, copy1, cma1;
-        MPI_Request rq[NSTREAM + 1];
-        int reused = pass >= 2;
-        int stream_copies = pool && (reused ? hot : stream) > BIG;
+        MPI_Request rq[NSTREAM + 1], back;
+        int posted = pass == 4 || pass == 5, early = pass == 6;
+        int reused = pass == 2 || pass == 3 || pass == 5;
+        int alone_copies = pool && (posted || early ? both : alone) > BIG;
+        int stream_copies = pool && (!reused ? stream : posted ? both : hot) > BIG;
         if (rank == 0)
             for (int i = 0; i <= NSTREAM; i++)
                 mtest_fill(m + (size_t)i * BIG, BIG, pass, reused ? 0 : i);
@@ -131,6 +143,15 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         counters(ses, &copy0, &cma0);
         if (rank == 0) {
+            if (posted)
+                MPI_Irecv(NULL, 0, MPI_BYTE, 1, 50, MPI_COMM_WORLD, &back);
+            if (early) {
+                /* the peer's message is here before the receive is posted */
+                int here = 0;
+                while (!here)
+                    MPI_Iprobe(1, 60, MPI_COMM_WORLD, &here, MPI_STATUS_IGNORE);
+                MPI_Recv(NULL, 0, MPI_BYTE, 1, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
             /* alone: nothing else of mine under way */
             MPI_Isend(m, BIG, MPI_BYTE, 1, 0, MPI_COMM_WORLD, &rq[0]);
             /* behind it, while its RTS is out (rank 1 takes it last) */
@@ -138,7 +159,11 @@ int main(int argc, char **argv)
                 MPI_Isend(m + (reused ? 0 : (size_t)i * BIG), BIG, MPI_BYTE, 1, i, MPI_COMM_WORLD,
                           &rq[i]);
             MPI_Waitall(NSTREAM + 1, rq, MPI_STATUSES_IGNORE);
+            if (posted)
+                MPI_Wait(&back, MPI_STATUS_IGNORE);
         } else {
+            if (early)
+                MPI_Send(NULL, 0, MPI_BYTE, 0, 60, MPI_COMM_WORLD);
             for (int i = 1; i <= NSTREAM; i++)
                 MPI_Irecv(m + (size_t)i * BIG, BIG, MPI_BYTE, 0, i, MPI_COMM_WORLD, &rq[i]);
             MPI_Waitall(NSTREAM, rq + 1, MPI_STATUSES_IGNORE);
@@ -146,6 +171,8 @@ int main(int argc, char **argv)
             for (int i = 0; i <= NSTREAM; i++)
                 if (!mtest_verify("message", m + (size_t)i * BIG, BIG, pass, reused ? 0 : i))
                     break;
+            if (posted)
+                MPI_Send(NULL, 0, MPI_BYTE, 0, 50, MPI_COMM_WORLD);
         }
         counters(ses, &copy1, &cma1);
         unsigned long long mine[2] = {copy1 - copy0, cma1 - cma0}, theirs[2];
@@ -157,10 +184,12 @@ int main(int argc, char **argv)
             unsigned long long want_read = (unsigned long long)BIG * (NSTREAM + 1) - want_copy;
             mtest_check(
                 copied == want_copy && read == want_read,
-                "pass %d (DCFA_CMA_MIN %ld, stream %ld, from one buffer %ld): the sender "
+                "pass %d (DCFA_CMA_MIN %ld, stream %ld, from one buffer %ld, both ways %ld): the "
+                "sender "
                 "copied %llu bytes and the receiver read %llu single copy; expected %llu and "
                 "%llu",
-                pass, alone, stream, reused ? hot : -1, copied, read, want_copy, want_read);
+                pass, alone, stream, reused ? hot : -1, posted || early ? both : -1, copied, read,
+                want_copy, want_read);
         }
     }
     free(m);
