@@ -35,6 +35,15 @@ static inline const char *bc_arg_str(int argc, char **argv, const char *name, co
     return dflt;
 }
 
+/* "--name" given, with no value */
+static inline int bc_arg_flag(int argc, char **argv, const char *name)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 static inline long bc_arg_long(int argc, char **argv, const char *name, long dflt)
 {
     const char *s = bc_arg_str(argc, argv, name, NULL);

@@ -8,14 +8,18 @@
  *      both modes, one after the other.
  * --cap BYTES (default 0: no cap) shrinks the window for large messages so a
  * window holds at most BYTES.
+ * --write: a sender writes its send buffer(s) before each window, as an
+ *      application that computes or packs what it sends (the time includes it);
+ *      without it the send buffer is never written, and a single-copy
+ *      receiver may find its lines in its own cache from the window before.
  * Options: --mode uni|bi|both  --buffers single|multiple|both  --sizes  --window W
  *          --reps  --warmup  --max-ms T  --iters MAX  --budget BYTES  --cap BYTES
- *          --alloc mpi (buffers from MPI_Alloc_mem; default: the heap)
+ *          --alloc mpi (buffers from MPI_Alloc_mem; default: the heap)  --write
  * One JSON line per (mode, size, buffers); bandwidth in MB/s (10^6 bytes/s). */
 #include "bench_common.h"
 
-static double bw_run(int rank, int bi, int size, int window, int multiple, long iters, char *sbuf,
-                     char *rbuf)
+static double bw_run(int rank, int bi, int size, int window, int multiple, int write, long iters,
+                     char *sbuf, char *rbuf)
 {
     MPI_Request reqs[2 * 256];
     MPI_Status stats[2 * 256]; /* not MPI_STATUSES_IGNORE: gcc 12 warns on MPICH's */
@@ -24,6 +28,8 @@ static double bw_run(int rank, int bi, int size, int window, int multiple, long 
     double t0 = MPI_Wtime();
     for (long it = 0; it < iters; it++) {
         int n = 0;
+        if (write && (bi || rank == 0))
+            memset(sbuf, (int)(it & 0x7f), (size_t)size * (multiple ? (size_t)window : 1));
         if (bi || rank == 1)
             for (int w = 0; w < window; w++)
                 MPI_Irecv(rbuf + (size_t)w * stride, size, MPI_CHAR, peer, 1, MPI_COMM_WORLD,
@@ -60,6 +66,7 @@ int main(int argc, char **argv)
     long max_iters = bc_arg_long(argc, argv, "--iters", 100);
     long budget = bc_arg_long(argc, argv, "--budget", 64L << 20);
     long cap = bc_arg_long(argc, argv, "--cap", 0);
+    int write = bc_arg_flag(argc, argv, "--write");
     double max_s = (double)bc_arg_long(argc, argv, "--max-ms", 0) / 1e3;
     int do_single = strcmp(bufs, "multiple") != 0, do_multiple = strcmp(bufs, "single") != 0;
     if (strcmp(bufs, "single") != 0 && strcmp(bufs, "multiple") != 0 && strcmp(bufs, "both") != 0)
@@ -91,7 +98,7 @@ int main(int argc, char **argv)
                     MPI_Barrier(MPI_COMM_WORLD);
                     double t = 0;
                     if (rank < 2)
-                        t = bw_run(rank, bi, size, window, multiple, iters, sbuf, rbuf);
+                        t = bw_run(rank, bi, size, window, multiple, write, iters, sbuf, rbuf);
                     if (rep >= 0 && rank == 0)
                         samples[rep] = (double)size * window * iters * (bi ? 2 : 1) / t / 1e6;
                 }

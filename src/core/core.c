@@ -454,23 +454,23 @@ void core_copy_describe(char *buf, size_t len)
     else
         snprintf(probe, sizeof probe, "one process_vm_readv of 64 KiB took %.2f us, %.1f memcpys of it, %s 3.5",
                  (double)rd / 1e3, (double)rd / (double)(cp ? cp : 1), below ? "not under" : "under");
-    char lone[32], stream[32], hot[32], both[32];
-    size_t l = core_cma_min_for(1), st = core_cma_min_for(0), h = core_cma_min_hot(),
-           b = core_cma_min_both();
+    char lone[32], stream[32], hot[32], hotb[32], both[32];
+    size_t l = core_cma_min_for(1), st = core_cma_min_for(0), h = core_cma_min_hot(0),
+           hb = core_cma_min_hot(1), b = core_cma_min_both();
     snprintf(lone, sizeof lone, l == SIZE_MAX ? "copies at every size" : "%zu", l);
     snprintf(stream, sizeof stream, st == SIZE_MAX ? "copies at every size" : "%zu", st);
     snprintf(hot, sizeof hot, h == SIZE_MAX ? "copies at every size" : "%zu", h);
+    snprintf(hotb, sizeof hotb, hb == SIZE_MAX ? "copies at every size" : "%zu", hb);
     snprintf(both, sizeof both, b == SIZE_MAX ? "copies at every size" : "%zu", b);
     snprintf(buf, len,
-             "%s for a message alone%s, %s in a stream%s, %s in a stream from a reused "
-             "buffer%s, %s alone or from a reused buffer with receives of its own open%s (probe: "
-             "%s; auto "
-             "is 0 on an oversubscribed node)",
+             "%s for a message alone%s, %s in a stream%s, %s in a stream from a reused buffer%s "
+             "(%s with traffic both ways), %s for a message alone with traffic both ways%s "
+             "(probe: %s; auto is 0 on an oversubscribed node)",
              lone, util_cfg.cma_min >= 0 ? " (set)" : "", stream,
              util_cfg.cma_min_stream >= 0 ? " (set)"
              : core_copy_streams_win()    ? ""
                                           : " (an Intel CPU: as a message alone)",
-             hot, util_cfg.cma_min_hot >= 0 ? " (set)" : "", both,
+             hot, util_cfg.cma_min_hot >= 0 ? " (set)" : "", hotb, both,
              util_cfg.cma_min_both >= 0 ? " (set)" : "", probe);
 }
 
@@ -893,8 +893,29 @@ void core_req_set_status(core_req *r, int32_t src, int32_t tag, size_t bytes, in
 
 /* ---- sends: the protocol choice, in one place ---------------------------------------- */
 
-/* rendezvous send r: is it from the buffer and size of my previous one (core_cma_min_hot)?
- * Did a receive of mine find its message already there since that one (core_both_ways)? */
+/* a fingerprint of send r's contiguous data: 8 words spread over it (core_send_hot); 0 for
+ * data that is not contiguous or shorter than 64 bytes */
+static uint64_t core_send_sample(const core_req *r)
+{
+    size_t n = r->u.send.bytes;
+    if (!r->u.send.dt->contig || n < 64)
+        return 0;
+    const unsigned char *p = core_at(r->u.send.buf, r->u.send.dt->true_lb);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < 8; i++) {
+        uint64_t w;
+        memcpy(&w, p + i * ((n - 8) / 7), sizeof w);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* rendezvous send r: is it from the buffer and size of my previous one (core_cma_min_hot),
+ * and with the same fingerprint (hot 2: likely not written since, so the receiver may still
+ * hold its lines)? Did a receive of mine find its message already there since that one
+ * (core_both_ways)? The fingerprint is taken only where it decides (core_copy_wanted: both
+ * ways, between the crossover of such data and DCFA_CMA_MIN_BOTH's): it reads the buffer,
+ * whose being unmapped a refused transfer reports otherwise */
 static void core_send_hot(core_req *r)
 {
     r->u.send.hot = r->u.send.buf == core_s.hot_buf && r->u.send.bytes == core_s.hot_bytes;
@@ -902,6 +923,13 @@ static void core_send_hot(core_req *r)
     core_s.hot_bytes = r->u.send.bytes;
     r->u.send.early = core_s.recvs_early != core_s.recvs_early_seen;
     core_s.recvs_early_seen = core_s.recvs_early;
+    uint64_t fp = 0;
+    if (!(r->u.send.ctx & 1) && core_both_ways(r) && r->u.send.bytes >= core_cma_min_hot(1) &&
+        r->u.send.bytes < core_cma_min_both())
+        fp = core_send_sample(r);
+    if (r->u.send.hot && fp && fp == core_s.hot_sample)
+        r->u.send.hot = 2;
+    core_s.hot_sample = fp;
 }
 
 int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,

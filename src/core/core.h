@@ -107,7 +107,8 @@ struct core_req {
             int rts_out;        /* an RTS went out and the send is not complete (core_s.rndv_out) */
             int hold;           /* receiver-first write in flight holds the connection's backlog */
             int hot;            /* a rendezvous from the buffer and size of the one before it
-                                   (core_send_hot): its data are likely in my cache */
+                                   (core_send_hot): its data are likely in my cache; 2: with
+                                   the same fingerprint, likely not written since */
             int early;          /* since my previous rendezvous send a receive of mine found
                                    its message already there (core_send_hot, core_both_ways) */
         } send;

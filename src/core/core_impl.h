@@ -187,6 +187,7 @@ typedef struct core_state {
     int rndv_out;           /* my sends with an RTS out, not complete: traffic goes both ways */
     const void *hot_buf;    /* buffer and size of my last rendezvous send (core_send_hot) */
     size_t hot_bytes;
+    uint64_t hot_sample;    /* and its fingerprint (core_send_sample) */
     size_t recv_bytes;      /* capacity of my receives not complete (DCFA_RECV_NT): added by
                                core_irecv and core_imrecv, taken off by core_req_complete */
     int recvs_open;         /* how many of them (core_both_ways) */
@@ -526,12 +527,17 @@ static inline size_t core_cma_min_for(int lone)
  * size of the sender's previous rendezvous (r->u.send.hot). Its data are in the sender's
  * cache, where the single copy reads them at cache speed and the copy path's second pass is
  * pure cost: bi-bandwidth with one reused buffer, 256 KiB-4 MiB, 14.2-19 GB/s by the copies
- * against 18.3-20.9 single copy (docs/bench.md). Auto: 0 oversubscribed, else 256 KiB or the
- * crossover of a message alone if smaller (below 256 KiB the copies' pipelining wins), and
- * never above the stream's own crossover */
-static inline size_t core_cma_min_hot(void)
+ * against 18.3-20.9 single copy (docs/bench.md). And the buffer cannot have been written
+ * since the message before it was sent (that send is still under way), so the receiver may
+ * still hold its lines. Auto: 0 oversubscribed, else 256 KiB (below it the copies'
+ * pipelining wins one way), 32 KiB with traffic both ways (`both`: then both cores are busy
+ * with their own transfers; bi-bandwidth with one reused buffer at 64-128 KiB was 0.6-0.7x
+ * the peers through the copies), or the crossover of a message alone if smaller, and never
+ * above the stream's own crossover */
+static inline size_t core_cma_min_hot(int both)
 {
-    size_t hot = (size_t)256 << 10, lone = core_cma_min_for(1), stream = core_cma_min_for(0);
+    size_t hot = (size_t)(both ? 32 : 256) << 10, lone = core_cma_min_for(1),
+           stream = core_cma_min_for(0);
     if (util_cfg.cma_min_hot >= 0)
         hot = (size_t)util_cfg.cma_min_hot;
     else if (util_node_oversubscribed())
@@ -548,15 +554,14 @@ static inline int core_both_ways(const core_req *r)
 {
     return core_s.recvs_open > 0 || r->u.send.early;
 }
-/* DCFA_CMA_MIN_BOTH resolved: the crossover of a message sent while this process has
- * receives of its own open (core_both_ways: an exchange, bi-directional bandwidth), alone
- * or from the buffer and size of its previous rendezvous. Both cores are then busy with
- * their own transfers, so the copy path's second pass is pure cost and its chunk hand-offs
- * wait for a peer that is copying too: an exchange of 128-512 KiB (MPI_Irecv, MPI_Isend,
- * MPI_Waitall) took 2.4-3x the peers' time through the copies, and bi-bandwidth with one
- * reused buffer at 64-128 KiB 0.6-0.7x (docs/bench.md). Below 32 KiB the pages single copy
- * pins cost more than the pipelined copies (an exchange of 16 KiB 5.5 against 7.0 GB/s).
- * Auto: 32 KiB or the crossover alone if smaller; DCFA_CMA_MIN's when that is set */
+/* DCFA_CMA_MIN_BOTH resolved: the crossover of a message alone sent with traffic both ways
+ * (core_both_ways: an exchange of MPI_Irecv, MPI_Isend, MPI_Waitall) whose data may have been
+ * written since it was last sent. Both cores are then busy with their own transfers and each
+ * copy-path chunk hand-off waits for a peer that is copying too; but data the sender has just
+ * written leave its cache faster through the copies' non-temporal stores: an exchange of
+ * 128-512 KiB written each time, 1.2-1.3x faster through the copies, one never written
+ * 1.5-1.7x faster single copy (docs/bench.md, "Traffic both ways"). Auto: 128 KiB or the
+ * crossover alone if smaller; DCFA_CMA_MIN's when that is set */
 static inline size_t core_cma_min_both(void)
 {
     size_t lone = core_cma_min_for(1);
@@ -564,7 +569,7 @@ static inline size_t core_cma_min_both(void)
         return (size_t)util_cfg.cma_min_both;
     if (util_cfg.cma_min >= 0)
         return lone;
-    return lone < ((size_t)32 << 10) ? lone : (size_t)32 << 10;
+    return lone < ((size_t)128 << 10) ? lone : (size_t)128 << 10;
 }
 /* DCFA_COOP_MIN resolved: reads of at least this many bytes are split with the sender
  * (docs/protocol.md); 0: never. Auto: 256 KiB, never on an oversubscribed node (the sender's
@@ -597,10 +602,20 @@ static inline int core_copy_probed(const core_conn *c)
 static inline int core_copy_wanted(const core_conn *c, const core_req *r)
 {
     int lone = core_copy_probed(c) && core_send_lone(r->u.send.rts_out);
-    if ((lone || r->u.send.hot) && core_both_ways(r))
+    /* an odd context is the library's collective traffic (mpii.h: a communicator's ctx + 1):
+     * it sends what it has just produced (a local copy, a partial reduction), which the
+     * copies move faster here (allgather and allreduce of 64-256 KiB at 2 ranks 2-3x) */
+    int both = !(r->u.send.ctx & 1) && core_both_ways(r);
+    /* from one buffer both ways, where the data were likely not written since the send
+     * before (single copy reads lines the receiver may still hold): a window (others of my
+     * rendezvous sends under way, not merely my pool's last chunk, as after a staged EAGER
+     * in an exchange), or the same fingerprint (hot 2) */
+    if (both && r->u.send.hot && (r->u.send.hot == 2 || core_s.rndv_out > r->u.send.rts_out))
+        return r->u.send.bytes < core_cma_min_hot(1);
+    if (both && (lone || r->u.send.hot))
         return r->u.send.bytes < core_cma_min_both();
     if (!lone && r->u.send.hot)
-        return r->u.send.bytes < core_cma_min_hot();
+        return r->u.send.bytes < core_cma_min_hot(0);
     return r->u.send.bytes < core_cma_min_for(lone);
 }
 /* a receive of this many bytes from c's peer is likely copied through the sender's staging

@@ -68,16 +68,17 @@ const util_tunable util_tunables[] = {
     {"DCFA_CMA_MIN_HOT", UTIL_T_INT, &util_cfg.cma_min_hot, "-1", NULL,
      "DCFA_CMA_MIN for a stream's rendezvous message sent from the same buffer and size as the "
      "sender's previous rendezvous message (a benchmark window reusing one buffer: the data are in "
-     "the sender's cache, where one copy beats two); -1 (auto): 0 when the node is oversubscribed, "
-     "else 262144 or the crossover for a message alone if smaller, and never above the stream's",
+     "the sender's cache, where one copy beats two), and with traffic both ways for such a message "
+     "whose data were likely not written since (a window, or the same fingerprint); -1 (auto): 0 "
+     "when the node is oversubscribed, else 262144 (32768 both ways) or the crossover for a "
+     "message alone if smaller, and never above the stream's",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
     {"DCFA_CMA_MIN_BOTH", UTIL_T_INT, &util_cfg.cma_min_both, "-1", NULL,
-     "DCFA_CMA_MIN for a rendezvous message sent while the sender has receives of its own not "
-     "complete (traffic both ways: an exchange, bi-directional bandwidth) that is alone or from "
-     "the same buffer and size as the sender's previous rendezvous message (a stream from fresh "
-     "buffers keeps DCFA_CMA_MIN_STREAM): both cores are busy with their own transfers, so one "
-     "copy beats two; -1 (auto): DCFA_CMA_MIN when that is set, else 32768 or the crossover for "
-     "a message alone if smaller",
+     "DCFA_CMA_MIN for a rendezvous message alone sent with traffic both ways (the sender has "
+     "receives of its own not complete, or one found its message already there: an exchange); "
+     "not for the library's collective traffic; -1 (auto): DCFA_CMA_MIN when that is set, else "
+     "131072 or the crossover for a message alone if smaller (below it data the sender has just "
+     "written move faster through the copies)",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
     {"DCFA_COOP_MIN", UTIL_T_INT, &util_cfg.coop_min, "-1", NULL,
      "a single-copy rendezvous of at least this many bytes between contiguous buffers on shm is "

@@ -201,9 +201,8 @@ typedef struct util_config {
     int cma_min_hot;            /* DCFA_CMA_MIN_HOT: the same for a stream's message sent from
                                    the buffer and size of the sender's previous rendezvous
                                    (-1: auto, core_cma_min_hot()) */
-    int cma_min_both;           /* DCFA_CMA_MIN_BOTH: the same for a message alone or from a
-                                   reused buffer sent with receives of my own open
-                                   (-1: auto, core_cma_min_both()) */
+    int cma_min_both;           /* DCFA_CMA_MIN_BOTH: the same for a message alone sent with
+                                   traffic both ways (-1: auto, core_cma_min_both()) */
     size_t stage_chunk;         /* DCFA_STAGE_CHUNK: bytes per staging chunk (a multiple of 4096) */
     int stage_chunks;           /* DCFA_STAGE_CHUNKS: chunks in a process's staging pool (0: none) */
     size_t stage_eager;         /* DCFA_STAGE_EAGER: messages up to this size go eager through a

@@ -10,7 +10,8 @@
  * more with the four sent from the first one's buffer (a benchmark's window
  * reusing one buffer): those follow DCFA_CMA_MIN_HOT instead. Twice more with a
  * receive of rank 0's own posted first (traffic both ways, an exchange): the
- * first message and, from one buffer, the four follow DCFA_CMA_MIN_BOTH; and
+ * first message follows DCFA_CMA_MIN_BOTH and, from one buffer, the four
+ * DCFA_CMA_MIN_HOT's crossover both ways; and
  * once more with rank 0's receive complete before it sends, its message having
  * been there when it was posted (an exchange whose peer sent first): the same.
  * Then receives into vector types read single copy, small pieces through the
@@ -112,11 +113,17 @@ int main(int argc, char **argv)
         hot = alone < (256 << 10) ? alone : (256 << 10);
     if (hot > stream)
         hot = stream;
-    /* with a receive of my own posted: alone or from a reused buffer, DCFA_CMA_MIN_BOTH
-     * (auto: DCFA_CMA_MIN when set, else 32 KiB or less: not checked) */
+    /* with a receive of my own open: alone, DCFA_CMA_MIN_BOTH (auto: DCFA_CMA_MIN when
+     * set; else 128 KiB or less, not checked); from a reused buffer, DCFA_CMA_MIN_HOT
+     * (auto: 32 KiB or the crossover alone if smaller, never above the stream's) */
     long both = env_long("DCFA_CMA_MIN_BOTH", -1);
     if (both < 0)
         both = alone >= 0 ? alone : 0;
+    long hot_both = env_long("DCFA_CMA_MIN_HOT", -1);
+    if (hot_both < 0)
+        hot_both = alone < (32 << 10) ? alone : (32 << 10);
+    if (hot_both > stream)
+        hot_both = stream;
     int known = alone >= 0 && getenv("DCFA_CMA") == NULL;
     /* the copy path is taken through the sender's staging pool; with none, single copy */
     int pool = env_long("DCFA_STAGE_CHUNKS", 8) > 0;
@@ -134,7 +141,7 @@ int main(int argc, char **argv)
         int posted = pass == 4 || pass == 5, early = pass == 6;
         int reused = pass == 2 || pass == 3 || pass == 5;
         int alone_copies = pool && (posted || early ? both : alone) > BIG;
-        int stream_copies = pool && (!reused ? stream : posted ? both : hot) > BIG;
+        int stream_copies = pool && (!reused ? stream : posted ? hot_both : hot) > BIG;
         if (rank == 0)
             for (int i = 0; i <= NSTREAM; i++)
                 mtest_fill(m + (size_t)i * BIG, BIG, pass, reused ? 0 : i);
@@ -188,8 +195,8 @@ int main(int argc, char **argv)
                 "sender "
                 "copied %llu bytes and the receiver read %llu single copy; expected %llu and "
                 "%llu",
-                pass, alone, stream, reused ? hot : -1, posted || early ? both : -1, copied, read,
-                want_copy, want_read);
+                pass, alone, stream, reused ? (posted ? hot_both : hot) : -1,
+                posted || early ? both : -1, copied, read, want_copy, want_read);
         }
     }
     free(m);
