@@ -429,10 +429,18 @@ while IFS=$RS read -r id dir prog np tmo kind envs args largs; do
     need=$(( np < SLOTS ? np : SLOTS ))
     [ "$need" -ge 1 ] || need=1
     while [ "$running" -gt 0 ] && { [ "$running" -ge "$JOBS" ] || [ "$free" -lt "$need" ]; }; do
-        done_pid=""
-        wait -n -p done_pid || true
-        [ -n "$done_pid" ] || continue
-        free=$((free + SLOTS_OF[$done_pid])); unset "SLOTS_OF[$done_pid]"
+        # `wait -p` unsets done_pid first and leaves it unset when it returns with no
+        # job: on a signal (try again) or with no job to wait for (127:
+        # none left that bash will report, so every slot is free)
+        wrc=0
+        wait -n -p done_pid || wrc=$?
+        if [ -z "${done_pid:-}" ]; then
+            if [ "$wrc" -eq 127 ]; then
+                running=0; free=$SLOTS; SLOTS_OF=()
+            fi
+            continue
+        fi
+        free=$((free + ${SLOTS_OF[$done_pid]:-0})); unset "SLOTS_OF[$done_pid]"
         running=$((running - 1))
     done
     run_entry "$idx" "$id" "$dir" "$prog" "$np" "$tmo" "$kind" "$envs" "$args" "$largs" < /dev/null &
