@@ -444,6 +444,11 @@ int core_copy_streams_win(void)
 #endif
 }
 
+static void core_crossover_text(char *buf, size_t len, size_t crossover)
+{
+    snprintf(buf, len, crossover == SIZE_MAX ? "copies at every size" : "%zu", crossover);
+}
+
 void core_copy_describe(char *buf, size_t len)
 {
     uint64_t rd, cp;
@@ -455,13 +460,11 @@ void core_copy_describe(char *buf, size_t len)
         snprintf(probe, sizeof probe, "one process_vm_readv of 64 KiB took %.2f us, %.1f memcpys of it, %s 3.5",
                  (double)rd / 1e3, (double)rd / (double)(cp ? cp : 1), below ? "not under" : "under");
     char lone[32], stream[32], hot[32], hotb[32], both[32];
-    size_t l = core_cma_min_for(1), st = core_cma_min_for(0), h = core_cma_min_hot(0),
-           hb = core_cma_min_hot(1), b = core_cma_min_both();
-    snprintf(lone, sizeof lone, l == SIZE_MAX ? "copies at every size" : "%zu", l);
-    snprintf(stream, sizeof stream, st == SIZE_MAX ? "copies at every size" : "%zu", st);
-    snprintf(hot, sizeof hot, h == SIZE_MAX ? "copies at every size" : "%zu", h);
-    snprintf(hotb, sizeof hotb, hb == SIZE_MAX ? "copies at every size" : "%zu", hb);
-    snprintf(both, sizeof both, b == SIZE_MAX ? "copies at every size" : "%zu", b);
+    core_crossover_text(lone, sizeof lone, core_cma_min_for(1));
+    core_crossover_text(stream, sizeof stream, core_cma_min_for(0));
+    core_crossover_text(hot, sizeof hot, core_cma_min_hot(0));
+    core_crossover_text(hotb, sizeof hotb, core_cma_min_hot(1));
+    core_crossover_text(both, sizeof both, core_cma_min_both());
     snprintf(buf, len,
              "%s for a message alone%s, %s in a stream%s, %s in a stream from a reused buffer%s "
              "(%s with traffic both ways), %s for a message alone with traffic both ways%s "
@@ -921,10 +924,10 @@ static void core_send_hot(core_req *r)
     r->u.send.hot = r->u.send.buf == core_s.hot_buf && r->u.send.bytes == core_s.hot_bytes;
     core_s.hot_buf = r->u.send.buf;
     core_s.hot_bytes = r->u.send.bytes;
-    r->u.send.early = core_s.recvs_early != core_s.recvs_early_seen;
-    core_s.recvs_early_seen = core_s.recvs_early;
+    r->u.send.early = core_s.recv_early;
+    core_s.recv_early = 0;
     uint64_t fp = 0;
-    if (!(r->u.send.ctx & 1) && core_both_ways(r) && r->u.send.bytes >= core_cma_min_hot(1) &&
+    if (core_both_ways(r) && r->u.send.bytes >= core_cma_min_hot(1) &&
         r->u.send.bytes < core_cma_min_both())
         fp = core_send_sample(r);
     if (r->u.send.hot && fp && fp == core_s.hot_sample)
@@ -997,7 +1000,7 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
     *out = r;
     core_msg *m = core_match_unexpected(ctx, src_rank, tag, 1);
     if (m) {
-        core_s.recvs_early++;
+        core_s.recv_early = 1;
         core_recv_from_msg(r, m);
         return UTIL_OK;
     }
@@ -1046,7 +1049,7 @@ int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *m, core_re
     r->u.recv.ctx = m->ctx;
     core_s.recv_bytes += r->u.recv.capacity;
     core_s.recvs_open++;
-    core_s.recvs_early++;
+    core_s.recv_early = 1;
     *out = r;
     core_recv_from_msg(r, m);
     return UTIL_OK;

@@ -208,6 +208,8 @@ static inline void core_req_free(core_req *r)
 const char *core_req_failure_text(const core_req *r);
 void core_req_complete(core_req *r);/* marks complete and runs on_complete */
 
+/* ctx: a communicator's context; the MPI layer sends its own collective traffic on the odd
+ * one of a pair (ctx + 1), which the rendezvous' choice of path tells apart (core_both_ways) */
 int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank,
                int32_t tag, uint32_t ctx, int mode, core_req **out);
 /* The blocking small-message fast path: a contiguous standard-mode message that

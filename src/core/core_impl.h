@@ -191,9 +191,9 @@ typedef struct core_state {
     size_t recv_bytes;      /* capacity of my receives not complete (DCFA_RECV_NT): added by
                                core_irecv and core_imrecv, taken off by core_req_complete */
     int recvs_open;         /* how many of them (core_both_ways) */
-    unsigned recvs_early;   /* receives that found their message already there (matched at
-                               core_irecv, or core_imrecv): a peer sends while I do */
-    unsigned recvs_early_seen; /* recvs_early at my last rendezvous send (core_send_hot) */
+    int recv_early;         /* since my last rendezvous send (core_send_hot) a receive found
+                               its message already there (core_irecv matched it, core_imrecv):
+                               a peer sends while I do */
     struct core_stage {     /* my staging pool (rndv_copy.c), made at the first RTS */
         uint8_t *base;      /* NULL: none yet */
         int failed;         /* creating it failed: not tried again */
@@ -549,10 +549,13 @@ static inline size_t core_cma_min_hot(int both)
 /* traffic both ways at send r: this process has receives of its own not complete (open),
  * posted or matched, or one of them found its message already there since my previous
  * rendezvous send (in an exchange whose peer sent first my receive may be complete before
- * my send: without this both would then take staged EAGER, each side copying twice) */
+ * my send: without this both would then take staged EAGER, each side copying twice). Not
+ * for the library's collective traffic (an odd context, core.h): it sends what it has just
+ * produced (a local copy, a partial reduction), which the copies move faster here
+ * (allgather and allreduce of 64-256 KiB at 2 ranks 2-3x) */
 static inline int core_both_ways(const core_req *r)
 {
-    return core_s.recvs_open > 0 || r->u.send.early;
+    return !(r->u.send.ctx & 1) && (core_s.recvs_open > 0 || r->u.send.early);
 }
 /* DCFA_CMA_MIN_BOTH resolved: the crossover of a message alone sent with traffic both ways
  * (core_both_ways: an exchange of MPI_Irecv, MPI_Isend, MPI_Waitall) whose data may have been
@@ -602,10 +605,7 @@ static inline int core_copy_probed(const core_conn *c)
 static inline int core_copy_wanted(const core_conn *c, const core_req *r)
 {
     int lone = core_copy_probed(c) && core_send_lone(r->u.send.rts_out);
-    /* an odd context is the library's collective traffic (mpii.h: a communicator's ctx + 1):
-     * it sends what it has just produced (a local copy, a partial reduction), which the
-     * copies move faster here (allgather and allreduce of 64-256 KiB at 2 ranks 2-3x) */
-    int both = !(r->u.send.ctx & 1) && core_both_ways(r);
+    int both = core_both_ways(r);
     /* from one buffer both ways, where the data were likely not written since the send
      * before (single copy reads lines the receiver may still hold): a window (others of my
      * rendezvous sends under way, not merely my pool's last chunk, as after a staged EAGER
