@@ -49,8 +49,8 @@ PMI_ABORT=$BUILD/test/launcher/pmi_abort
 MPIT=$BUILD/test/mpi
 HOSTS_SH=$HERE/hosts.sh
 export DCFA_RSH=$HERE/rsh
-# the test hosts share this machine's cores: mpirun's default binding (each host's ranks
-# from its first core) would put every host's rank 0 on core 0
+# the test hosts share this machine's cores: mpirun's default binding (each host's cores
+# shared out among its ranks) would put every host's rank 0 on core 0 when it has several
 export DCFA_BIND_TO=none
 TMP=$(mktemp -d /tmp/dcfa-multihost.XXXXXX)
 PASS=0 FAIL=0 NOTRUN=0

@@ -51,8 +51,14 @@ FIRST=$(echo "$ALLOWED" | cut -d, -f1 | cut -d- -f1)
 
 case $CASE in
 default)
-    # as many ranks as cores: each on its own core; one more: not bound
+    # as many ranks as cores: each on its own core; one more: not bound;
+    # fewer: the cores shared out, a block each (one rank: all of them)
     check "$NCORES" core local
+    check 1 share local
+    [ "$(cat "$TMP/out" | sed -n 's/^rank 0 cpus //p')" = "$ALLOWED" ] || fail "one rank not bound to all cpus: $(cat "$TMP/out")"
+    [ "$NCORES" -ge 3 ] && check $((NCORES - 1)) share local
+    check 1 share local --map-by core
+    check 1 core local --bind-to core
     check "$MORE" none local
     check "$NCORES" core local --map-by core
     check "$NCORES" none local --bind-to none
@@ -115,6 +121,12 @@ report)
         grep -Eq "^\[$host:[0-9]+\] rank $r not bound: cpus $ALLOWED$" "$TMP/err" ||
             fail "report of unbound rank $r: $(cat "$TMP/err")"
     done
+    # fewer ranks than cores: a block of cores each
+    check 1 share local --report-bindings
+    if [ "$NCORES" -ge 2 ]; then
+        grep -Eq "^\[$host:[0-9]+\] rank 0 bound to cores 0-$((NCORES - 1)) \(cpus $ALLOWED\): (\[[B/]+\])+$" "$TMP/err" ||
+            fail "report of a rank on all cores: $(cat "$TMP/err")"
+    fi
     # no report without the option
     check "$NCORES" core local
     [ -s "$TMP/err" ] && fail "output on stderr without --report-bindings: $(cat "$TMP/err")"

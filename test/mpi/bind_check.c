@@ -148,6 +148,21 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "core") == 0 || sscanf(mode, "ppr:%d:core", &ppr) == 1) {
         int k = ppr > 0 ? i / ppr : i;
         bc_group_set(allowed, "thread_siblings_list", cores[k % ncores], want);
+    } else if (strcmp(mode, "share") == 0) {
+        /* the default with fewer ranks than cores: local rank i of n has
+         * the cores [i * ncores / n, (i + 1) * ncores / n) */
+        MPI_Comm node;
+        int n = 1;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &n);
+        MPI_Comm_free(&node);
+        memset(want, 0, BC_MAX);
+        for (int k = (int)((long)i * ncores / n); k < (int)((long)(i + 1) * ncores / n); k++) {
+            unsigned char core[BC_MAX];
+            bc_group_set(allowed, "thread_siblings_list", cores[k], core);
+            for (int c = 0; c < BC_MAX; c++)
+                want[c] |= core[c];
+        }
     } else if (strcmp(mode, "hwthread") == 0) {
         static int pus[BC_MAX];
         int n = 0;

@@ -17,6 +17,7 @@ static const char *const bind_names[] = {"none", "hwthread", "core", "numa", "so
 static hwloc_topology_t bind_topo; /* loaded by the first plan that needs it */
 static int bind_n;                 /* ranks planned */
 static hwloc_obj_t *bind_target;   /* [bind_n]: what each is bound to, NULL = not bound */
+static int *bind_width;            /* [bind_n]: > 1: bound to this many cores from bind_target */
 static cpu_set_t *bind_masks;      /* [bind_n]: the same as a mask */
 static char bind_host[256];
 
@@ -310,8 +311,10 @@ static void bind_obj_name(hwloc_obj_t o, char *out, size_t cap)
 void mpirun_bind_plan_free(void)
 {
     free(bind_target);
+    free(bind_width);
     free(bind_masks);
     bind_target = NULL;
+    bind_width = NULL;
     bind_masks = NULL;
     bind_n = 0;
     if (bind_topo != NULL)
@@ -343,6 +346,38 @@ static int bind_overload(int n, int res, int *count)
     return -1;
 }
 
+/* The CPUs of local rank i's plan into set (bind_target[i] not NULL). */
+static void bind_set_of(int i, hwloc_bitmap_t set)
+{
+    hwloc_bitmap_copy(set, bind_target[i]->cpuset);
+    for (int k = 1; k < bind_width[i]; k++) {
+        hwloc_obj_t o = bind_obj(MPIRUN_RES_CORE, (int)bind_target[i]->logical_index + k);
+        hwloc_bitmap_or(set, set, o->cpuset);
+    }
+}
+
+/* The default when n ranks fit on this host's ncores cores: the cores are
+ * shared out, each rank bound to a block of adjacent ones (ncores / n, the
+ * first ncores % n ranks one more), so the threads of a hybrid job (OpenMP,
+ * a progress thread) have cores of their own; as many ranks as cores is a
+ * core each. */
+static int bind_share(int n, int ncores)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+    if (set == NULL)
+        return 0; /* not bound */
+    for (int i = 0; i < n; i++) {
+        int first = (int)((long)i * ncores / n), end = (int)((long)(i + 1) * ncores / n);
+        bind_target[i] = bind_obj(MPIRUN_RES_CORE, first);
+        bind_width[i] = end - first;
+        bind_set_of(i, set);
+        hwloc_cpuset_to_glibc_sched_affinity(bind_topo, set, &bind_masks[i], sizeof(bind_masks[i]));
+    }
+    hwloc_bitmap_free(set);
+    return 0;
+}
+
 int mpirun_bind_plan(const struct mpirun_bind *b, int n, const char *host, char *msg, size_t cap)
 {
     int res = b->bind, ncores, over, count;
@@ -363,8 +398,9 @@ int mpirun_bind_plan(const struct mpirun_bind *b, int n, const char *host, char 
         return -1;
     }
     bind_target = calloc((size_t)n, sizeof(*bind_target));
+    bind_width = calloc((size_t)n, sizeof(*bind_width));
     bind_masks = calloc((size_t)n, sizeof(*bind_masks));
-    if (bind_target == NULL || bind_masks == NULL) {
+    if (bind_target == NULL || bind_width == NULL || bind_masks == NULL) {
         snprintf(msg, cap, "mpirun: out of memory");
         return -1;
     }
@@ -387,6 +423,8 @@ int mpirun_bind_plan(const struct mpirun_bind *b, int n, const char *host, char 
         res = b->map == MPIRUN_RES_NODE || b->map == MPIRUN_RES_NONE ? MPIRUN_RES_CORE : b->map;
         if (n > ncores)
             res = MPIRUN_RES_NONE;
+        else if (res == MPIRUN_RES_CORE && b->ppr == 0)
+            return bind_share(n, ncores);
     }
     for (int i = 0; i < n && res != MPIRUN_RES_NONE; i++)
         bind_target[i] = bind_widen(res, bind_place(b, i));
@@ -459,6 +497,7 @@ void mpirun_bind_report(int i, int rank, pid_t pid, char *out, size_t cap)
 {
     char *cpus = NULL, what[64], diagram[512];
     hwloc_obj_t o = i >= 0 && i < bind_n && bind_target != NULL ? bind_target[i] : NULL;
+    hwloc_bitmap_t set;
 
     if (bind_topo == NULL) {
         snprintf(out, cap, "[%s:%ld] rank %d not bound\n", bind_host, (long)pid, rank);
@@ -473,11 +512,21 @@ void mpirun_bind_report(int i, int rank, pid_t pid, char *out, size_t cap)
         free(cpus);
         return;
     }
-    bind_obj_name(o, what, sizeof(what));
-    if (hwloc_bitmap_list_asprintf(&cpus, o->cpuset) < 0)
+    if ((set = hwloc_bitmap_alloc()) == NULL) {
+        snprintf(out, cap, "[%s:%ld] rank %d bound\n", bind_host, (long)pid, rank);
+        return;
+    }
+    bind_set_of(i, set);
+    if (bind_width[i] > 1)
+        snprintf(what, sizeof(what), "cores %u-%u", o->logical_index,
+                 o->logical_index + (unsigned)bind_width[i] - 1);
+    else
+        bind_obj_name(o, what, sizeof(what));
+    if (hwloc_bitmap_list_asprintf(&cpus, set) < 0)
         cpus = NULL;
-    bind_diagram(o->cpuset, diagram, sizeof(diagram));
+    bind_diagram(set, diagram, sizeof(diagram));
     snprintf(out, cap, "[%s:%ld] rank %d bound to %s (cpus %s): %s\n", bind_host, (long)pid, rank,
              what, cpus != NULL ? cpus : "?", diagram);
     free(cpus);
+    hwloc_bitmap_free(set);
 }
