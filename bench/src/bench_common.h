@@ -190,6 +190,24 @@ static inline int bc_more(int done, int reps, double t_begin, double max_s)
     return more;
 }
 
+/* Before its first measurement each program that measures a data path
+ * busy-waits --settle-ms milliseconds (default 300; 0: not at all), every
+ * rank, then meets the others at a barrier: every library is then measured
+ * from a machine in the same state, whatever its MPI_Init did before. On
+ * the 2-core VM of docs/bench.md ("Settling") two ranks started moments
+ * ago copied at 0.6-0.8 of their later speed for their first 100-200 ms
+ * (bi-bandwidth of 1 MiB from one buffer: 12-18 GB/s, then 25); a library
+ * whose MPI_Init takes 260 ms of busy polling (Open MPI's) was measured
+ * after that, one whose MPI_Init takes 2 ms within it. */
+static inline void bc_settle(int argc, char **argv)
+{
+    double ms = (double)bc_arg_long(argc, argv, "--settle-ms", 300);
+    double t0 = MPI_Wtime();
+    while (ms > 0 && (MPI_Wtime() - t0) * 1e3 < ms)
+        ;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Rank 0 reports a fatal setup problem as a JSON line, then the job ends. */
 static inline int bc_fail(int rank, const char *bench, const char *why)
 {

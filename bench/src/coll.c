@@ -161,6 +161,7 @@ static void coll_pick_dtype(coll_ctx *c, const char *dtype)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    bc_settle(argc, argv);
     coll_ctx c;
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.nranks);

@@ -119,6 +119,7 @@ static double ov_percent(double comm, double comp, double total)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    bc_settle(argc, argv);
     ov_ctx c = {0};
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.nranks);

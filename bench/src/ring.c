@@ -14,6 +14,7 @@
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    bc_settle(argc, argv);
     int rank, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);

@@ -282,6 +282,7 @@ static void rb_overlap(rb_ctx *c, long bytes, double compute_s, int reps)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    bc_settle(argc, argv);
     rb_ctx c = {0};
     int n;
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);

@@ -34,6 +34,7 @@ static double st_sweep(const double *u, double *v, int rows, int n)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    bc_settle(argc, argv);
     int rank, nranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
