@@ -55,7 +55,7 @@ default)
     # fewer: the cores shared out, a block each (one rank: all of them)
     check "$NCORES" core local
     check 1 share local
-    [ "$(cat "$TMP/out" | sed -n 's/^rank 0 cpus //p')" = "$ALLOWED" ] || fail "one rank not bound to all cpus: $(cat "$TMP/out")"
+    [ "$(sed -n 's/^rank 0 cpus //p' "$TMP/out")" = "$ALLOWED" ] || fail "one rank not bound to all cpus: $(cat "$TMP/out")"
     [ "$NCORES" -ge 3 ] && check $((NCORES - 1)) share local
     check 1 share local --map-by core
     check 1 core local --bind-to core

@@ -12,7 +12,6 @@
  */
 #include "mtest.h"
 
-#include <errno.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 

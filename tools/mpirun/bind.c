@@ -356,6 +356,26 @@ static void bind_set_of(int i, hwloc_bitmap_t set)
     }
 }
 
+/* Each planned rank's CPUs as the mask mpirun_bind_apply sets; none bound
+ * when the set cannot be allocated. */
+static int bind_fill_masks(int n)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+    if (set == NULL) {
+        memset(bind_target, 0, (size_t)n * sizeof(*bind_target));
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (bind_target[i] != NULL) {
+            bind_set_of(i, set);
+            hwloc_cpuset_to_glibc_sched_affinity(bind_topo, set, &bind_masks[i],
+                                                 sizeof(bind_masks[i]));
+        }
+    hwloc_bitmap_free(set);
+    return 0;
+}
+
 /* The default when n ranks fit on this host's ncores cores: the cores are
  * shared out, each rank bound to a block of adjacent ones (ncores / n, the
  * first ncores % n ranks one more), so the threads of a hybrid job (OpenMP,
@@ -363,19 +383,12 @@ static void bind_set_of(int i, hwloc_bitmap_t set)
  * core each. */
 static int bind_share(int n, int ncores)
 {
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-
-    if (set == NULL)
-        return 0; /* not bound */
     for (int i = 0; i < n; i++) {
         int first = (int)((long)i * ncores / n), end = (int)((long)(i + 1) * ncores / n);
         bind_target[i] = bind_obj(MPIRUN_RES_CORE, first);
         bind_width[i] = end - first;
-        bind_set_of(i, set);
-        hwloc_cpuset_to_glibc_sched_affinity(bind_topo, set, &bind_masks[i], sizeof(bind_masks[i]));
     }
-    hwloc_bitmap_free(set);
-    return 0;
+    return bind_fill_masks(n);
 }
 
 int mpirun_bind_plan(const struct mpirun_bind *b, int n, const char *host, char *msg, size_t cap)
@@ -448,11 +461,7 @@ int mpirun_bind_plan(const struct mpirun_bind *b, int n, const char *host, char 
             return -1;
         }
     }
-    for (int i = 0; i < n; i++)
-        if (bind_target[i] != NULL)
-            hwloc_cpuset_to_glibc_sched_affinity(bind_topo, bind_target[i]->cpuset, &bind_masks[i],
-                                                 sizeof(bind_masks[i]));
-    return 0;
+    return bind_fill_masks(n);
 }
 
 void mpirun_bind_apply(int i)

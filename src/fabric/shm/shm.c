@@ -138,7 +138,7 @@ size_t fab_shm_ring_bytes(unsigned nblocks, size_t block_size)
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     return (sizeof(shm_ring_hdr) + (size_t)nblocks * block_size + page - 1) / page * page;
 }
-/* Map every page of a ring (or pool) into this process now, in one call:
+/* Map every page of a ring into this process now, in one call:
  * otherwise each page faults at its first write or read by this process,
  * the first pass of a ring costs a fault every 64 small messages on each
  * side, and in a lockstep exchange each one stalls both ranks (about 12
