@@ -129,7 +129,7 @@ const util_tunable util_tunables[] = {
     {"DCFA_SPIN_US", UTIL_T_INT, &util_cfg.spin_us, "-1", NULL,
      "microseconds an idle wait busy-polls before yielding; -1: 2000 when every process of the "
      "node (all jobs, spawned children included) has a core, 0 (the first idle poll yields) "
-     "when oversubscribed",
+     "when oversubscribed; 0 as well while the assist daemon makes a connection for the process",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROGRESS},
     {"DCFA_YIELD_US", UTIL_T_INT, &util_cfg.yield_us, "-1", NULL,
      "microseconds it then yields the core before napping in 20 us sleeps; -1: 20000, also "

@@ -319,6 +319,7 @@ static struct {
     int spin_auto; /* DCFA_SPIN_US was -1 ("auto") */
     int procs;     /* processes known on this node, this one included */
     int over;      /* more of them than cores */
+    int held;      /* util_backoff_hold: answers awaited from another process of this host */
 } backoff_st;
 
 static void backoff_resolve(void)
@@ -364,9 +365,19 @@ void (*util_wait_unlock)(void);
 void (*util_wait_lock)(void);
 void (*util_wait_idle)(void);
 
+void util_backoff_hold(int delta) { __atomic_add_fetch(&backoff_st.held, delta, __ATOMIC_RELAXED); }
+
+/* the spin of a wait now: none while an answer of another process of this host is awaited */
+static inline uint64_t util_backoff_spin(void)
+{
+    if (__atomic_load_n(&backoff_st.held, __ATOMIC_RELAXED) > 0)
+        return 0;
+    return (uint64_t)__atomic_load_n(&util_cfg.spin_us, __ATOMIC_RELAXED);
+}
+
 static void util_backoff_pause(util_backoff *b, uint64_t waited_us)
 {
-    uint64_t spin = (uint64_t)__atomic_load_n(&util_cfg.spin_us, __ATOMIC_RELAXED);
+    uint64_t spin = util_backoff_spin();
     uint64_t yield = (uint64_t)__atomic_load_n(&util_cfg.yield_us, __ATOMIC_RELAXED);
     if (waited_us < spin) {
         util_cpu_relax();
@@ -391,14 +402,13 @@ void util_backoff_wait(util_backoff *b)
      * between: on recent x86 it costs ~140 cycles, a third of a message's latency. With no
      * spin at all (DCFA_SPIN_US 0: more processes than cores) the first idle poll yields:
      * the process waited for may be the one kept off the core */
-    if (!b->yielding && (b->polls & 63) != 0 &&
-        __atomic_load_n(&util_cfg.spin_us, __ATOMIC_RELAXED) != 0)
+    if (!b->yielding && (b->polls & 63) != 0 && util_backoff_spin() != 0)
         return;
     uint64_t now = util_now_ns();
     uint64_t waited_us = (now - b->start_ns) / 1000;
     if (util_wait_idle &&
-        waited_us >= (uint64_t)__atomic_load_n(&util_cfg.spin_us, __ATOMIC_RELAXED) +
-                         (uint64_t)__atomic_load_n(&util_cfg.yield_us, __ATOMIC_RELAXED) &&
+        waited_us >=
+            util_backoff_spin() + (uint64_t)__atomic_load_n(&util_cfg.yield_us, __ATOMIC_RELAXED) &&
         now - b->idle_ns >= (uint64_t)UTIL_IDLE_CHECK_MS * 1000000u) {
         b->idle_ns = now;
         util_wait_idle();

@@ -478,6 +478,13 @@ void util_backoff_configure(int local_ranks);
  * "auto" spin is resolved again (thread-safe; an explicit DCFA_SPIN_US is
  * kept) */
 void util_backoff_neighbours(int delta);
+/* delta +1: this process now awaits an answer that another process of this host must compute
+ * (its assist daemon making a connection); -1: it came. While any is awaited a wait does not
+ * spin (DCFA_SPIN_US is taken as 0): it yields at once, so the process it waits for gets a
+ * core (on a host whose cores are all busy with spinning ranks the daemon waited for
+ * otherwise runs only when the scheduler preempts one of them, about a millisecond a hop).
+ * Thread-safe. */
+void util_backoff_hold(int delta);
 /* 1 when this node has more processes of known jobs than cores (util_backoff_configure's
  * count, with util_backoff_neighbours' changes) */
 int util_node_oversubscribed(void);

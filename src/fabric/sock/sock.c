@@ -105,6 +105,7 @@ struct fab_conn {
     void *ctx; /* the core's */
     int tx_fd; /* the socket I send on; -1 while the daemon's answer is awaited */
     uint32_t req_seq;
+    int asking; /* my request to the daemon is out (util_backoff_hold while it is) */
     sock_ref refs[SOCK_FDS_MAX]; /* the sockets I read */
     int nrefs;
     sock_buf tx, rx;
@@ -1054,6 +1055,9 @@ static int sock_connect(int peer, const char *card, int passive, void *ctx, fab_
         c->req_seq = m.seq = ++sk.seq;
         if (sock_ep_send(&m) != UTIL_OK)
             goto fail;
+        /* the daemons make the connection: a wait until the grant yields them the core */
+        c->asking = 1;
+        util_backoff_hold(1);
     } else {
         int port;
         if (sock_card_self(card, &port) != UTIL_OK) {
@@ -1231,6 +1235,8 @@ static int sock_ep_read(void)
                      m.seq, c->name, fd < 0 ? "no socket" : "an fd that is no stream socket");
         sock_nonblock(fd);
         c->tx_fd = c->own_fd = fd;
+        c->asking = 0;
+        util_backoff_hold(-1);
         sock_conn_add_fd(c, fd);
         if (!sock_tx_flush(c))
             sock_flush_add(c);
@@ -1375,6 +1381,8 @@ static void sock_disconnect_drop(fab_conn *c)
 
 static void sock_conn_free(fab_conn *c)
 {
+    if (c->asking)
+        util_backoff_hold(-1);
     for (int i = 0; i < sk.nflush; i++)
         if (sk.flush[i] == c)
             sk.flush[i--] = sk.flush[--sk.nflush];
