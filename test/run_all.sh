@@ -231,6 +231,7 @@ if [ "${DCFA_SKIP_MPICH:-0}" != 1 ]; then
         DCFA_UNIVERSE_SIZE=${DCFA_UNIVERSE_SIZE:-16} \
         bash "$ROOT/test/external/mpich/run.sh" --with-mpi "$PREFIX" --jobs "$JOBS" \
             --time-budget "${DCFA_MPICH_BUDGET:-2100}" --lists "${DCFA_MPICH_LISTS:-testlist}" --log "$ROOT/build/mpich-suite.log" \
+            --skip "$ROOT/test/external/mpich/skip.txt" \
             "${folders[@]}" < /dev/null 2>&1 | tee "$log" |
             sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/MPICH suite: \1 pass, \2 fail/'
         result_from_log "MPICH suite" "$log"

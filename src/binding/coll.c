@@ -205,7 +205,8 @@ static int coll_done(const char *fn, MPI_Comm comm, int rc)
         return MPI_SUCCESS;
     if (rc == MPI_ERR_TRUNCATE)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn,
-                        "message truncated: counts or datatypes do not match between processes");
+                        "counts or datatypes do not match between processes (a message of the "
+                        "collective is longer or shorter than the receive expecting it)");
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "not implemented yet on inter-communicators");
     return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "the collective operation failed");

@@ -297,8 +297,8 @@ static int pt2pt_finish(const char *fn, core_req *r, MPI_Request *h, MPI_Status 
     int rc = mpii_req_finish(r, h, st);
     if (rc == MPI_ERR_TRUNCATE && coll)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn,
-                        "%s: message truncated: counts or datatypes do not match between "
-                        "processes",
+                        "%s: counts or datatypes do not match between processes (a message of the "
+                        "collective is longer or shorter than the receive expecting it)",
                         coll);
     return pt2pt_opfail(fn, comm, rc);
 }

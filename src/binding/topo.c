@@ -638,7 +638,8 @@ static int nbr_finish(const char *fn, MPI_Comm comm, coll_sched *s, int rc, int 
     rc = coll_sched_finish(s, mode, req);
     if (rc == MPI_ERR_TRUNCATE)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn,
-                        "message truncated: counts or datatypes do not match between neighbours");
+                        "counts or datatypes do not match between neighbours (a message is longer "
+                        "or shorter than the receive expecting it)");
     if (rc != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "the neighbourhood collective failed");
     return MPI_SUCCESS;

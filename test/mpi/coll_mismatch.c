@@ -13,8 +13,12 @@
  *   allgather, alltoall  blocks of 4 ints on rank 0, 8 on the others, once the segment
  *                  exists (small blocks go through it)
  *   ibcast, iallreduce, iallreduce_type, ireduce: the nonblocking forms
+ *   bcast_short, ibcast_short  root 10 ints, the others 1000 (fewer than they expect:
+ *                  the rest of their buffers would be left as it was)
+ *   scatter_short  blocks of 4 ints at the root, 8 expected by the others
  *
- * A rank that receives more than it expects from its sender must get MPI_ERR_TRUNCATE
+ * A rank that receives more or fewer bytes than it expects from its sender must get
+ * MPI_ERR_TRUNCATE
  * with a message naming the call; the others may get it too (in the segment every rank
  * sees the sizes) or succeed. Each case runs on a communicator of its own.
  * MISMATCH_FATAL=<case> runs that one case under MPI_ERRORS_ARE_FATAL (testlist:
@@ -53,6 +57,27 @@ static int c_bcast_big_seg(MPI_Comm comm, int rank, int *must)
 {
     MPI_Barrier(comm); /* the segment exists before the mismatched bcast */
     return c_bcast_big(comm, rank, must);
+}
+
+/* fewer than expected: rank 1 receives from the root itself in every algorithm */
+static int c_bcast_short(MPI_Comm comm, int rank, int *must)
+{
+    *must = rank == 1;
+    return MPI_Bcast(ibuf, rank == 0 ? 10 : 1000, MPI_INT, 0, comm);
+}
+
+static int c_ibcast_short(MPI_Comm comm, int rank, int *must)
+{
+    MPI_Request req;
+    *must = rank == 1;
+    return wait_rc(MPI_Ibcast(ibuf, rank == 0 ? 10 : 1000, MPI_INT, 0, comm, &req), &req);
+}
+
+static int c_scatter_short(MPI_Comm comm, int rank, int *must)
+{
+    *must = rank == 1;
+    int k = rank == 0 ? 4 : 8;
+    return MPI_Scatter(ibuf, k, MPI_INT, obuf, k, MPI_INT, 0, comm);
 }
 
 static int c_allreduce(MPI_Comm comm, int rank, int *must)
@@ -141,6 +166,9 @@ static const mcase cases[] = {
     {"iallreduce", "MPI_Iallreduce", c_iallreduce},
     {"iallreduce_type", "MPI_Iallreduce", c_iallreduce_type},
     {"ireduce", "MPI_Ireduce", c_ireduce},
+    {"bcast_short", "MPI_Bcast", c_bcast_short},
+    {"ibcast_short", "MPI_Ibcast", c_ibcast_short},
+    {"scatter_short", "MPI_Scatter", c_scatter_short},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -175,10 +203,11 @@ static void run_case(const mcase *k, int rank)
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
     if (must)
-        mtest_check(cls == MPI_ERR_TRUNCATE,
-                    "%s: rank %d receives more than it expects: error class %d, expected "
-                    "MPI_ERR_TRUNCATE (%d)",
-                    k->name, rank, cls, MPI_ERR_TRUNCATE);
+        mtest_check(
+            cls == MPI_ERR_TRUNCATE,
+            "%s: rank %d receives more or fewer bytes than it expects: error class %d, expected "
+            "MPI_ERR_TRUNCATE (%d)",
+            k->name, rank, cls, MPI_ERR_TRUNCATE);
     else
         mtest_check(cls == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE, "%s: rank %d: error class %d",
                     k->name, rank, cls);

@@ -29,7 +29,7 @@
  * (counts or datatypes that do not match, or a datatype the set cannot
  * fold) still meet in the segment, where the mismatch shows:
  *   - a bcast receiver copies the root's bytes, or fails with MPI_ERR_TRUNCATE
- *     when they are more than it expects (as a receive would), or, when the
+ *     when they are more or fewer than it expects, or, when the
  *     root sends by messages, joins the message algorithm chosen by the
  *     root's size, with its own buffer (a truncation is then the receive's);
  *   - a reduction rank whose vector fits compares every rank's bytes with its
@@ -588,7 +588,7 @@ static int shm_bcast_in(coll_sched *s, void *arg)
     return shm_ack(s, arg);
 }
 
-/* a receiver: the root's bytes out of the set (no more than I expect), or join its messages */
+/* a receiver: the root's bytes out of the set (as many as I expect), or join its messages */
 static int shm_bcast_out(coll_sched *s, void *arg)
 {
     shm_arg *a = arg;
@@ -600,7 +600,7 @@ static int shm_bcast_out(coll_sched *s, void *arg)
     int rc = MPI_SUCCESS;
     if (sent & SHM_BY_MSG)
         rc = shm_join_msgs(s, a, (size_t)(sent & ~SHM_BY_MSG));
-    else if (sent > a->bytes)
+    else if (sent != a->bytes) /* more than I expect, or fewer: the counts differ */
         rc = MPI_ERR_TRUNCATE;
     else if (t->contig)
         shm_copy(shm_dst(a), shm_bcast_data(g, a->seq, (size_t)sent), (size_t)sent);

@@ -448,12 +448,21 @@ static void sched_round_start(coll_sched *s)
     sched_round_continue(s, s->round ? s->round_end[s->round - 1] : 0);
 }
 
-/* the current round's messages are complete: collect their errors and free them */
+/* the current round's messages are complete: collect their errors and free them. A receive
+ * that got fewer bytes than it was posted for fails as one that got more would: no algorithm
+ * here learns how much a receive got (every receive is posted for what its sender sends when
+ * the ranks' counts and datatypes agree, as MPI requires of collectives), so a short one means
+ * they do not, and what it left unwritten would be used as data (MPI_Bcast of 1 int at the root
+ * and 10 elsewhere completed with 9 ints of garbage) */
 static void sched_round_end(coll_sched *s)
 {
     for (int i = 0; i < s->nmsgs; i++) {
         core_req *r = s->msgs[i];
-        sched_seterr(s, mpii_req_error(r));
+        int err = mpii_req_error(r);
+        if (err == MPI_SUCCESS && r->kind == CORE_REQ_RECV && !r->status.cancelled &&
+            (uint64_t)r->status.count < (uint64_t)r->u.recv.capacity)
+            err = MPI_ERR_TRUNCATE;
+        sched_seterr(s, err);
         mpii_req_release(r);
     }
     s->nmsgs = 0;
