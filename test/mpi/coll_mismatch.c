@@ -14,8 +14,9 @@
  *                  exists (small blocks go through it)
  *   ibcast, iallreduce, iallreduce_type, ireduce: the nonblocking forms
  *   bcast_short, ibcast_short  root 10 ints, the others 1000 (fewer than they expect:
- *                  the rest of their buffers would be left as it was)
- *   scatter_short  blocks of 4 ints at the root, 8 expected by the others
+ *                  the rest of their buffers would be left as it was); every receiver
+ *                  must fail, also one that hears only from another receiver
+ *   scatter_short  blocks of 4 ints at the root, 8 expected by the others (every one fails)
  *
  * A rank that receives more or fewer bytes than it expects from its sender must get
  * MPI_ERR_TRUNCATE
@@ -59,23 +60,24 @@ static int c_bcast_big_seg(MPI_Comm comm, int rank, int *must)
     return c_bcast_big(comm, rank, must);
 }
 
-/* fewer than expected: rank 1 receives from the root itself in every algorithm */
+/* fewer than expected: every receiver fails, those that hear from the root itself and those
+ * below them in a tree (a failed rank sends them empty messages) */
 static int c_bcast_short(MPI_Comm comm, int rank, int *must)
 {
-    *must = rank == 1;
+    *must = rank != 0;
     return MPI_Bcast(ibuf, rank == 0 ? 10 : 1000, MPI_INT, 0, comm);
 }
 
 static int c_ibcast_short(MPI_Comm comm, int rank, int *must)
 {
     MPI_Request req;
-    *must = rank == 1;
+    *must = rank != 0;
     return wait_rc(MPI_Ibcast(ibuf, rank == 0 ? 10 : 1000, MPI_INT, 0, comm, &req), &req);
 }
 
 static int c_scatter_short(MPI_Comm comm, int rank, int *must)
 {
-    *must = rank == 1;
+    *must = rank != 0;
     int k = rank == 0 ? 4 : 8;
     return MPI_Scatter(ibuf, k, MPI_INT, obuf, k, MPI_INT, 0, comm);
 }

@@ -383,10 +383,17 @@ static void sched_round_continue(coll_sched *s, int from)
             if (o->kind != kind)
                 continue;
             core_req *r = NULL;
-            int rc = kind == SCHED_RECV
-                         ? mpii_start_recv(o->rbuf, o->count, o->dt, o->peer, s->tag, o->on, 1, &r)
-                         : mpii_start_send(o->sbuf, o->count, o->dt, o->peer, s->tag, o->on, 1,
-                                           CORE_SEND_STD, &r);
+            int rc;
+            if (kind == SCHED_RECV)
+                rc = mpii_start_recv(o->rbuf, o->count, o->dt, o->peer, s->tag, o->on, 1, &r);
+            else if (s->err == MPI_SUCCESS)
+                rc = mpii_start_send(o->sbuf, o->count, o->dt, o->peer, s->tag, o->on, 1,
+                                     CORE_SEND_STD, &r);
+            else /* failed: an empty message instead of data this process may not have, so
+                    a receive expecting data fails short (sched_round_end) and the error goes
+                    down a tree to every rank below, which would otherwise hear nothing of it */
+                rc = mpii_start_send(o->sbuf, 0, MPI_BYTE, o->peer, s->tag, o->on, 1, CORE_SEND_STD,
+                                     &r);
             if (rc != MPI_SUCCESS) {
                 sched_seterr(s, rc);
                 s->broken = 1;

@@ -29,9 +29,10 @@
  * coll_sched_alloc*() and is freed with the schedule.
  *
  * Errors: the add functions return MPI_SUCCESS or an error class; an error
- * while running (truncation, a failed reduction) is recorded, the remaining
- * rounds still run so no peer is left waiting, and the first error is the
- * request's (or coll_sched_wait's) result. */
+ * while running (truncation, a receive shorter than posted, a failed
+ * reduction) is recorded, the remaining rounds still run so no peer is left
+ * waiting, their sends empty (so the ranks they go to fail too), and the first
+ * error is the request's (or coll_sched_wait's) result. */
 #ifndef DCFA_MPI_COLL_SCHED_H
 #define DCFA_MPI_COLL_SCHED_H
 
