@@ -204,9 +204,7 @@ static int coll_done(const char *fn, MPI_Comm comm, int rc)
     if (rc == MPI_SUCCESS)
         return MPI_SUCCESS;
     if (rc == MPI_ERR_TRUNCATE)
-        return mpii_err(MPII_OBJ_COMM, comm, rc, fn,
-                        "counts or datatypes do not match between processes (a message of the "
-                        "collective is longer or shorter than the receive expecting it)");
+        return mpii_err(MPII_OBJ_COMM, comm, rc, fn, COLL_MISMATCH_TEXT);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "not implemented yet on inter-communicators");
     return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "the collective operation failed");

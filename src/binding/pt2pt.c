@@ -296,10 +296,7 @@ static int pt2pt_finish(const char *fn, core_req *r, MPI_Request *h, MPI_Status 
     const char *coll = coll_sched_req_name(r); /* a collective's request: say which */
     int rc = mpii_req_finish(r, h, st);
     if (rc == MPI_ERR_TRUNCATE && coll)
-        return mpii_err(MPII_OBJ_COMM, comm, rc, fn,
-                        "%s: counts or datatypes do not match between processes (a message of the "
-                        "collective is longer or shorter than the receive expecting it)",
-                        coll);
+        return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "%s: " COLL_MISMATCH_TEXT, coll);
     return pt2pt_opfail(fn, comm, rc);
 }
 

@@ -129,6 +129,10 @@ void coll_sched_free(coll_sched *s);
 void coll_sched_set_name(coll_sched *s, const char *fn);
 /* that name for the collective behind a request (nonblocking or persistent), else NULL */
 const char *coll_sched_req_name(const core_req *r);
+/* what MPI_ERR_TRUNCATE from a collective says (a receive longer or shorter than its message) */
+#define COLL_MISMATCH_TEXT                                                                       \
+    "counts or datatypes do not match between processes (a message of the collective is longer " \
+    "or shorter than the receive expecting it)"
 
 /* What the bindings call once a schedule is built: COLL_BLOCKING runs it to
  * completion and frees it (req unused, may be NULL); COLL_NONBLOCKING starts it
