@@ -17,6 +17,11 @@
  *                  the rest of their buffers would be left as it was); every receiver
  *                  must fail, also one that hears only from another receiver
  *   scatter_short  blocks of 4 ints at the root, 8 expected by the others (every one fails)
+ *   allgather_own, iallgather_own  rank 0 sends 4 ints and expects blocks of 8, as the
+ *                  others do: its own block would be half written, so it fails, and so
+ *                  does every rank that receives rank 0's block (with the segment made
+ *                  and without)
+ *   gather_own     the root sends 4 ints and expects blocks of 8 (the root fails)
  *
  * A rank that receives more or fewer bytes than it expects from its sender must get
  * MPI_ERR_TRUNCATE
@@ -80,6 +85,33 @@ static int c_scatter_short(MPI_Comm comm, int rank, int *must)
     *must = rank != 0;
     int k = rank == 0 ? 4 : 8;
     return MPI_Scatter(ibuf, k, MPI_INT, obuf, k, MPI_INT, 0, comm);
+}
+
+/* a rank's own block described differently by its send and receive arguments */
+static int c_allgather_own(MPI_Comm comm, int rank, int *must)
+{
+    *must = 1;
+    return MPI_Allgather(ibuf, rank == 0 ? 4 : 8, MPI_INT, obuf, 8, MPI_INT, comm);
+}
+
+static int c_allgather_own_seg(MPI_Comm comm, int rank, int *must)
+{
+    MPI_Barrier(comm);
+    return c_allgather_own(comm, rank, must);
+}
+
+static int c_iallgather_own(MPI_Comm comm, int rank, int *must)
+{
+    MPI_Request req;
+    *must = 1;
+    return wait_rc(MPI_Iallgather(ibuf, rank == 0 ? 4 : 8, MPI_INT, obuf, 8, MPI_INT, comm, &req),
+                   &req);
+}
+
+static int c_gather_own(MPI_Comm comm, int rank, int *must)
+{
+    *must = rank == 0;
+    return MPI_Gather(ibuf, rank == 0 ? 4 : 8, MPI_INT, obuf, 8, MPI_INT, 0, comm);
 }
 
 static int c_allreduce(MPI_Comm comm, int rank, int *must)
@@ -171,6 +203,10 @@ static const mcase cases[] = {
     {"bcast_short", "MPI_Bcast", c_bcast_short},
     {"ibcast_short", "MPI_Ibcast", c_ibcast_short},
     {"scatter_short", "MPI_Scatter", c_scatter_short},
+    {"allgather_own", "MPI_Allgather", c_allgather_own},
+    {"allgather_own_seg", "MPI_Allgather", c_allgather_own_seg},
+    {"iallgather_own", "MPI_Iallgather", c_iallgather_own},
+    {"gather_own", "MPI_Gather", c_gather_own},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 

@@ -311,12 +311,15 @@ void coll_sched_free(coll_sched *s)
 
 static void *sched_at(void *buf, ptrdiff_t off) { return (void *)((uintptr_t)buf + (uintptr_t)off); }
 
-/* typed copy between two buffers with the same type signature */
+/* typed copy between two buffers with the same type signature: every caller
+ * copies a block whose two descriptions agree when the ranks' arguments do
+ * (a rank's own block: its send count and type against its receive count and
+ * type), so a size difference either way is a mismatch, as for a receive */
 static int sched_copy(const sched_op *o)
 {
     const core_dt *st = &mpii_dtype_get(o->dt)->dt, *rt = &mpii_dtype_get(o->rdt)->dt;
     size_t sbytes = (size_t)o->count * st->size, rbytes = (size_t)o->rcount * rt->size;
-    if (sbytes > rbytes)
+    if (sbytes != rbytes)
         return MPI_ERR_TRUNCATE;
     if (sbytes == 0 || (o->sbuf == o->rbuf && o->dt == o->rdt))
         return MPI_SUCCESS;

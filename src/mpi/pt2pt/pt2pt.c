@@ -4,6 +4,7 @@
  * by the bindings; core does the protocols. */
 #include "mpi/mpii.h"
 #include "mpi/pt2pt/pt2pt.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/coll/sched.h"
 #include "core/core.h"
 
@@ -274,6 +275,31 @@ int mpii_req_is_done_other(core_req *r)
     return !a || a->complete;
 }
 
+/* A receive's error: core's, or MPI_ERR_TYPE when the message ended inside a basic
+ * element of the receive's datatype (3 bytes into MPI_INT: the type signatures do not
+ * match, MPI 4.1 3.3.1). The test costs a division only when the message is shorter than
+ * the buffer by a part of an element; every MPI datatype's core_dt is the first member
+ * of its mpii_dtype. */
+static int req_recv_error(const core_req *r)
+{
+    int err = mpii_req_error(r);
+    const core_dt *dt = r->u.recv.dt;
+    size_t got = (size_t)r->status.count;
+    if (__builtin_expect(err != MPI_SUCCESS || !dt || dt->size <= 1 || got % dt->size == 0, 1))
+        return err;
+    if (mpii_dtype_elements((const mpii_dtype *)dt, (MPI_Count)got) >= 0)
+        return MPI_SUCCESS;
+    mpii_cause("the message's %zu bytes end inside a basic element of the receive's "
+               "datatype (%s): the send's and the receive's type signatures do not match",
+               got, ((const mpii_dtype *)dt)->name[0] ? ((const mpii_dtype *)dt)->name : "derived");
+    return MPI_ERR_TYPE;
+}
+
+static int req_error_of(const core_req *r)
+{
+    return r->kind == CORE_REQ_RECV ? req_recv_error(r) : mpii_req_error(r);
+}
+
 int mpii_req_finish(core_req *r, MPI_Request *h, MPI_Status *st)
 {
     int err;
@@ -285,7 +311,7 @@ int mpii_req_finish(core_req *r, MPI_Request *h, MPI_Status *st)
                 return MPI_SUCCESS;
             }
             mpii_status_out(a, st);
-            err = mpii_req_error(a);
+            err = req_error_of(a);
             mpii_req_release(a);
             mpii_persist_of(r)->active = NULL;
             return err;
@@ -298,7 +324,7 @@ int mpii_req_finish(core_req *r, MPI_Request *h, MPI_Status *st)
         }
     }
     mpii_status_out(r, st);
-    err = mpii_req_error(r);
+    err = req_error_of(r);
     mpii_req_release_op(r);
     *h = MPI_REQUEST_NULL;
     return err;
