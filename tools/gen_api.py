@@ -446,8 +446,20 @@ def twin_call(fn, kind, handle):
 
 def gen_pmpi(fn):
     """PMPI_X: the checks of the output arguments, then b_X (a twin's with the name the
-    program called)."""
-    lines = [fn.decl("PMPI_"), "{"]
+    program called). A function returning an error code has them in a static inline
+    body_X, and PMPI_X returns the code a user's error handler left in its argument in
+    place of the one the handler was given (mpii_err_returned: MPI 4.1 9.3)."""
+    if fn.ret != "int":
+        return gen_pmpi_body(fn, "PMPI_", "")
+    wrap = ["%s" % fn.decl("PMPI_"), "{",
+            "    int rc = body_%s(%s);" % (fn.short, fn.call_args()),
+            "    return __builtin_expect(rc != MPI_SUCCESS, 0) ? mpii_err_returned(rc) : rc;",
+            "}"]
+    return gen_pmpi_body(fn, "body_", "static inline ") + wrap
+
+
+def gen_pmpi_body(fn, prefix, storage):
+    lines = [storage + fn.decl(prefix), "{"]
     checks = fn.checked_outputs()
     if checks:
         kind, handle = fn.err_object()

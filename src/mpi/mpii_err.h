@@ -36,5 +36,10 @@ void mpii_cause(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* MPI_ERR_ARG "<func>: <arg>: NULL pointer" on (objkind, handle): an output argument the
  * generated PMPI_X found NULL (tools/gen_api.py) */
 int mpii_err_null_arg(int objkind, int handle, const char *func, const char *arg);
+/* The code a call returns for the error code rc it raised: the one a user's error handler
+ * left in its code argument if it changed it (MPI 4.1 9.3: "the error code to be returned by
+ * the MPI routine that raised the error"), else rc. Applied by every PMPI_X on its way out
+ * (tools/gen_api.py), not inside the library, whose own paths still see the failure. */
+int mpii_err_returned(int rc);
 
 #endif

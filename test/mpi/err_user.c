@@ -1,7 +1,12 @@
 /* A user error handler (MPI_Comm_create_errhandler) on a duplicate
  * communicator is called with that communicator and an error code of the
  * right class; the failing call then returns that code. Comm_call_errhandler
- * passes a given code through. Other communicators are not affected. */
+ * passes a given code through. Other communicators are not affected.
+ * A handler that changes its code argument makes the failing call return
+ * the new code (MPI 4.1 9.3: "the error code to be returned by the MPI
+ * routine that raised the error"), MPI_SUCCESS included, and the library
+ * still stops the failed operation (nothing is sent to a bad rank); a later
+ * error whose handler leaves the code returns its own code. */
 #include "mtest.h"
 
 static int calls;
@@ -13,6 +18,56 @@ static void handler(MPI_Comm *comm, int *code, ...)
     calls++;
     last_comm = *comm;
     last_code = *code;
+}
+
+static int replace_with, replace_calls;
+
+static void replacer(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    replace_calls++;
+    *code = replace_with;
+}
+
+/* errors on a communicator whose handler replaces the code */
+static void replaced_codes(int rank, int size)
+{
+    MPI_Comm c;
+    MPI_Errhandler eh;
+    int buf = rank, rc, cls;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_create_errhandler(replacer, &eh);
+    MPI_Comm_set_errhandler(c, eh);
+    MPI_Errhandler_free(&eh);
+
+    replace_with = MPI_SUCCESS;
+    rc = MPI_Send(&buf, 1, MPI_INT, size + 2, 0, c);
+    mtest_check_int("Send to a bad rank, handler leaves MPI_SUCCESS: returned", rc, MPI_SUCCESS);
+    mtest_check_int("replacer calls", replace_calls, 1);
+    MPI_Request req = MPI_REQUEST_NULL;
+    rc = MPI_Irecv(&buf, 1, MPI_INT, 0, -9, c, &req);
+    mtest_check_int("Irecv with a bad tag, handler leaves MPI_SUCCESS: returned", rc, MPI_SUCCESS);
+    mtest_check(req == MPI_REQUEST_NULL, "a failed Irecv made a request");
+
+    replace_with = MPI_ERR_OTHER;
+    rc = MPI_Recv(&buf, 1, MPI_INT, 0, -9, c, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    mtest_check_int("Recv with a bad tag, handler leaves MPI_ERR_OTHER: class", cls, MPI_ERR_OTHER);
+    mtest_check_int("replacer calls", replace_calls, 3);
+
+    /* the handler leaves the code it was given: that code is returned */
+    replace_with = -1;
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    rc = MPI_Send(&buf, 1, MPI_INT, size + 2, 0, c);
+    mtest_check_class("Send to a bad rank under MPI_ERRORS_RETURN after replaced codes", rc,
+                      MPI_ERR_RANK);
+
+    /* the communicator still works, ring exchange */
+    int got = -1, right = (rank + 1) % size, left = (rank + size - 1) % size;
+    rc = MPI_Sendrecv(&buf, 1, MPI_INT, right, 5, &got, 1, MPI_INT, left, 5, c, MPI_STATUS_IGNORE);
+    mtest_check_rc("Sendrecv after replaced codes", rc);
+    mtest_check_int("Sendrecv value", got, left);
+    MPI_Comm_free(&c);
 }
 
 int main(int argc, char **argv)
@@ -67,5 +122,6 @@ int main(int argc, char **argv)
     rc = MPI_Send(&buf, -1, MPI_INT, 0, 0, dup);
     mtest_check_int("handler calls after free", calls, 4);
     MPI_Comm_free(&dup);
+    replaced_codes(rank, size);
     return mtest_finalize();
 }

@@ -510,10 +510,23 @@ _Noreturn static void errh_fatal(int code, const char *text)
     _exit(status);
 }
 
-static void errh_call(int objkind, int handle, MPI_Errhandler eh, int code, const char *text)
+/* the code a user's handler was given by mpii_err and the one it left, while the call that
+ * raised it has not returned (mpii_err_returned) */
+static __thread int errh_given, errh_left, errh_changed;
+
+int mpii_err_returned(int rc)
+{
+    if (!errh_changed || rc != errh_given)
+        return rc;
+    errh_changed = 0;
+    return errh_left;
+}
+
+/* calls eh's function for the error; returns the code the function left in its argument */
+static int errh_call(int objkind, int handle, MPI_Errhandler eh, int code, const char *text)
 {
     if (eh == MPI_ERRORS_RETURN)
-        return;
+        return code;
     errh_obj *o = MPII_HANDLE_INDEX(eh) >= ERRH_NPREDEF ? errh_get(eh) : NULL;
     if (!o || !o->fn)
         errh_fatal(code, text);
@@ -534,6 +547,7 @@ static void errh_call(int objkind, int handle, MPI_Errhandler eh, int code, cons
     default:
         errh_fatal(code, text);
     }
+    return c;
 }
 
 void mpii_errh_invoke(int objkind, int handle, MPI_Errhandler eh, int code)
@@ -576,7 +590,13 @@ int mpii_err(int objkind, int handle, int errclass, const char *func, const char
         code = err_ring_store(errclass, stored);
     }
     MPI_Errhandler eh = errh_pick(&objkind, &handle);
-    errh_call(objkind, handle, eh, code, text);
+    errh_changed = 0;
+    int left = errh_call(objkind, handle, eh, code, text);
+    if (left != code) { /* after the call: a handler's own failing calls record first */
+        errh_given = code;
+        errh_left = left;
+        errh_changed = 1;
+    }
     return code;
 }
 
