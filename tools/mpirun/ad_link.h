@@ -79,7 +79,8 @@ enum ad_msg {
     AD_M_SPAWN_KILL,
     AD_M_SPAWN_REP,
     AD_M_NOINIT,
-    AD_M_EPMAP, /* the job's key and every daemon's data port (ad_ep_remote.c) */
+    AD_M_EPMAP,    /* the job's key and every daemon's data port (ad_ep_remote.c) */
+    AD_M_SPAWN_GO, /* a spawned job checked on every host: start its processes (ad_spawn.c) */
     AD_M_HELLO = 32,
     AD_M_READY,
     AD_M_END,
@@ -101,8 +102,10 @@ struct ad_jtree {
     int kids_with;              /* how many do */
     int fence_in;               /* children in the current fence */
     int fence_up;               /* 1: the local processes are in; 2: sent up, waiting */
-    int acks;                   /* spawned: children that answered */
+    int acks;                   /* spawned: children that answered (in this phase) */
     int acked;                  /* the subtree's answer went up (the root: to the spawner) */
+    int started;                /* spawned: 0 checked, not started (the first phase); 1 after
+                                   SPAWN_GO (its processes started) or SPAWN_KILL */
     struct ad_spawn_result res; /* the first failure here or below (rc 0: none) */
     int dones;                  /* spawned: children whose processes all ended */
     int done_sent;              /* JOB_DONE sent (the root: heard from all) */

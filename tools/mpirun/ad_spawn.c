@@ -1,6 +1,7 @@
 /* ad_spawn: the spawn path in one place: a rank's request goes up to mpirun (encoded), is
- * placed there (ad_place.h), sent down to the hosts that run it, checked and started on each
- * (ad_spawn_local, ad_spawn_run on one host), and answered once every subtree answered. */
+ * placed there (ad_place.h), sent down to the hosts that run it, checked on each
+ * (ad_spawn_local), started on each once all checked (ad_spawn_go; ad_spawn_run on one
+ * host), and answered once every subtree answered. */
 #include "ad_spawn.h"
 #include "ad_link.h"
 #include "ad_pmi_reply.h"
@@ -323,9 +324,14 @@ out:
     ad_spawn_req_free(req);
 }
 
-/* The subtree's part of spawned job is answered: up, or (root) to the
- * spawner; a failure anywhere ends the job everywhere. */
-static void ad_spawn_check_acks(struct ad_tree *t, struct ad_job *job)
+/* The subtree's part of spawned job is answered, in each of the two phases (checked,
+ * then started): up, or at the root, after the first phase the start everywhere
+ * (ad_spawn_go), after the second the answer to the spawner. A failure anywhere ends the
+ * job everywhere; one found by the checks ends it before any of its processes ran (a
+ * spawn across hosts is all or nothing, as on one host). */
+static void ad_spawn_start(struct ad_daemon *d, struct ad_job *nj, struct ad_spawn_result *res);
+
+static void ad_spawn_check_acks(struct ad_daemon *d, struct ad_tree *t, struct ad_job *job)
 {
     struct ad_jtree *jt = job->tree;
     struct ad_buf b = {0};
@@ -341,11 +347,30 @@ static void ad_spawn_check_acks(struct ad_tree *t, struct ad_job *job)
     }
     if (jt->res.rc != 0) {
         job->discard = 1;
+        jt->started = 1; /* nothing more to start: it may end */
         ad_job_send_down(t, job, AD_M_SPAWN_KILL, NULL, 0);
+    } else if (!jt->started) {
+        ad_spawn_go(d, t, job);
+        return;
     } else {
         snprintf(jt->res.jobid, sizeof(jt->res.jobid), "%s", job->kvsname);
     }
     ad_spawn_answer_to(t, jt->origin, jt->origin_job, jt->origin_tag, &jt->res);
+}
+
+void ad_spawn_go(struct ad_daemon *d, struct ad_tree *t, struct ad_job *job)
+{
+    if (job == NULL || job->tree == NULL || job->tree->started)
+        return;
+    struct ad_jtree *jt = job->tree;
+    jt->started = 1;
+    jt->acks = 0;
+    jt->acked = 0;
+    t->done_sent = 0; /* its processes run here or below from now */
+    ad_job_send_down(t, job, AD_M_SPAWN_GO, NULL, 0);
+    if (jt->res.rc == 0 && !job->discard)
+        ad_spawn_start(d, job, &jt->res);
+    ad_spawn_check_acks(d, t, job);
 }
 
 /* SPAWN_JOB (and the root's own spawn): this daemon's part of a spawned
@@ -393,7 +418,7 @@ void ad_spawn_job_in(struct ad_daemon *d, struct ad_tree *t, const char *p, size
      * they ended (the parent took its DONE back on the ACK, ad_spawn_ack). */
     t->done_sent = 0;
     ad_job_send_down(t, job, AD_M_SPAWN_JOB, p, len);
-    ad_spawn_check_acks(t, job);
+    ad_spawn_check_acks(d, t, job);
     goto out;
 bad:
     ad_daemon_end(d, 1, "mpirun: a bad spawn message between the assist daemons");
@@ -424,7 +449,7 @@ void ad_spawn_ack(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l, str
         t->done_sent = 0;
     }
     job->tree->acks++;
-    ad_spawn_check_acks(t, job);
+    ad_spawn_check_acks(d, t, job);
 }
 
 /* SPAWN_KILL: the job failed to start somewhere; its processes here go (not
@@ -435,6 +460,7 @@ void ad_spawn_kill(struct ad_daemon *d, struct ad_tree *t, struct ad_job *job)
     if (job == NULL || job->tree == NULL)
         return;
     job->discard = 1;
+    job->tree->started = 1; /* nothing more to start: it may end */
     for (int r = 0; r < job->nprocs; r++)
         if (job->procs[r].pid > 0 && job->procs[r].running)
             kill(-job->procs[r].pid, SIGKILL);
@@ -448,8 +474,8 @@ void ad_jobs_done_check(struct ad_daemon *d, struct ad_tree *t)
     for (int j = 0; j < d->njobs; j++) {
         struct ad_job *job = d->jobs[j];
         struct ad_jtree *jt = job->tree;
-        if (job->num == 0 || jt == NULL || jt->done_sent || !jt->acked || job->nrunning > 0 ||
-            jt->dones < jt->kids_with)
+        if (job->num == 0 || jt == NULL || jt->done_sent || !jt->started || !jt->acked ||
+            job->nrunning > 0 || jt->dones < jt->kids_with)
             continue;
         jt->done_sent = 1;
         if (!t->root)
@@ -1241,8 +1267,6 @@ int ad_spawn_local(struct ad_daemon *d, const struct ad_spawn_req *req, int num,
         ad_spawn_job(d, own, req, num, jobid, spawner, ranks, nranks, node_of, failed ? &oom : res);
     if (nj == NULL)
         return -ENOMEM;
-    if (!failed)
-        ad_spawn_start(d, nj, res);
     *out = nj;
     return 0;
 }

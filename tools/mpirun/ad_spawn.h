@@ -14,8 +14,9 @@ int ad_tree_spawn_request(struct ad_daemon *d, struct ad_job *job, struct ad_pro
 /* A SPAWN_REP from above: for one of this node's processes, or further down. */
 void ad_spawn_rep(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len);
 /* Root: a rank's spawn. Checked and placed here, named (job number, id),
- * then started by the daemons of its hosts (SPAWN_JOB); the answer goes
- * back once they all answered (ad_spawn_ack). */
+ * then checked by the daemons of its hosts (SPAWN_JOB) and, once every one
+ * answered that its part can run, started (SPAWN_GO); the answer goes back
+ * once they all answered the start (ad_spawn_ack). */
 void ad_root_spawn(struct ad_daemon *d, struct ad_tree *t, const char *p, size_t len);
 /* SPAWN_JOB (and the root's own spawn): this daemon's part of a spawned
  * job: "num\0jobid\0spawner\0origin\0ojob\0tag\0size\0" (host, node) x
@@ -27,6 +28,9 @@ void ad_spawn_ack(struct ad_daemon *d, struct ad_tree *t, struct ad_link *l, str
 /* SPAWN_KILL: the job failed to start somewhere; its processes here go (not
  * judged: the spawner is told). */
 void ad_spawn_kill(struct ad_daemon *d, struct ad_tree *t, struct ad_job *job);
+/* SPAWN_GO (and the root's own, once every host checked its part): the job's processes
+ * here start; the subtree answers again (ad_spawn_ack) with what the starts did. */
+void ad_spawn_go(struct ad_daemon *d, struct ad_tree *t, struct ad_job *job);
 /* Each round: spawned jobs whose processes here and below all ended are
  * reported up (JOB_DONE) and may then be freed here. */
 void ad_jobs_done_check(struct ad_daemon *d, struct ad_tree *t);
@@ -36,9 +40,10 @@ void ad_spawn_run(struct ad_daemon *d, struct ad_job *job, struct ad_proc *p,
                   const struct ad_spawn_req *req, struct ad_spawn_result *res);
 
 /* Across hosts: this daemon's part of a spawn that mpirun placed. Builds the job
- * (ranks[nranks] here, node_of[size] of every rank), adds it to the table and starts its
- * processes here; the outcome is in res (rc 0 or the first failure). 0, or -ENOMEM when
- * not even the job could be made. */
+ * (ranks[nranks] here, node_of[size] of every rank) and adds it to the table, its programs
+ * checked but not started (ad_spawn_go starts them once every host's part checked); the
+ * outcome is in res (rc 0 or the first failure). 0, or -ENOMEM when not even the job could
+ * be made. */
 int ad_spawn_local(struct ad_daemon *d, const struct ad_spawn_req *req, int num, const char *jobid,
                    const char *spawner, const int *ranks, int nranks, const int *node_of,
                    struct ad_spawn_result *res, struct ad_job **out);

@@ -220,6 +220,9 @@ static void ad_from_parent(struct ad_daemon *d, struct ad_tree *t, int type, int
     case AD_M_SPAWN_KILL:
         ad_spawn_kill(d, t, ad_job_by_num(d, arg));
         break;
+    case AD_M_SPAWN_GO:
+        ad_spawn_go(d, t, ad_job_by_num(d, arg));
+        break;
     case AD_M_SPAWN_REP:
         ad_spawn_rep(d, t, p, len);
         break;
