@@ -451,7 +451,7 @@ def gen_pmpi(fn):
     place of the one the handler was given (mpii_err_returned: MPI 4.1 9.3)."""
     if fn.ret != "int":
         return gen_pmpi_body(fn, "PMPI_", "")
-    wrap = ["%s" % fn.decl("PMPI_"), "{",
+    wrap = [fn.decl("PMPI_"), "{",
             "    int rc = body_%s(%s);" % (fn.short, fn.call_args()),
             "    return __builtin_expect(rc != MPI_SUCCESS, 0) ? mpii_err_returned(rc) : rc;",
             "}"]

@@ -346,9 +346,7 @@ static void ad_spawn_check_acks(struct ad_daemon *d, struct ad_tree *t, struct a
         return;
     }
     if (jt->res.rc != 0) {
-        job->discard = 1;
-        jt->started = 1; /* nothing more to start: it may end */
-        ad_job_send_down(t, job, AD_M_SPAWN_KILL, NULL, 0);
+        ad_spawn_kill(d, t, job); /* here and below, as every daemon does on SPAWN_KILL */
     } else if (!jt->started) {
         ad_spawn_go(d, t, job);
         return;

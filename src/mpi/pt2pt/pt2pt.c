@@ -287,11 +287,12 @@ static int req_recv_error(const core_req *r)
     size_t got = (size_t)r->status.count;
     if (__builtin_expect(err != MPI_SUCCESS || !dt || dt->size <= 1 || got % dt->size == 0, 1))
         return err;
-    if (mpii_dtype_elements((const mpii_dtype *)dt, (MPI_Count)got) >= 0)
+    const mpii_dtype *t = (const mpii_dtype *)dt;
+    if (mpii_dtype_elements(t, (MPI_Count)got) >= 0)
         return MPI_SUCCESS;
     mpii_cause("the message's %zu bytes end inside a basic element of the receive's "
                "datatype (%s): the send's and the receive's type signatures do not match",
-               got, ((const mpii_dtype *)dt)->name[0] ? ((const mpii_dtype *)dt)->name : "derived");
+               got, t->name[0] ? t->name : "(derived)");
     return MPI_ERR_TYPE;
 }
 
