@@ -307,10 +307,10 @@ const util_tunable util_tunables[] = {
      "up to a power of two of ring blocks): the kernel's socket buffers hold what the fabric's "
      "own buffers (128 KiB each way) do not",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
-    {"DCFA_SOCK_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.sock_eager_limit, "65600", NULL,
+    {"DCFA_SOCK_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.sock_eager_limit, "262208", NULL,
      "largest message (header included) sent eagerly to a peer over sock; larger ones use "
-     "rendezvous; 0: DCFA_EAGER_LIMIT. As DCFA_OFI_EAGER_LIMIT: between hosts a rendezvous costs "
-     "round trips (docs/fabric.md)",
+     "rendezvous; 0: DCFA_EAGER_LIMIT. 256 KiB of payload: over a stream socket a rendezvous "
+     "costs more than the copies it saves up to there (docs/fabric.md)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_SOCK_RMA", UTIL_T_BOOL, &util_cfg.sock_rma, "1", NULL,
      "sock fabric: one-sided access emulated on the stream (WRITE, READQ, READR frames), so that "

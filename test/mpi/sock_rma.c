@@ -3,7 +3,8 @@
  * RTR, each straight from and into the user's buffers, among eager packets on the same stream.
  * 2 ranks, DCFA_FABRICS=sock. Checked:
  *   - sender first (the receive posted after the RTS came: a read), receiver first (an RTR: a
- *     write), into a contiguous buffer and into a strided one, 72 KiB to 3 MiB;
+ *     write), into a contiguous buffer and into a strided one, 264 KiB to 3 MiB (above
+ *     DCFA_SOCK_EAGER_LIMIT's default, 256 KiB of payload);
  *   - a window of 24 messages on one tag, eager and rendezvous mixed, both ways at once: each
  *     whole and in order;
  *   - the pvars: with DCFA_SOCK_RMA=1 (the default) dcfa_cma_bytes grew by at least every
@@ -13,8 +14,9 @@
 #include <stdint.h>
 
 enum { WIN = 24 };
+#define RNDV_FROM ((size_t)256 << 10) /* DCFA_SOCK_EAGER_LIMIT's default, its header left out */
 
-static const size_t big_sizes[] = {72 << 10, 256 << 10, 1 << 20, 3 << 20};
+static const size_t big_sizes[] = {264 << 10, 520 << 10, 1 << 20, 3 << 20};
 
 static void counters(MPI_T_pvar_session s, unsigned long long *copy, unsigned long long *cma)
 {
@@ -24,7 +26,7 @@ static void counters(MPI_T_pvar_session s, unsigned long long *copy, unsigned lo
 
 static size_t win_size(int i)
 {
-    return i % 3 == 0 ? (size_t)(96 << 10) + 8 * i : (size_t)100 + 40 * i;
+    return i % 3 == 0 ? RNDV_FROM + (4 << 10) + 8 * (size_t)i : (size_t)100 + 40 * i;
 }
 
 int main(int argc, char **argv)
@@ -123,7 +125,7 @@ int main(int argc, char **argv)
     off = 0;
     for (int i = 0; i < WIN; i++) {
         MPI_Isend(out + off, (int)win_size(i), MPI_BYTE, peer, 7, MPI_COMM_WORLD, &rq[WIN + i]);
-        if (win_size(i) > (64 << 10))
+        if (win_size(i) > RNDV_FROM)
             rndv += win_size(i);
         off += win_size(i);
     }

@@ -53,14 +53,12 @@
 #define SOCK_IOV_MAX    64         /* local ranges of a one-sided operation (the core's chunk) */
 #define SOCK_RMA_MAX    (1u << 30) /* bytes of one one-sided frame (max_bulk) */
 #define SOCK_RMA_HDR    (sizeof(sock_frame) + sizeof(sock_rma))
-/* a one-sided frame's data go at most this many bytes per sendmsg while other frames wait
- * behind it: one large call leaves the rest to the kernel's deferred transmission (TCP small
- * queues), which on a loaded host waits for softirq time; across two test hosts 1 MiB
- * ping-pong 570 us in one call, 192 in 128 KiB calls. A frame with nothing behind it (a message
- * alone: its latency counts) goes in calls of up to SOCK_SEND_CHUNK_LONE: 256 KiB-4 MiB
- * ping-pong 12-30% faster, streams unchanged (docs/fabric.md "One-sided frames") */
-#define SOCK_SEND_CHUNK      ((size_t)128 << 10)
-#define SOCK_SEND_CHUNK_LONE ((size_t)512 << 10)
+/* a one-sided frame's data go at most this many bytes per sendmsg (the last piece up to half
+ * as much more): one large call leaves the rest to the kernel's deferred transmission, which on
+ * a loaded host waits for softirq time. Across two test hosts, ping-pong 1-4 MiB took 2.5-3 times
+ * as long with calls of 256 KiB-4 MiB as with 128 KiB in some runs and the same in others; with
+ * 128 KiB calls it was never the slower (docs/fabric.md "One-sided frames") */
+#define SOCK_SEND_CHUNK ((size_t)128 << 10)
 
 /* what epoll reports: a connection's socket, a socket not yet known, the listener, the
  * endpoint channel */
@@ -287,8 +285,7 @@ static int sock_seg_send(fab_conn *c, sock_seg *s)
         size_t left = 0;
         for (int i = s->idx; i < s->niov; i++)
             left += s->iov[i].iov_len;
-        size_t ch = s->next ? SOCK_SEND_CHUNK : SOCK_SEND_CHUNK_LONE;
-        size_t cap = left <= ch + ch / 2 ? left : ch;
+        size_t cap = left <= SOCK_SEND_CHUNK + SOCK_SEND_CHUNK / 2 ? left : SOCK_SEND_CHUNK;
         struct iovec v[SOCK_IOV_MAX + 2];
         int nv = 0;
         for (int i = s->idx; i < s->niov && cap > 0; i++) {
