@@ -692,10 +692,14 @@ int coll_barrier_shm(coll_sched *s, mpii_comm *c)
 {
     shm_state *st = shm_now(s, c);
     if (st) {
+        /* a barrier reads no set, and every earlier operation of this rank has finished: it
+         * acknowledges before it arrives, so the line the others poll changes once, not again
+         * while they may be polling it for the next operation (2 ranks, back to back: 0.55 ->
+         * 0.39 us a barrier, and a bcast between barriers 0.60-0.70 -> 0.24-0.28 us) */
         shm_arg now = shm_arg_now(st, c);
+        shm_ack(s, &now);
         shm_arrive(s, &now);
         shm_wait(shm_poll_arrived, &now);
-        shm_ack(s, &now);
         st->finished = now.seq;
         return MPI_SUCCESS;
     }
