@@ -129,7 +129,7 @@ static int coll_op(const char *fn, MPI_Comm comm, MPI_Op op, MPI_Datatype dt)
     if (rc != MPI_SUCCESS) {
         mpii_dtype *t = mpii_dtype_get(dt);
         return mpii_err(MPII_OBJ_COMM, comm, rc, fn, "op: %s is not defined for datatype %s",
-                        mpii_op_name(op), t && t->name[0] ? t->name : "(derived)");
+                        mpii_op_name(op), mpii_dtype_label(t));
     }
     return MPI_SUCCESS;
 }

@@ -66,7 +66,7 @@ static int op_reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MP
         return mpii_err(MPII_OBJ_NONE, 0, rc, fn, "op: invalid operation");
     if (rc != MPI_SUCCESS)
         return mpii_err(MPII_OBJ_NONE, 0, rc, fn, "op: %s is not defined for datatype %s",
-                        mpii_op_name(op), t->name[0] ? t->name : "(derived)");
+                        mpii_op_name(op), mpii_dtype_label(t));
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
         return mpii_err(MPII_OBJ_NONE, 0, MPI_ERR_BUFFER, fn,
                         "%s: MPI_IN_PLACE is not allowed (there is no other buffer to take the "

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "util/util.h"
 #include "core/dtype.h"
@@ -125,6 +126,13 @@ typedef struct mpii_dtype {
     char name[MPI_MAX_OBJECT_NAME];
     void *contents;         /* envelope/contents, private to datatype code */
 } mpii_dtype;
+/* code given a request's core_dt (the engine's) takes its mpii_dtype by a cast */
+_Static_assert(offsetof(mpii_dtype, dt) == 0, "core_dt is the first member of mpii_dtype");
+/* a type's name for a message: its own, or "(derived)" for one without a name (or none) */
+static inline const char *mpii_dtype_label(const mpii_dtype *t)
+{
+    return t && t->name[0] ? t->name : "(derived)";
+}
 /* NULL if not a valid datatype handle; predefined types are one array index away */
 #define MPII_DTYPE_PREDEF_MAX 128
 extern mpii_dtype *mpii_dtype_predef[MPII_DTYPE_PREDEF_MAX];

@@ -279,7 +279,7 @@ int mpii_req_is_done_other(core_req *r)
  * element of the receive's datatype (3 bytes into MPI_INT: the type signatures do not
  * match, MPI 4.1 3.3.1). The test costs a division only when the message is shorter than
  * the buffer by a part of an element; every MPI datatype's core_dt is the first member
- * of its mpii_dtype. */
+ * of its mpii_dtype (asserted in mpii.h). */
 static int req_recv_error(const core_req *r)
 {
     int err = mpii_req_error(r);
@@ -292,7 +292,7 @@ static int req_recv_error(const core_req *r)
         return MPI_SUCCESS;
     mpii_cause("the message's %zu bytes end inside a basic element of the receive's "
                "datatype (%s): the send's and the receive's type signatures do not match",
-               got, t->name[0] ? t->name : "(derived)");
+               got, mpii_dtype_label(t));
     return MPI_ERR_TYPE;
 }
 
