@@ -477,6 +477,8 @@ void core_copy_describe(char *buf, size_t len)
              util_cfg.cma_min_both >= 0 ? " (set)" : "", probe);
 }
 
+static int core_block(int max_ms);
+
 int core_init(const core_params *p)
 {
     memset(&core_s, 0, sizeof core_s);
@@ -498,6 +500,7 @@ int core_init(const core_params *p)
     util_queue_init(&core_s.unexpected);
     util_htab_init(&core_reqs, sizeof(core_req), 1);
     util_proc_namer = core_proc_name;
+    util_wait_block = core_block;
     util_host_namer = core_host_name;
     core_s.fp = (fab_params){.job_id = core_s.job_id, .self = p->self, .nprocs = p->nprocs,
                              .local_nprocs = p->local_nprocs, .nblocks = core_s.nblocks,
@@ -792,6 +795,7 @@ int core_finalize(void)
     core_late_join();
     core_fin_exchange(NULL, 0);
     core_s.finalizing = 1;
+    util_wait_block = NULL;
     for (int i = 0; i < core_s.nactive; i++)
         core_conn_drop(core_s.active[i]);
     core_s.nactive = 0;
@@ -1127,6 +1131,48 @@ int core_progress(void)
     return events;
 }
 
+/* util_wait_block (docs/architecture.md, "Waiting"): after a pass that found nothing, sleep
+ * in poll(2) on every fabric's descriptors, at most max_ms. Only when nothing can change
+ * without one of them becoming ready: no pollers of the MPI layer (schedules, windows), no
+ * fabric opening in its thread, no lost connection being resolved, no connection of a
+ * fabric that is polled rather than woken (shm's rings) and no packet a fabric holds for
+ * the core; a connection still hot for want of credit waits for its peer's SYNC, which
+ * comes by a descriptor. A fabric without descriptors (ofi) and without connections does
+ * not keep it awake: a first packet on it is seen after the timeout at most. 1 slept (or a
+ * descriptor was ready), 0 declined. */
+static int core_block(int max_ms)
+{
+    if (core_s.in_progress || core_s.poller || core_s.npollers || core_s.lost_resync ||
+        core_s.late.ops || core_s.nfabs == 0)
+        return 0;
+    for (int i = 0; i < core_s.nhot; i++) {
+        core_conn *c = core_s.hot[i];
+        if (!(c->caps & FAB_CAP_RX_QUEUE) || c->fab->ops->chan->rx_peek(c->fc))
+            return 0;
+    }
+    struct pollfd fds[CORE_BLOCK_FDS];
+    int n = 0;
+    for (int i = 0; i < core_s.nfabs; i++) {
+        core_fab *f = &core_s.fabs[i];
+        if (!(f->caps->flags & FAB_CAP_WAIT_FD)) {
+            if (f->nconns > 0)
+                return 0;
+            continue; /* a peer's first packet on it waits for the timeout at most */
+        }
+        if (f->nconns > 0 && !(f->caps->flags & FAB_CAP_RX_QUEUE))
+            return 0; /* rings in memory: no descriptor says a packet came */
+        int k = f->ops->wait_fds(fds + n, CORE_BLOCK_FDS - n);
+        if (k < 0)
+            return 0;
+        n += k;
+    }
+    if (n == 0)
+        return 0;
+    core_st.sleeps++;
+    (void)poll(fds, (nfds_t)n, max_ms); /* EINTR: a signal; the caller polls again */
+    return 1;
+}
+
 void core_set_poller(int (*poll)(void)) { core_s.poller = poll; }
 
 int core_poller_start(int (*poll)(void))
@@ -1232,14 +1278,16 @@ void core_stats_report(int rank)
     fprintf(stderr,
             "dcfa-stats rank=%d sync_sent=%llu eager_sent=%llu rts_sent=%llu rtr_sent=%llu "
             "done_sent=%llu data_sent=%llu unexpected=%llu backlog=%llu connections=%d "
-            "conn_bytes=%zu cma_bytes=%llu direct_bytes=%llu copy_bytes=%llu stage_bytes=%llu%s\n",
-            rank, (unsigned long long)core_st.sent[WIRE_SYNC], (unsigned long long)core_st.sent[WIRE_EAGER],
+            "conn_bytes=%zu cma_bytes=%llu direct_bytes=%llu copy_bytes=%llu stage_bytes=%llu "
+            "sleeps=%llu%s\n",
+            rank, (unsigned long long)core_st.sent[WIRE_SYNC],
+            (unsigned long long)core_st.sent[WIRE_EAGER],
             (unsigned long long)core_st.sent[WIRE_RTS], (unsigned long long)core_st.sent[WIRE_RTR],
-            (unsigned long long)core_st.sent[WIRE_DONE], (unsigned long long)core_st.sent[WIRE_DATA],
-            (unsigned long long)core_st.unexpected, (unsigned long long)core_st.backlog, nconn, fp,
-            (unsigned long long)core_st.cma_bytes, (unsigned long long)core_st.direct_bytes,
-            (unsigned long long)core_st.copy_bytes,
-            (unsigned long long)core_st.stage_bytes, fabs);
+            (unsigned long long)core_st.sent[WIRE_DONE],
+            (unsigned long long)core_st.sent[WIRE_DATA], (unsigned long long)core_st.unexpected,
+            (unsigned long long)core_st.backlog, nconn, fp, (unsigned long long)core_st.cma_bytes,
+            (unsigned long long)core_st.direct_bytes, (unsigned long long)core_st.copy_bytes,
+            (unsigned long long)core_st.stage_bytes, (unsigned long long)core_st.sleeps, fabs);
     for (int i = 0; i < core_s.nactive; i++) {
         core_conn *c = core_s.active[i];
         fab_usage u = {0};

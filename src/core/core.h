@@ -328,6 +328,8 @@ typedef struct core_stats {
     uint64_t split_written;         /* bytes this process wrote as the sender's part of a split */
     uint64_t split_back;            /* splits whose sender's part this receiver read itself */
     uint64_t connections;           /* connections made (either side opened them) */
+    uint64_t sleeps;                /* idle waits that slept in poll(2) on the fabrics'
+                                       descriptors (core_block, DCFA_SLEEP_US) */
 } core_stats;
 extern core_stats core_st;
 size_t core_footprint(int *nconns);

@@ -38,6 +38,7 @@ typedef struct core_fab {
     unsigned poll_mask;     /* poll when (pass & poll_mask) == 0 (core_fab_pace) */
 } core_fab;
 #define CORE_MAX_FABS 4
+#define CORE_BLOCK_FDS 64 /* descriptors an idle wait sleeps on at most (core_block) */
 
 typedef struct core_conn {
     int lpid;

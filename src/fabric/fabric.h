@@ -34,6 +34,7 @@
 #define DCFA_FABRIC_H
 
 #include <stddef.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -191,6 +192,10 @@ enum fab_cap {
      * not only when it is nearly out: for a path whose round trip is long against the ring
      * (several hops, a gateway), so that the sender never stops while the SYNC travels */
     FAB_CAP_CREDIT_EARLY = 1u << 13,
+    /* -- waiting */
+    /* wait_fds: an idle wait may sleep in poll(2) on descriptors the fabric names; without
+     * it a fabric with connections keeps the waits polling (docs/architecture.md) */
+    FAB_CAP_WAIT_FD = 1u << 14,
 };
 
 /* What a fabric can do; valid from open() to close(). */
@@ -348,6 +353,13 @@ typedef struct fab_ops {
     int (*poll)(void);
     /* memory used for connection c, or with c == NULL by the fabric itself */
     void (*footprint)(fab_conn *c, fab_usage *u);
+    /* Optional: the descriptors an idle wait may sleep on in poll(2) until this fabric has
+     * something for poll() (a packet, a connection, room to send what waits): up to cap
+     * into fds, returns how many (0: nothing can come from it now), or -1 when it cannot
+     * be woken by descriptors now (work in hand, or something that arrives without one,
+     * as a ring in shared memory). With FAB_CAP_WAIT_FD; asked only after a progress pass
+     * found nothing to do (core_block, docs/architecture.md). */
+    int (*wait_fds)(struct pollfd *fds, int cap);
     const fab_chan_ops *chan;
     const fab_mr_ops *mr;
     const fab_rma_ops *rma;

@@ -135,6 +135,12 @@ const util_tunable util_tunables[] = {
      "microseconds it then yields the core before napping in 20 us sleeps; -1: 20000, also "
      "when oversubscribed (docs/architecture.md)",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROGRESS},
+    {"DCFA_SLEEP_US", UTIL_T_INT, &util_cfg.sleep_us, "50", NULL,
+     "microseconds an idle wait polls before it sleeps in the kernel on its fabrics' "
+     "descriptors, where every fabric with connections has them (sock, gw; not shm, which "
+     "it then leaves to DCFA_SPIN_US/DCFA_YIELD_US, nor ofi) and no other thread shares the "
+     "library; woken by a packet, room to send or after 1 ms; -1: never (docs/architecture.md)",
+     0, UTIL_LVL_TUNING, UTIL_CAT_PROGRESS},
     {"DCFA_ASYNC_PROGRESS", UTIL_T_BOOL, &util_cfg.async_progress, "0", NULL,
      "start an assist thread that progresses communication while the application computes", 0,
      UTIL_LVL_USER, UTIL_CAT_PROGRESS},

@@ -341,6 +341,8 @@ void util_backoff_configure(int local_ranks)
     backoff_resolve();
 }
 
+int util_node_procs(void) { return __atomic_load_n(&backoff_st.procs, __ATOMIC_RELAXED); }
+
 int util_node_oversubscribed(void)
 {
     return __atomic_load_n(&backoff_st.over, __ATOMIC_RELAXED);
@@ -364,6 +366,7 @@ static inline void util_cpu_relax(void)
 void (*util_wait_unlock)(void);
 void (*util_wait_lock)(void);
 void (*util_wait_idle)(void);
+int (*util_wait_block)(int max_ms);
 
 void util_backoff_hold(int delta) { __atomic_add_fetch(&backoff_st.held, delta, __ATOMIC_RELAXED); }
 
@@ -401,8 +404,13 @@ void util_backoff_wait(util_backoff *b)
     /* while spinning, read the clock only every 64 polls; no pause instruction in
      * between: on recent x86 it costs ~140 cycles, a third of a message's latency. With no
      * spin at all (DCFA_SPIN_US 0: more processes than cores) the first idle poll yields:
-     * the process waited for may be the one kept off the core */
-    if (!b->yielding && (b->polls & 63) != 0 && util_backoff_spin() != 0)
+     * the process waited for may be the one kept off the core. A process alone on its node
+     * may sleep on its descriptors after DCFA_SLEEP_US: the clock every 8 polls then */
+    /* only a process alone on its node sleeps: what others of the node write to shared
+     * memory (rings, the node segment's collectives, shared windows) has no descriptor */
+    int may_sleep = util_wait_block && util_cfg.sleep_us >= 0 && util_node_procs() <= 1;
+    unsigned every = may_sleep ? 7 : 63;
+    if (!b->yielding && ((unsigned)b->polls & every) != 0 && util_backoff_spin() != 0)
         return;
     uint64_t now = util_now_ns();
     uint64_t waited_us = (now - b->start_ns) / 1000;
@@ -414,6 +422,13 @@ void util_backoff_wait(util_backoff *b)
         util_wait_idle();
     }
     if (!util_wait_unlock) {
+        /* alone in the library: once the wait is DCFA_SLEEP_US old, sleep in the kernel on
+         * the fabrics' descriptors when they can wake it (the core decides), else pause */
+        if (may_sleep && waited_us >= (uint64_t)util_cfg.sleep_us &&
+            util_wait_block(UTIL_WAIT_BLOCK_MS)) {
+            b->yielding = 1;
+            return;
+        }
         util_backoff_pause(b, waited_us);
         return;
     }

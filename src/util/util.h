@@ -216,6 +216,7 @@ typedef struct util_config {
                                    are memory the node's peers map (0: never) */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
     int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
+    int sleep_us; /* DCFA_SLEEP_US: then sleep on the fabrics' descriptors (-1: never) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */
     int stats;                  /* DCFA_STATS: print counters at finalize */
     int debug;                  /* DCFA_DEBUG */
@@ -463,6 +464,15 @@ static inline void util_backoff_reset(util_backoff *b)
     b->idle_ns = 0;
 }
 void util_backoff_wait(util_backoff *b);   /* spin, then sched_yield, then short sleeps */
+/* Set by the core: sleep at most max_ms in the kernel until a fabric has something (its
+ * descriptors, fab_ops.wait_fds); 1 if it slept, 0 if it cannot now (a fabric without
+ * descriptors has connections, work is in hand). util_backoff_wait calls it once an idle
+ * wait is DCFA_SLEEP_US old, when no other thread shares the library (util_wait_unlock
+ * NULL). */
+extern int (*util_wait_block)(int max_ms);
+#define UTIL_WAIT_BLOCK_MS 1
+/* processes of all jobs on this node that this process knows of, itself included */
+int util_node_procs(void);
 /* A wait on a file descriptor (a socket of the dynamic-process calls, whose
  * peer may be a process still starting): sleeps in poll() for fd to be ready
  * for events, at most max_ms, with the entry lock released, instead of

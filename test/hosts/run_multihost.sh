@@ -437,6 +437,18 @@ st_mpi_cross() {
                     ok "auto across 2 hosts without RDMA hardware: libfabric never mapped, the 8 pairs across hosts over sock" ||
                     bad "auto no-hardware: $(head -c 300 "$TMP/out") $(grep -h 'dcfa-conn\|rank [0-9]\]' "$TMP/err" | head -c 900)"; }
             MPI_SET="sendrecv rndv_mixed coll_bcast rma_atomic rma_passive wildcard order probe" mpi_set "auto-sock" 4 -hosts dcfa-h1,dcfa-h2
+            # one rank per host: idle waits sleep on the sockets (DCFA_SLEEP_US,
+            # docs/architecture.md); at 0 every idle pass sleeps, and nothing may be lost
+            run "auto-sock idle_sleep" 0 -hosts dcfa-h1,dcfa-h2 -ppn 1 -n 2 "$MPIT/idle_sleep" --expect-sleep --verbose &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    ok "one rank per host over sock: the waiting rank slept on its socket ($(grep -o '[0-9.]* CPU s in 0.9 s' "$TMP/out"))" ||
+                    bad "auto-sock idle_sleep: $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; }
+            MPI_SET="sendrecv rndv_mixed wildcard order probe cancel rma_atomic coll_bcast" \
+                mpi_set "auto-sock-sleep0" 2 -genv DCFA_SLEEP_US 0 -hosts dcfa-h1,dcfa-h2 -ppn 1
+            # two ranks per host share it: no rank may sleep (the program checks)
+            run "auto-sock idle_sleep ppn2" 0 -hosts dcfa-h1,dcfa-h2 -ppn 2 -n 4 "$MPIT/idle_sleep" &&
+                { grep -q "No Errors" "$TMP/out" && ok "two ranks per host over sock and shm: no waiting rank slept" ||
+                    bad "auto-sock idle_sleep ppn2: $(head -c 300 "$TMP/err")"; }
             run "auto DCFA_OFI_AUTO=1 ofi_late" 0 -genv OFI_LATE_SPANS 1 -genv DCFA_OFI_AUTO 1 -genv DCFA_OFI_LATE_DELAY 1500 \
                 -genv DCFA_STATS 1 -hosts dcfa-h1,dcfa-h2 -n 2 "$MPIT/ofi_late" &&
                 { grep -q "No Errors" "$TMP/out" && grep -q 'why="sock: first contact while ofi opens"' "$TMP/err" &&
@@ -882,6 +894,11 @@ st_twonet() {
             # floods through one gateway: a receiver that starts late, head to head, many to
             # one, and with one token (every frame waits for the last one's token)
             MPI_SET="flood head2head many2one gw_stream" mpi_set "gateway-flood" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
+            # the waiting rank sleeps on its gateway's socket (DCFA_SLEEP_US)
+            run "gateway idle_sleep" 0 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$MPIT/idle_sleep" --expect-sleep --verbose &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    ok "through a gateway: the waiting rank slept on the gateway's socket ($(grep -o '[0-9.]* CPU s in 0.9 s' "$TMP/out"))" ||
+                    bad "gateway idle_sleep: $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; }
             DCFA_GW_TOKENS=1 MPI_SET="flood gw_stream" mpi_set "gateway-1-token" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
             DCFA_STATS=1 run "gateway stats" 0 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 { grep -q '^dcfa-conn rank=0 peer=1 fabric=gw provider=tcp+gateway route="gateway dcfa-g1" ' "$TMP/err" &&

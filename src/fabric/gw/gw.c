@@ -236,7 +236,8 @@ static int gw_open(const fab_params *p, char *card, size_t cardlen)
     if (util_cfg.gw_eager_limit > gw.p.packet_max)
         gw.p.packet_max = (util_cfg.gw_eager_limit + block - 1) / block * block;
     gw.caps = (fab_caps){.provider = "tcp+gateway",
-                         .flags = FAB_CAP_RX_QUEUE | FAB_CAP_ROUTE | FAB_CAP_CREDIT_EARLY,
+                         .flags = FAB_CAP_RX_QUEUE | FAB_CAP_ROUTE | FAB_CAP_CREDIT_EARLY |
+                                  FAB_CAP_WAIT_FD,
                          .priority = 10,
                          .eager_limit = util_cfg.gw_eager_limit,
                          .poll_interval = 1};
@@ -661,6 +662,23 @@ static int gw_poll(void)
     return events;
 }
 
+/* an idle wait sleeps on each gateway's socket: frames and tokens in, room for what waits */
+static int gw_wait_fds(struct pollfd *fds, int cap)
+{
+    if (gw.gone_queued)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < gw.nlinks; i++) {
+        gw_link *l = &gw.link[i];
+        if (l->fd < 0)
+            continue;
+        if (l->failed[0] || n == cap)
+            return -1;
+        fds[n++] = (struct pollfd){.fd = l->fd, .events = (short)(POLLIN | (l->oq ? POLLOUT : 0))};
+    }
+    return n;
+}
+
 static void *gw_rx_peek(fab_conn *c) { return c->head ? c->head->pkt : NULL; }
 
 static void gw_rx_free(fab_conn *c, uint32_t pos, void *block, uint32_t blocks)
@@ -858,6 +876,7 @@ const fab_ops fab_gw_ops = {
     .reachable = gw_reachable,
     .poll = gw_poll,
     .footprint = gw_footprint,
+    .wait_fds = gw_wait_fds,
     .chan = &gw_chan,
 };
 

@@ -225,7 +225,7 @@ static int shm_open_ep(const fab_params *p, char *card, size_t cardlen)
     unsigned rma = FAB_CAP_RMA | FAB_CAP_RMA_PASSIVE | FAB_CAP_RMA_ANY_ADDR | FAB_CAP_RMA_IOV;
     shm.caps = (fab_caps){.provider = p->use_cma ? "cma" : "copy",
                           .flags = FAB_CAP_RING_MAPPED | FAB_CAP_RMA_CPU | FAB_CAP_STAGE |
-                                   FAB_CAP_MEM_ALLOC | (p->use_cma ? rma : 0),
+                                   FAB_CAP_MEM_ALLOC | FAB_CAP_WAIT_FD | (p->use_cma ? rma : 0),
                           .priority = 100,
                           .max_bulk = (size_t)1 << 30,
                           .poll_interval = 32};
@@ -527,6 +527,15 @@ static int shm_poll(void)
     }
     shm.foreign_waiting = shm_foreign_poll(&events);
     return events;
+}
+
+/* Shared memory has no descriptor: an idle wait may sleep only while no ring is connected
+ * (the core checks), no door work waits, and no other process of this node could knock at
+ * my door (I am alone on it: util_backoff_wait sleeps only then); nothing to sleep on */
+static int shm_wait_fds(struct pollfd *fds, int cap)
+{
+    (void)fds, (void)cap;
+    return shm.door_waits || shm.foreign_waiting || util_node_procs() > 1 ? -1 : 0;
 }
 
 static void *shm_tx_block(fab_conn *c, uint32_t pos)
@@ -966,6 +975,7 @@ const fab_ops fab_shm_ops = {
     .reachable = shm_reachable,
     .poll = shm_poll,
     .footprint = shm_footprint,
+    .wait_fds = shm_wait_fds,
     .chan = &shm_chan,
     .mr = &shm_mr,
     .rma = &shm_rma,

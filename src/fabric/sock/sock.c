@@ -1326,6 +1326,22 @@ static int sock_poll(void)
     return events;
 }
 
+/* an idle wait sleeps on the epoll descriptor (packets, connections, the daemon's channel)
+ * and on the sockets with bytes waiting to be sent (room) */
+static int sock_wait_fds(struct pollfd *fds, int cap)
+{
+    if (sk.ndone || (sk.ep_fd >= 0 && util_epch_pending()) || sk.nflush + 1 > cap)
+        return -1;
+    for (sock_pend *p = sk.pend; p; p = p->next)
+        if (p->parked)
+            return -1; /* taken in once its process is known, not by a descriptor */
+    int n = 0;
+    fds[n++] = (struct pollfd){.fd = sk.epfd, .events = POLLIN};
+    for (int i = 0; i < sk.nflush; i++)
+        fds[n++] = (struct pollfd){.fd = sk.flush[i]->tx_fd, .events = POLLOUT};
+    return n;
+}
+
 /* the core asks (incoming): the connection made in sock_pend_done is the one */
 static int sock_connect_entry(int peer, const char *card, int passive, void *ctx, fab_conn **out,
                               void **rx_ring)
@@ -1488,7 +1504,8 @@ static int sock_open(const fab_params *p, char *card, size_t cardlen)
         goto fail;
     }
     sk.caps = (fab_caps){.provider = sk.daemon ? "daemon" : "self",
-                         .flags = FAB_CAP_RX_QUEUE | (util_cfg.sock_rma ? FAB_CAP_RMA : 0),
+                         .flags = FAB_CAP_RX_QUEUE | FAB_CAP_WAIT_FD |
+                                  (util_cfg.sock_rma ? FAB_CAP_RMA : 0),
                          .priority = 40,
                          .inline_limit = 0,
                          .eager_limit = util_cfg.sock_eager_limit,
@@ -1597,6 +1614,7 @@ const fab_ops fab_sock_ops = {
     .reachable = sock_reachable,
     .poll = sock_poll,
     .footprint = sock_footprint,
+    .wait_fds = sock_wait_fds,
     .chan = &sock_chan,
     .mr = &sock_mr,
     .rma = &sock_rma_ops,

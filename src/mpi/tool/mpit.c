@@ -108,6 +108,9 @@ static const t_pvar t_pvars[] = {
     {"dcfa_unexpected", "messages that arrived before their receive was posted",
      &core_st.unexpected},
     {"dcfa_backlog", "packets queued because the peer's ring had no credit", &core_st.backlog},
+    {"dcfa_sleeps",
+     "idle waits that slept in the kernel on the fabrics' descriptors (DCFA_SLEEP_US)",
+     &core_st.sleeps},
     {"dcfa_cma_bytes", "bytes moved single-copy (process_vm_readv/writev)", &core_st.cma_bytes},
     {"dcfa_direct_bytes",
      "bytes this process moved by plain copies from or into a peer's MPI_Alloc_mem memory mapped "
