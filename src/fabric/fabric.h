@@ -353,12 +353,12 @@ typedef struct fab_ops {
     int (*poll)(void);
     /* memory used for connection c, or with c == NULL by the fabric itself */
     void (*footprint)(fab_conn *c, fab_usage *u);
-    /* Optional: the descriptors an idle wait may sleep on in poll(2) until this fabric has
+    /* FAB_CAP_WAIT_FD: the descriptors an idle wait may sleep on in poll(2) until this fabric has
      * something for poll() (a packet, a connection, room to send what waits): up to cap
      * into fds, returns how many (0: nothing can come from it now), or -1 when it cannot
      * be woken by descriptors now (work in hand, or something that arrives without one,
-     * as a ring in shared memory). With FAB_CAP_WAIT_FD; asked only after a progress pass
-     * found nothing to do (core_block, docs/architecture.md). */
+     * as a ring in shared memory). Asked only after a progress pass found nothing to do
+     * (core_block, docs/architecture.md). */
     int (*wait_fds)(struct pollfd *fds, int cap);
     const fab_chan_ops *chan;
     const fab_mr_ops *mr;

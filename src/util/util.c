@@ -404,10 +404,10 @@ void util_backoff_wait(util_backoff *b)
     /* while spinning, read the clock only every 64 polls; no pause instruction in
      * between: on recent x86 it costs ~140 cycles, a third of a message's latency. With no
      * spin at all (DCFA_SPIN_US 0: more processes than cores) the first idle poll yields:
-     * the process waited for may be the one kept off the core. A process alone on its node
-     * may sleep on its descriptors after DCFA_SLEEP_US: the clock every 8 polls then */
-    /* only a process alone on its node sleeps: what others of the node write to shared
-     * memory (rings, the node segment's collectives, shared windows) has no descriptor */
+     * the process waited for may be the one kept off the core. Only a process alone on its
+     * node may sleep on its fabrics' descriptors (what others of the node write to shared
+     * memory, rings, the node segment's collectives, shared windows, has no descriptor),
+     * after DCFA_SLEEP_US: it reads the clock every 8 polls */
     int may_sleep = util_wait_block && util_cfg.sleep_us >= 0 && util_node_procs() <= 1;
     unsigned every = may_sleep ? 7 : 63;
     if (!b->yielding && ((unsigned)b->polls & every) != 0 && util_backoff_spin() != 0)

@@ -216,7 +216,8 @@ typedef struct util_config {
                                    are memory the node's peers map (0: never) */
     int spin_us;                /* DCFA_SPIN_US: busy-poll this long before yielding (-1: auto) */
     int yield_us;               /* DCFA_YIELD_US: then yield this long before napping (-1: auto) */
-    int sleep_us; /* DCFA_SLEEP_US: then sleep on the fabrics' descriptors (-1: never) */
+    int sleep_us; /* DCFA_SLEEP_US: a wait this old of a process alone on its node sleeps on
+                     its fabrics' descriptors (-1: never) */
     int async_progress;         /* DCFA_ASYNC_PROGRESS */
     int stats;                  /* DCFA_STATS: print counters at finalize */
     int debug;                  /* DCFA_DEBUG */
