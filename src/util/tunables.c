@@ -385,11 +385,12 @@ const util_tunable util_tunables[] = {
      "doubled until it has at least this many; across a network a ring of 32 KiB held too few 8-16 "
      "KiB messages to keep the link busy (docs/fabric.md)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
-    {"DCFA_GW_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.gw_eager_limit, "65600", NULL,
+    {"DCFA_GW_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.gw_eager_limit, "262208", NULL,
      "largest message (header included) sent eagerly to a peer through a gateway daemon, and the "
      "largest packet of the gw fabric; 0: DCFA_EAGER_LIMIT. A rendezvous through a gateway costs "
-     "two hops each way; the gateway holds up to DCFA_GW_TOKENS packets of this size per "
-     "process (docs/gateway.md)",
+     "two hops each way (256 KiB of payload: 128-256 KiB one-way in half the time of 64 KiB "
+     "packets); the gateway holds up to DCFA_GW_TOKENS packets of this size per process "
+     "(docs/gateway.md)",
      UTIL_TF_AGREE, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_OFI_EAGER_LIMIT", UTIL_T_SIZE, &util_cfg.ofi_eager_limit, "65600", NULL,
      "largest message (header included) sent eagerly to a peer over ofi; larger ones use "
@@ -486,7 +487,7 @@ static const util_tunable util_other_vars[] = {
     {"DCFA_GATEWAY_HOSTS", UTIL_T_STR, NULL, "", NULL,
      "set by mpirun --gateways for its daemons: the hosts that run a gateway daemon for the job", 0,
      UTIL_LVL_DEV, UTIL_CAT_LAUNCH},
-    {"DCFA_GW_TOKENS", UTIL_T_INT, NULL, "32", NULL,
+    {"DCFA_GW_TOKENS", UTIL_T_INT, NULL, "16", NULL,
      "gateway daemon: packets each process may have in the gateway at once (per-hop tokens; the "
      "gateway's buffers are at most this many packets per process)",
      0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},

@@ -40,8 +40,8 @@ int main(void)
             errors++;
         }
     }
-    if (util_cfg.gw_eager_limit != 65600) {
-        fprintf(stderr, "DCFA_GW_EAGER_LIMIT: %zu, want its default 65600\n",
+    if (util_cfg.gw_eager_limit != 262208) {
+        fprintf(stderr, "DCFA_GW_EAGER_LIMIT: %zu, want its default 262208\n",
                 util_cfg.gw_eager_limit);
         errors++;
     }

@@ -626,7 +626,7 @@ int ad_gateway_start(const char *host, char *info, size_t infolen, pid_t *pid, c
         return -EINVAL;
     }
     const char *t = getenv("DCFA_GW_TOKENS");
-    long tokens = t && *t ? strtol(t, NULL, 10) : 32;
+    long tokens = t && *t ? strtol(t, NULL, 10) : 16;
     if (tokens < 1 || tokens > 4096) {
         snprintf(err, errlen, "mpirun: DCFA_GW_TOKENS=%s: not a number of tokens from 1 to 4096",
                  t);

@@ -81,7 +81,7 @@ static struct {
     struct fab_conn **conns; /* by lpid */
     int nconns;
     gw_buf *free;    /* buffers of packet_max (sent and received packets), for reuse */
-    int nfree;       /* how many: at most GW_SPARE */
+    int nfree;       /* how many: at most gw_spare() */
     size_t bytes;    /* allocated in buffers of packet_max */
     size_t rx_bytes; /* received smaller packets' buffers, each of its frame's size */
     int gone_queued; /* dropped connections with packets queued for the next one */
@@ -302,9 +302,14 @@ fail:
 /* ---- sending ------------------------------------------------------------------------- */
 
 /* Buffers of the largest packet, for sending and for received packets of at least half of it,
- * and up to GW_SPARE of them kept for the next ones: a stream of a rendezvous's DATA no longer
- * frees at the top of the heap and faults fresh pages in for every packet */
-enum { GW_SPARE = 64 };
+ * and up to 4 MiB of them kept for the next ones (16 of 256 KiB; 4 to 64): a stream of a
+ * rendezvous's DATA no longer frees at the top of the heap and faults fresh pages in for
+ * every packet */
+static int gw_spare(void)
+{
+    size_t n = ((size_t)4 << 20) / gw.p.packet_max;
+    return n < 4 ? 4 : n > 64 ? 64 : (int)n;
+}
 static gw_buf *gw_buf_take(void)
 {
     gw_buf *b = gw.free;
@@ -319,7 +324,7 @@ static gw_buf *gw_buf_take(void)
 
 static void gw_buf_give(gw_buf *b)
 {
-    if (gw.nfree >= GW_SPARE) {
+    if (gw.nfree >= gw_spare()) {
         gw.bytes -= sizeof *b + gw.p.packet_max;
         free(b);
         return;
