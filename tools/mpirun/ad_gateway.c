@@ -61,6 +61,7 @@ struct gw_conn {
     unsigned char *sbuf; /* bytes read from it, to write to peer */
     size_t slen, soff;   /* bytes in sbuf, of which written */
     int eof;             /* it closed its side: close both once sbuf is written */
+    int got; /* frames: it gave bytes since the gateway last slept (acknowledged then) */
 };
 
 enum { GW_SPLICE_BUF = 65536 };
@@ -399,6 +400,7 @@ static int gw_read(int i)
         ssize_t n = gw_reader_recv(gw.c[i].fd, &gw.c[i].rd, &whole, &drained);
         if (n <= 0)
             return n == -EAGAIN ? 0 : -1;
+        gw.c[i].got = 1;
         if (whole) {
             if (gw_frame_in(i, whole) != 0)
                 return -1;
@@ -536,8 +538,18 @@ static int gw_loop(int lfd)
             pfd = np;
         }
         pfd[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
-        for (int i = 0; i < gw.n; i++)
+        for (int i = 0; i < gw.n; i++) {
             pfd[i + 1] = (struct pollfd){.fd = gw.c[i].fd, .events = gw_events(i)};
+            if (gw.c[i].got && gw.c[i].fd >= 0) {
+                /* what it read is acknowledged before the gateway sleeps, not at the kernel's
+                 * delayed-ACK timer: the sender may wait for that ACK to send the rest of a
+                 * frame, the frame's forwarding for the rest, and the sender's next frames
+                 * for the token the forwarding gives back */
+                int one = 1;
+                (void)setsockopt(gw.c[i].fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+                gw.c[i].got = 0;
+            }
+        }
         int n = gw.n;
         if (poll(pfd, (nfds_t)n + 1, gw_hello_wait()) < 0 && errno != EINTR)
             return 1;

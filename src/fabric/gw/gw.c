@@ -46,6 +46,7 @@ typedef struct gw_link {
     int nn;
     int fd;          /* -1: not mine (no network in common) or lost */
     int reading;     /* gw_read is reading it (a frame of another gateway may look at it) */
+    int got;         /* it gave bytes since the last idle wait (gw_wait_fds acknowledges) */
     char failed[96]; /* a write or a check found it broken: how; gw_poll ends it (gw_link_lost) */
     uint32_t tokens;
     gw_buf *cur;            /* given by tx_block, not posted yet */
@@ -608,6 +609,7 @@ static int gw_read_frames(gw_link *l)
         gw_buf *whole;
         int drained;
         ssize_t n = gw_reader_recv(l->fd, &l->rd, &whole, &drained);
+        l->got |= n > 0;
         if (n <= 0) {
             if (n == 0)
                 gw_link_lost(l, NULL);
@@ -679,6 +681,13 @@ static int gw_wait_fds(struct pollfd *fds, int cap)
             continue;
         if (l->failed[0] || n == cap)
             return -1;
+        if (l->got) {
+            /* what it read is acknowledged now, not at the kernel's delayed-ACK timer: the
+             * gateway may wait for that ACK to send the rest of a frame (sock_wait_fds) */
+            int one = 1;
+            (void)setsockopt(l->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+            l->got = 0;
+        }
         fds[n++] = (struct pollfd){.fd = l->fd, .events = (short)(POLLIN | (l->oq ? POLLOUT : 0))};
     }
     return n;

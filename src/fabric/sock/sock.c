@@ -69,6 +69,7 @@ typedef struct sock_ref {
     struct fab_conn *c;  /* SOCK_REF_CONN */
     struct sock_pend *p; /* SOCK_REF_PENDING */
     int eof;             /* SOCK_REF_CONN: its end was read (counted in eofs) */
+    unsigned read_gen;   /* sk.wait_gen when it last gave bytes (its fd is on sk.reads then) */
 } sock_ref;
 
 /* A one-sided frame (WRITE, READQ, READR): its header and data go from here and the process's
@@ -178,7 +179,10 @@ static struct {
     uint32_t read_seq;
     sock_done *done; /* one-sided operations ended, reported from poll() */
     int ndone, done_cap;
-} sk = {.ep_fd = -1, .lfd = -1, .epfd = -1, .loan_free = -1};
+    int *reads; /* sockets that gave bytes since the last idle wait (sock_wait_fds) */
+    int nreads, reads_cap;
+    unsigned wait_gen; /* idle waits so far, + 1 */
+} sk = {.ep_fd = -1, .lfd = -1, .epfd = -1, .loan_free = -1, .wait_gen = 1};
 
 static size_t sock_pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -801,6 +805,23 @@ static void sock_rx_scan(fab_conn *c)
 }
 
 /* read what socket r of connection c has; 1 when bytes came */
+/* r gave bytes: before an idle wait sleeps, its pending ACK goes out (sock_wait_fds; a socket
+ * closed meanwhile gets EBADF there, or one that took its number a harmless QUICKACK) */
+static void sock_read_mark(sock_ref *r)
+{
+    if (r->read_gen == sk.wait_gen)
+        return;
+    if (sk.nreads == sk.reads_cap) {
+        sk.reads_cap = sk.reads_cap ? 2 * sk.reads_cap : 16;
+        int *v = realloc(sk.reads, (size_t)sk.reads_cap * sizeof *v);
+        if (!v)
+            util_die("sock: out of memory");
+        sk.reads = v;
+    }
+    sk.reads[sk.nreads++] = r->fd;
+    r->read_gen = sk.wait_gen;
+}
+
 static int sock_rx_read(fab_conn *c, sock_ref *r)
 {
     if (!c->peeked && c->rx.head > 0 && c->rx.cap - c->rx.tail < c->rx.cap / 2) {
@@ -864,6 +885,7 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
         struct msghdr mh = {.msg_iov = v, .msg_iovlen = (size_t)nv};
         n = recvmsg(r->fd, &mh, MSG_DONTWAIT);
         if (n > 0) {
+            sock_read_mark(r);
             size_t took = (size_t)n < c->sink_left ? (size_t)n : c->sink_left;
             sock_sink_took(c, took);
             c->rx.tail += (size_t)n - took;
@@ -873,6 +895,7 @@ static int sock_rx_read(fab_conn *c, sock_ref *r)
     } else {
         n = recv(r->fd, c->rx.b + c->rx.tail, c->rx.cap - c->rx.tail, MSG_DONTWAIT);
         if (n > 0) {
+            sock_read_mark(r);
             c->rx.tail += (size_t)n;
             sock_rx_scan(c);
             return 1;
@@ -1335,6 +1358,15 @@ static int sock_wait_fds(struct pollfd *fds, int cap)
     for (sock_pend *p = sk.pend; p; p = p->next)
         if (p->parked)
             return -1; /* taken in once its process is known, not by a descriptor */
+    /* a receiver that stops reading delays its ACKs (up to the kernel's delayed-ACK timer: a
+     * process that polls sends them with its next empty read), and a sender whose window
+     * waits for them stalls: every socket read since the last sleep acknowledges now */
+    for (int i = 0; i < sk.nreads; i++) {
+        int one = 1;
+        (void)setsockopt(sk.reads[i], IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+    }
+    sk.nreads = 0;
+    sk.wait_gen++;
     int n = 0;
     fds[n++] = (struct pollfd){.fd = sk.epfd, .events = POLLIN};
     for (int i = 0; i < sk.nflush; i++)
@@ -1544,6 +1576,9 @@ static void sock_close(void)
     free(sk.flush);
     free(sk.loans);
     free(sk.done);
+    free(sk.reads);
+    sk.reads = NULL;
+    sk.nreads = sk.reads_cap = 0;
     sk.conns = NULL;
     sk.flush = NULL;
     sk.loans = NULL;
