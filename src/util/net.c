@@ -164,6 +164,12 @@ int util_net_common(const util_net *a, int na, const util_net *b, int nb)
     return 0;
 }
 
+void util_tcp_ack_now(int fd)
+{
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+}
+
 void util_tcp_liveness(int fd, int t)
 {
     struct sockaddr_storage a;

@@ -399,6 +399,11 @@ int util_net_common(const util_net *a, int na, const util_net *b, int nb);
  * seconds (DCFA_NET_TIMEOUT) instead of never: keepalive probes while it idles, and a bound
  * on unacknowledged data (TCP_USER_TIMEOUT); nothing for secs <= 0 or another family */
 void util_tcp_liveness(int fd, int secs);
+/* what TCP socket fd received is acknowledged now, not at the kernel's delayed-ACK timer: for
+ * a process about to sleep in poll(2) (one that polls sends them with its next empty read);
+ * a sender waiting for that ACK to send the rest of a frame would stall until the sleep ends.
+ * Nothing for another family or a closed fd */
+void util_tcp_ack_now(int fd);
 /* DCFA_NET_TIMEOUT read from the environment (60 if unset): for mpirun's daemons, which have
  * no tunables table (the library reads util_cfg.net_timeout) */
 int util_net_timeout_env(void);

@@ -541,12 +541,10 @@ static int gw_loop(int lfd)
         for (int i = 0; i < gw.n; i++) {
             pfd[i + 1] = (struct pollfd){.fd = gw.c[i].fd, .events = gw_events(i)};
             if (gw.c[i].got && gw.c[i].fd >= 0) {
-                /* what it read is acknowledged before the gateway sleeps, not at the kernel's
-                 * delayed-ACK timer: the sender may wait for that ACK to send the rest of a
-                 * frame, the frame's forwarding for the rest, and the sender's next frames
-                 * for the token the forwarding gives back */
-                int one = 1;
-                (void)setsockopt(gw.c[i].fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+                /* acknowledged before the gateway may sleep: the sender may wait for that ACK
+                 * to send the rest of a frame, the frame's forwarding for the rest, and the
+                 * sender's next frames for the token the forwarding gives back */
+                util_tcp_ack_now(gw.c[i].fd);
                 gw.c[i].got = 0;
             }
         }

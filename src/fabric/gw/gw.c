@@ -681,11 +681,8 @@ static int gw_wait_fds(struct pollfd *fds, int cap)
             continue;
         if (l->failed[0] || n == cap)
             return -1;
-        if (l->got) {
-            /* what it read is acknowledged now, not at the kernel's delayed-ACK timer: the
-             * gateway may wait for that ACK to send the rest of a frame (sock_wait_fds) */
-            int one = 1;
-            (void)setsockopt(l->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+        if (l->got) { /* the gateway may wait for that ACK to send the rest of a frame */
+            util_tcp_ack_now(l->fd);
             l->got = 0;
         }
         fds[n++] = (struct pollfd){.fd = l->fd, .events = (short)(POLLIN | (l->oq ? POLLOUT : 0))};

@@ -804,7 +804,6 @@ static void sock_rx_scan(fab_conn *c)
     }
 }
 
-/* read what socket r of connection c has; 1 when bytes came */
 /* r gave bytes: before an idle wait sleeps, its pending ACK goes out (sock_wait_fds; a socket
  * closed meanwhile gets EBADF there, or one that took its number a harmless QUICKACK) */
 static void sock_read_mark(sock_ref *r)
@@ -822,6 +821,7 @@ static void sock_read_mark(sock_ref *r)
     r->read_gen = sk.wait_gen;
 }
 
+/* read what socket r of connection c has; 1 when bytes came */
 static int sock_rx_read(fab_conn *c, sock_ref *r)
 {
     if (!c->peeked && c->rx.head > 0 && c->rx.cap - c->rx.tail < c->rx.cap / 2) {
@@ -1358,13 +1358,9 @@ static int sock_wait_fds(struct pollfd *fds, int cap)
     for (sock_pend *p = sk.pend; p; p = p->next)
         if (p->parked)
             return -1; /* taken in once its process is known, not by a descriptor */
-    /* a receiver that stops reading delays its ACKs (up to the kernel's delayed-ACK timer: a
-     * process that polls sends them with its next empty read), and a sender whose window
-     * waits for them stalls: every socket read since the last sleep acknowledges now */
-    for (int i = 0; i < sk.nreads; i++) {
-        int one = 1;
-        (void)setsockopt(sk.reads[i], IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
-    }
+    /* every socket read since the last sleep acknowledges now (util_tcp_ack_now) */
+    for (int i = 0; i < sk.nreads; i++)
+        util_tcp_ack_now(sk.reads[i]);
     sk.nreads = 0;
     sk.wait_gen++;
     int n = 0;
