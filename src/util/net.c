@@ -5,6 +5,7 @@
 #include "util/util.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -186,6 +187,61 @@ void util_tcp_liveness(int fd, int t)
     (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
     (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
     (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+}
+
+void (*util_net_say)(const char *line);
+
+int util_tcp_congestion(int fd, const char *name)
+{
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name)) == 0)
+        return 0;
+    return -errno;
+}
+
+/* the first line of a /proc/sys file, or "" */
+static void util_proc_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (!fgets(buf, (int)len, f))
+        buf[0] = 0;
+    fclose(f);
+    buf[strcspn(buf, "\n")] = 0;
+}
+
+void util_tcp_data(int fd, int secs)
+{
+    util_tcp_liveness(fd, secs);
+    static int said; /* the failure is told once per process */
+    const char *cc = getenv("DCFA_TCP_CONGESTION");
+    struct sockaddr_storage a;
+    socklen_t al = sizeof a;
+    if (!cc || !*cc || getsockname(fd, (struct sockaddr *)&a, &al) != 0 ||
+        (a.ss_family != AF_INET && a.ss_family != AF_INET6))
+        return;
+    int rc = util_tcp_congestion(fd, cc);
+    if (rc == 0 || said)
+        return;
+    said = 1;
+    char allowed[256], available[256];
+    util_proc_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control", allowed, sizeof allowed);
+    util_proc_line("/proc/sys/net/ipv4/tcp_available_congestion_control", available,
+                   sizeof available);
+    char line[768];
+    snprintf(line, sizeof line,
+             "DCFA_TCP_CONGESTION=%s: %s (this kernel has: %s; allowed to every user: %s); the "
+             "TCP connections keep the system's congestion control",
+             cc,
+             rc == -ENOENT  ? "no congestion control of that name"
+             : rc == -EPERM ? "not allowed to this user"
+                            : strerror(-rc),
+             *available ? available : "?", *allowed ? allowed : "?");
+    if (util_net_say)
+        util_net_say(line);
+    else
+        fprintf(stderr, "[dcfa-mpi] pid %d: %s\n", (int)getpid(), line);
 }
 
 int util_net_timeout_env(void)

@@ -487,6 +487,12 @@ static const util_tunable util_other_vars[] = {
     {"DCFA_GATEWAY_HOSTS", UTIL_T_STR, NULL, "", NULL,
      "set by mpirun --gateways for its daemons: the hosts that run a gateway daemon for the job", 0,
      UTIL_LVL_DEV, UTIL_CAT_LAUNCH},
+    {"DCFA_TCP_CONGESTION", UTIL_T_STR, NULL, "", NULL,
+     "the congestion control of every TCP connection that carries MPI data (sock's across "
+     "hosts, a gateway's, the gateway daemon's), e.g. cubic; empty: the system's "
+     "(net.ipv4.tcp_congestion_control). Where the system's is bbr, cubic gave streams 2-3x "
+     "across the veth test hosts and a 64 KiB ping-pong 1.6x the time (docs/bench.md)",
+     0, UTIL_LVL_TUNING, UTIL_CAT_FABRIC},
     {"DCFA_GW_TOKENS", UTIL_T_INT, NULL, "16", NULL,
      "gateway daemon: packets each process may have in the gateway at once (per-hop tokens; the "
      "gateway's buffers are at most this many packets per process)",
@@ -670,9 +676,12 @@ static int util_tunable_parse(const util_tunable *t, const char *s)
     return UTIL_EINVAL;
 }
 
+static void util_net_say_log(const char *line) { util_log("%s", line); }
+
 int util_tunables_load(void)
 {
     int rc = UTIL_OK;
+    util_net_say = util_net_say_log;
     for (int i = 0; i < util_ntunables; i++) {
         const util_tunable *t = &util_tunables[i];
         if (util_tunable_fixed[i])

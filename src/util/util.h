@@ -399,6 +399,18 @@ int util_net_common(const util_net *a, int na, const util_net *b, int nb);
  * seconds (DCFA_NET_TIMEOUT) instead of never: keepalive probes while it idles, and a bound
  * on unacknowledged data (TCP_USER_TIMEOUT); nothing for secs <= 0 or another family */
 void util_tcp_liveness(int fd, int secs);
+/* Every TCP socket that carries MPI data (sock's, gw's, the gateway daemon's, the daemons'
+ * connections for ranks on other hosts): util_tcp_liveness(fd, secs) and, when
+ * DCFA_TCP_CONGESTION names one, that congestion control instead of the system's (a process
+ * that cannot set it says so once, naming the choices, and keeps the system's). Nothing for
+ * another family. */
+void util_tcp_data(int fd, int secs);
+/* TCP socket fd's congestion control set to `name`: 0, or -errno (ENOENT: the kernel has none
+ * of that name; EPERM: not in net.ipv4.tcp_allowed_congestion_control for this user) */
+int util_tcp_congestion(int fd, const char *name);
+/* where util_tcp_data's line goes: the library's log (util_log, naming the rank; set by
+ * util_tunables_load), else stderr with the pid (mpirun's daemons) */
+extern void (*util_net_say)(const char *line);
 /* what TCP socket fd received is acknowledged now, not at the kernel's delayed-ACK timer: for
  * a process about to sleep in poll(2) (one that polls sends them with its next empty read);
  * a sender waiting for that ACK to send the rest of a frame would stall until the sleep ends.

@@ -445,6 +445,13 @@ st_mpi_cross() {
                     bad "auto-sock idle_sleep: $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; }
             MPI_SET="sendrecv rndv_mixed wildcard order probe cancel rma_atomic coll_bcast" \
                 mpi_set "auto-sock-sleep0" 2 -genv DCFA_SLEEP_US 0 -hosts dcfa-h1,dcfa-h2 -ppn 1
+            # DCFA_TCP_CONGESTION: every TCP connection between the hosts takes it (the program
+            # reads each of its sockets' TCP_CONGESTION; docs/fabric.md)
+            DCFA_TCP_CONGESTION=reno TCP_CC_EXPECT=reno \
+                run "auto-sock tcp_cc" 0 -hosts dcfa-h1,dcfa-h2 -ppn 2 -n 4 "$MPIT/tcp_cc" &&
+                { grep -q "No Errors" "$TMP/out" &&
+                    ok "DCFA_TCP_CONGESTION=reno: the TCP connections of 4 ranks on 2 hosts use reno" ||
+                    bad "auto-sock tcp_cc: $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; }
             # two ranks per host share it: no rank may sleep (the program checks)
             run "auto-sock idle_sleep ppn2" 0 -hosts dcfa-h1,dcfa-h2 -ppn 2 -n 4 "$MPIT/idle_sleep" &&
                 { grep -q "No Errors" "$TMP/out" && ok "two ranks per host over sock and shm: no waiting rank slept" ||
@@ -899,6 +906,25 @@ st_twonet() {
                 { grep -q "No Errors" "$TMP/out" &&
                     ok "through a gateway: the waiting rank slept on the gateway's socket ($(grep -o '[0-9.]* CPU s in 0.9 s' "$TMP/out"))" ||
                     bad "gateway idle_sleep: $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"; }
+            # DCFA_TCP_CONGESTION through a gateway: the ranks' links (the program checks) and the
+            # gateway daemon's ends of them (its host's established connections, read while the
+            # job holds them)
+            fresh_out
+            DCFA_TCP_CONGESTION=reno TCP_CC_EXPECT=reno TCP_CC_HOLD_MS=3000 timeout 60 "$MPIRUN" \
+                -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$MPIT/tcp_cc" \
+                >"$TMP/out" 2>"$TMP/err" </dev/null &
+            ccpid=$!
+            for _ in $(seq 150); do grep -q holding "$TMP/out" && break; sleep 0.1; done
+            gss=$(ip netns exec dcfa-g1 ss -tin state established 2>/dev/null)
+            wait $ccpid
+            ccst=$?
+            n_all=$(printf '%s\n' "$gss" | grep -c 'rtt:')
+            n_cc=$(printf '%s\n' "$gss" | grep -c ' reno ')
+            if [ "$ccst" = 0 ] && grep -q "No Errors" "$TMP/out" && [ "$n_all" -ge 2 ] && [ "$n_cc" = "$n_all" ]; then
+                ok "DCFA_TCP_CONGESTION=reno through a gateway: the ranks' links and the gateway's $n_all connections use reno"
+            else
+                bad "gateway tcp_cc: status $ccst, $n_cc of $n_all gateway connections with reno; $(head -c 300 "$TMP/out") $(head -c 300 "$TMP/err")"
+            fi
             DCFA_GW_TOKENS=1 MPI_SET="flood gw_stream" mpi_set "gateway-1-token" 2 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1
             DCFA_STATS=1 run "gateway stats" 0 -hosts dcfa-c1,dcfa-b1 --gateways dcfa-g1 -ppn 1 -n 2 "$MPIT/sendrecv" &&
                 { grep -q '^dcfa-conn rank=0 peer=1 fabric=gw provider=tcp+gateway route="gateway dcfa-g1" ' "$TMP/err" &&

@@ -363,7 +363,7 @@ static void ad_epr_hand(struct ad_proc *p, const sock_ep_msg *m, struct ad_epr_h
     if (relay) {
         int one = 1; /* the rank's sock fabric sets this on a TCP socket it gets, not on ours */
         (void)setsockopt(h->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        util_tcp_liveness(h->fd, util_net_timeout_env());
+        util_tcp_data(h->fd, util_net_timeout_env());
         int end = ad_relay_join(h->fd);
         if (end >= 0) {
             h->fd = -1;

@@ -180,7 +180,7 @@ static void gw_proxy_connected(int j)
     }
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    util_tcp_liveness(c->fd, util_net_timeout_env());
+    util_tcp_data(c->fd, util_net_timeout_env());
     c->splice = 2;
 }
 
@@ -449,7 +449,7 @@ static void gw_accept(int lfd)
             return;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        util_tcp_liveness(fd, util_net_timeout_env());
+        util_tcp_data(fd, util_net_timeout_env());
         int i = gw_add_conn(fd);
         if (i < 0) {
             close(fd);

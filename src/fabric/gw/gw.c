@@ -199,7 +199,7 @@ static int gw_greet(uint32_t addr, unsigned port, const uint64_t key[2], int kin
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    util_tcp_liveness(fd, util_cfg.net_timeout);
+    util_tcp_data(fd, util_cfg.net_timeout);
     return fd;
 }
 

@@ -212,8 +212,8 @@ static void sock_nonblock(int fd)
     (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     int one = 1;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* fails on AF_UNIX */
-    util_tcp_liveness(
-        fd, util_cfg.net_timeout); /* a peer host that stops answering: an error, not a hang */
+    /* a peer host that stops answering: an error, not a hang; DCFA_TCP_CONGESTION */
+    util_tcp_data(fd, util_cfg.net_timeout);
 }
 
 /* a send or receive on c's socket failed with errno (not its end): the process ends, naming
