@@ -56,7 +56,10 @@ static void core_eager_sent(core_req *r)
 
 void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h)
 {
-    core_pack(r, core_eager_head(r, h, 0, r->u.send.bytes), 0, r->u.send.bytes);
+    /* the payload first, then the header (core_send_eager_now says why) */
+    size_t pre = r->u.send.mode == CORE_SEND_SYNC ? CORE_SSEND_PREFIX : 0;
+    core_pack(r, (uint8_t *)(h + 1) + pre, 0, r->u.send.bytes);
+    (void)core_eager_head(r, h, 0, r->u.send.bytes);
     core_conn_tx_end(c, h);
     core_eager_sent(r);
 }
@@ -102,6 +105,12 @@ int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_ra
     wire_hdr *h = core_conn_tx_begin(c, bytes, 0);
     if (!h)
         return UTIL_EAGAIN;
+    /* The payload before the header: written after it, the payload's stores (at addresses
+     * the compiler cannot tell from the header's) made tx_end read the header back from the
+     * ring, and 13-16-byte messages (two 8-byte moves) went at half the rate of 12 or 20
+     * bytes on one host (9-10 against 18-19 million a second, `bw`; one-way 0.285 against
+     * 0.21 us), 8-16 bytes alike without half packets (2026-12-08). */
+    util_copy_small(h + 1, data, bytes);
     h->type = WIRE_EAGER;
     h->flags = 0;
     h->ctx = ctx;
@@ -109,7 +118,6 @@ int core_send_eager_now(const void *data, size_t bytes, int lpid, int32_t src_ra
     h->tag = tag;
     h->seq = ++c->tx_msg_seq;
     h->len = (uint32_t)bytes;
-    util_copy_small(h + 1, data, bytes);
     core_conn_tx_end(c, h);
     return UTIL_OK;
 }
