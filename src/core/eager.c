@@ -20,8 +20,14 @@ static void core_pack(const core_req *r, void *out, size_t off, size_t len)
         core_dt_pack(r->u.send.buf, r->u.send.count, dt, off, out, len);
 }
 
+/* where the body of send request r's EAGER packet at h goes: after the synchronous-mode prefix */
+static uint8_t *core_eager_body(const core_req *r, wire_hdr *h)
+{
+    return (uint8_t *)(h + 1) + (r->u.send.mode == CORE_SEND_SYNC ? CORE_SSEND_PREFIX : 0);
+}
+
 /* an EAGER header for send request r with `body` payload bytes after the synchronous-mode
- * prefix (written here): returns where the body goes */
+ * prefix (written here): returns where the body goes (core_eager_body) */
 static uint8_t *core_eager_head(const core_req *r, wire_hdr *h, uint16_t flags, size_t body)
 {
     uint8_t *p = (uint8_t *)(h + 1);
@@ -37,10 +43,9 @@ static uint8_t *core_eager_head(const core_req *r, wire_hdr *h, uint16_t flags, 
         uint32_t id = (uint32_t)r->id;
         memcpy(p, &id, 4);
         memset(p + 4, 0, 4);
-        p += CORE_SSEND_PREFIX;
         h->len += CORE_SSEND_PREFIX;
     }
-    return p;
+    return core_eager_body(r, h);
 }
 
 /* the message is out of the user's buffer: done, or (synchronous mode) waiting to be matched */
@@ -57,8 +62,7 @@ static void core_eager_sent(core_req *r)
 void core_eager_emit(core_conn *c, core_req *r, wire_hdr *h)
 {
     /* the payload first, then the header (core_send_eager_now says why) */
-    size_t pre = r->u.send.mode == CORE_SEND_SYNC ? CORE_SSEND_PREFIX : 0;
-    core_pack(r, (uint8_t *)(h + 1) + pre, 0, r->u.send.bytes);
+    core_pack(r, core_eager_body(r, h), 0, r->u.send.bytes);
     (void)core_eager_head(r, h, 0, r->u.send.bytes);
     core_conn_tx_end(c, h);
     core_eager_sent(r);

@@ -171,12 +171,12 @@ void util_tcp_ack_now(int fd)
     (void)setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
 }
 
-void util_tcp_liveness(int fd, int t)
+/* a TCP connection (to another host) whose peer stops answering fails within about t seconds
+ * (DCFA_NET_TIMEOUT) instead of never: keepalive probes while it idles, and a bound on
+ * unacknowledged data (TCP_USER_TIMEOUT); nothing for t <= 0 */
+static void util_tcp_liveness(int fd, int t)
 {
-    struct sockaddr_storage a;
-    socklen_t al = sizeof a;
-    if (t <= 0 || getsockname(fd, (struct sockaddr *)&a, &al) != 0 ||
-        (a.ss_family != AF_INET && a.ss_family != AF_INET6))
+    if (t <= 0)
         return;
     /* idle for a third of the bound, then a probe every sixth: the peer's kernel answers them
      * however busy its processes are, so only a host or link that is gone misses them all */
@@ -213,13 +213,15 @@ static void util_proc_line(const char *path, char *buf, size_t len)
 
 void util_tcp_data(int fd, int secs)
 {
+    struct sockaddr_storage a;
+    socklen_t al = sizeof a;
+    if (getsockname(fd, (struct sockaddr *)&a, &al) != 0 ||
+        (a.ss_family != AF_INET && a.ss_family != AF_INET6))
+        return;
     util_tcp_liveness(fd, secs);
     static int said; /* the failure is told once per process */
     const char *cc = getenv("DCFA_TCP_CONGESTION");
-    struct sockaddr_storage a;
-    socklen_t al = sizeof a;
-    if (!cc || !*cc || getsockname(fd, (struct sockaddr *)&a, &al) != 0 ||
-        (a.ss_family != AF_INET && a.ss_family != AF_INET6))
+    if (!cc || !*cc)
         return;
     int rc = util_tcp_congestion(fd, cc);
     if (rc == 0 || said)

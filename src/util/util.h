@@ -395,12 +395,10 @@ int util_net_reaches(uint32_t addr);
 int util_net_format(const util_net *nets, int n, char *buf, size_t len);
 int util_net_parse(const char *s, size_t len, util_net *nets, int max); /* count, or <0 */
 int util_net_common(const util_net *a, int na, const util_net *b, int nb);
-/* a TCP connection (to another host) whose peer stops answering fails within about secs
- * seconds (DCFA_NET_TIMEOUT) instead of never: keepalive probes while it idles, and a bound
- * on unacknowledged data (TCP_USER_TIMEOUT); nothing for secs <= 0 or another family */
-void util_tcp_liveness(int fd, int secs);
 /* Every TCP socket that carries MPI data (sock's, gw's, the gateway daemon's, the daemons'
- * connections for ranks on other hosts): util_tcp_liveness(fd, secs) and, when
+ * connections for ranks on other hosts): a peer host that stops answering fails it within
+ * about secs seconds (DCFA_NET_TIMEOUT: keepalive probes while it idles, TCP_USER_TIMEOUT on
+ * unacknowledged data; nothing for secs <= 0) instead of never, and, when
  * DCFA_TCP_CONGESTION names one, that congestion control instead of the system's (a process
  * that cannot set it says so once, naming the choices, and keeps the system's). Nothing for
  * another family. */
