@@ -568,7 +568,7 @@ void core_ring_geometry(size_t eager_limit, size_t block_size, int nblocks, unsi
 
 void core_ring_describe(char *buf, size_t len)
 {
-    /* the shm ring by the node's process count: "2-5 processes 262144, ..." */
+    /* the shm ring by the node's process count: "2-3 processes 524288, ..." */
     char sizes[256] = "";
     size_t at = 0;
     unsigned prev = 0;

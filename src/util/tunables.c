@@ -25,7 +25,7 @@ const util_tunable util_tunables[] = {
      "divided by their count and DCFA_SHM_RING_MAX; each connection uses the smaller of its two "
      "ends' sizes (docs/protocol.md)",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
-    {"DCFA_SHM_RING_MAX", UTIL_T_SIZE, &util_cfg.shm_ring_max, "262144", NULL,
+    {"DCFA_SHM_RING_MAX", UTIL_T_SIZE, &util_cfg.shm_ring_max, "524288", NULL,
      "with DCFA_MAX_CREDIT auto: the largest receive ring of a shm connection, in bytes (0: 512 "
      "blocks whatever the node)",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
