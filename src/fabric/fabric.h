@@ -45,7 +45,8 @@ struct fab_ops;
  * packet written at ring position `pos` is complete once the marker of its
  * first block reads pos + 1 (loaded with acquire order). The rest is the
  * packet, which may cover further consecutive blocks (packet_blocks()); the
- * receiver clears their first words after consuming it. */
+ * receiver clears their first words after consuming it (with FAB_CAP_RING_MAPPED only
+ * those that would read as the next lap's mark: core_conn_free_blocks). */
 typedef uint32_t fab_mark;
 
 /* rma read()/write() result: the operation completes later, through op->done() */

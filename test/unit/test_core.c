@@ -152,6 +152,76 @@ static void wrap(void)
     barrier();
 }
 
+/* Payload that holds the marks of the ring's next lap: in a first lap of 2-block packets,
+ * the word at the start of each packet's second block is the mark the receiver waits for
+ * there one lap on; in the next lap every packet is one block, so each of those places is
+ * a header's, and the receiver polls it (for a while, before some) before the sender writes
+ * it. A receiver that took the old payload for the mark reads garbage as a packet: the
+ * data checks fail, or it ends with a malformed packet. (On a mapped ring the receiver
+ * clears only such words: core_conn_unmark.) */
+static void stale(void)
+{
+    unsigned char buf[128];
+    if (core_s.self == 0) {
+        send_wait(buf, 0, 1, 50, CORE_SEND_STD); /* connects */
+        core_conn *c = core_s.conns[1];
+        uint32_t n = c->nblocks, bs = (uint32_t)core_s.block_size;
+        size_t len2 = bs + 8 - sizeof(wire_hdr); /* 2 blocks; the second's first word at bs - 32 */
+        CHECK(len2 <= sizeof buf && core_blocks((uint32_t)len2) == 2, "2-block payload %zu", len2);
+        unsigned i = 0, forged = 0;
+        uint32_t end = c->tx_count + 3 * n;
+        while (c->tx_count != end) {
+            uint32_t pos = c->tx_count, at = pos & (n - 1);
+            int first = (uint32_t)(end - pos) > 2 * n;
+            size_t len = first && at + 2 <= n ? len2 : i % 30;
+            fill(buf, len, i);
+            if (len == len2) {
+                uint32_t w = pos + 1 + n + 1; /* the mark of the second block, one lap on */
+                memcpy(buf + bs - sizeof(wire_hdr), &w, sizeof w);
+                forged++;
+            } else if ((uint32_t)(end - pos) > n && (at & 63) < 2) {
+                /* the second lap: every other place held forged payload (one of these two
+                 * did), and the receiver polls it meanwhile */
+                usleep(1000);
+            }
+            send_wait(buf, len, 1, 51, CORE_SEND_STD);
+            i++;
+        }
+        CHECK(forged >= n / 2 - 2, "only %u forged packets in a ring of %u blocks", forged, n);
+        send_wait(&i, sizeof i, 1, 52, CORE_SEND_STD);
+    } else {
+        recv_wait(buf, 0, 0, 50, NULL, NULL, NULL);
+        uint32_t bs = (uint32_t)core_s.block_size;
+        size_t len2 = bs + 8 - sizeof(wire_hdr);
+        for (unsigned i = 0;; i++) {
+            int tag = 0;
+            size_t got = recv_wait(buf, sizeof buf, 0, CORE_ANY_TAG, NULL, NULL, &tag);
+            if (tag == 52) {
+                unsigned sent;
+                memcpy(&sent, buf, sizeof sent);
+                CHECK(got == sizeof sent && sent == i, "stale: %u messages received, %u sent", i,
+                      sent);
+                break;
+            }
+            int ok = tag == 51;
+            if (ok && got == len2) {
+                /* the forged word is the sender's; the rest is the pattern */
+                unsigned char want[128];
+                fill(want, got, i);
+                ok = !memcmp(buf, want, bs - sizeof(wire_hdr)) &&
+                     !memcmp(buf + bs - sizeof(wire_hdr) + 4, want + bs - sizeof(wire_hdr) + 4,
+                             got - (bs - sizeof(wire_hdr) + 4));
+            } else if (ok) {
+                ok = verify(buf, got, i);
+            }
+            CHECK(ok, "stale: message %u (tag %d, %zu bytes) is wrong", i, tag, got);
+            if (!ok)
+                break;
+        }
+    }
+    barrier();
+}
+
 /* windows of small sends answered by one ack (the bandwidth benchmark's
  * pattern): SYNC packets use credit too, and a receiver must still notice a
  * sender that runs dry (a deadlock with 16 credits before it did) */
@@ -445,6 +515,11 @@ static int run_rank(int rank, const char *job, const char *scenario)
         core_finalize();
         return errors ? 1 : 0;
     }
+    if (!strcmp(scenario, "stale")) {
+        stale();
+        core_finalize();
+        return errors ? 1 : 0;
+    }
     if (!strcmp(scenario, "badread")) {
         badread(0);
         badread(1);
@@ -497,11 +572,18 @@ static int run_pair(const char *scenario, const char *env, int expect_peer1_stat
             fails++;
         }
     } else {
-        for (int r = 0; r < 2; r++) {
-            waitpid(pids[r], &st[r], 0);
-            if (!WIFEXITED(st[r]) || WEXITSTATUS(st[r]) != 0) {
-                fprintf(stderr, "FAIL %s %s: rank %d status 0x%x\n", scenario, env ? env : "", r, st[r]);
+        /* a rank that fails ends the pair: its peer may wait for it forever */
+        for (int left = 2; left > 0; left--) {
+            int status;
+            pid_t p = waitpid(-1, &status, 0);
+            int r = p == pids[0] ? 0 : 1;
+            st[r] = status;
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                fprintf(stderr, "FAIL %s %s: rank %d status 0x%x\n", scenario, env ? env : "", r,
+                        status);
                 fails++;
+                if (left == 2)
+                    kill(pids[1 - r], SIGKILL);
             }
         }
     }
@@ -550,6 +632,11 @@ int main(void)
     if (want("wrap")) {
         fails += run_pair("wrap", "DCFA_RING_START=2048", 0);
         runs++;
+    }
+    if (want("stale")) {
+        fails += run_pair("stale", NULL, 0);
+        fails += run_pair("stale", "DCFA_RING_START=2048", 0);
+        runs += 2;
     }
     if (want("malformed")) {
         fails += run_pair("malformed", NULL, 1);
