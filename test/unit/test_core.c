@@ -100,6 +100,33 @@ static void flood(void)
     barrier();
 }
 
+/* The receiver of wrap and stale: a message of tag t (connects), numbered messages of tag
+ * t + 1 (filled by their number; in those of skip_len bytes the 4 at skip_at are not the
+ * pattern), then their count with tag t + 2 */
+static void recv_laps(const char *what, int t, size_t skip_len, size_t skip_at)
+{
+    unsigned char buf[128], want[128];
+    recv_wait(buf, 0, 0, t, NULL, NULL, NULL);
+    for (unsigned i = 0;; i++) {
+        int tag = 0;
+        size_t got = recv_wait(buf, sizeof buf, 0, CORE_ANY_TAG, NULL, NULL, &tag);
+        if (tag == t + 2) {
+            unsigned sent;
+            memcpy(&sent, buf, sizeof sent);
+            CHECK(got == sizeof sent && sent == i, "%s: %u messages received, %u sent", what, i,
+                  sent);
+            return;
+        }
+        fill(want, got, i);
+        if (skip_len && got == skip_len)
+            memcpy(want + skip_at, buf + skip_at, 4);
+        int ok = tag == t + 1 && !memcmp(buf, want, got);
+        CHECK(ok, "%s: message %u (tag %d, %zu bytes) is wrong", what, i, tag, got);
+        if (!ok)
+            return;
+    }
+}
+
 /* The 32-bit ring positions wrap (DCFA_RING_START puts the wrap a few laps in). The
  * sender shapes the laps: in each lap before the last, a 2-block packet covers the ring's
  * last block, so its first word is cleared payload; in the last lap every packet is one
@@ -132,22 +159,7 @@ static void wrap(void)
         }
         send_wait(&i, sizeof i, 1, 42, CORE_SEND_STD);
     } else {
-        recv_wait(buf, 0, 0, 40, NULL, NULL, NULL);
-        for (unsigned i = 0;; i++) {
-            int tag = 0;
-            size_t got = recv_wait(buf, sizeof buf, 0, CORE_ANY_TAG, NULL, NULL, &tag);
-            if (tag == 42) {
-                unsigned sent;
-                memcpy(&sent, buf, sizeof sent);
-                CHECK(got == sizeof sent && sent == i, "wrap: %u messages received, %u sent", i,
-                      sent);
-                break;
-            }
-            CHECK(tag == 41 && verify(buf, got, i), "wrap: message %u (tag %d, %zu bytes) is wrong",
-                  i, tag, got);
-            if (tag != 41)
-                break;
-        }
+        recv_laps("wrap", 40, 0, 0);
     }
     barrier();
 }
@@ -190,34 +202,8 @@ static void stale(void)
         CHECK(forged >= n / 2 - 2, "only %u forged packets in a ring of %u blocks", forged, n);
         send_wait(&i, sizeof i, 1, 52, CORE_SEND_STD);
     } else {
-        recv_wait(buf, 0, 0, 50, NULL, NULL, NULL);
-        uint32_t bs = (uint32_t)core_s.block_size;
-        size_t len2 = bs + 8 - sizeof(wire_hdr);
-        for (unsigned i = 0;; i++) {
-            int tag = 0;
-            size_t got = recv_wait(buf, sizeof buf, 0, CORE_ANY_TAG, NULL, NULL, &tag);
-            if (tag == 52) {
-                unsigned sent;
-                memcpy(&sent, buf, sizeof sent);
-                CHECK(got == sizeof sent && sent == i, "stale: %u messages received, %u sent", i,
-                      sent);
-                break;
-            }
-            int ok = tag == 51;
-            if (ok && got == len2) {
-                /* the forged word is the sender's; the rest is the pattern */
-                unsigned char want[128];
-                fill(want, got, i);
-                ok = !memcmp(buf, want, bs - sizeof(wire_hdr)) &&
-                     !memcmp(buf + bs - sizeof(wire_hdr) + 4, want + bs - sizeof(wire_hdr) + 4,
-                             got - (bs - sizeof(wire_hdr) + 4));
-            } else if (ok) {
-                ok = verify(buf, got, i);
-            }
-            CHECK(ok, "stale: message %u (tag %d, %zu bytes) is wrong", i, tag, got);
-            if (!ok)
-                break;
-        }
+        size_t len2 = core_s.block_size + 8 - sizeof(wire_hdr);
+        recv_laps("stale", 50, len2, len2 - 8); /* the forged word is the sender's */
     }
     barrier();
 }
