@@ -878,7 +878,10 @@ void core_req_complete(core_req *r)
         return;
     }
     if (r->kind == CORE_REQ_RECV && !r->complete) {
-        core_s.recv_bytes -= r->u.recv.capacity;    /* counted since core_irecv/core_imrecv */
+        core_s.recv_bytes -= r->u.recv.distinct; /* counted since core_irecv/core_imrecv */
+        for (int i = 0; r->u.recv.distinct && i < 4; i++)
+            if (core_s.recv_recent[i] == r->u.recv.buf)
+                core_s.recv_recent[i] = NULL; /* the next receive into it counts again */
         core_s.recvs_open--;
     }
     r->complete = 1;
@@ -987,6 +990,24 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
 
 /* ---- receives ------------------------------------------------------------------------ */
 
+/* A receive's memory among those under way (DCFA_RECV_NT): its bytes, unless one of the
+ * last four counted receives, still under way, was posted into the same buffer. A window of
+ * receives into one buffer,
+ * as the field's bandwidth programs post, is that buffer's bytes once and stays in cache:
+ * counted 64 times it made the copies stream past the cache (2 ranks, 256 KiB from
+ * MPI_Alloc_mem, one buffer: both ways 38.6 against 89 GB/s, one way 37.5 against 52) */
+static void core_recv_count(core_req *r)
+{
+    const void *buf = r->u.recv.buf;
+    r->u.recv.distinct = r->u.recv.capacity;
+    for (int i = 0; i < 4; i++)
+        if (core_s.recv_recent[i] == buf)
+            r->u.recv.distinct = 0;
+    if (r->u.recv.distinct)
+        core_s.recv_recent[core_s.recv_recent_at++ & 3] = buf;
+    core_s.recv_bytes += r->u.recv.distinct;
+}
+
 int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src_rank, int32_t tag,
                uint32_t ctx, core_req **out)
 {
@@ -999,7 +1020,7 @@ int core_irecv(void *buf, size_t count, const core_dt *dt, int lpid, int32_t src
     r->u.recv.src = src_rank;
     r->u.recv.tag = tag;
     r->u.recv.ctx = ctx;
-    core_s.recv_bytes += r->u.recv.capacity;
+    core_recv_count(r);
     core_s.recvs_open++;
     *out = r;
     core_msg *m = core_match_unexpected(ctx, src_rank, tag, 1);
@@ -1051,7 +1072,7 @@ int core_imrecv(void *buf, size_t count, const core_dt *dt, core_msg *m, core_re
     r->u.recv.src = m->src;
     r->u.recv.tag = m->tag;
     r->u.recv.ctx = m->ctx;
-    core_s.recv_bytes += r->u.recv.capacity;
+    core_recv_count(r);
     core_s.recvs_open++;
     core_s.recv_early = 1;
     *out = r;

@@ -117,6 +117,8 @@ struct core_req {
             size_t count;
             const core_dt *dt;
             size_t capacity;    /* bytes the buffer holds */
+            size_t distinct;    /* of them, counted in the core's receives under way (a
+                                   buffer a recent receive used too counts 0: core_recv_count) */
             int lpid;           /* -1 for CORE_ANY_SOURCE */
             int32_t src;        /* rank or CORE_ANY_SOURCE */
             int32_t tag;        /* tag or CORE_ANY_TAG */

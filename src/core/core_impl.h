@@ -188,9 +188,12 @@ typedef struct core_state {
     int rndv_out;           /* my sends with an RTS out, not complete: traffic goes both ways */
     const void *hot_buf;    /* buffer and size of my last rendezvous send (core_send_hot) */
     size_t hot_bytes;
-    uint64_t hot_sample;    /* and its fingerprint (core_send_sample) */
-    size_t recv_bytes;      /* capacity of my receives not complete (DCFA_RECV_NT): added by
-                               core_irecv and core_imrecv, taken off by core_req_complete */
+    uint64_t hot_sample;        /* and its fingerprint (core_send_sample) */
+    size_t recv_bytes;          /* memory of my receives not complete (DCFA_RECV_NT): their
+                                   distinct bytes, added by core_irecv and core_imrecv
+                                   (core_recv_count), taken off by core_req_complete */
+    const void *recv_recent[4]; /* the buffers of the last counted receives under way */
+    unsigned recv_recent_at;
     int recvs_open;         /* how many of them (core_both_ways) */
     int recv_early;         /* since my last rendezvous send (core_send_hot) a receive found
                                its message already there (core_irecv matched it, core_imrecv):
@@ -634,9 +637,10 @@ static inline int core_rtr_unwanted(const core_conn *c, size_t bytes)
     return bytes < rtr_min && util_cfg.stage_chunks > 0 && (c->caps & FAB_CAP_STAGE);
 }
 /* receive r copies out of a peer's pool with non-temporal stores (DCFA_RECV_NT): a message
- * of at least DCFA_RECV_NT bytes among receives under way adding up to 8 times that at
- * least, more than a core's cache holds (a window of them, as bi-directional bandwidth
- * posts; not the one receive a collective reduces at once) */
+ * of at least DCFA_RECV_NT bytes among receives under way whose memory adds up to 8 times
+ * that at least, more than a core's cache holds (a window of them into a buffer each, as
+ * bi-directional bandwidth posts with a buffer per message; not a window into one buffer,
+ * which stays in cache, nor the one receive a collective reduces at once) */
 static inline int core_recv_nt(const core_req *r)
 {
     size_t min = util_cfg.recv_nt;
@@ -648,7 +652,7 @@ static inline int core_recv_nt(const core_req *r)
  * stores, 96 streamed), so a receive alone keeps ordinary stores at every size */
 static inline int core_recv_nt_others(const core_req *r)
 {
-    return core_recv_nt(r) && core_s.recv_bytes - r->u.recv.capacity >= 8 * util_cfg.recv_nt;
+    return core_recv_nt(r) && core_s.recv_bytes - r->u.recv.distinct >= 8 * util_cfg.recv_nt;
 }
 /* a fabric's read()/write() result as the core goes on with it: FAB_DIRECT (done by plain
  * copies, counted in dcfa_direct_bytes) is done, like UTIL_OK */

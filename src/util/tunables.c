@@ -110,8 +110,9 @@ const util_tunable util_tunables[] = {
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},
     {"DCFA_RECV_NT", UTIL_T_SIZE, &util_cfg.recv_nt, "262144", NULL,
      "a receiver copies a message of at least this many bytes out of the sender's staging pool "
-     "into its (contiguous) buffer with non-temporal stores (x86-64) while its receives under way "
-     "add up to at least 8 times this: a window that large does not stay in cache, and the stores "
+     "into its (contiguous) buffer with non-temporal stores (x86-64) while the memory of its "
+     "receives under way (a buffer several share counted once) adds up to at least 8 times this: "
+     "a window that large does not stay in cache, and the stores "
      "then skip reading each line first; a receive alone (a collective's, reduced at once) keeps "
      "ordinary stores; 0: never (docs/protocol.md)",
      0, UTIL_LVL_TUNING, UTIL_CAT_PROTOCOL},

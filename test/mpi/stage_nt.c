@@ -9,7 +9,9 @@
  * streamed, the receivers take them through the pool too. Last, rank 1 posts a window of
  * 16 receives of 256 KiB that rank 0 fills, then one of 512 KiB alone: dcfa_recv_nt_bytes
  * must count what it copied out of the pool with non-temporal stores, the window's (the
- * receives under way add up to 8 x DCFA_RECV_NT, 256 KiB) but not the one alone. */
+ * receives under way add up to 8 x DCFA_RECV_NT, 256 KiB) but not the one alone. Then the
+ * same window into one buffer, as the field's bandwidth programs post it: 256 KiB of
+ * memory, which stays in cache, so nothing streamed (but with DCFA_RECV_NT=1). */
 #include "mtest.h"
 
 #include <stdlib.h>
@@ -114,7 +116,7 @@ int main(int argc, char **argv)
     /* 4: the receiver's copy out of the pool (DCFA_RECV_NT): rank 1 posts a window of 16
      * receives of 256 KiB (4 MiB), which rank 0 then fills; then one receive of 512 KiB
      * alone, as a collective posts */
-    unsigned long long rwin = 0, rlone = 0;
+    unsigned long long rwin = 0, rlone = 0, rone = 0;
     if (rank < 2) {
         MPI_Request rr[NWIN];
         unsigned long long r0 = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes");
@@ -142,8 +144,24 @@ int main(int argc, char **argv)
             mtest_verify("alone", buf, 2 * WIN, 0, 500);
         }
         rwin = r1 - r0;
-        rlone = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes") - r1;
+        unsigned long long r2 = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes");
+        rlone = r2 - r1;
+        /* 5: the window again, every message from one buffer into one buffer */
+        if (rank == 1)
+            for (int i = 0; i < NWIN; i++)
+                MPI_Irecv(buf, WIN, MPI_BYTE, 0, 600 + i, MPI_COMM_WORLD, &rr[i]);
+        else
+            mtest_fill(buf, WIN, 0, 600);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            for (int i = 0; i < NWIN; i++)
+                MPI_Isend(buf, WIN, MPI_BYTE, 1, 600 + i, MPI_COMM_WORLD, &rr[i]);
+        MPI_Waitall(NWIN, rr, MPI_STATUSES_IGNORE);
+        if (rank == 1)
+            mtest_verify("one buffer", buf, WIN, 0, 600);
+        rone = mtest_pvar_counter(ses, "dcfa_recv_nt_bytes") - r2;
     } else {
+        MPI_Barrier(MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
     }
@@ -181,8 +199,10 @@ int main(int argc, char **argv)
 #if defined(__x86_64__)
         int win_on = rmin > 0 && rmin <= WIN && (unsigned long long)NWIN * WIN / 8 >= (unsigned long long)rmin;
         int lone_on = rmin > 0 && rmin <= 2 * WIN && 2ull * WIN / 8 >= (unsigned long long)rmin;
+        int one_on =
+            rmin > 0 && rmin <= WIN && (unsigned long long)WIN / 8 >= (unsigned long long)rmin;
 #else
-        int win_on = 0, lone_on = 0;
+        int win_on = 0, lone_on = 0, one_on = 0;
 #endif
         if (rank == 1) {
             mtest_check(win_on ? rwin > 0 && rwin <= (unsigned long long)NWIN * WIN : rwin == 0,
@@ -191,6 +211,10 @@ int main(int argc, char **argv)
             mtest_check(lone_on ? rlone > 0 && rlone <= 2ull * WIN : rlone == 0,
                         "one receive of %d alone: %llu bytes received with non-temporal stores (DCFA_RECV_NT=%ld), expected %s",
                         2 * WIN, rlone, rmin, lone_on ? "some" : "none");
+            mtest_check(one_on ? rone > 0 && rone <= (unsigned long long)NWIN * WIN : rone == 0,
+                        "window of %d x %d into one buffer: %llu bytes received with non-temporal "
+                        "stores (DCFA_RECV_NT=%ld), expected %s",
+                        NWIN, WIN, rone, rmin, one_on ? "some" : "none");
         }
     }
     MPI_T_pvar_session_free(&ses);
