@@ -77,6 +77,8 @@ typedef struct core_conn {
         int access;         /* addr/key give one-sided access */
     } rtr_in;
     core_req *rtr_out;      /* my receive with an RTR outstanding to this peer */
+    unsigned rtr_backoff;   /* receives that skip RTR after the next stale one (doubles) */
+    unsigned rtr_skip;      /* receives that still send none (an RTR of mine went stale) */
     uint8_t *peer_stage;    /* the peer's staging pool, mapped at its first RTS that offers it */
     int stage_tried;        /* mapping it was tried (peer_stage NULL: it failed) */
     int stage_peer_ok;      /* the peer mapped my pool (a CTS or DONE said so): staged EAGER */

@@ -94,15 +94,9 @@ static void vector_case(int rank, MPI_T_pvar_session ses, int n, int blen, int s
 
 int main(int argc, char **argv)
 {
-    int rank, size, provided;
-    mtest_init(&argc, &argv);
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2) {
-        mtest_fail("needs 2 ranks");
+    int rank, size;
+    if (!mtest_init_pvars(&argc, &argv, 2, &rank, &size))
         return mtest_finalize();
-    }
     long alone = env_long("DCFA_CMA_MIN", -1), stream = env_long("DCFA_CMA_MIN_STREAM", -1);
     if (stream < 0)
         stream = alone;

@@ -31,15 +31,9 @@ static size_t win_size(int i)
 
 int main(int argc, char **argv)
 {
-    int rank, size, provided;
-    mtest_init(&argc, &argv);
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        fprintf(stderr, "sock_rma: needs 2 ranks\n");
-        return 1;
-    }
+    int rank, size;
+    if (!mtest_init_pvars(&argc, &argv, 2, &rank, &size))
+        return mtest_finalize();
     const char *e = getenv("SOCK_RMA_EXPECT");
     int expect = e ? atoi(e) : 1;
     int peer = 1 - rank;

@@ -25,16 +25,10 @@
 
 int main(int argc, char **argv)
 {
-    int rank, size, provided;
+    int rank, size;
     setenv("DCFA_CMA_MIN", "1073741824", 0);      /* every rendezvous through the pool */
-    mtest_init(&argc, &argv);
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2) {
-        mtest_fail("needs 2 ranks");
+    if (!mtest_init_pvars(&argc, &argv, 2, &rank, &size))
         return mtest_finalize();
-    }
     size_t len[NMSG], off[NMSG];
     for (int i = 0; i < NMSG; i++) {
         len[i] = (size_t)(16 << 10) + (size_t)i * 11111 + (size_t)(i % 5) * 17;     /* 16 KiB-272 KiB */

@@ -20,15 +20,9 @@
 
 int main(int argc, char **argv)
 {
-    int rank, size, provided;
-    mtest_init(&argc, &argv);
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 3) {
-        mtest_fail("needs 3 ranks");
+    int rank, size;
+    if (!mtest_init_pvars(&argc, &argv, 3, &rank, &size))
         return mtest_finalize();
-    }
     unsigned char *big = mtest_malloc((size_t)NBIG * BIG);
     unsigned char *small = mtest_malloc((size_t)NSMALL * SMALL);
     MPI_Request rq[NBIG];
