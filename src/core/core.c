@@ -879,7 +879,7 @@ void core_req_complete(core_req *r)
     }
     if (r->kind == CORE_REQ_RECV && !r->complete) {
         core_s.recv_bytes -= r->u.recv.distinct; /* counted since core_irecv/core_imrecv */
-        for (int i = 0; r->u.recv.distinct && i < 4; i++)
+        for (int i = 0; r->u.recv.distinct && r->u.recv.buf && i < 4; i++)
             if (core_s.recv_recent[i] == r->u.recv.buf)
                 core_s.recv_recent[i] = NULL; /* the next receive into it counts again */
         core_s.recvs_open--;
@@ -992,15 +992,15 @@ int core_isend(const void *buf, size_t count, const core_dt *dt, int lpid, int32
 
 /* A receive's memory among those under way (DCFA_RECV_NT): its bytes, unless one of the
  * last four counted receives, still under way, was posted into the same buffer. A window of
- * receives into one buffer,
- * as the field's bandwidth programs post, is that buffer's bytes once and stays in cache:
- * counted 64 times it made the copies stream past the cache (2 ranks, 256 KiB from
- * MPI_Alloc_mem, one buffer: both ways 38.6 against 89 GB/s, one way 37.5 against 52) */
+ * receives into one buffer, as the field's bandwidth programs post, is that buffer's bytes
+ * once and stays in cache: counted 64 times it made the copies stream past the cache (2
+ * ranks, 256 KiB from MPI_Alloc_mem, one buffer: both ways 38.6 against 89 GB/s, one way
+ * 37.5 against 52). (MPI_BOTTOM, NULL, is always counted.) */
 static void core_recv_count(core_req *r)
 {
     const void *buf = r->u.recv.buf;
     r->u.recv.distinct = r->u.recv.capacity;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; buf && i < 4; i++)
         if (core_s.recv_recent[i] == buf)
             r->u.recv.distinct = 0;
     if (r->u.recv.distinct)
