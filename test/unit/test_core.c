@@ -129,7 +129,8 @@ static void recv_laps(const char *what, int t, size_t skip_len, size_t skip_at)
 
 /* The 32-bit ring positions wrap (DCFA_RING_START puts the wrap a few laps in). The
  * sender shapes the laps: in each lap before the last, a 2-block packet covers the ring's
- * last block, so its first word is cleared payload; in the last lap every packet is one
+ * last block, so its first word is payload (cleared, where a fabric clears every such word,
+ * to the block's index); in the last lap every packet is one
  * block, and the one at position 0xffffffff (the last block, mark 0 expected) comes only
  * after the receiver has polled for it a while. A cleared word that read as mark 0 was
  * taken for a packet there. Then a few laps of mixed sizes past the wrap. */
