@@ -433,31 +433,32 @@ static void core_dispatch(core_conn *c, const wire_hdr *h, const void *payload)
     }
 }
 
-/* A mapped ring's packet of k blocks at position pos, consumed: the mark the receiver waits
- * for is the only thing that reads a block's first word there, and the next mark a later
+/* The later blocks of a consumed packet of k blocks at position pos: a first word that could
+ * read as a tail marker becomes the block's index. On a mapped ring the mark the receiver
+ * waits for is the only thing that reads a block's first word, and the next mark a later
  * block of the packet can be asked for is its position one lap on + 1 (every block is
- * written in every lap, or left as it was under a PAD and looked at again then). So only a
- * payload word equal to that is cleared; the rest are only read. Writing every later
- * block's first word, as other fabrics have it, cost each ring line a third transfer
- * between the two cores: 2 ranks, one buffer, window 64, 2 KiB messages 8.3 against 9.9
- * GB/s one way and 12.5 against 13.8 both ways, 8 KiB 10.5 against 13.2 and 13.6 against
- * 16.5. (Done at arrival instead, both ways at 1-2 KiB went at 0.55x.) */
+ * written in every lap, or left as it was under a PAD and looked at again then): only a
+ * payload word equal to that is cleared, the rest are only read. Writing every later
+ * block's first word, as other fabrics need (ofi's lead words), cost each shm ring line a
+ * third transfer between the two cores: 2 ranks, one buffer, window 64, 2 KiB messages 8.3
+ * against 9.9 GB/s one way and 12.5 against 13.8 both ways, 8 KiB 10.5 against 13.2 and
+ * 13.6 against 16.5. (Done at arrival instead, both ways at 1-2 KiB went at 0.55x.) */
 static inline void core_conn_unmark(const core_conn *c, uint8_t *b, uint32_t pos, uint32_t k)
 {
+    int every = !(c->caps & FAB_CAP_RING_MAPPED);
     uint32_t next = pos + c->nblocks + 1;
     for (uint32_t j = 1; j < k; j++) {
         uint32_t *w = (uint32_t *)(b + (size_t)j * core_s.block_size);
-        if (__builtin_expect(*w == next + j, 0))
-            *w = (pos + j) & (c->nblocks - 1);
+        if (every || __builtin_expect(*w == next + j, 0))
+            *w = (pos + j) & (c->nblocks - 1); /* a packet never wraps: at + j */
     }
 }
 
 /* Blocks consumed become free once no stale first word of a packet's later blocks (which
  * held payload) can read as the tail marker of a later packet. A cleared word is the
  * block's own index, which no mark of that block ever equals (marks of block i are i + 1
- * modulo the ring; 0 would be one, once the 32-bit positions wrap). On a mapped ring (shm)
- * only where needed (core_conn_unmark); other fabrics read first words as well (ofi's lead
- * words), and every one is cleared. Done in order,
+ * modulo the ring; 0 would be one, once the 32-bit positions wrap): core_conn_unmark. Done
+ * in order,
  * off the message's path: when a progress pass finds nothing new, before a SYNC, and when
  * half the ring waits (a stream). Only blocks up to rx_freed are advertised. The headers
  * are read again for their lengths: a peer that changed one since it arrived is reported. */
@@ -471,11 +472,7 @@ static void core_conn_free_blocks(core_conn *c)
             util_die("malformed packet from %s: a header changed after it arrived; "
                      "aborting: the connection is corrupt",
                      util_proc(c->lpid));
-        if (c->caps & FAB_CAP_RING_MAPPED)
-            core_conn_unmark(c, b, c->rx_freed, k);
-        else
-            for (uint32_t j = 1; j < k; j++)
-                *(uint32_t *)(b + (size_t)j * core_s.block_size) = at + j;
+        core_conn_unmark(c, b, c->rx_freed, k);
         if (c->caps & FAB_CAP_RX_FREE)
             c->fab->ops->chan->rx_free(c->fc, c->rx_freed, b, k);
         c->rx_freed += k;
